@@ -1,0 +1,132 @@
+//! The one activeness rule (ACT-1..4), written once as typed query fragments
+//! over the `bundles` table. Every consumer — the claim, the listing, the
+//! summary, pending actions, the workflow guard, expiry and detach — builds
+//! its query from these functions and restates none of it (ACT-3).
+//!
+//! All fragments are correlated subqueries on `bundles`, so any query whose
+//! FROM clause is `bundles` can use them, and the listing can walk its index
+//! in order and stop after `limit` rows.
+
+use diesel::dsl::{exists, not};
+use diesel::prelude::*;
+
+use crate::schema::{bundle_questions, bundles, sessions, turns};
+
+/// Session states after which a session's questions can no longer be answered.
+pub const TERMINAL_SESSION_STATES: [&str; 3] = ["completed", "failed", "cancelled"];
+
+/// Question statuses that count as pending besides NULL (ACT-1.1). An
+/// unrecognized status does not count.
+pub const PENDING_STATUSES: [&str; 2] = ["", "pending"];
+
+/// ACT-1.1 for one question row: its status is NULL, empty or `pending`.
+#[diesel::dsl::auto_type]
+pub fn question_is_pending() -> _ {
+    let pending: [&'static str; 2] = PENDING_STATUSES;
+    bundle_questions::status
+        .is_null()
+        .or(bundle_questions::status.eq_any(pending))
+}
+
+/// The question rows of the bundle in the enclosing query.
+#[diesel::dsl::auto_type]
+fn rows_of_bundle() -> _ {
+    bundle_questions::table.filter(bundle_questions::pending_id.eq(bundles::pending_id))
+}
+
+/// ACT-1.1: at least one question row of the bundle is pending.
+#[diesel::dsl::auto_type]
+pub fn has_pending_question() -> _ {
+    exists(rows_of_bundle().filter(question_is_pending()))
+}
+
+/// ACT-2: the newest turn first — latest `started_at`, then latest creation
+/// (`seq`), then greatest id.
+#[diesel::dsl::auto_type]
+pub fn newest_turn_first() -> _ {
+    (
+        turns::started_at.desc(),
+        turns::seq.desc(),
+        turns::id.desc(),
+    )
+}
+
+/// ACT-2: the id of a session's current turn.
+#[diesel::dsl::auto_type]
+pub fn current_turn_of<'a>(session_id: &'a str) -> _ {
+    turns::table
+        .filter(turns::session_id.eq(session_id))
+        .order_by(newest_turn_first())
+        .select(turns::id)
+        .limit(1_i64)
+}
+
+/// ACT-2: the id of the current turn of the enclosing bundle's session.
+#[diesel::dsl::auto_type]
+pub fn current_turn_of_bundle_session() -> _ {
+    turns::table
+        .filter(turns::session_id.eq(bundles::session_id))
+        .order_by(newest_turn_first())
+        .select(turns::id)
+        .limit(1_i64)
+        .single_value()
+}
+
+/// ACT-1.2: the bundle belongs to its session's current turn.
+#[diesel::dsl::auto_type]
+pub fn in_current_turn() -> _ {
+    bundles::turn_id
+        .nullable()
+        .eq(current_turn_of_bundle_session())
+}
+
+/// ACT-1.3: the bundle's session exists and is not in a terminal state.
+#[diesel::dsl::auto_type]
+pub fn session_is_live() -> _ {
+    let terminal: [&'static str; 3] = TERMINAL_SESSION_STATES;
+    exists(
+        sessions::table
+            .filter(sessions::id.eq(bundles::session_id))
+            .filter(sessions::state.ne_all(terminal)),
+    )
+}
+
+/// ACT-1.4: every question row belongs to the bundle's session and turn.
+#[diesel::dsl::auto_type]
+pub fn is_well_formed() -> _ {
+    not(exists(
+        rows_of_bundle().filter(
+            bundle_questions::session_id
+                .ne(bundles::session_id)
+                .or(bundle_questions::turn_id.ne(bundles::turn_id)),
+        ),
+    ))
+}
+
+/// ACT-1: the bundle is active. This is the rule; everything else asks it.
+#[diesel::dsl::auto_type]
+pub fn is_active() -> _ {
+    has_pending_question()
+        .and(in_current_turn())
+        .and(session_is_live())
+        .and(is_well_formed())
+}
+
+/// True once the bundle can never be active again through the API: it has no
+/// pending row (statuses never return to pending, LIFE-10) or a newer turn
+/// exists (turns only get newer, LIFE-2). Only these clear the
+/// `may_be_active` index hint, so the hint can never hide an active bundle
+/// (ACT-4). A terminal session is not permanent (states may change in any
+/// direction), which is why expiry writes `expired` rather than relying on it.
+#[diesel::dsl::auto_type]
+pub fn permanently_inactive() -> _ {
+    not(has_pending_question()).or(not(in_current_turn()))
+}
+
+/// The ids of active bundles, as a subquery for statements on other tables.
+#[diesel::dsl::auto_type]
+pub fn active_bundle_ids() -> _ {
+    bundles::table
+        .filter(is_active())
+        .select(bundles::pending_id)
+}

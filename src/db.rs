@@ -1,0 +1,344 @@
+//! Opening a database: URL parsing, the connection pool, SQLite pragmas,
+//! embedded migrations, and the few places where SQLite and PostgreSQL differ
+//! (how a write transaction starts and how a session row is locked).
+
+use std::path::Path;
+use std::time::Duration;
+
+use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
+use diesel::r2d2::{self, ManageConnection, Pool, PooledConnection};
+use diesel::{Connection, SqliteConnection};
+use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
+
+use crate::error::{Error, OpenError};
+
+const SQLITE_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/sqlite");
+#[cfg(feature = "postgres")]
+const POSTGRES_MIGRATIONS: EmbeddedMigrations = embed_migrations!("migrations/postgres");
+
+/// One connection to whichever backend the URL named. Typed queries run on it
+/// unchanged; backend-specific SQL matches on the variant.
+#[cfg(feature = "postgres")]
+#[derive(diesel::MultiConnection)]
+pub enum AnyConnection {
+    Sqlite(SqliteConnection),
+    Postgres(diesel::PgConnection),
+}
+
+/// One connection to whichever backend the URL named (SQLite only in this build).
+#[cfg(not(feature = "postgres"))]
+#[derive(diesel::MultiConnection)]
+pub enum AnyConnection {
+    Sqlite(SqliteConnection),
+}
+
+/// Which backend a handle talks to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "SQLite",
+            Backend::Postgres => "PostgreSQL",
+        }
+    }
+}
+
+/// A parsed database URL.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A SQLite database file; created if missing, in a directory that must exist.
+    Sqlite { path: String },
+    /// A PostgreSQL connection URL, passed to libpq unchanged.
+    Postgres { url: String },
+}
+
+impl Target {
+    /// Parses `sqlite://<path>` (so `sqlite:///abs/path.db`), a bare path, or
+    /// `postgres://…` / `postgresql://…`. Anything else that looks like a URL
+    /// is refused rather than mistaken for a file name.
+    pub fn parse(url: &str) -> Result<Target, OpenError> {
+        let invalid = |reason: &str| OpenError::InvalidUrl {
+            url: url.to_owned(),
+            reason: reason.to_owned(),
+        };
+        if url.trim().is_empty() {
+            return Err(invalid("the URL is empty"));
+        }
+        if url.starts_with("postgres://") || url.starts_with("postgresql://") {
+            return Ok(Target::Postgres {
+                url: url.to_owned(),
+            });
+        }
+        let path = match url.strip_prefix("sqlite://") {
+            Some(path) => path,
+            None if url.contains("://") => {
+                return Err(invalid(
+                    "unknown scheme; use sqlite://<path>, a plain file path, or postgres://",
+                ))
+            }
+            None => url,
+        };
+        if path.is_empty() {
+            return Err(invalid("the SQLite path is empty"));
+        }
+        if path == ":memory:" || path.starts_with("file:") {
+            return Err(invalid(
+                "in-memory and URI-style SQLite databases are not supported; give a file path",
+            ));
+        }
+        if let Some(parent) = Path::new(path).parent() {
+            if !parent.as_os_str().is_empty() && !parent.is_dir() {
+                return Err(invalid(&format!(
+                    "directory {} does not exist",
+                    parent.display()
+                )));
+            }
+        }
+        Ok(Target::Sqlite {
+            path: path.to_owned(),
+        })
+    }
+
+    pub fn backend(&self) -> Backend {
+        match self {
+            Target::Sqlite { .. } => Backend::Sqlite,
+            Target::Postgres { .. } => Backend::Postgres,
+        }
+    }
+}
+
+/// Opens connections for the pool, keeping the real error of a failed attempt
+/// (unlike `MultiConnection::establish`, which would hide it).
+#[derive(Debug)]
+pub(crate) struct Manager {
+    target: Target,
+    busy_timeout: Duration,
+}
+
+impl Manager {
+    fn connect_target(&self) -> Result<AnyConnection, OpenError> {
+        match &self.target {
+            Target::Sqlite { path } => {
+                let mut conn =
+                    SqliteConnection::establish(path).map_err(|source| OpenError::Connect {
+                        backend: "SQLite",
+                        source,
+                    })?;
+                configure_sqlite(&mut conn, self.busy_timeout).map_err(|source| {
+                    OpenError::Configure {
+                        backend: "SQLite",
+                        source,
+                    }
+                })?;
+                Ok(AnyConnection::Sqlite(conn))
+            }
+            #[cfg(feature = "postgres")]
+            Target::Postgres { url } => diesel::PgConnection::establish(url)
+                .map(AnyConnection::Postgres)
+                .map_err(|source| OpenError::Connect {
+                    backend: "PostgreSQL",
+                    source,
+                }),
+            #[cfg(not(feature = "postgres"))]
+            Target::Postgres { url } => Err(OpenError::PostgresNotCompiled { url: url.clone() }),
+        }
+    }
+}
+
+/// `busy_timeout` goes first and alone: switching to WAL may itself need the
+/// lock, and must wait for it rather than fail.
+fn configure_sqlite(
+    conn: &mut SqliteConnection,
+    busy_timeout: Duration,
+) -> diesel::QueryResult<()> {
+    conn.batch_execute(&format!(
+        "PRAGMA busy_timeout = {}",
+        busy_timeout.as_millis()
+    ))?;
+    conn.batch_execute("PRAGMA journal_mode = WAL")?;
+    conn.batch_execute("PRAGMA synchronous = NORMAL")?;
+    conn.batch_execute("PRAGMA foreign_keys = ON")?;
+    Ok(())
+}
+
+/// The pool's error type: the open error, as a standard error.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub(crate) struct ConnectError(#[from] OpenError);
+
+impl ManageConnection for Manager {
+    type Connection = AnyConnection;
+    type Error = ConnectError;
+
+    fn connect(&self) -> Result<AnyConnection, ConnectError> {
+        Ok(self.connect_target()?)
+    }
+
+    fn is_valid(&self, conn: &mut AnyConnection) -> Result<(), ConnectError> {
+        conn.batch_execute("SELECT 1").map_err(|source| {
+            ConnectError(OpenError::Configure {
+                backend: self.target.backend().name(),
+                source,
+            })
+        })
+    }
+
+    fn has_broken(&self, conn: &mut AnyConnection) -> bool {
+        // A connection dropped while unwinding, or still inside a
+        // transaction, must not be handed out again.
+        std::thread::panicking()
+            || <AnyConnection as Connection>::TransactionManager::is_broken_transaction_manager(
+                conn,
+            )
+    }
+}
+
+pub(crate) type DbPool = Pool<Manager>;
+pub(crate) type DbConn = PooledConnection<Manager>;
+
+/// Settings that shape the pool.
+#[derive(Debug, Clone)]
+pub(crate) struct PoolSettings {
+    pub size: u32,
+    pub busy_timeout: Duration,
+    pub connection_timeout: Duration,
+}
+
+/// Connects once directly (so a failure reports the server's own message),
+/// migrates, then builds the pool.
+pub(crate) fn open_pool(target: Target, settings: &PoolSettings) -> Result<DbPool, OpenError> {
+    if settings.size == 0 {
+        return Err(OpenError::Config("pool_size must be at least 1".into()));
+    }
+    let manager = Manager {
+        target,
+        busy_timeout: settings.busy_timeout,
+    };
+    let mut first = manager.connect_target()?;
+    migrate(&mut first)?;
+    drop(first);
+    Pool::builder()
+        .max_size(settings.size)
+        .min_idle(Some(0))
+        .connection_timeout(settings.connection_timeout)
+        .error_handler(Box::new(r2d2::LoggingErrorHandler))
+        .build(manager)
+        .map_err(|e| OpenError::Pool(e.to_string()))
+}
+
+/// Runs the embedded migrations of the connection's backend. Several
+/// processes may open one fresh database at once, so migrating is serialized:
+/// SQLite by taking the write lock up front, PostgreSQL by an advisory lock.
+fn migrate(conn: &mut AnyConnection) -> Result<(), OpenError> {
+    let result = match conn {
+        AnyConnection::Sqlite(conn) => {
+            AnsiTransactionManager::begin_transaction_sql(&mut *conn, "BEGIN IMMEDIATE")
+                .map_err(|e| e.to_string())
+                .and_then(|()| {
+                    let outcome = conn
+                        .run_pending_migrations(SQLITE_MIGRATIONS)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string());
+                    finish_transaction(conn, outcome)
+                })
+        }
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(conn) => conn
+            .transaction::<_, diesel::result::Error, _>(|conn| {
+                conn.batch_execute("SELECT pg_advisory_xact_lock(7426118023)")?;
+                Ok(conn
+                    .run_pending_migrations(POSTGRES_MIGRATIONS)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string()))
+            })
+            .map_err(|e| e.to_string())
+            .and_then(|inner| inner),
+    };
+    result.map_err(|message| OpenError::Migrate {
+        backend: backend_of(conn).name(),
+        message,
+    })
+}
+
+fn finish_transaction<C>(conn: &mut C, outcome: Result<(), String>) -> Result<(), String>
+where
+    C: Connection<TransactionManager = AnsiTransactionManager>,
+{
+    match outcome {
+        Ok(()) => AnsiTransactionManager::commit_transaction(conn).map_err(|e| e.to_string()),
+        Err(message) => {
+            let _ = AnsiTransactionManager::rollback_transaction(conn);
+            Err(message)
+        }
+    }
+}
+
+pub(crate) fn backend_of(conn: &AnyConnection) -> Backend {
+    match conn {
+        AnyConnection::Sqlite(_) => Backend::Sqlite,
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(_) => Backend::Postgres,
+    }
+}
+
+/// Runs `body` in a write transaction. SQLite takes the write lock up front
+/// (`BEGIN IMMEDIATE`) so a transaction that reads before it writes never
+/// has to upgrade its lock, which is where SQLite deadlocks (CLAIM-4).
+pub(crate) fn write_transaction<T>(
+    conn: &mut AnyConnection,
+    body: impl FnOnce(&mut AnyConnection) -> Result<T, Error>,
+) -> Result<T, Error> {
+    match conn {
+        AnyConnection::Sqlite(inner) => {
+            AnsiTransactionManager::begin_transaction_sql(inner, "BEGIN IMMEDIATE")?
+        }
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(inner) => AnsiTransactionManager::begin_transaction(inner)?,
+    }
+    match body(conn) {
+        Ok(value) => {
+            <AnyConnection as Connection>::TransactionManager::commit_transaction(conn)?;
+            Ok(value)
+        }
+        Err(error) => {
+            if let Err(rollback) =
+                <AnyConnection as Connection>::TransactionManager::rollback_transaction(conn)
+            {
+                tracing::error!(%rollback, "rollback failed after {error}");
+            }
+            Err(error)
+        }
+    }
+}
+
+/// Locks a session row for the rest of the transaction, so that asking,
+/// claiming, state changes and new turns of one session are serialized on
+/// PostgreSQL (CLAIM-4). On SQLite the transaction already holds the
+/// database's write lock. Returns the session's state, or `None` if the
+/// session does not exist.
+pub(crate) fn lock_session(
+    conn: &mut AnyConnection,
+    session_id: &str,
+) -> Result<Option<String>, Error> {
+    use crate::schema::sessions;
+    use diesel::prelude::*;
+    match conn {
+        AnyConnection::Sqlite(conn) => Ok(sessions::table
+            .find(session_id)
+            .select(sessions::state)
+            .first::<String>(conn)
+            .optional()?),
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(conn) => Ok(sessions::table
+            .find(session_id)
+            .select(sessions::state)
+            .for_update()
+            .first::<String>(conn)
+            .optional()?),
+    }
+}

@@ -1,0 +1,196 @@
+//! clarion: a durable, embeddable "ask a human" inbox for agent backends.
+//!
+//! A coding agent parks on a *bundle* of one to four clarification questions;
+//! humans and external agents discover the bundles they may see and answer
+//! each one exactly once. The library is synchronous and runs on SQLite
+//! (bundled, the default) or PostgreSQL (cargo feature `postgres`).
+//!
+//! The product specification is `SPEC.md`; requirement ids such as ACT-1 or
+//! LIFE-3 are cited where each rule is enforced.
+
+#[macro_use]
+mod macros;
+
+pub mod activeness;
+pub mod ask;
+pub mod clock;
+pub mod db;
+pub mod error;
+pub mod failpoints;
+pub mod lifecycle;
+pub mod schema;
+#[doc(hidden)]
+pub mod sql_catalog;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use ask::{AskRequest, Asked, BundleKind, OptionSpec, QuestionSpec};
+pub use clock::{
+    Clock, IdKind, IdSource, ManualClock, SequentialIds, SystemClock, Timestamp, UuidV7Ids,
+};
+pub use db::Backend;
+pub use error::{Entity, Error, OpenError, Result, ValidationError};
+pub use lifecycle::{SessionState, SessionUpsert};
+
+use db::{AnyConnection, DbConn, DbPool, PoolSettings, Target};
+use failpoints::Failpoints;
+
+/// An open clarion database. Cheap to clone; safe to share between threads.
+#[derive(Clone)]
+pub struct Clarion {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    pool: DbPool,
+    backend: Backend,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdSource>,
+    failpoints: Failpoints,
+}
+
+impl std::fmt::Debug for Clarion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Clarion")
+            .field("backend", &self.inner.backend)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Options for [`Clarion::builder`].
+pub struct Builder {
+    database_url: String,
+    pool_size: u32,
+    busy_timeout: Duration,
+    connection_timeout: Duration,
+    clock: Arc<dyn Clock>,
+    ids: Arc<dyn IdSource>,
+}
+
+impl Builder {
+    /// Maximum number of pooled connections (default 8).
+    pub fn pool_size(mut self, size: u32) -> Self {
+        self.pool_size = size;
+        self
+    }
+
+    /// How long a SQLite connection waits for the write lock (default 5 s).
+    pub fn busy_timeout(mut self, timeout: Duration) -> Self {
+        self.busy_timeout = timeout;
+        self
+    }
+
+    /// How long an operation waits for a free pooled connection (default 30 s).
+    pub fn connection_timeout(mut self, timeout: Duration) -> Self {
+        self.connection_timeout = timeout;
+        self
+    }
+
+    /// The clock used for every timestamp clarion writes (DM-2).
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The source of new `pending_id`s and turn ids.
+    pub fn ids(mut self, ids: Arc<dyn IdSource>) -> Self {
+        self.ids = ids;
+        self
+    }
+
+    /// Connects, migrates and returns the handle.
+    pub fn open(self) -> Result<Clarion, OpenError> {
+        let target = Target::parse(&self.database_url)?;
+        let backend = target.backend();
+        let pool = db::open_pool(
+            target,
+            &PoolSettings {
+                size: self.pool_size,
+                busy_timeout: self.busy_timeout,
+                connection_timeout: self.connection_timeout,
+            },
+        )?;
+        Ok(Clarion {
+            inner: Arc::new(Inner {
+                pool,
+                backend,
+                clock: self.clock,
+                ids: self.ids,
+                failpoints: Failpoints::default(),
+            }),
+        })
+    }
+}
+
+impl Clarion {
+    /// Opens (and migrates) the database at `database_url` with default
+    /// settings: `sqlite:///abs/path.db`, a plain file path, or
+    /// `postgres://user@host/db`.
+    pub fn open(database_url: &str) -> Result<Clarion, OpenError> {
+        Clarion::builder(database_url).open()
+    }
+
+    pub fn builder(database_url: &str) -> Builder {
+        Builder {
+            database_url: database_url.to_owned(),
+            pool_size: 8,
+            busy_timeout: Duration::from_secs(5),
+            connection_timeout: Duration::from_secs(30),
+            clock: Arc::new(SystemClock),
+            ids: Arc::new(UuidV7Ids),
+        }
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.inner.backend
+    }
+
+    /// Arms a failpoint on this handle (tests only).
+    #[cfg(feature = "test-hooks")]
+    pub fn arm_failpoint(&self, name: &'static str, action: failpoints::FailAction) {
+        self.inner.failpoints.arm(name, action);
+    }
+
+    /// Disarms a failpoint on this handle (tests only).
+    #[cfg(feature = "test-hooks")]
+    pub fn disarm_failpoint(&self, name: &'static str) {
+        self.inner.failpoints.disarm(name);
+    }
+
+    /// Runs `body` on a raw pooled connection, for tests that write rows
+    /// clarion itself never would (DM-1).
+    #[cfg(feature = "test-hooks")]
+    pub fn with_raw_connection<T>(&self, body: impl FnOnce(&mut AnyConnection) -> T) -> Result<T> {
+        let mut conn = self.conn()?;
+        Ok(body(&mut conn))
+    }
+
+    pub(crate) fn now(&self) -> Timestamp {
+        self.inner.clock.now()
+    }
+
+    pub(crate) fn new_id(&self, kind: IdKind) -> String {
+        self.inner.ids.new_id(kind)
+    }
+
+    pub(crate) fn failpoint(&self, name: &'static str) -> Result<()> {
+        self.inner.failpoints.check(name)
+    }
+
+    fn conn(&self) -> Result<DbConn> {
+        Ok(self.inner.pool.get()?)
+    }
+
+    /// Runs `body` on a pooled connection, outside any explicit transaction.
+    pub(crate) fn read<T>(&self, body: impl FnOnce(&mut AnyConnection) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn()?;
+        body(&mut conn)
+    }
+
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE` on SQLite).
+    pub(crate) fn write<T>(&self, body: impl FnOnce(&mut AnyConnection) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn()?;
+        db::write_transaction(&mut conn, body)
+    }
+}

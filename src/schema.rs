@@ -1,0 +1,83 @@
+// @generated automatically by Diesel CLI.
+
+diesel::table! {
+    bundle_questions (id) {
+        id -> Integer,
+        pending_id -> Text,
+        session_id -> Text,
+        turn_id -> Text,
+        question_id -> Text,
+        question_index -> Nullable<Integer>,
+        payload -> Text,
+        status -> Nullable<Text>,
+        response -> Nullable<Text>,
+        created_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    bundles (pending_id) {
+        pending_id -> Text,
+        session_id -> Text,
+        task_id -> Text,
+        turn_id -> Text,
+        kind -> Text,
+        context -> Text,
+        created_at -> BigInt,
+        idempotency_key -> Nullable<Text>,
+        may_be_active -> Bool,
+        agent_disconnected -> Bool,
+        response_delivery_pending -> Bool,
+        reject_reason -> Text,
+        responded_at -> Nullable<BigInt>,
+        resolved_by_kind -> Nullable<Text>,
+        resolved_by_id -> Nullable<Text>,
+        delivery_lease_until -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    sessions (id) {
+        id -> Text,
+        task_id -> Text,
+        state -> Text,
+        is_primary -> Bool,
+    }
+}
+
+diesel::table! {
+    tasks (id) {
+        id -> Text,
+        workspace_id -> Text,
+    }
+}
+
+diesel::table! {
+    turns (seq) {
+        seq -> Integer,
+        id -> Text,
+        session_id -> Text,
+        started_at -> BigInt,
+    }
+}
+
+diesel::table! {
+    workspaces (id) {
+        id -> Text,
+        owner_id -> Text,
+    }
+}
+
+diesel::joinable!(bundle_questions -> bundles (pending_id));
+diesel::joinable!(bundles -> sessions (session_id));
+diesel::joinable!(sessions -> tasks (task_id));
+diesel::joinable!(turns -> sessions (session_id));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    bundle_questions,
+    bundles,
+    sessions,
+    tasks,
+    turns,
+    workspaces,
+);

@@ -1,0 +1,230 @@
+//! One harness for every behavioural test: each case runs on a fresh SQLite
+//! file and on a fresh PostgreSQL schema, so tests run in parallel.
+//!
+//! PostgreSQL: `CLARION_TEST_DATABASE_URL` (default
+//! `postgres://postgres@127.0.0.1:5432/test`). When it is unreachable the
+//! PostgreSQL half is skipped with a message — except under `CI=true`, where
+//! that is a failure.
+
+#![allow(dead_code)]
+
+pub mod rows;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use clarion::db::AnyConnection;
+use clarion::{
+    AskRequest, Clarion, ManualClock, OptionSpec, QuestionSpec, SequentialIds, SessionUpsert,
+    Timestamp,
+};
+
+/// 2026-11-29T20:00:00Z: every test clock starts here.
+pub const EPOCH: Timestamp = Timestamp::from_micros(1_796_068_800_000_000);
+
+pub struct TestDb {
+    pub clarion: Clarion,
+    pub clock: Arc<ManualClock>,
+    pub url: String,
+    _place: Place,
+}
+
+enum Place {
+    Sqlite(#[allow(dead_code)] tempfile::TempDir),
+    #[cfg(feature = "postgres")]
+    Postgres {
+        base_url: String,
+        schema: String,
+    },
+}
+
+impl Drop for Place {
+    fn drop(&mut self) {
+        #[cfg(feature = "postgres")]
+        if let Place::Postgres { base_url, schema } = self {
+            use diesel::connection::SimpleConnection;
+            use diesel::Connection;
+            if let Ok(mut conn) = diesel::PgConnection::establish(base_url) {
+                let _ = conn.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for TestDb {
+    type Target = Clarion;
+    fn deref(&self) -> &Clarion {
+        &self.clarion
+    }
+}
+
+impl TestDb {
+    /// Opens another handle on the same database (a second "process").
+    pub fn reopen(&self) -> Clarion {
+        Clarion::builder(&self.url)
+            .clock(self.clock.clone())
+            .ids(Arc::new(SequentialIds::default()))
+            .open()
+            .expect("reopen test database")
+    }
+
+    /// Runs `body` on a raw connection, for rows clarion never writes (DM-1).
+    pub fn raw<T>(&self, body: impl FnOnce(&mut AnyConnection) -> T) -> T {
+        self.clarion
+            .with_raw_connection(body)
+            .expect("raw connection")
+    }
+}
+
+fn open(url: &str) -> (Clarion, Arc<ManualClock>) {
+    let clock = Arc::new(ManualClock::new(EPOCH));
+    let clarion = Clarion::builder(url)
+        .clock(clock.clone())
+        .ids(Arc::new(SequentialIds::default()))
+        .open()
+        .unwrap_or_else(|e| panic!("open {url}: {e}"));
+    (clarion, clock)
+}
+
+pub fn sqlite() -> TestDb {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let url = format!("sqlite://{}", dir.path().join("clarion.db").display());
+    let (clarion, clock) = open(&url);
+    TestDb {
+        clarion,
+        clock,
+        url,
+        _place: Place::Sqlite(dir),
+    }
+}
+
+static SCHEMA_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+pub fn postgres_base_url() -> String {
+    std::env::var("CLARION_TEST_DATABASE_URL")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
+}
+
+/// A fresh schema on the test server, or `None` (skip) when the server is
+/// unreachable outside CI.
+#[cfg(feature = "postgres")]
+pub fn postgres() -> Option<TestDb> {
+    use diesel::connection::SimpleConnection;
+    use diesel::Connection;
+    let base_url = postgres_base_url();
+    let mut admin = match diesel::PgConnection::establish(&base_url) {
+        Ok(conn) => conn,
+        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+            panic!("PostgreSQL at {base_url} is unreachable under CI=true: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping the PostgreSQL half: {base_url} is unreachable: {e}");
+            return None;
+        }
+    };
+    let schema = format!(
+        "clarion_t{}_{}_{}",
+        std::process::id(),
+        SCHEMA_COUNTER.fetch_add(1, Ordering::SeqCst),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0)
+    );
+    admin
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .expect("create test schema");
+    let separator = if base_url.contains('?') { '&' } else { '?' };
+    let url = format!("{base_url}{separator}options=-c%20search_path%3D{schema}");
+    let (clarion, clock) = open(&url);
+    Some(TestDb {
+        clarion,
+        clock,
+        url,
+        _place: Place::Postgres { base_url, schema },
+    })
+}
+
+/// Declares each test once and runs it on both backends:
+/// `dual_backend! { fn act_1_x(db) { ... } }` gives `act_1_x::sqlite` and
+/// `act_1_x::postgres`.
+#[macro_export]
+macro_rules! dual_backend {
+    ($( $(#[$meta:meta])* fn $name:ident($db:ident) $body:block )*) => {
+        $(
+            $(#[$meta])*
+            mod $name {
+                #[allow(unused_imports)]
+                use super::*;
+
+                fn run($db: &$crate::common::TestDb) $body
+
+                #[test]
+                fn sqlite() {
+                    run(&$crate::common::sqlite());
+                }
+
+                #[cfg(feature = "postgres")]
+                #[test]
+                fn postgres() {
+                    if let Some(db) = $crate::common::postgres() {
+                        run(&db);
+                    }
+                }
+            }
+        )*
+    };
+}
+
+// ---- world-building helpers -------------------------------------------
+
+/// A workspace, task and running session: `w-<name>`, `t-<name>`, `s-<name>`.
+pub fn mirror(db: &Clarion, name: &str, owner: &str) -> String {
+    db.upsert_workspace(&format!("w-{name}"), Some(owner))
+        .unwrap();
+    db.upsert_task(&format!("t-{name}"), Some(&format!("w-{name}")))
+        .unwrap();
+    let session = format!("s-{name}");
+    db.upsert_session(SessionUpsert {
+        id: &session,
+        task_id: &format!("t-{name}"),
+        state: None,
+        is_primary: Some(true),
+    })
+    .unwrap();
+    session
+}
+
+pub fn option(label: &str) -> OptionSpec {
+    OptionSpec {
+        option_id: None,
+        label: label.to_owned(),
+        description: format!("{label}, described"),
+    }
+}
+
+pub fn question(prompt: &str) -> QuestionSpec {
+    QuestionSpec {
+        question_id: None,
+        title: format!("About {prompt}"),
+        prompt: prompt.to_owned(),
+        options: vec![option("Yes"), option("No")],
+    }
+}
+
+/// A well-formed request for `count` questions on `session_id`.
+pub fn ask_request(session_id: &str, count: usize) -> AskRequest {
+    AskRequest {
+        session_id: session_id.to_owned(),
+        questions: (1..=count)
+            .map(|n| question(&format!("question {n}?")))
+            .collect(),
+        context: "the agent needs a decision".to_owned(),
+        ..AskRequest::default()
+    }
+}
+
+/// Asks a well-formed bundle and returns its `pending_id`.
+pub fn ask(db: &Clarion, session_id: &str, count: usize) -> String {
+    db.ask(&ask_request(session_id, count)).unwrap().pending_id
+}
