@@ -28,10 +28,13 @@ pub fn question_is_pending() -> _ {
         .or(bundle_questions::status.eq_any(pending))
 }
 
-/// The question rows of the bundle in the enclosing query.
+/// The question rows of the bundle in the enclosing query (ids only: the
+/// subquery is only ever tested for existence).
 #[diesel::dsl::auto_type]
 fn rows_of_bundle() -> _ {
-    bundle_questions::table.filter(bundle_questions::pending_id.eq(bundles::pending_id))
+    bundle_questions::table
+        .filter(bundle_questions::pending_id.eq(bundles::pending_id))
+        .select(bundle_questions::id)
 }
 
 /// ACT-1.1: at least one question row of the bundle is pending.
@@ -87,7 +90,8 @@ pub fn session_is_live() -> _ {
     exists(
         sessions::table
             .filter(sessions::id.eq(bundles::session_id))
-            .filter(sessions::state.ne_all(terminal)),
+            .filter(sessions::state.ne_all(terminal))
+            .select(sessions::id),
     )
 }
 

@@ -194,3 +194,8 @@ impl Clarion {
         db::write_transaction(&mut conn, body)
     }
 }
+
+/// Compiles the README's Rust examples as doctests, so they cannot rot.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -252,7 +252,7 @@ pub(crate) fn require_session(conn: &mut AnyConnection, session_id: &str) -> Res
 fn change_state(conn: &mut AnyConnection, session_id: &str, state: SessionState) -> Result<()> {
     if state.is_terminal() {
         let active: Vec<String> = active_bundles_of_session(session_id).load(conn)?;
-        expire_pending_rows(conn, &active)?;
+        expire_rows_statement(&active).execute(conn)?;
     }
     diesel::update(sessions::table.find(session_id))
         .set(sessions::state.eq(state.as_str()))
@@ -315,14 +315,15 @@ pub fn active_bundles_of_session<'a>(session_id: &'a str) -> _ {
 }
 
 /// LIFE-3/4: the pending rows of the given bundles become `expired`.
-fn expire_pending_rows(conn: &mut AnyConnection, pending_ids: &[String]) -> Result<usize> {
-    Ok(diesel::update(
+#[diesel::dsl::auto_type]
+pub fn expire_rows_statement<'a>(pending_ids: &'a [String]) -> _ {
+    let expired: &'static str = "expired";
+    diesel::dsl::update(
         bundle_questions::table
             .filter(bundle_questions::pending_id.eq_any(pending_ids))
             .filter(question_is_pending()),
     )
-    .set(bundle_questions::status.eq("expired"))
-    .execute(conn)?)
+    .set(bundle_questions::status.eq(expired))
 }
 
 /// LIFE-5: detach the current turn's bundles that are active or hold an

@@ -1,1 +1,106 @@
+//! SQL-1: every typed query that decides membership, visibility or the claim,
+//! rendered for each backend. `tests/sql_rendering.rs` compares these with
+//! the files under `sql/`, so a change to the SQL shows up in review as a
+//! diff. The queries are built by the same functions the library runs.
 
+use diesel::debug_query;
+
+use crate::{activeness, lifecycle};
+
+/// One rendered query: a file name under `sql/<backend>/` and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub name: &'static str,
+    pub sql: String,
+}
+
+/// Puts each major clause on its own line so diffs point at the clause
+/// that changed; bind values are listed after the statement.
+fn layout(raw: String) -> String {
+    let (statement, binds) = match raw.rsplit_once(" -- binds: ") {
+        Some((statement, binds)) => (statement.to_owned(), binds.to_owned()),
+        None => (raw, String::new()),
+    };
+    let mut text = statement;
+    for keyword in [
+        " FROM ",
+        " WHERE ",
+        " AND ",
+        " OR ",
+        " ORDER BY ",
+        " LIMIT ",
+        " SET ",
+    ] {
+        text = text.replace(keyword, &format!("\n{}", keyword.trim_start()));
+    }
+    format!("{text};\n-- binds: {binds}\n")
+}
+
+const SESSION: &str = "<session_id>";
+
+macro_rules! catalog {
+    ($backend:ty) => {{
+        let expired_ids = vec!["<pending_id>".to_owned()];
+        vec![
+            Rendered {
+                name: "activeness",
+                sql: layout(
+                    debug_query::<$backend, _>(&activeness::active_bundle_ids()).to_string(),
+                ),
+            },
+            Rendered {
+                name: "current_turn",
+                sql: layout(
+                    debug_query::<$backend, _>(&activeness::current_turn_of(SESSION)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "has_pending_clarification",
+                sql: layout(
+                    debug_query::<$backend, _>(&diesel::select(
+                        lifecycle::has_active_bundle_query(SESSION),
+                    ))
+                    .to_string(),
+                ),
+            },
+            Rendered {
+                name: "expire_select",
+                sql: layout(
+                    debug_query::<$backend, _>(&lifecycle::active_bundles_of_session(SESSION))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "expire_update",
+                sql: layout(
+                    debug_query::<$backend, _>(&lifecycle::expire_rows_statement(&expired_ids))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "detach",
+                sql: layout(
+                    debug_query::<$backend, _>(&lifecycle::detach_statement(SESSION)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "clear_hint",
+                sql: layout(
+                    debug_query::<$backend, _>(&lifecycle::clear_hint_statement(SESSION))
+                        .to_string(),
+                ),
+            },
+        ]
+    }};
+}
+
+/// The catalog rendered for SQLite.
+pub fn sqlite() -> Vec<Rendered> {
+    catalog!(diesel::sqlite::Sqlite)
+}
+
+/// The catalog rendered for PostgreSQL.
+#[cfg(feature = "postgres")]
+pub fn postgres() -> Vec<Rendered> {
+    catalog!(diesel::pg::Pg)
+}

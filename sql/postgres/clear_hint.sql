@@ -1,0 +1,15 @@
+UPDATE "bundles"
+SET "may_be_active" = $1
+WHERE ((("bundles"."session_id" = $2)
+AND "bundles"."may_be_active")
+AND ( NOT (EXISTS (SELECT "bundle_questions"."id", "bundle_questions"."pending_id", "bundle_questions"."session_id", "bundle_questions"."turn_id", "bundle_questions"."question_id", "bundle_questions"."question_index", "bundle_questions"."payload", "bundle_questions"."status", "bundle_questions"."response", "bundle_questions"."created_at"
+FROM "bundle_questions"
+WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
+AND (("bundle_questions"."status" IS NULL)
+OR ("bundle_questions"."status" = ANY($3))))))
+OR  NOT (("bundles"."turn_id" = (SELECT "turns"."id"
+FROM "turns"
+WHERE ("turns"."session_id" = "bundles"."session_id")
+ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
+LIMIT $4)))));
+-- binds: [false, "<session_id>", ["", "pending"], 1]

@@ -1,0 +1,6 @@
+UPDATE `bundle_questions`
+SET `status` = ?
+WHERE ((`bundle_questions`.`pending_id` IN (?))
+AND ((`bundle_questions`.`status` IS NULL)
+OR (`bundle_questions`.`status` IN (?, ?))));
+-- binds: ["expired", "<pending_id>", "", "pending"]

@@ -1,0 +1,192 @@
+//! Opening a database: URL forms, real causes in errors, SQLite pragmas,
+//! migrations that are idempotent and safe to race.
+
+mod common;
+
+use clarion::{Clarion, OpenError};
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
+
+fn open_error(url: &str) -> OpenError {
+    Clarion::open(url).expect_err("opening should fail")
+}
+
+#[test]
+fn unknown_scheme_is_refused_and_creates_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("postgress://{}/x.db", dir.path().display());
+    let error = open_error(&url);
+    assert!(matches!(error, OpenError::InvalidUrl { .. }), "{error:?}");
+    assert!(error.to_string().contains("unknown scheme"), "{error}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    assert!(!std::path::Path::new("postgress:").exists());
+}
+
+#[test]
+fn missing_directory_is_named() {
+    let error = open_error("sqlite:///definitely/not/here/clarion.db");
+    assert!(matches!(error, OpenError::InvalidUrl { .. }), "{error:?}");
+    assert!(
+        error.to_string().contains("/definitely/not/here"),
+        "{error}"
+    );
+}
+
+#[test]
+fn empty_url_and_in_memory_are_refused() {
+    assert!(matches!(open_error(""), OpenError::InvalidUrl { .. }));
+    assert!(matches!(
+        open_error("sqlite://"),
+        OpenError::InvalidUrl { .. }
+    ));
+    assert!(matches!(
+        open_error(":memory:"),
+        OpenError::InvalidUrl { .. }
+    ));
+}
+
+#[test]
+fn zero_pool_size_is_a_configuration_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = dir.path().join("c.db").display().to_string();
+    let error = Clarion::builder(&url).pool_size(0).open().unwrap_err();
+    assert!(matches!(error, OpenError::Config(_)), "{error:?}");
+}
+
+#[test]
+fn sqlite_url_with_three_slashes_and_bare_path_open_the_same_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("same.db");
+    let by_url = Clarion::open(&format!("sqlite://{}", path.display())).unwrap();
+    by_url.upsert_task("t1", None).unwrap();
+    drop(by_url);
+    let by_path = Clarion::open(&path.display().to_string()).unwrap();
+    // Reopening migrates again (a no-op) and sees the data.
+    by_path
+        .upsert_session(clarion::SessionUpsert {
+            id: "s1",
+            task_id: "t1",
+            state: None,
+            is_primary: None,
+        })
+        .unwrap();
+}
+
+#[derive(QueryableByName)]
+struct Pragma {
+    #[diesel(sql_type = Text)]
+    value: String,
+}
+
+#[test]
+fn sqlite_connections_are_configured() {
+    let db = common::sqlite();
+    let read = |pragma: &str| -> String {
+        db.raw(|conn| {
+            diesel::sql_query(format!(
+                "SELECT CAST(\"{pragma}\" AS TEXT) AS value FROM pragma_{pragma}"
+            ))
+            .get_result::<Pragma>(conn)
+            .unwrap()
+            .value
+        })
+    };
+    assert_eq!(read("journal_mode"), "wal");
+    assert_eq!(read("synchronous"), "1", "NORMAL");
+    assert_eq!(read("foreign_keys"), "1");
+    #[derive(QueryableByName)]
+    struct Timeout {
+        #[diesel(sql_type = BigInt)]
+        timeout: i64,
+    }
+    let timeout = db.raw(|conn| {
+        diesel::sql_query("PRAGMA busy_timeout")
+            .get_result::<Timeout>(conn)
+            .unwrap()
+            .timeout
+    });
+    assert_eq!(timeout, 5000);
+}
+
+#[test]
+fn racing_opens_of_a_fresh_sqlite_file_all_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("sqlite://{}", dir.path().join("race.db").display());
+    let handles: Vec<_> = (0..6)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || Clarion::open(&url).map(|_| ()))
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap().unwrap();
+    }
+}
+
+#[cfg(not(feature = "postgres"))]
+#[test]
+fn postgres_url_without_the_feature_says_so() {
+    let error = open_error("postgres://postgres@127.0.0.1/test");
+    assert!(
+        matches!(error, OpenError::PostgresNotCompiled { .. }),
+        "{error:?}"
+    );
+}
+
+#[cfg(feature = "postgres")]
+mod postgres {
+    use super::*;
+
+    #[test]
+    fn unreachable_server_reports_the_real_cause() {
+        let error = open_error("postgres://postgres@127.0.0.1:1/test");
+        assert!(matches!(error, OpenError::Connect { .. }), "{error:?}");
+        let text = error.to_string();
+        assert!(text.contains("refused"), "{text}");
+    }
+
+    #[test]
+    fn unknown_database_reports_the_server_message() {
+        let base = common::postgres_base_url();
+        let Some((server, _)) = base.rsplit_once('/') else {
+            panic!("{base}")
+        };
+        if common::postgres().is_none() {
+            return;
+        }
+        let error = open_error(&format!("{server}/clarion_no_such_database"));
+        let text = error.to_string();
+        assert!(
+            text.contains("clarion_no_such_database") && text.contains("does not exist"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn racing_opens_of_a_fresh_schema_all_succeed() {
+        let Some(db) = common::postgres() else { return };
+        // A second fresh schema, migrated by six handles at once.
+        let fresh = db.url.replace("search_path%3D", "search_path%3Drace_");
+        let schema = fresh.rsplit("search_path%3D").next().unwrap().to_owned();
+        db.raw(|conn| {
+            diesel::sql_query(format!("CREATE SCHEMA {schema}"))
+                .execute(conn)
+                .unwrap()
+        });
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                let url = fresh.clone();
+                std::thread::spawn(move || Clarion::open(&url).map(|_| ()))
+            })
+            .collect();
+        let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        db.raw(|conn| {
+            diesel::sql_query(format!("DROP SCHEMA {schema} CASCADE"))
+                .execute(conn)
+                .unwrap()
+        });
+        for result in results {
+            result.unwrap();
+        }
+    }
+}

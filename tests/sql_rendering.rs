@@ -1,0 +1,48 @@
+//! SQL-1: the rendered SQL of every membership, visibility and claim query
+//! equals the reviewed file under `sql/<backend>/`. Regenerate with
+//! `CLARION_BLESS_SQL=1 cargo test --all-features --test sql_rendering`,
+//! then read the diff before committing it.
+
+use std::path::PathBuf;
+
+fn check(backend: &str, rendered: Vec<clarion::sql_catalog::Rendered>) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("sql")
+        .join(backend);
+    let bless = std::env::var("CLARION_BLESS_SQL").as_deref() == Ok("1")
+        && std::env::var("CI").as_deref() != Ok("true");
+    let mut stale = Vec::new();
+    for query in rendered {
+        let path = dir.join(format!("{}.sql", query.name));
+        if bless {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &query.sql).unwrap();
+            continue;
+        }
+        match std::fs::read_to_string(&path) {
+            Ok(committed) if committed == query.sql => {}
+            Ok(committed) => stale.push(format!(
+                "{}: differs\n--- committed\n{committed}\n--- rendered\n{}",
+                path.display(),
+                query.sql
+            )),
+            Err(e) => stale.push(format!("{}: {e}", path.display())),
+        }
+    }
+    assert!(
+        stale.is_empty(),
+        "rendered SQL differs from sql/{backend} (CLARION_BLESS_SQL=1 regenerates):\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn sql_1_sqlite_rendering_matches_committed_files() {
+    check("sqlite", clarion::sql_catalog::sqlite());
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn sql_1_postgres_rendering_matches_committed_files() {
+    check("postgres", clarion::sql_catalog::postgres());
+}
