@@ -56,6 +56,9 @@ pub enum Error {
     NotFound(Entity),
     #[error(transparent)]
     Validation(#[from] ValidationError),
+    /// AUTH-2: the principal may not perform this operation at all.
+    #[error("capability not authorized")]
+    CapabilityDenied,
     /// ASK-5: asking on a session in a terminal state.
     #[error("session has ended")]
     SessionEnded,

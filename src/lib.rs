@@ -13,6 +13,8 @@ mod macros;
 
 pub mod activeness;
 pub mod ask;
+pub mod authz;
+pub mod bundle;
 pub mod clock;
 pub mod db;
 pub mod error;
@@ -21,11 +23,16 @@ pub mod lifecycle;
 pub mod schema;
 #[doc(hidden)]
 pub mod sql_catalog;
+pub mod visibility;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 pub use ask::{AskRequest, Asked, BundleKind, OptionSpec, QuestionSpec};
+pub use authz::{Authorization, Denial, Grant, Operation, Principal, Target};
+pub use bundle::{
+    Answer, BundleDetail, BundleStatus, BundleView, OptionView, QuestionView, Response,
+};
 pub use clock::{
     Clock, IdKind, IdSource, ManualClock, SequentialIds, SystemClock, Timestamp, UuidV7Ids,
 };
@@ -33,7 +40,7 @@ pub use db::Backend;
 pub use error::{Entity, Error, OpenError, Result, ValidationError};
 pub use lifecycle::{SessionState, SessionUpsert};
 
-use db::{AnyConnection, DbConn, DbPool, PoolSettings, Target};
+use db::{AnyConnection, DbConn, DbPool, PoolSettings, Target as DbTarget};
 use failpoints::Failpoints;
 
 /// An open clarion database. Cheap to clone; safe to share between threads.
@@ -101,7 +108,7 @@ impl Builder {
 
     /// Connects, migrates and returns the handle.
     pub fn open(self) -> Result<Clarion, OpenError> {
-        let target = Target::parse(&self.database_url)?;
+        let target = DbTarget::parse(&self.database_url)?;
         let backend = target.backend();
         let pool = db::open_pool(
             target,

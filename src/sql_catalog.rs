@@ -5,7 +5,8 @@
 
 use diesel::debug_query;
 
-use crate::{activeness, lifecycle};
+use crate::visibility::Scope;
+use crate::{activeness, authz, bundle, lifecycle};
 
 /// One rendered query: a file name under `sql/<backend>/` and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,11 +38,39 @@ fn layout(raw: String) -> String {
 }
 
 const SESSION: &str = "<session_id>";
+const PENDING: &str = "<pending_id>";
+const TASK: &str = "<task_id>";
 
 macro_rules! catalog {
     ($backend:ty) => {{
         let expired_ids = vec!["<pending_id>".to_owned()];
+        let scope = Scope {
+            unscoped: false,
+            user_id: "<user_id>".to_owned(),
+            sees_permission_bundles: false,
+        };
         vec![
+            Rendered {
+                name: "visibility_bundle",
+                sql: layout(
+                    debug_query::<$backend, _>(&authz::bundle_visibility_query(&scope, PENDING))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "visibility_task",
+                sql: layout(
+                    debug_query::<$backend, _>(&authz::task_visibility_query(&scope, TASK))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "get_bundle",
+                sql: layout(
+                    debug_query::<$backend, _>(&bundle::visible_bundle_query(&scope, PENDING))
+                        .to_string(),
+                ),
+            },
             Rendered {
                 name: "activeness",
                 sql: layout(

@@ -2,7 +2,7 @@ UPDATE "bundles"
 SET "may_be_active" = $1
 WHERE ((("bundles"."session_id" = $2)
 AND "bundles"."may_be_active")
-AND ( NOT (EXISTS (SELECT "bundle_questions"."id", "bundle_questions"."pending_id", "bundle_questions"."session_id", "bundle_questions"."turn_id", "bundle_questions"."question_id", "bundle_questions"."question_index", "bundle_questions"."payload", "bundle_questions"."status", "bundle_questions"."response", "bundle_questions"."created_at"
+AND ( NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."status" IS NULL)

@@ -1,6 +1,6 @@
 SELECT "bundles"."pending_id"
 FROM "bundles"
-WHERE ((((EXISTS (SELECT "bundle_questions"."id", "bundle_questions"."pending_id", "bundle_questions"."session_id", "bundle_questions"."turn_id", "bundle_questions"."question_id", "bundle_questions"."question_index", "bundle_questions"."payload", "bundle_questions"."status", "bundle_questions"."response", "bundle_questions"."created_at"
+WHERE ((((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."status" IS NULL)
@@ -10,11 +10,11 @@ FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
 LIMIT $2)))
-AND EXISTS (SELECT "sessions"."id", "sessions"."task_id", "sessions"."state", "sessions"."is_primary"
+AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (("sessions"."id" = "bundles"."session_id")
 AND ("sessions"."state" != ALL($3)))))
-AND  NOT (EXISTS (SELECT "bundle_questions"."id", "bundle_questions"."pending_id", "bundle_questions"."session_id", "bundle_questions"."turn_id", "bundle_questions"."question_id", "bundle_questions"."question_index", "bundle_questions"."payload", "bundle_questions"."status", "bundle_questions"."response", "bundle_questions"."created_at"
+AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")

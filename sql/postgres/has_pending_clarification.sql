@@ -1,7 +1,7 @@
 SELECT EXISTS (SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."task_id", "bundles"."turn_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."idempotency_key", "bundles"."may_be_active", "bundles"."agent_disconnected", "bundles"."response_delivery_pending", "bundles"."reject_reason", "bundles"."responded_at", "bundles"."resolved_by_kind", "bundles"."resolved_by_id", "bundles"."delivery_lease_until"
 FROM "bundles"
 WHERE (("bundles"."session_id" = $1)
-AND (((EXISTS (SELECT "bundle_questions"."id", "bundle_questions"."pending_id", "bundle_questions"."session_id", "bundle_questions"."turn_id", "bundle_questions"."question_id", "bundle_questions"."question_index", "bundle_questions"."payload", "bundle_questions"."status", "bundle_questions"."response", "bundle_questions"."created_at"
+AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."status" IS NULL)
@@ -11,11 +11,11 @@ FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
 LIMIT $3)))
-AND EXISTS (SELECT "sessions"."id", "sessions"."task_id", "sessions"."state", "sessions"."is_primary"
+AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (("sessions"."id" = "bundles"."session_id")
 AND ("sessions"."state" != ALL($4)))))
-AND  NOT (EXISTS (SELECT "bundle_questions"."id", "bundle_questions"."pending_id", "bundle_questions"."session_id", "bundle_questions"."turn_id", "bundle_questions"."question_id", "bundle_questions"."question_index", "bundle_questions"."payload", "bundle_questions"."status", "bundle_questions"."response", "bundle_questions"."created_at"
+AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")

@@ -20,7 +20,7 @@ use clarion::{
 };
 
 /// 2026-11-29T20:00:00Z: every test clock starts here.
-pub const EPOCH: Timestamp = Timestamp::from_micros(1_796_068_800_000_000);
+pub const EPOCH: Timestamp = Timestamp::from_micros(1_795_982_400_000_000);
 
 pub struct TestDb {
     pub clarion: Clarion,

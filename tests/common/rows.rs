@@ -170,3 +170,13 @@ pub fn active_ids(db: &TestDb) -> Vec<String> {
     ids.sort();
     ids
 }
+
+/// Stores a response object on every row of the bundle (as the claim would).
+pub fn set_response(db: &TestDb, pending_id: &str, response: &str) {
+    db.raw(|conn| {
+        diesel::update(bundle_questions::table.filter(bundle_questions::pending_id.eq(pending_id)))
+            .set(bundle_questions::response.eq(response))
+            .execute(conn)
+            .unwrap()
+    });
+}

@@ -1,0 +1,11 @@
+SELECT EXISTS (SELECT `tasks`.`id`
+FROM `tasks`
+WHERE ((`tasks`.`id` = ?)
+AND (?
+OR ((`tasks`.`workspace_id` = ?)
+OR  NOT (EXISTS (SELECT `workspaces`.`id`
+FROM `workspaces`
+WHERE (((`workspaces`.`id` = `tasks`.`workspace_id`)
+AND (`workspaces`.`owner_id` != ?))
+AND (`workspaces`.`owner_id` != ?))))))));
+-- binds: ["<task_id>", false, "", "", "<user_id>"]

@@ -1,0 +1,365 @@
+//! The bundle aggregate as read from durable rows: its questions in DM-4
+//! order, its display form (LIST-6/7), its status (WIRE-3) and its stored
+//! response (WIRE-2, REPLAY-2). Nothing here consults memory, so everything
+//! works after a restart.
+
+use diesel::prelude::*;
+use serde_json::Value;
+
+use crate::activeness;
+use crate::authz::{require_capability, Operation, Principal};
+use crate::db::AnyConnection;
+use crate::error::{Entity, Error, Result};
+use crate::schema::{bundle_questions, bundles};
+use crate::visibility::{self, Scope};
+use crate::{Clarion, Timestamp};
+
+/// Resolution statuses: the outcome of a claim (CLAIM-1).
+pub const RESOLUTION_STATUSES: [&str; 3] = ["answered", "rejected", "cancelled"];
+
+/// A bundle's row with what the rules derive from it.
+#[derive(Debug, Clone, Queryable)]
+pub(crate) struct BundleRecord {
+    pub pending_id: String,
+    pub session_id: String,
+    pub kind: String,
+    pub context: String,
+    pub created_at: i64,
+    pub reject_reason: String,
+    pub responded_at: Option<i64>,
+    /// AUTH-4: own task id, else the session's; `None` unless that task exists.
+    pub task_id: Option<String>,
+    /// ACT-1; SQL NULL (no current turn at all) means false.
+    pub is_active: Option<bool>,
+    pub in_current_turn: Option<bool>,
+}
+
+/// One question row as stored.
+#[derive(Debug, Clone, Queryable)]
+pub(crate) struct QuestionRecord {
+    pub id: i32,
+    pub pending_id: String,
+    pub question_id: String,
+    pub question_index: Option<i32>,
+    pub payload: String,
+    pub status: Option<String>,
+    pub response: Option<String>,
+    pub created_at: i64,
+}
+
+impl QuestionRecord {
+    /// DM-4: `question_index` (NULL as 0), then `created_at`, then row id.
+    /// Every place that orders questions sorts by this key.
+    pub fn dm4_key(&self) -> (i32, i64, i32) {
+        (self.question_index.unwrap_or(0), self.created_at, self.id)
+    }
+
+    fn resolution(&self) -> Option<&str> {
+        self.status
+            .as_deref()
+            .filter(|status| RESOLUTION_STATUSES.contains(status))
+    }
+}
+
+/// Sorts question rows into DM-4 order.
+pub(crate) fn sort_dm4(rows: &mut [QuestionRecord]) {
+    rows.sort_by_key(QuestionRecord::dm4_key);
+}
+
+/// An option as shown to a caller (LIST-6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionView {
+    pub option_id: String,
+    pub label: String,
+    pub description: String,
+}
+
+/// A question as shown to a caller (LIST-6, LIST-7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionView {
+    pub question_id: String,
+    pub title: String,
+    pub prompt: String,
+    /// `pending` for an absent or empty status; any other status as stored.
+    pub status: String,
+    pub options: Vec<OptionView>,
+}
+
+/// A bundle as shown to a caller (LIST-6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleView {
+    pub pending_id: String,
+    /// The bundle's task (AUTH-4); empty when it cannot be resolved.
+    pub task_id: String,
+    pub session_id: String,
+    pub kind: String,
+    pub created_at: Timestamp,
+    pub age_seconds: i64,
+    pub context: String,
+    pub questions: Vec<QuestionView>,
+}
+
+/// One answered question of a response (WIRE-2).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Answer {
+    pub question_id: String,
+    pub selected_options: Vec<String>,
+    pub custom_text: String,
+}
+
+/// The stored resolution of a bundle (WIRE-2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    pub pending_id: String,
+    pub answers: Vec<Answer>,
+    pub rejected: bool,
+    pub reject_reason: String,
+    /// The claim time; `None` only for degraded imported rows.
+    pub responded_at: Option<Timestamp>,
+}
+
+/// Where a bundle stands (WIRE-3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BundleStatus {
+    Pending,
+    Answered,
+    Rejected,
+    Cancelled,
+    Expired,
+    Superseded,
+    Inactive,
+}
+
+impl BundleStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BundleStatus::Pending => "pending",
+            BundleStatus::Answered => "answered",
+            BundleStatus::Rejected => "rejected",
+            BundleStatus::Cancelled => "cancelled",
+            BundleStatus::Expired => "expired",
+            BundleStatus::Superseded => "superseded",
+            BundleStatus::Inactive => "inactive",
+        }
+    }
+
+    fn resolution(text: &str) -> Option<BundleStatus> {
+        match text {
+            "answered" => Some(BundleStatus::Answered),
+            "rejected" => Some(BundleStatus::Rejected),
+            "cancelled" => Some(BundleStatus::Cancelled),
+            _ => None,
+        }
+    }
+}
+
+/// The result of [`Clarion::get_bundle`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleDetail {
+    pub bundle: BundleView,
+    pub status: BundleStatus,
+    /// Present once the bundle is resolved.
+    pub response: Option<Response>,
+}
+
+fn text_at(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// LIST-7/9: a payload that does not parse shows empty strings and no
+/// options; unknown or mistyped fields show as empty, never as null.
+fn question_view(row: &QuestionRecord) -> QuestionView {
+    let payload: Value = serde_json::from_str(&row.payload).unwrap_or(Value::Null);
+    let options = payload
+        .get("options")
+        .and_then(Value::as_array)
+        .map(|options| {
+            options
+                .iter()
+                .map(|option| OptionView {
+                    option_id: text_at(option, "option_id"),
+                    label: text_at(option, "label"),
+                    description: text_at(option, "description"),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    QuestionView {
+        question_id: row.question_id.clone(),
+        title: text_at(&payload, "title"),
+        prompt: text_at(&payload, "prompt"),
+        status: match row.status.as_deref() {
+            None | Some("") => "pending".to_owned(),
+            Some(other) => other.to_owned(),
+        },
+        options,
+    }
+}
+
+/// The option ids of a stored question, in their order (VAL-2, NORM-2).
+pub(crate) fn option_ids(row: &QuestionRecord) -> Vec<String> {
+    question_view(row)
+        .options
+        .into_iter()
+        .map(|option| option.option_id)
+        .collect()
+}
+
+/// LIST-6: the display form of a bundle and its DM-4-ordered rows.
+pub(crate) fn bundle_view(
+    record: &BundleRecord,
+    rows: &[QuestionRecord],
+    now: Timestamp,
+) -> BundleView {
+    let created_at = Timestamp::from_micros(record.created_at);
+    BundleView {
+        pending_id: record.pending_id.clone(),
+        task_id: record.task_id.clone().unwrap_or_default(),
+        session_id: record.session_id.clone(),
+        kind: record.kind.clone(),
+        created_at,
+        age_seconds: created_at.whole_seconds_until(now),
+        context: record.context.clone(),
+        questions: rows.iter().map(question_view).collect(),
+    }
+}
+
+/// REPLAY-2: the winner's resolution reconstructed from DM-4-ordered rows,
+/// or `None` if no row carries a resolution status.
+pub(crate) fn stored_response(
+    record: &BundleRecord,
+    rows: &[QuestionRecord],
+) -> Option<(BundleStatus, Response)> {
+    let status = rows
+        .iter()
+        .find_map(QuestionRecord::resolution)
+        .and_then(BundleStatus::resolution)?;
+    let answers = rows
+        .iter()
+        .filter_map(|row| row.response.as_deref())
+        .filter_map(|text| serde_json::from_str::<Answer>(text).ok())
+        .collect();
+    Some((
+        status,
+        Response {
+            pending_id: record.pending_id.clone(),
+            answers,
+            rejected: status == BundleStatus::Rejected,
+            reject_reason: record.reject_reason.clone(),
+            responded_at: record.responded_at.map(Timestamp::from_micros),
+        },
+    ))
+}
+
+/// WIRE-3 status precedence: active → pending; else the resolution; else
+/// expired; else superseded; else inactive.
+pub(crate) fn status_of(
+    record: &BundleRecord,
+    rows: &[QuestionRecord],
+) -> (BundleStatus, Option<Response>) {
+    if record.is_active == Some(true) {
+        return (BundleStatus::Pending, None);
+    }
+    if let Some((status, response)) = stored_response(record, rows) {
+        return (status, Some(response));
+    }
+    if rows
+        .iter()
+        .any(|row| row.status.as_deref() == Some("expired"))
+    {
+        return (BundleStatus::Expired, None);
+    }
+    if record.in_current_turn != Some(true) {
+        return (BundleStatus::Superseded, None);
+    }
+    (BundleStatus::Inactive, None)
+}
+
+/// The columns of a `BundleRecord`, with the derived task and activeness.
+#[diesel::dsl::auto_type]
+pub fn bundle_record_columns() -> _ {
+    (
+        bundles::pending_id,
+        bundles::session_id,
+        bundles::kind,
+        bundles::context,
+        bundles::created_at,
+        bundles::reject_reason,
+        bundles::responded_at,
+        visibility::resolved_task_id(),
+        activeness::is_active(),
+        activeness::in_current_turn(),
+    )
+}
+
+/// One bundle, if the scope may see it.
+#[diesel::dsl::auto_type]
+pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+    bundles::table
+        .filter(bundles::pending_id.eq(pending_id))
+        .filter(visible)
+        .select(bundle_record_columns())
+}
+
+/// Loads one bundle the scope may see (AUTH-5: invisible and absent are the
+/// same `None`), with its rows in DM-4 order.
+pub(crate) fn load_visible(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    pending_id: &str,
+) -> Result<Option<(BundleRecord, Vec<QuestionRecord>)>> {
+    let record: Option<BundleRecord> = visible_bundle_query(scope, pending_id)
+        .first(conn)
+        .optional()?;
+    let Some(record) = record else {
+        return Ok(None);
+    };
+    let rows = load_rows(conn, std::slice::from_ref(&record.pending_id))?;
+    Ok(Some((record, rows)))
+}
+
+/// The question rows of the given bundles, each bundle's rows in DM-4 order.
+pub(crate) fn load_rows(
+    conn: &mut AnyConnection,
+    pending_ids: &[String],
+) -> Result<Vec<QuestionRecord>> {
+    let mut rows: Vec<QuestionRecord> = bundle_questions::table
+        .filter(bundle_questions::pending_id.eq_any(pending_ids))
+        .select((
+            bundle_questions::id,
+            bundle_questions::pending_id,
+            bundle_questions::question_id,
+            bundle_questions::question_index,
+            bundle_questions::payload,
+            bundle_questions::status,
+            bundle_questions::response,
+            bundle_questions::created_at,
+        ))
+        .load(conn)?;
+    sort_dm4(&mut rows);
+    Ok(rows)
+}
+
+impl Clarion {
+    /// WIRE-3 `get_bundle`: the bundle, its status and its response, from
+    /// durable state. Capability first, then visibility (AUTH-10); a bundle
+    /// the principal may not see is `NotFound`, exactly like a missing one.
+    pub fn get_bundle(&self, principal: &Principal, pending_id: &str) -> Result<BundleDetail> {
+        require_capability(principal, Operation::GetBundle)?;
+        let scope = Scope::of(principal).ok_or(Error::CapabilityDenied)?;
+        let (record, rows) = self
+            .read(|conn| load_visible(conn, &scope, pending_id))?
+            .ok_or(Error::NotFound(Entity::Bundle))?;
+        let (status, response) = status_of(&record, &rows);
+        Ok(BundleDetail {
+            bundle: bundle_view(&record, &rows, self.now()),
+            status,
+            response,
+        })
+    }
+}
