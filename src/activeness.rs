@@ -7,8 +7,9 @@
 //! FROM clause is `bundles` can use them, and the listing can walk its index
 //! in order and stop after `limit` rows.
 
-use diesel::dsl::{exists, not};
+use diesel::dsl::{self, exists, not};
 use diesel::prelude::*;
+use diesel::sql_types::{Nullable, Text};
 
 use crate::schema::{bundle_questions, bundles, sessions, turns};
 
@@ -19,13 +20,42 @@ pub const TERMINAL_SESSION_STATES: [&str; 3] = ["completed", "failed", "cancelle
 /// unrecognized status does not count.
 pub const PENDING_STATUSES: [&str; 2] = ["", "pending"];
 
+/// The type of [`status_is_pending`], for `auto_type` callers.
+#[allow(non_camel_case_types)]
+pub type status_is_pending<S> = dsl::Or<dsl::IsNull<S>, dsl::EqAny<S, [&'static str; 2]>>;
+
+/// The type of [`question_is_pending`], for `auto_type` callers.
+#[allow(non_camel_case_types)]
+pub type question_is_pending = status_is_pending<bundle_questions::status>;
+
+/// ACT-1.1 for any status column (the table's own, or an alias of it): NULL,
+/// empty or `pending`.
+pub fn status_is_pending<S>(status: S) -> status_is_pending<S>
+where
+    S: Expression<SqlType = Nullable<Text>> + ExpressionMethods + Copy,
+{
+    status.is_null().or(status.eq_any(PENDING_STATUSES))
+}
+
 /// ACT-1.1 for one question row: its status is NULL, empty or `pending`.
-#[diesel::dsl::auto_type]
-pub fn question_is_pending() -> _ {
-    let pending: [&'static str; 2] = PENDING_STATUSES;
-    bundle_questions::status
-        .is_null()
-        .or(bundle_questions::status.eq_any(pending))
+pub fn question_is_pending() -> question_is_pending {
+    status_is_pending(bundle_questions::status)
+}
+
+/// The type of [`exists_per_row`], for `auto_type` callers.
+#[allow(non_camel_case_types)]
+pub type exists_per_row<Q> = dsl::exists<dsl::Offset<Q>>;
+
+/// `EXISTS (… OFFSET 0)`: a correlated existence test that the planner keeps
+/// as a per-row check. PostgreSQL would otherwise flatten a plain EXISTS into
+/// a join, losing the listing index's order and sorting every candidate; a
+/// per-row check lets a page stop after `limit` matches. SQLite plans both
+/// forms alike.
+pub fn exists_per_row<Q>(query: Q) -> exists_per_row<Q>
+where
+    Q: diesel::query_dsl::methods::OffsetDsl,
+{
+    exists(query.offset(0))
 }
 
 /// The question rows of the bundle in the enclosing query (ids only: the
@@ -40,7 +70,7 @@ fn rows_of_bundle() -> _ {
 /// ACT-1.1: at least one question row of the bundle is pending.
 #[diesel::dsl::auto_type]
 pub fn has_pending_question() -> _ {
-    exists(rows_of_bundle().filter(question_is_pending()))
+    exists_per_row(rows_of_bundle().filter(question_is_pending()))
 }
 
 /// ACT-2: the newest turn first — latest `started_at`, then latest creation
@@ -87,7 +117,7 @@ pub fn in_current_turn() -> _ {
 #[diesel::dsl::auto_type]
 pub fn session_is_live() -> _ {
     let terminal: [&'static str; 3] = TERMINAL_SESSION_STATES;
-    exists(
+    exists_per_row(
         sessions::table
             .filter(sessions::id.eq(bundles::session_id))
             .filter(sessions::state.ne_all(terminal))
@@ -98,7 +128,7 @@ pub fn session_is_live() -> _ {
 /// ACT-1.4: every question row belongs to the bundle's session and turn.
 #[diesel::dsl::auto_type]
 pub fn is_well_formed() -> _ {
-    not(exists(
+    not(exists_per_row(
         rows_of_bundle().filter(
             bundle_questions::session_id
                 .ne(bundles::session_id)
@@ -114,6 +144,16 @@ pub fn is_active() -> _ {
         .and(in_current_turn())
         .and(session_is_live())
         .and(is_well_formed())
+}
+
+/// LIST-9, VAL-6: no question row has an empty `question_id`. A bundle that
+/// breaks this cannot be answered, so it is never listed.
+#[diesel::dsl::auto_type]
+pub fn is_answerable() -> _ {
+    let empty: &'static str = "";
+    not(exists_per_row(
+        rows_of_bundle().filter(bundle_questions::question_id.eq(empty)),
+    ))
 }
 
 /// True once the bundle can never be active again through the API: it has no

@@ -17,9 +17,14 @@ pub mod authz;
 pub mod bundle;
 pub mod clock;
 pub mod db;
+pub mod envelope;
 pub mod error;
 pub mod failpoints;
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub mod fixtures;
 pub mod lifecycle;
+pub mod listing;
 pub mod schema;
 #[doc(hidden)]
 pub mod sql_catalog;
@@ -39,6 +44,7 @@ pub use clock::{
 pub use db::Backend;
 pub use error::{Entity, Error, OpenError, Result, ValidationError};
 pub use lifecycle::{SessionState, SessionUpsert};
+pub use listing::{ListPage, ListRequest, PendingAction, Summary, TaskPendingActions};
 
 use db::{AnyConnection, DbConn, DbPool, PoolSettings, Target as DbTarget};
 use failpoints::Failpoints;

@@ -6,7 +6,7 @@
 use diesel::debug_query;
 
 use crate::visibility::Scope;
-use crate::{activeness, authz, bundle, lifecycle};
+use crate::{activeness, authz, bundle, lifecycle, listing};
 
 /// One rendered query: a file name under `sql/<backend>/` and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,7 +49,43 @@ macro_rules! catalog {
             user_id: "<user_id>".to_owned(),
             sees_permission_bundles: false,
         };
+        let filter = listing::ListFilter {
+            workspace_id: "<workspace_id>".to_owned(),
+            created_since: 0,
+            after: Some(listing::Cursor {
+                created_at: 0,
+                pending_id: PENDING.to_owned(),
+            }),
+            limit: 50,
+        };
+        let task_ids = vec![TASK.to_owned()];
         vec![
+            Rendered {
+                name: "list_pending",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::page_query(&scope, &filter)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "summary_bundles",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::summary_bundles_query(&scope)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "summary_questions",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::summary_questions_query(&scope))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "pending_actions",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::pending_actions_query(&scope, &task_ids))
+                        .to_string(),
+                ),
+            },
             Rendered {
                 name: "visibility_bundle",
                 sql: layout(

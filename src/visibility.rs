@@ -5,7 +5,9 @@
 //! A fragment has the same shape for every principal: the principal enters
 //! as bound values (a `Scope`), so one rendered query covers all of them.
 
-use diesel::dsl::{case_when, exists, not, AsExprOf};
+use diesel::dsl::{case_when, not, AsExprOf};
+
+use crate::activeness::exists_per_row;
 use diesel::expression::IntoSql;
 use diesel::prelude::*;
 use diesel::sql_types::Bool;
@@ -62,7 +64,7 @@ fn flag(value: bool) -> flag<bool> {
 #[diesel::dsl::auto_type]
 pub fn task_visible_to_owner<'a>(user_id: &'a str) -> _ {
     let empty: &'static str = "";
-    tasks::workspace_id.eq(empty).or(not(exists(
+    tasks::workspace_id.eq(empty).or(not(exists_per_row(
         workspaces::table
             .filter(workspaces::id.eq(tasks::workspace_id))
             .filter(workspaces::owner_id.ne(empty))
@@ -113,7 +115,7 @@ pub fn resolved_task_id() -> _ {
 /// listed, not even for `system`.
 #[diesel::dsl::auto_type]
 pub fn bundle_task_resolves() -> _ {
-    exists(task_of_bundle().select(tasks::id))
+    exists_per_row(task_of_bundle().select(tasks::id))
 }
 
 /// AUTH-3/4/6: the bundle in the enclosing query is visible to the scope.
@@ -128,8 +130,29 @@ pub fn bundle_visible<'a>(scope: &'a Scope) -> _ {
     let permission: &'static str = "permission";
     let owner_rule: task_visible_to_owner<'a> = task_visible_to_owner(user_id);
     flag(unscoped)
-        .or(exists(
+        .or(exists_per_row(
             task_of_bundle().filter(owner_rule).select(tasks::id),
         ))
         .and(flag(sees_permission).or(bundles::kind.ne(permission)))
+}
+
+/// LIST-4: the bundle's task (AUTH-4) is in `workspace_id`; an empty
+/// `workspace_id` means no filter. It only ever narrows visibility.
+#[diesel::dsl::auto_type]
+pub fn bundle_in_workspace<'a>(workspace_id: &'a str) -> _ {
+    let no_filter: bool = workspace_id.is_empty();
+    flag(no_filter).or(exists_per_row(
+        task_of_bundle()
+            .filter(tasks::workspace_id.eq(workspace_id))
+            .select(tasks::id),
+    ))
+}
+
+/// PA-1: whether the bundle's session is its task's primary session.
+#[diesel::dsl::auto_type]
+pub fn session_is_primary() -> _ {
+    sessions::table
+        .filter(sessions::id.eq(bundles::session_id))
+        .select(sessions::is_primary)
+        .single_value()
 }

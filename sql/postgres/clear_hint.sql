@@ -6,10 +6,10 @@ AND ( NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = ANY($3))))))
+OR ("bundle_questions"."status" = ANY($3)))) OFFSET $4))
 OR  NOT (("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $4)))));
--- binds: [false, "<session_id>", ["", "pending"], 1]
+LIMIT $5)))));
+-- binds: [false, "<session_id>", ["", "pending"], 0, 1]

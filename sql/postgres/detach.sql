@@ -10,21 +10,21 @@ AND ((((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = ANY($4)))))
+OR ("bundle_questions"."status" = ANY($4)))) OFFSET $5)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $5)))
+LIMIT $6)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != ALL($6)))))
+AND ("sessions"."state" != ALL($7))) OFFSET $8))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))))))
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $9)))
 OR "bundles"."response_delivery_pending"))
-AND ("bundles"."agent_disconnected" = $7));
--- binds: [true, "<session_id>", 1, ["", "pending"], 1, ["completed", "failed", "cancelled"], false]
+AND ("bundles"."agent_disconnected" = $10));
+-- binds: [true, "<session_id>", 1, ["", "pending"], 0, 1, ["completed", "failed", "cancelled"], 0, 0, false]

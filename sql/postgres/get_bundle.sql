@@ -8,40 +8,40 @@ LIMIT $3), (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = ANY($4)))))
+OR ("bundle_questions"."status" = ANY($4)))) OFFSET $5)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $5)))
+LIMIT $6)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != ALL($6)))))
+AND ("sessions"."state" != ALL($7))) OFFSET $8))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id")))))), ("bundles"."turn_id" = (SELECT "turns"."id"
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $9))), ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $7))
+LIMIT $10))
 FROM "bundles"
-WHERE (("bundles"."pending_id" = $8)
-AND (($9
+WHERE (("bundles"."pending_id" = $11)
+AND (($12
 OR EXISTS (SELECT "tasks"."id"
 FROM "tasks"
-WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $10)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
+WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $13)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
 FROM "sessions"
 WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $11)) END)
-AND (("tasks"."workspace_id" = $12)
+LIMIT $14)) END)
+AND (("tasks"."workspace_id" = $15)
 OR  NOT (EXISTS (SELECT "workspaces"."id"
 FROM "workspaces"
 WHERE ((("workspaces"."id" = "tasks"."workspace_id")
-AND ("workspaces"."owner_id" != $13))
-AND ("workspaces"."owner_id" != $14))))))))
-AND ($15
-OR ("bundles"."kind" != $16))));
--- binds: ["", 1, 1, ["", "pending"], 1, ["completed", "failed", "cancelled"], 1, "<pending_id>", false, "", 1, "", "", "<user_id>", false, "permission"]
+AND ("workspaces"."owner_id" != $16))
+AND ("workspaces"."owner_id" != $17)) OFFSET $18)))) OFFSET $19))
+AND ($20
+OR ("bundles"."kind" != $21))));
+-- binds: ["", 1, 1, ["", "pending"], 0, 1, ["completed", "failed", "cancelled"], 0, 0, 1, "<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission"]

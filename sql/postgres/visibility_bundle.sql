@@ -13,7 +13,7 @@ OR  NOT (EXISTS (SELECT "workspaces"."id"
 FROM "workspaces"
 WHERE ((("workspaces"."id" = "tasks"."workspace_id")
 AND ("workspaces"."owner_id" != $6))
-AND ("workspaces"."owner_id" != $7))))))))
-AND ($8
-OR ("bundles"."kind" != $9)))));
--- binds: ["<pending_id>", false, "", 1, "", "", "<user_id>", false, "permission"]
+AND ("workspaces"."owner_id" != $7)) OFFSET $8)))) OFFSET $9))
+AND ($10
+OR ("bundles"."kind" != $11)))));
+-- binds: ["<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission"]

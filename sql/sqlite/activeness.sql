@@ -4,7 +4,8 @@ WHERE (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`status` IS NULL)
-OR (`bundle_questions`.`status` IN (?, ?)))))
+OR (`bundle_questions`.`status` IN (?, ?))))
+LIMIT -1  OFFSET ?)
 AND (`bundles`.`turn_id` = (SELECT `turns`.`id`
 FROM `turns`
 WHERE (`turns`.`session_id` = `bundles`.`session_id`)
@@ -13,10 +14,12 @@ LIMIT ?)))
 AND EXISTS (SELECT `sessions`.`id`
 FROM `sessions`
 WHERE ((`sessions`.`id` = `bundles`.`session_id`)
-AND (`sessions`.`state` NOT IN (?, ?, ?)))))
+AND (`sessions`.`state` NOT IN (?, ?, ?)))
+LIMIT -1  OFFSET ?))
 AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
-OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`))))));
--- binds: ["", "pending", 1, "completed", "failed", "cancelled"]
+OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
+LIMIT -1  OFFSET ?)));
+-- binds: ["", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]

@@ -6,10 +6,11 @@ AND ( NOT (EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`status` IS NULL)
-OR (`bundle_questions`.`status` IN (?, ?))))))
+OR (`bundle_questions`.`status` IN (?, ?))))
+LIMIT -1  OFFSET ?))
 OR  NOT ((`bundles`.`turn_id` = (SELECT `turns`.`id`
 FROM `turns`
 WHERE (`turns`.`session_id` = `bundles`.`session_id`)
 ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
 LIMIT ?)))));
--- binds: [false, "<session_id>", "", "pending", 1]
+-- binds: [false, "<session_id>", "", "pending", 0, 1]

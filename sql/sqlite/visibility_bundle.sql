@@ -13,7 +13,9 @@ OR  NOT (EXISTS (SELECT `workspaces`.`id`
 FROM `workspaces`
 WHERE (((`workspaces`.`id` = `tasks`.`workspace_id`)
 AND (`workspaces`.`owner_id` != ?))
-AND (`workspaces`.`owner_id` != ?))))))))
+AND (`workspaces`.`owner_id` != ?))
+LIMIT -1  OFFSET ?))))
+LIMIT -1  OFFSET ?))
 AND (?
 OR (`bundles`.`kind` != ?)))));
--- binds: ["<pending_id>", false, "", 1, "", "", "<user_id>", false, "permission"]
+-- binds: ["<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission"]

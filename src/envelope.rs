@@ -1,0 +1,166 @@
+//! Every JSON body and status clarion returns (WIRE-1..3, LIST-5..7), made
+//! in one place. Keys are always present whatever their values: `[]`, `""`,
+//! `false`, and `null` only where the spec says so. Key order is the order
+//! written here (serde_json's `preserve_order`), and the snapshot tests pin
+//! the exact bytes.
+
+use serde_json::{json, Value};
+
+use crate::authz::Authorization;
+use crate::bundle::{BundleDetail, BundleView, QuestionView, Response};
+use crate::error::{Entity, Error};
+use crate::listing::{ListPage, PendingAction, Summary, TaskPendingActions};
+use crate::Asked;
+
+/// An operation's result as an HTTP-shaped pair (WIRE-1).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Envelope {
+    pub status: u16,
+    pub body: Value,
+}
+
+impl Envelope {
+    pub fn ok(body: Value) -> Envelope {
+        Envelope { status: 200, body }
+    }
+
+    /// The body as compact JSON text.
+    pub fn body_text(&self) -> String {
+        self.body.to_string()
+    }
+
+    /// `{"status": <int>, "body": <json>}` (WIRE-5).
+    pub fn to_reply(&self) -> String {
+        json!({"status": self.status, "body": self.body}).to_string()
+    }
+}
+
+/// WIRE-1: the status and body of every error.
+pub fn error(error: &Error) -> Envelope {
+    let (status, body) = match error {
+        Error::NotFound(entity) => (404, json!({"error": not_found_message(*entity)})),
+        Error::Validation(validation) => (400, json!({"error": validation.to_string()})),
+        Error::SessionEnded => (409, json!({"error": "session has ended"})),
+        Error::CapabilityDenied => (
+            403,
+            json!({"error": "capability not authorized", "code": "capability_denied"}),
+        ),
+        Error::Database(_) | Error::Pool(_) | Error::Internal(_) | Error::Injected(_) => {
+            (500, json!({"error": error.to_string()}))
+        }
+    };
+    Envelope { status, body }
+}
+
+fn not_found_message(entity: Entity) -> String {
+    format!("{entity} not found")
+}
+
+/// WIRE-3 ask.
+pub fn asked(asked: &Asked) -> Envelope {
+    Envelope::ok(json!({"pending_id": asked.pending_id, "created": asked.created}))
+}
+
+fn question(question: &QuestionView) -> Value {
+    json!({
+        "question_id": question.question_id,
+        "title": question.title,
+        "prompt": question.prompt,
+        "status": question.status,
+        "options": question.options.iter().map(|option| json!({
+            "option_id": option.option_id,
+            "label": option.label,
+            "description": option.description,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// LIST-6: one bundle element, keys in the specified order.
+pub fn bundle(view: &BundleView) -> Value {
+    json!({
+        "pending_id": view.pending_id,
+        "task_id": view.task_id,
+        "session_id": view.session_id,
+        "kind": view.kind,
+        "created_at": view.created_at.to_rfc3339(),
+        "age_seconds": view.age_seconds,
+        "context": view.context,
+        "questions": view.questions.iter().map(question).collect::<Vec<_>>(),
+    })
+}
+
+/// WIRE-2: the response object; every key always present.
+pub fn response(response: &Response) -> Value {
+    json!({
+        "pending_id": response.pending_id,
+        "answers": response.answers.iter().map(|answer| json!({
+            "question_id": answer.question_id,
+            "selected_options": answer.selected_options,
+            "custom_text": answer.custom_text,
+        })).collect::<Vec<_>>(),
+        "rejected": response.rejected,
+        "reject_reason": response.reject_reason,
+        "responded_at": response.responded_at.map(|at| at.to_rfc3339()).unwrap_or_default(),
+    })
+}
+
+/// WIRE-3 get_bundle: the LIST-6 element plus `status` and `response`
+/// (`null` until resolved).
+pub fn bundle_detail(detail: &BundleDetail) -> Envelope {
+    let mut body = bundle(&detail.bundle);
+    if let Value::Object(map) = &mut body {
+        map.insert("status".into(), json!(detail.status.as_str()));
+        map.insert(
+            "response".into(),
+            detail.response.as_ref().map_or(Value::Null, response),
+        );
+    }
+    Envelope::ok(body)
+}
+
+/// LIST-5.
+pub fn list_page(page: &ListPage) -> Envelope {
+    Envelope::ok(json!({
+        "bundles": page.bundles.iter().map(bundle).collect::<Vec<_>>(),
+        "count": page.bundles.len(),
+        "next_cursor": page.next_cursor,
+    }))
+}
+
+/// SUM-1.
+pub fn summary(summary: &Summary) -> Envelope {
+    Envelope::ok(json!({
+        "pending_bundles": summary.pending_bundles,
+        "pending_questions": summary.pending_questions,
+        "oldest_age_seconds": summary.oldest_age_seconds,
+    }))
+}
+
+fn action(action: Option<PendingAction>) -> Value {
+    action.map_or(Value::Null, |action| json!(action.as_str()))
+}
+
+/// PA-1: `null` when nothing is pending.
+pub fn pending_actions(tasks: &[TaskPendingActions]) -> Envelope {
+    Envelope::ok(json!({
+        "tasks": tasks.iter().map(|task| json!({
+            "task_id": task.task_id,
+            "task_pending_action": action(task.task_pending_action),
+            "primary_session_pending_action": action(task.primary_session_pending_action),
+        })).collect::<Vec<_>>(),
+    }))
+}
+
+/// WIRE-3 authorize: `reason` is empty when allowed.
+pub fn authorization(authorization: Authorization) -> Envelope {
+    let (allowed, reason) = match authorization {
+        Authorization::Allowed => (true, ""),
+        Authorization::Denied(denial) => (false, denial.as_str()),
+    };
+    Envelope::ok(json!({"allowed": allowed, "reason": reason}))
+}
+
+/// Mirror operations and other acknowledgements: `{"ok": true}`.
+pub fn ok() -> Envelope {
+    Envelope::ok(json!({"ok": true}))
+}

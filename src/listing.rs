@@ -1,0 +1,393 @@
+//! The inbox (LIST-1..10), its count (SUM-1) and which tasks are blocked
+//! (PA-1). Membership is one typed predicate, [`listable`], built from the
+//! activeness and visibility fragments; the page, the summary and pending
+//! actions all filter by it, so they can never disagree.
+
+use std::collections::{BTreeMap, HashMap};
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use diesel::dsl::{count_star, min};
+use diesel::prelude::*;
+use diesel::query_source::{Alias, AliasedField};
+
+use crate::activeness;
+use crate::authz::{require_capability, Operation, Principal};
+use crate::bundle::{self, bundle_record_columns, BundleRecord, BundleView};
+use crate::error::{Error, Result};
+use crate::schema::{bundle_questions, bundles, tasks};
+use crate::visibility::{self, Scope};
+use crate::{Clarion, Timestamp};
+
+pub const DEFAULT_PAGE_SIZE: i64 = 50;
+pub const MAX_PAGE_SIZE: i64 = 200;
+
+/// Arguments of [`Clarion::list_pending`] (LIST-4), all optional, as the
+/// caller wrote them: malformed values are errors naming the argument.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListRequest {
+    /// Narrows to bundles whose task (AUTH-4) is in this workspace; empty
+    /// means not given.
+    pub workspace_id: Option<String>,
+    /// RFC 3339; keeps bundles created at or after it.
+    pub created_since: Option<String>,
+    /// An opaque position from an earlier page's `next_cursor`.
+    pub cursor: Option<String>,
+    /// Default 50; below 1 means 50; above 200 is clamped to 200.
+    pub limit: Option<i64>,
+}
+
+/// One page of the inbox (LIST-5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    pub bundles: Vec<BundleView>,
+    /// Empty when no more bundles exist; otherwise the cursor of the next page.
+    pub next_cursor: String,
+}
+
+/// SUM-1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    pub pending_bundles: i64,
+    pub pending_questions: i64,
+    pub oldest_age_seconds: i64,
+}
+
+/// What blocks a task (PA-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PendingAction {
+    Clarification,
+    Permission,
+}
+
+impl PendingAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PendingAction::Clarification => "clarification",
+            PendingAction::Permission => "permission",
+        }
+    }
+
+    fn of_kind(kind: &str) -> PendingAction {
+        if kind == "permission" {
+            PendingAction::Permission
+        } else {
+            PendingAction::Clarification
+        }
+    }
+
+    /// `permission` takes precedence over `clarification`.
+    fn strongest(a: Option<PendingAction>, b: PendingAction) -> Option<PendingAction> {
+        Some(match (a, b) {
+            (Some(PendingAction::Permission), _) | (_, PendingAction::Permission) => {
+                PendingAction::Permission
+            }
+            _ => PendingAction::Clarification,
+        })
+    }
+}
+
+/// PA-1 for one task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskPendingActions {
+    pub task_id: String,
+    pub task_pending_action: Option<PendingAction>,
+    pub primary_session_pending_action: Option<PendingAction>,
+}
+
+/// A position in LIST-3 order: `created_at`, then `pending_id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    pub created_at: i64,
+    pub pending_id: String,
+}
+
+const CURSOR_VERSION: &str = "v1";
+
+impl Cursor {
+    /// Opaque and versioned: base64url of `v1:<micros>:<pending_id>`.
+    pub fn encode(&self) -> String {
+        URL_SAFE_NO_PAD.encode(format!(
+            "{CURSOR_VERSION}:{}:{}",
+            self.created_at, self.pending_id
+        ))
+    }
+
+    pub fn decode(text: &str) -> Result<Cursor> {
+        let malformed = || Error::validation("cursor", "malformed cursor");
+        let bytes = URL_SAFE_NO_PAD.decode(text).map_err(|_| malformed())?;
+        let text = String::from_utf8(bytes).map_err(|_| malformed())?;
+        let mut parts = text.splitn(3, ':');
+        let (Some(CURSOR_VERSION), Some(created_at), Some(pending_id)) =
+            (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(malformed());
+        };
+        let created_at = created_at.parse::<i64>().map_err(|_| malformed())?;
+        if pending_id.is_empty() {
+            return Err(malformed());
+        }
+        Ok(Cursor {
+            created_at,
+            pending_id: pending_id.to_owned(),
+        })
+    }
+}
+
+/// A validated [`ListRequest`], in the form the page query binds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListFilter {
+    pub workspace_id: String,
+    pub created_since: i64,
+    pub after: Option<Cursor>,
+    pub limit: i64,
+}
+
+impl ListFilter {
+    /// LIST-4: every argument checked, none silently ignored.
+    pub fn from_request(request: &ListRequest) -> Result<ListFilter> {
+        let created_since = match request.created_since.as_deref().filter(|s| !s.is_empty()) {
+            None => i64::MIN,
+            Some(text) => Timestamp::parse_rfc3339(text)
+                .ok_or_else(|| {
+                    Error::validation(
+                        "created_since",
+                        format!("not an RFC 3339 timestamp: {text:?}"),
+                    )
+                })?
+                .as_micros(),
+        };
+        let after = match request.cursor.as_deref().filter(|s| !s.is_empty()) {
+            None => None,
+            Some(text) => Some(Cursor::decode(text)?),
+        };
+        let limit = match request.limit {
+            None => DEFAULT_PAGE_SIZE,
+            Some(n) if n < 1 => DEFAULT_PAGE_SIZE,
+            Some(n) => n.min(MAX_PAGE_SIZE),
+        };
+        Ok(ListFilter {
+            workspace_id: request.workspace_id.clone().unwrap_or_default(),
+            created_since,
+            after,
+            limit,
+        })
+    }
+
+    /// The index range starts at the later of `created_since` and the cursor.
+    fn lower_bound(&self) -> i64 {
+        self.after.as_ref().map_or(self.created_since, |after| {
+            after.created_at.max(self.created_since)
+        })
+    }
+}
+
+/// Inbox membership (LIST-1, LIST-9, AUTH-3/4/6, ACT-1): the bundle is
+/// active, answerable, has a resolvable task, is visible to the scope, and
+/// lies in the requested workspace (empty: any). `may_be_active` is the index
+/// hint that lets the page walk a partial index; it is never true for fewer
+/// bundles than ACT-1 (ACT-4).
+#[diesel::dsl::auto_type]
+pub fn listable<'a>(scope: &'a Scope, workspace_id: &'a str) -> _ {
+    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+    let in_workspace: visibility::bundle_in_workspace<'a> =
+        visibility::bundle_in_workspace(workspace_id);
+    bundles::may_be_active
+        .and(activeness::is_active())
+        .and(activeness::is_answerable())
+        .and(visibility::bundle_task_resolves())
+        .and(visible)
+        .and(in_workspace)
+}
+
+/// LIST-2/3: one page in one query; `limit + 1` rows tell whether more exist.
+#[diesel::dsl::auto_type]
+pub fn page_query<'a>(scope: &'a Scope, filter: &'a ListFilter) -> _ {
+    let member: listable<'a> = listable(scope, &filter.workspace_id);
+    let from: i64 = filter.lower_bound();
+    let after_created_at: i64 = filter.after.as_ref().map_or(i64::MIN, |c| c.created_at);
+    let after_pending_id: &'a str = filter.after.as_ref().map_or("", |c| c.pending_id.as_str());
+    let fetch: i64 = filter.limit + 1;
+    bundles::table
+        .filter(bundles::created_at.ge(from))
+        .filter(
+            bundles::created_at
+                .gt(after_created_at)
+                .or(bundles::pending_id.gt(after_pending_id)),
+        )
+        .filter(member)
+        .order_by((bundles::created_at.asc(), bundles::pending_id.asc()))
+        .select(bundle_record_columns())
+        .limit(fetch)
+}
+
+/// SUM-1: the number of listable bundles and the oldest creation time.
+#[diesel::dsl::auto_type]
+pub fn summary_bundles_query<'a>(scope: &'a Scope) -> _ {
+    let empty: &'static str = "";
+    let member: listable<'a> = listable(scope, empty);
+    let oldest: diesel::helper_types::min<bundles::created_at> = min(bundles::created_at);
+    bundles::table.filter(member).select((count_star(), oldest))
+}
+
+diesel::alias!(bundle_questions as counted_rows: CountedRows);
+
+/// SUM-1: the pending question rows of the listable bundles. The rows are
+/// counted through an alias, because the membership predicate itself looks
+/// at `bundle_questions`.
+#[diesel::dsl::auto_type]
+pub fn summary_questions_query<'a>(scope: &'a Scope) -> _ {
+    let empty: &'static str = "";
+    let member: listable<'a> = listable(scope, empty);
+    let rows: Alias<CountedRows> = counted_rows;
+    let status: AliasedField<CountedRows, bundle_questions::status> =
+        rows.field(bundle_questions::status);
+    let pending_id: AliasedField<CountedRows, bundle_questions::pending_id> =
+        rows.field(bundle_questions::pending_id);
+    let pending: activeness::status_is_pending<
+        AliasedField<CountedRows, bundle_questions::status>,
+    > = activeness::status_is_pending(status);
+    rows.filter(pending)
+        .filter(pending_id.eq_any(bundles::table.filter(member).select(bundles::pending_id)))
+        .select(count_star())
+}
+
+/// PA-1: for the requested tasks, the kind of each listable bundle and
+/// whether its session is the task's primary one.
+#[diesel::dsl::auto_type]
+pub fn pending_actions_query<'a>(scope: &'a Scope, task_ids: &'a [String]) -> _ {
+    let empty: &'static str = "";
+    let member: listable<'a> = listable(scope, empty);
+    let task_id: visibility::resolved_task_id = visibility::resolved_task_id();
+    let primary: visibility::session_is_primary = visibility::session_is_primary();
+    bundles::table
+        .filter(member)
+        .filter(visibility::resolved_task_id().eq_any(task_ids))
+        .select((task_id, bundles::kind, primary))
+        .distinct()
+}
+
+/// PA-1: the requested task ids the scope may see.
+#[diesel::dsl::auto_type]
+pub fn visible_tasks_query<'a>(scope: &'a Scope, task_ids: &'a [String]) -> _ {
+    let visible: visibility::task_visible<'a> = visibility::task_visible(scope);
+    tasks::table
+        .filter(tasks::id.eq_any(task_ids))
+        .filter(visible)
+        .select(tasks::id)
+}
+
+fn scope_for(principal: &Principal, operation: Operation) -> Result<Scope> {
+    require_capability(principal, operation)?;
+    Scope::of(principal).ok_or(Error::CapabilityDenied)
+}
+
+/// Groups DM-4-ordered rows by bundle.
+fn rows_by_bundle(
+    rows: Vec<bundle::QuestionRecord>,
+) -> HashMap<String, Vec<bundle::QuestionRecord>> {
+    let mut grouped: HashMap<String, Vec<bundle::QuestionRecord>> = HashMap::new();
+    for row in rows {
+        grouped.entry(row.pending_id.clone()).or_default().push(row);
+    }
+    grouped
+}
+
+impl Clarion {
+    /// LIST-1..10: the active, answerable bundles the principal may see, in
+    /// `created_at`, `pending_id` order, read from the database in one query.
+    pub fn list_pending(&self, principal: &Principal, request: &ListRequest) -> Result<ListPage> {
+        let scope = scope_for(principal, Operation::ListPending)?;
+        let filter = ListFilter::from_request(request)?;
+        let (mut records, rows) = self.read(|conn| {
+            let records: Vec<BundleRecord> = page_query(&scope, &filter).load(conn)?;
+            let ids: Vec<String> = records.iter().map(|r| r.pending_id.clone()).collect();
+            let rows = bundle::load_rows(conn, &ids)?;
+            Ok((records, rows))
+        })?;
+        let more = records.len() as i64 > filter.limit;
+        records.truncate(filter.limit as usize);
+        let next_cursor = match (more, records.last()) {
+            (true, Some(last)) => Cursor {
+                created_at: last.created_at,
+                pending_id: last.pending_id.clone(),
+            }
+            .encode(),
+            _ => String::new(),
+        };
+        let mut grouped = rows_by_bundle(rows);
+        let now = self.now();
+        let bundles = records
+            .iter()
+            .map(|record| {
+                let rows = grouped.remove(&record.pending_id).unwrap_or_default();
+                bundle::bundle_view(record, &rows, now)
+            })
+            .collect();
+        Ok(ListPage {
+            bundles,
+            next_cursor,
+        })
+    }
+
+    /// SUM-1: counts computed set-wise with the same membership predicate as
+    /// the listing, so `pending_bundles` equals what paging would collect.
+    pub fn summary(&self, principal: &Principal) -> Result<Summary> {
+        let scope = scope_for(principal, Operation::Summary)?;
+        let ((bundles, oldest), questions) = self.read(|conn| {
+            let bundles: (i64, Option<i64>) = summary_bundles_query(&scope).first(conn)?;
+            let questions: i64 = summary_questions_query(&scope).first(conn)?;
+            Ok((bundles, questions))
+        })?;
+        let now = self.now();
+        Ok(Summary {
+            pending_bundles: bundles,
+            pending_questions: questions,
+            oldest_age_seconds: oldest.map_or(0, |created| {
+                Timestamp::from_micros(created).whole_seconds_until(now)
+            }),
+        })
+    }
+
+    /// PA-1: for each visible requested task (request order, first
+    /// occurrence only), what blocks it and what blocks its primary session.
+    pub fn pending_actions(
+        &self,
+        principal: &Principal,
+        task_ids: &[String],
+    ) -> Result<Vec<TaskPendingActions>> {
+        let scope = scope_for(principal, Operation::PendingActions)?;
+        let (visible, pending) = self.read(|conn| {
+            let visible: Vec<String> = visible_tasks_query(&scope, task_ids).load(conn)?;
+            let pending: Vec<(Option<String>, String, Option<bool>)> =
+                pending_actions_query(&scope, task_ids).load(conn)?;
+            Ok((visible, pending))
+        })?;
+        let mut actions: BTreeMap<&str, (Option<PendingAction>, Option<PendingAction>)> =
+            BTreeMap::new();
+        for (task_id, kind, primary) in &pending {
+            let Some(task_id) = task_id.as_deref() else {
+                continue;
+            };
+            let action = PendingAction::of_kind(kind);
+            let entry = actions.entry(task_id).or_default();
+            entry.0 = PendingAction::strongest(entry.0, action);
+            if *primary == Some(true) {
+                entry.1 = PendingAction::strongest(entry.1, action);
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        Ok(task_ids
+            .iter()
+            .filter(|id| visible.contains(id) && seen.insert(id.as_str()))
+            .map(|id| {
+                let (task, primary) = actions.get(id.as_str()).copied().unwrap_or_default();
+                TaskPendingActions {
+                    task_id: id.clone(),
+                    task_pending_action: task,
+                    primary_session_pending_action: primary,
+                }
+            })
+            .collect())
+    }
+}
