@@ -27,6 +27,16 @@ impl Timestamp {
         Some(Timestamp(parsed.with_timezone(&Utc).timestamp_micros()))
     }
 
+    /// Parses RFC 3339 like [`Timestamp::parse_rfc3339`], but rounds
+    /// sub-microsecond digits up: the earliest stored instant that is not
+    /// before `text` (a `>=` lower bound stays exact).
+    pub fn parse_rfc3339_ceil(text: &str) -> Option<Self> {
+        let parsed = DateTime::parse_from_rfc3339(text).ok()?;
+        let micros = parsed.with_timezone(&Utc).timestamp_micros();
+        let extra = parsed.timestamp_subsec_nanos() % 1000 != 0;
+        Some(Timestamp(micros + i64::from(extra)))
+    }
+
     /// RFC 3339 with exactly six fractional digits and `Z` (DM-2).
     pub fn to_rfc3339(self) -> String {
         match DateTime::<Utc>::from_timestamp_micros(self.0) {

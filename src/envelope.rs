@@ -10,6 +10,7 @@ use crate::authz::Authorization;
 use crate::bundle::{BundleDetail, BundleView, QuestionView, Response};
 use crate::error::{Entity, Error};
 use crate::listing::{ListPage, PendingAction, Summary, TaskPendingActions};
+use crate::resolve::Resolved;
 use crate::Asked;
 
 /// An operation's result as an HTTP-shaped pair (WIRE-1).
@@ -41,6 +42,10 @@ pub fn error(error: &Error) -> Envelope {
         Error::NotFound(entity) => (404, json!({"error": not_found_message(*entity)})),
         Error::Validation(validation) => (400, json!({"error": validation.to_string()})),
         Error::SessionEnded => (409, json!({"error": "session has ended"})),
+        Error::NoLongerActive => (
+            409,
+            json!({"error": "clarification request is no longer active"}),
+        ),
         Error::CapabilityDenied => (
             403,
             json!({"error": "capability not authorized", "code": "capability_denied"}),
@@ -158,6 +163,16 @@ pub fn authorization(authorization: Authorization) -> Envelope {
         Authorization::Denied(denial) => (false, denial.as_str()),
     };
     Envelope::ok(json!({"allowed": allowed, "reason": reason}))
+}
+
+/// WIRE-1: a won or lost resolve/cancel; both are 200.
+pub fn resolved(resolved: &Resolved) -> Envelope {
+    Envelope::ok(json!({
+        "success": true,
+        "claimed": resolved.claimed,
+        "status": resolved.status.as_str(),
+        "response": response(&resolved.response),
+    }))
 }
 
 /// Mirror operations and other acknowledgements: `{"ok": true}`.

@@ -59,6 +59,10 @@ pub enum Error {
     /// AUTH-2: the principal may not perform this operation at all.
     #[error("capability not authorized")]
     CapabilityDenied,
+    /// REPLAY-1: the bundle stopped being active and nobody resolved it
+    /// (superseded, its session ended, it expired, or it is malformed).
+    #[error("clarification request is no longer active")]
+    NoLongerActive,
     /// ASK-5: asking on a session in a terminal state.
     #[error("session has ended")]
     SessionEnded,

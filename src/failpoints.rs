@@ -61,4 +61,8 @@ pub mod points {
     pub const ASK_AFTER_BUNDLE_ROW: &str = "ask.after_bundle_row";
     /// Inside `ask`, after the first question row.
     pub const ASK_AFTER_FIRST_QUESTION: &str = "ask.after_first_question";
+    /// Inside the claim, after the rows took the resolution status.
+    pub const CLAIM_AFTER_ROWS: &str = "claim.after_rows";
+    /// Inside the claim, after every write and before the commit.
+    pub const CLAIM_BEFORE_COMMIT: &str = "claim.before_commit";
 }

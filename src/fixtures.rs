@@ -19,17 +19,21 @@ pub struct WorldSpec {
     /// One bundle in `active_every` is active; of the rest, half are
     /// answered and half superseded by a newer turn.
     pub active_every: u64,
-    /// `created_at` of bundle `i` is `base_micros + i * 1000`.
+    /// `created_at` of bundle `i` is `base_micros + i * 1000`; bundle `i`
+    /// belongs to session `(i / active_every) % sessions`, so active bundles
+    /// spread over every session, task, workspace and owner.
     pub base_micros: i64,
 }
 
 impl WorldSpec {
-    pub fn with_bundles(bundles: u64) -> WorldSpec {
+    /// `bundles` bundles of which about `active` are active, so worlds of
+    /// different sizes can hold the same inbox.
+    pub fn new(bundles: u64, active: u64) -> WorldSpec {
         WorldSpec {
             bundles,
             sessions: (bundles / 100).clamp(1, 10_000),
             owners: 10,
-            active_every: 100,
+            active_every: (bundles / active.max(1)).max(1),
             base_micros: 1_795_982_400_000_000,
         }
     }
@@ -64,8 +68,8 @@ pub fn populate(clarion: &Clarion, spec: &WorldSpec) -> Result<()> {
          {s_sessions} INSERT INTO turns (id, session_id, started_at) SELECT 'old' || i, 's' || i, 1 FROM n;
          {s_sessions} INSERT INTO turns (id, session_id, started_at) SELECT 'new' || i, 's' || i, 2 FROM n;
          {s_bundles} INSERT INTO bundles (pending_id, session_id, task_id, turn_id, kind, context, created_at, may_be_active)
-             SELECT 'b' || i, 's' || (i % {sessions}), 't' || (i % {sessions}),
-                    CASE WHEN i % {active_every} = 0 OR i % 2 = 0 THEN 'new' ELSE 'old' END || (i % {sessions}),
+             SELECT 'b' || i, 's' || ((i / {active_every}) % {sessions}), 't' || ((i / {active_every}) % {sessions}),
+                    CASE WHEN i % {active_every} = 0 OR i % 2 = 0 THEN 'new' ELSE 'old' END || ((i / {active_every}) % {sessions}),
                     'question', 'generated', {base_micros} + i * 1000, i % {active_every} = 0
              FROM n;
          INSERT INTO bundle_questions (pending_id, session_id, turn_id, question_id, question_index, payload, status, response, created_at)

@@ -25,6 +25,7 @@ pub mod failpoints;
 pub mod fixtures;
 pub mod lifecycle;
 pub mod listing;
+pub mod resolve;
 pub mod schema;
 #[doc(hidden)]
 pub mod sql_catalog;
@@ -45,6 +46,7 @@ pub use db::Backend;
 pub use error::{Entity, Error, OpenError, Result, ValidationError};
 pub use lifecycle::{SessionState, SessionUpsert};
 pub use listing::{ListPage, ListRequest, PendingAction, Summary, TaskPendingActions};
+pub use resolve::{AnswerInput, ResolveRequest, Resolved};
 
 use db::{AnyConnection, DbConn, DbPool, PoolSettings, Target as DbTarget};
 use failpoints::Failpoints;

@@ -148,7 +148,7 @@ impl ListFilter {
     pub fn from_request(request: &ListRequest) -> Result<ListFilter> {
         let created_since = match request.created_since.as_deref().filter(|s| !s.is_empty()) {
             None => i64::MIN,
-            Some(text) => Timestamp::parse_rfc3339(text)
+            Some(text) => Timestamp::parse_rfc3339_ceil(text)
                 .ok_or_else(|| {
                     Error::validation(
                         "created_since",

@@ -144,7 +144,7 @@ fn plans(conn: &mut AnyConnection) -> Vec<(String, String)> {
 
 dual_backend! {
     fn ops_3_list_page_walks_the_partial_index_without_sorting(db) {
-        populate(db, &WorldSpec::with_bundles(20_000)).unwrap();
+        populate(db, &WorldSpec::new(20_000, 200)).unwrap();
         let backend = db.backend();
         for (name, plan) in db.raw(plans) {
             let context = format!("{backend:?} {name}:\n{plan}");

@@ -32,8 +32,10 @@ CREATE INDEX turns_newest_first ON turns (session_id, started_at, seq, id);
 
 -- One row per bundle. task_id is not a foreign key: it may be empty (the
 -- session's task is used, AUTH-4) or name a task that no longer exists.
+-- pending_id compares bytewise (COLLATE "C"), as on SQLite: the listing
+-- order and its cursors are the same on both backends whatever the locale.
 CREATE TABLE bundles (
-    pending_id TEXT NOT NULL PRIMARY KEY,
+    pending_id TEXT COLLATE "C" NOT NULL PRIMARY KEY,
     session_id TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
     task_id TEXT NOT NULL DEFAULT '',
     turn_id TEXT NOT NULL,

@@ -1,0 +1,360 @@
+//! Resolving a bundle (§8): validation (VAL-*), normalization (NORM-*), the
+//! one claim (CLAIM-*), and the loser's replay (REPLAY-*). `cancel_bundle`
+//! (LIFE-6) goes through the same claim.
+//!
+//! Steps, in order: capability → shape rules that need no database (VAL-4,
+//! VAL-5) → the bundle's durable rows and visibility (not-found) → rules on
+//! the stored bundle (VAL-1, 2, 6, 8) → normalization → claim → winner or
+//! loser. Nothing decides claimability outside the claim (CLAIM-2).
+
+use diesel::prelude::*;
+
+use crate::activeness;
+use crate::authz::{require_capability, Operation, Principal};
+use crate::bundle::{self, Answer, BundleRecord, BundleStatus, QuestionRecord, Response};
+use crate::db::{self, AnyConnection};
+use crate::error::{Entity, Error, Result, ValidationError};
+use crate::failpoints::points;
+use crate::schema::{bundle_questions, bundles};
+use crate::visibility::Scope;
+use crate::Clarion;
+
+/// Cap on `reject_reason` and each `custom_text`, in runes of the raw value (VAL-5).
+pub const MAX_FREE_TEXT_RUNES: usize = 2000;
+
+/// One answer as the caller wrote it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AnswerInput {
+    pub question_id: String,
+    pub selected_options: Vec<String>,
+    pub custom_text: String,
+}
+
+/// Arguments of [`Clarion::resolve_bundle`]: answers, or a rejection.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResolveRequest {
+    pub answers: Vec<AnswerInput>,
+    pub rejected: bool,
+    pub reject_reason: String,
+}
+
+/// The outcome of a resolve or cancel that reached a winner: this caller's
+/// (`claimed`) or an earlier one's, replayed byte for byte (REPLAY-1/2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    pub claimed: bool,
+    pub status: BundleStatus,
+    pub response: Response,
+}
+
+/// What the claim writes, after normalization.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Resolution {
+    /// One normalized answer per question, in DM-4 order (NORM-1).
+    Answered(Vec<Answer>),
+    Rejected {
+        reason: String,
+    },
+    Cancelled,
+}
+
+impl Resolution {
+    fn status(&self) -> &'static str {
+        match self {
+            Resolution::Answered(_) => "answered",
+            Resolution::Rejected { .. } => "rejected",
+            Resolution::Cancelled => "cancelled",
+        }
+    }
+}
+
+fn runes(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// VAL-4, VAL-5: what can be checked without the bundle.
+fn check_shape(request: &ResolveRequest) -> Result<(), ValidationError> {
+    if request.rejected && !request.answers.is_empty() {
+        return Err(ValidationError::new(
+            "answers",
+            "must be empty when rejected is true",
+        ));
+    }
+    let too_long = |field: String, text: &str| {
+        let count = runes(text);
+        (count > MAX_FREE_TEXT_RUNES).then(|| {
+            ValidationError::new(
+                field,
+                format!("must be at most {MAX_FREE_TEXT_RUNES} characters, got {count}"),
+            )
+        })
+    };
+    if let Some(error) = too_long("reject_reason".into(), &request.reject_reason) {
+        return Err(error);
+    }
+    for (index, answer) in request.answers.iter().enumerate() {
+        if let Some(error) = too_long(format!("answers[{index}].custom_text"), &answer.custom_text)
+        {
+            return Err(error);
+        }
+    }
+    Ok(())
+}
+
+/// VAL-6: a row without a question id makes the bundle unanswerable.
+fn check_answerable(rows: &[QuestionRecord]) -> Result<(), ValidationError> {
+    if rows.iter().any(|row| row.question_id.is_empty()) {
+        return Err(ValidationError::new(
+            "pending_id",
+            "this clarification request has a question without a question_id and cannot be \
+             answered or rejected; cancel it instead",
+        ));
+    }
+    Ok(())
+}
+
+/// VAL-1, VAL-2 against the stored rows (all of them, terminal siblings
+/// included), then NORM-1..3.
+fn normalize_answers(
+    answers: &[AnswerInput],
+    rows: &[QuestionRecord],
+) -> Result<Vec<Answer>, ValidationError> {
+    if answers.len() != rows.len() {
+        return Err(ValidationError::new(
+            "answers",
+            format!(
+                "expected {} answers (one per question), got {}",
+                rows.len(),
+                answers.len()
+            ),
+        ));
+    }
+    let mut by_row: Vec<Option<Answer>> = vec![None; rows.len()];
+    for (index, answer) in answers.iter().enumerate() {
+        let field = |name: &str| format!("answers[{index}].{name}");
+        if answer.question_id.is_empty() {
+            return Err(ValidationError::new(
+                field("question_id"),
+                "must not be empty",
+            ));
+        }
+        let Some(position) = rows
+            .iter()
+            .position(|row| row.question_id == answer.question_id)
+        else {
+            return Err(ValidationError::new(
+                field("question_id"),
+                format!("unknown question id {:?}", answer.question_id),
+            ));
+        };
+        if by_row[position].is_some() {
+            return Err(ValidationError::new(
+                field("question_id"),
+                format!("duplicate question id {:?}", answer.question_id),
+            ));
+        }
+        let options = bundle::option_ids(&rows[position]);
+        let mut positions = Vec::with_capacity(answer.selected_options.len());
+        for selected in &answer.selected_options {
+            let Some(option) = options.iter().position(|id| id == selected) else {
+                return Err(ValidationError::new(
+                    field("selected_options"),
+                    format!("unknown option id {selected:?}"),
+                ));
+            };
+            positions.push(option);
+        }
+        // NORM-2: the question's option order, exact duplicates removed.
+        positions.sort_unstable();
+        positions.dedup();
+        by_row[position] = Some(Answer {
+            question_id: answer.question_id.clone(),
+            selected_options: positions.into_iter().map(|p| options[p].clone()).collect(),
+            // NORM-3: only leading and trailing whitespace goes.
+            custom_text: answer.custom_text.trim().to_owned(),
+        });
+    }
+    // NORM-1: DM-4 order, because `rows` is in DM-4 order.
+    Ok(by_row.into_iter().flatten().collect())
+}
+
+/// Steps 4–5 for a resolve request: the rules that need the stored bundle,
+/// then the canonical form.
+fn prepare(
+    request: &ResolveRequest,
+    rows: &[QuestionRecord],
+) -> Result<Resolution, ValidationError> {
+    check_answerable(rows)?;
+    if request.rejected {
+        return Ok(Resolution::Rejected {
+            reason: request.reject_reason.trim().to_owned(),
+        });
+    }
+    Ok(Resolution::Answered(normalize_answers(
+        &request.answers,
+        rows,
+    )?))
+}
+
+/// Who resolved a bundle, for audit (CLAIM-3).
+struct Resolver<'a> {
+    kind: &'a str,
+    id: String,
+}
+
+/// CLAIM-1's guard: is the bundle active, evaluated inside the claim's
+/// transaction with the one activeness rule?
+#[diesel::dsl::auto_type]
+pub fn claim_guard_query<'a>(pending_id: &'a str) -> _ {
+    diesel::dsl::select(diesel::dsl::exists(
+        bundles::table
+            .filter(bundles::pending_id.eq(pending_id))
+            .filter(activeness::is_active())
+            .select(bundles::pending_id),
+    ))
+}
+
+/// CLAIM-3: the still-pending rows of the bundle take the resolution.
+#[diesel::dsl::auto_type]
+pub fn claim_rows_statement<'a>(pending_id: &'a str, status: &'a str) -> _ {
+    diesel::dsl::update(
+        bundle_questions::table
+            .filter(bundle_questions::pending_id.eq(pending_id))
+            .filter(activeness::question_is_pending()),
+    )
+    .set(bundle_questions::status.eq(status))
+}
+
+/// CLAIM-1: the one transition of an active bundle to a resolution. Returns
+/// whether this call claimed it. On PostgreSQL the session row is locked
+/// first, which serializes the claim with state changes and new turns of the
+/// same session (CLAIM-4); on SQLite the transaction holds the write lock
+/// from its first statement.
+fn claim(
+    clarion: &Clarion,
+    conn: &mut AnyConnection,
+    record: &BundleRecord,
+    resolution: &Resolution,
+    resolver: &Resolver<'_>,
+) -> Result<bool> {
+    db::write_transaction(conn, |conn| {
+        db::lock_session(conn, &record.session_id)?;
+        let active: bool = claim_guard_query(&record.pending_id).get_result(conn)?;
+        if !active {
+            return Ok(false);
+        }
+        let pending_rows: Vec<(i32, String)> = bundle_questions::table
+            .filter(bundle_questions::pending_id.eq(&record.pending_id))
+            .filter(activeness::question_is_pending())
+            .select((bundle_questions::id, bundle_questions::question_id))
+            .load(conn)?;
+        claim_rows_statement(&record.pending_id, resolution.status()).execute(conn)?;
+        clarion.failpoint(points::CLAIM_AFTER_ROWS)?;
+        if let Resolution::Answered(answers) = resolution {
+            for (row_id, question_id) in &pending_rows {
+                let Some(answer) = answers.iter().find(|a| &a.question_id == question_id) else {
+                    continue;
+                };
+                let stored = serde_json::to_string(answer)
+                    .map_err(|e| Error::Internal(format!("answer of {question_id}: {e}")))?;
+                diesel::update(bundle_questions::table.find(row_id))
+                    .set(bundle_questions::response.eq(stored))
+                    .execute(conn)?;
+            }
+        }
+        let reason = match resolution {
+            Resolution::Rejected { reason } => reason.as_str(),
+            _ => "",
+        };
+        diesel::update(bundles::table.find(&record.pending_id))
+            .set((
+                bundles::reject_reason.eq(reason),
+                bundles::responded_at.eq(clarion.now().as_micros()),
+                bundles::resolved_by_kind.eq(resolver.kind),
+                bundles::resolved_by_id.eq(&resolver.id),
+                bundles::response_delivery_pending.eq(true),
+                bundles::may_be_active.eq(false),
+            ))
+            .execute(conn)?;
+        clarion.failpoint(points::CLAIM_BEFORE_COMMIT)?;
+        Ok(true)
+    })
+}
+
+/// REPLAY-1/2: read the rows once more; a resolution there is the winner's.
+fn replay(conn: &mut AnyConnection, record: &BundleRecord, claimed: bool) -> Result<Resolved> {
+    let rows = bundle::load_rows(conn, std::slice::from_ref(&record.pending_id))?;
+    let fresh: Option<BundleRecord> = bundles::table
+        .find(&record.pending_id)
+        .select(bundle::bundle_record_columns())
+        .first(conn)
+        .optional()?;
+    let Some(fresh) = fresh else {
+        // Deleted between the claim and the re-read: nothing won.
+        return Err(Error::NoLongerActive);
+    };
+    match bundle::stored_response(&fresh, &rows) {
+        Some((status, response)) => Ok(Resolved {
+            claimed,
+            status,
+            response,
+        }),
+        None if claimed => Err(Error::Internal(format!(
+            "claimed bundle {} has no stored resolution",
+            record.pending_id
+        ))),
+        None => Err(Error::NoLongerActive),
+    }
+}
+
+impl Clarion {
+    /// §8: answer or reject a bundle. Exactly one caller claims it; every
+    /// other gets the winner's status and response with `claimed: false`,
+    /// or `NoLongerActive` when nothing won (superseded, ended, expired).
+    pub fn resolve_bundle(
+        &self,
+        principal: &Principal,
+        pending_id: &str,
+        request: &ResolveRequest,
+    ) -> Result<Resolved> {
+        require_capability(principal, Operation::ResolveBundle)?;
+        check_shape(request)?;
+        self.settle(principal, pending_id, |rows| Ok(prepare(request, rows)?))
+    }
+
+    /// LIFE-6: cancel a bundle through the same claim. Humans and `system`
+    /// only; needs no waiter; clears even a bundle VAL-6 makes unanswerable.
+    pub fn cancel_bundle(&self, principal: &Principal, pending_id: &str) -> Result<Resolved> {
+        require_capability(principal, Operation::CancelBundle)?;
+        self.settle(principal, pending_id, |_| Ok(Resolution::Cancelled))
+    }
+
+    /// Steps 3, 6 and 7 shared by resolve and cancel.
+    fn settle(
+        &self,
+        principal: &Principal,
+        pending_id: &str,
+        decide: impl FnOnce(&[QuestionRecord]) -> Result<Resolution>,
+    ) -> Result<Resolved> {
+        let scope = Scope::of(principal).ok_or(Error::CapabilityDenied)?;
+        let resolver = Resolver {
+            kind: principal.kind(),
+            id: principal.audit_id(),
+        };
+        let mut conn = self.inner.pool.get()?;
+        let (record, rows) = bundle::load_visible(&mut conn, &scope, pending_id)?
+            .ok_or(Error::NotFound(Entity::Bundle))?;
+        let resolution = decide(&rows)?;
+        let claimed =
+            claim(self, &mut conn, &record, &resolution, &resolver).map_err(
+                |error| match error {
+                    Error::Injected(_) => error,
+                    error => {
+                        tracing::error!(pending_id, %error, "claim failed");
+                        Error::Internal(format!("claim of {pending_id} failed: {error}"))
+                    }
+                },
+            )?;
+        replay(&mut conn, &record, claimed)
+    }
+}
