@@ -94,6 +94,38 @@ impl Principal {
     }
 }
 
+impl std::str::FromStr for Principal {
+    type Err = String;
+
+    /// `system`, `unclassified`, `user:<id>`, or
+    /// `agent:<user>/<agent>[:<grant>,<grant>]` (the command-line form).
+    fn from_str(text: &str) -> Result<Principal, String> {
+        match text.split_once(':') {
+            None if text == "system" => Ok(Principal::System),
+            None if text == "unclassified" => Ok(Principal::Unclassified),
+            Some(("user", user_id)) if !user_id.is_empty() => Ok(Principal::user(user_id)),
+            Some(("agent", rest)) => {
+                let (who, grants) = rest.split_once(':').unwrap_or((rest, ""));
+                let Some((user_id, agent_id)) = who.split_once('/') else {
+                    return Err(format!("agent principal {text:?} needs <user>/<agent>"));
+                };
+                if user_id.is_empty() || agent_id.is_empty() {
+                    return Err(format!("agent principal {text:?} needs <user>/<agent>"));
+                }
+                let grants = grants
+                    .split(',')
+                    .filter(|g| !g.is_empty())
+                    .map(|g| Grant::parse(g).ok_or_else(|| format!("unknown grant {g:?}")))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Principal::agent(user_id, agent_id, grants))
+            }
+            _ => Err(format!(
+                "unknown principal {text:?}: use system, user:<id> or agent:<user>/<agent>:<grants>"
+            )),
+        }
+    }
+}
+
 /// Every operation clarion exposes (AUTH-2, WIRE-5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Operation {

@@ -5,10 +5,54 @@
 use crate::error::Error;
 
 /// What an armed failpoint does when execution reaches it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum FailAction {
     /// Return [`Error::Injected`] from the operation.
     Error,
+    /// Stop at the point until the gate is opened, so a test can interleave
+    /// another operation deterministically.
+    Block(std::sync::Arc<Gate>),
+}
+
+/// A one-shot gate: the operation announces it has arrived, then waits
+/// until the test opens the gate.
+#[derive(Debug, Default)]
+pub struct Gate {
+    state: std::sync::Mutex<(bool, bool)>,
+    changed: std::sync::Condvar,
+}
+
+impl Gate {
+    pub fn new() -> std::sync::Arc<Gate> {
+        std::sync::Arc::new(Gate::default())
+    }
+
+    #[cfg(feature = "test-hooks")]
+    fn arrive_and_wait(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.0 = true;
+        self.changed.notify_all();
+        while !state.1 {
+            state = self.changed.wait(state).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Waits until an operation has arrived at the gate; false on timeout.
+    pub fn wait_arrival(&self, timeout: std::time::Duration) -> bool {
+        let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let (state, _) = self
+            .changed
+            .wait_timeout_while(state, timeout, |state| !state.0)
+            .unwrap_or_else(|p| p.into_inner());
+        state.0
+    }
+
+    /// Lets the waiting operation (and any later arrival) continue.
+    pub fn open(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        state.1 = true;
+        self.changed.notify_all();
+    }
 }
 
 #[derive(Debug, Default)]
@@ -41,9 +85,13 @@ impl Failpoints {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .get(name)
-            .copied();
+            .cloned();
         match action {
             Some(FailAction::Error) => Err(Error::Injected(name)),
+            Some(FailAction::Block(gate)) => {
+                gate.arrive_and_wait();
+                Ok(())
+            }
             None => Ok(()),
         }
     }
@@ -61,6 +109,8 @@ pub mod points {
     pub const ASK_AFTER_BUNDLE_ROW: &str = "ask.after_bundle_row";
     /// Inside `ask`, after the first question row.
     pub const ASK_AFTER_FIRST_QUESTION: &str = "ask.after_first_question";
+    /// Inside the claim, right after the activeness guard said "active".
+    pub const CLAIM_AFTER_GUARD: &str = "claim.after_guard";
     /// Inside the claim, after the rows took the resolution status.
     pub const CLAIM_AFTER_ROWS: &str = "claim.after_rows";
     /// Inside the claim, after every write and before the commit.

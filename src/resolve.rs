@@ -23,7 +23,8 @@ use crate::Clarion;
 pub const MAX_FREE_TEXT_RUNES: usize = 2000;
 
 /// One answer as the caller wrote it.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct AnswerInput {
     pub question_id: String,
     pub selected_options: Vec<String>,
@@ -243,6 +244,7 @@ fn claim(
         if !active {
             return Ok(false);
         }
+        clarion.failpoint(points::CLAIM_AFTER_GUARD)?;
         let pending_rows: Vec<(i32, String)> = bundle_questions::table
             .filter(bundle_questions::pending_id.eq(&record.pending_id))
             .filter(activeness::question_is_pending())

@@ -6,7 +6,7 @@
 use diesel::debug_query;
 
 use crate::visibility::Scope;
-use crate::{activeness, authz, bundle, lifecycle, listing};
+use crate::{activeness, authz, bundle, lifecycle, listing, resolve};
 
 /// One rendered query: a file name under `sql/<backend>/` and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +83,19 @@ macro_rules! catalog {
                 name: "pending_actions",
                 sql: layout(
                     debug_query::<$backend, _>(&listing::pending_actions_query(&scope, &task_ids))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "claim_guard",
+                sql: layout(
+                    debug_query::<$backend, _>(&resolve::claim_guard_query(PENDING)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "claim_rows",
+                sql: layout(
+                    debug_query::<$backend, _>(&resolve::claim_rows_statement(PENDING, "<status>"))
                         .to_string(),
                 ),
             },

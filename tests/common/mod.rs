@@ -25,6 +25,8 @@ pub const EPOCH: Timestamp = Timestamp::from_micros(1_795_982_400_000_000);
 pub struct TestDb {
     pub clarion: Clarion,
     pub clock: Arc<ManualClock>,
+    /// Shared by every handle on this database, so ids never collide.
+    pub ids: Arc<SequentialIds>,
     pub url: String,
     _place: Place,
 }
@@ -63,7 +65,7 @@ impl TestDb {
     pub fn reopen(&self) -> Clarion {
         Clarion::builder(&self.url)
             .clock(self.clock.clone())
-            .ids(Arc::new(SequentialIds::default()))
+            .ids(self.ids.clone())
             .open()
             .expect("reopen test database")
     }
@@ -76,23 +78,25 @@ impl TestDb {
     }
 }
 
-fn open(url: &str) -> (Clarion, Arc<ManualClock>) {
+fn open(url: &str) -> (Clarion, Arc<ManualClock>, Arc<SequentialIds>) {
     let clock = Arc::new(ManualClock::new(EPOCH));
+    let ids = Arc::new(SequentialIds::default());
     let clarion = Clarion::builder(url)
         .clock(clock.clone())
-        .ids(Arc::new(SequentialIds::default()))
+        .ids(ids.clone())
         .open()
         .unwrap_or_else(|e| panic!("open {url}: {e}"));
-    (clarion, clock)
+    (clarion, clock, ids)
 }
 
 pub fn sqlite() -> TestDb {
     let dir = tempfile::tempdir().expect("temp dir");
     let url = format!("sqlite://{}", dir.path().join("clarion.db").display());
-    let (clarion, clock) = open(&url);
+    let (clarion, clock, ids) = open(&url);
     TestDb {
         clarion,
         clock,
+        ids,
         url,
         _place: Place::Sqlite(dir),
     }
@@ -136,10 +140,11 @@ pub fn postgres() -> Option<TestDb> {
         .expect("create test schema");
     let separator = if base_url.contains('?') { '&' } else { '?' };
     let url = format!("{base_url}{separator}options=-c%20search_path%3D{schema}");
-    let (clarion, clock) = open(&url);
+    let (clarion, clock, ids) = open(&url);
     Some(TestDb {
         clarion,
         clock,
+        ids,
         url,
         _place: Place::Postgres { base_url, schema },
     })

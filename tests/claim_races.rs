@@ -1,0 +1,254 @@
+//! CLAIM-1..5, REL-1: any number of racers, one winner; the claim
+//! serializes with session-state changes and new turns; no code path but
+//! the claim writes a resolution.
+
+mod common;
+
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use clarion::failpoints::{points, FailAction, Gate};
+use clarion::{envelope, AnswerInput, Clarion, Principal, ResolveRequest, Resolved};
+use common::*;
+
+/// Thread `n`'s answer to a two-question bundle: different for every n.
+fn answer_for(n: usize) -> ResolveRequest {
+    ResolveRequest {
+        answers: vec![
+            AnswerInput {
+                question_id: "q1".into(),
+                selected_options: vec![format!("q1_opt{}", 1 + n % 2)],
+                custom_text: format!("racer {n}"),
+            },
+            AnswerInput {
+                question_id: "q2".into(),
+                selected_options: vec![],
+                custom_text: String::new(),
+            },
+        ],
+        ..ResolveRequest::default()
+    }
+}
+
+/// Resolves one bundle from `racers` threads at once, spread over the given
+/// handles; returns every result.
+fn race(handles: &[Clarion], pending_id: &str, racers: usize) -> Vec<Resolved> {
+    let start = Arc::new(Barrier::new(racers));
+    let threads: Vec<_> = (0..racers)
+        .map(|n| {
+            let handle = handles[n % handles.len()].clone();
+            let start = start.clone();
+            let pending_id = pending_id.to_owned();
+            std::thread::spawn(move || {
+                start.wait();
+                handle.resolve_bundle(&Principal::user("alice"), &pending_id, &answer_for(n))
+            })
+        })
+        .collect();
+    threads
+        .into_iter()
+        .map(|t| t.join().unwrap().unwrap())
+        .collect()
+}
+
+dual_backend! {
+    /// CLAIM-5, REL-1: 32 threads on two handles, 50 bundles: exactly one
+    /// claim each, and every result carries the stored response byte for byte.
+    fn claim_5_thirty_two_racers_one_winner(db) {
+        let second = db.reopen();
+        let handles = [db.clarion.clone(), second];
+        let session = mirror(db, "race", "alice");
+        for round in 0..50 {
+            let pending_id = ask(db, &session, 2);
+            let results = race(&handles, &pending_id, 32);
+            let winners = results.iter().filter(|r| r.claimed).count();
+            assert_eq!(winners, 1, "round {round}");
+            let stored = db.get_bundle(&Principal::System, &pending_id).unwrap().response.unwrap();
+            let stored_json = envelope::response(&stored).to_string();
+            for result in &results {
+                assert_eq!(envelope::response(&result.response).to_string(), stored_json, "round {round}");
+            }
+            let winner = results.iter().find(|r| r.claimed).unwrap();
+            assert!(winner.response.answers[0].custom_text.starts_with("racer "));
+        }
+    }
+}
+
+/// CLAIM-1: the structural guard. A resolution status is written in exactly
+/// one place: `claim_rows_statement` in src/resolve.rs. Every other write of
+/// `bundle_questions::status` writes `pending` (ask) or `expired` (expiry).
+#[test]
+fn claim_1_only_the_claim_writes_a_resolution_status() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut writers = Vec::new();
+    let mut stack = vec![src];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (line_no, line) in text.lines().enumerate() {
+                if line.contains("bundle_questions::status.eq(") {
+                    writers.push(format!(
+                        "{}:{}: {}",
+                        path.file_name().unwrap().to_string_lossy(),
+                        line_no + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    let expected = [
+        "ask.rs",
+        "bundle_questions::status.eq(\"pending\")",
+        "lifecycle.rs",
+        "bundle_questions::status.eq(expired)",
+        "resolve.rs",
+        "bundle_questions::status.eq(status)",
+    ];
+    assert_eq!(
+        writers.len(),
+        3,
+        "unexpected status writers:\n{}",
+        writers.join("\n")
+    );
+    for pair in expected.chunks(2) {
+        assert!(
+            writers
+                .iter()
+                .any(|w| w.starts_with(pair[0]) && w.contains(pair[1])),
+            "missing {pair:?} in:\n{}",
+            writers.join("\n")
+        );
+    }
+    let resolve = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/resolve.rs"),
+    )
+    .unwrap();
+    assert_eq!(
+        resolve.matches("pub fn claim_rows_statement<").count(),
+        1,
+        "defined once"
+    );
+    assert_eq!(
+        resolve.matches("claim_rows_statement(&").count(),
+        1,
+        "called once, by the claim"
+    );
+    // The raw-SQL fixtures write statuses too, but only behind the test-hooks feature.
+    let lib = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"),
+    )
+    .unwrap();
+    assert!(lib.contains("#[cfg(feature = \"test-hooks\")]\n#[doc(hidden)]\npub mod fixtures;"));
+}
+
+#[cfg(feature = "postgres")]
+mod postgres_serialization {
+    use super::*;
+    use diesel::prelude::*;
+    use diesel::sql_types::BigInt;
+
+    #[derive(QueryableByName)]
+    struct Waiting {
+        #[diesel(sql_type = BigInt)]
+        waiting: i64,
+    }
+
+    /// Waits until some backend of this database is blocked on a lock.
+    fn wait_for_lock_waiter(db: &TestDb) {
+        for _ in 0..400 {
+            let waiting = db.raw(|conn| {
+                diesel::sql_query(
+                    "SELECT count(*) AS waiting FROM pg_stat_activity \
+                     WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                )
+                .get_result::<Waiting>(conn)
+                .unwrap()
+                .waiting
+            });
+            if waiting > 0 {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("the competing transaction never blocked on the session lock");
+    }
+
+    /// Pauses a claim after its guard said "active", starts `competitor` on
+    /// another thread, and checks it waits for the claim to commit.
+    fn claim_paused_while(
+        db: &TestDb,
+        competitor: impl FnOnce(Clarion, String) + Send + 'static,
+    ) -> String {
+        let session = mirror(db, "s", "alice");
+        let pending_id = ask(db, &session, 2);
+        let gate = Gate::new();
+        db.arm_failpoint(points::CLAIM_AFTER_GUARD, FailAction::Block(gate.clone()));
+        // Opens the gate even when an assertion fails, so the paused claim
+        // ends and the schema can be dropped.
+        struct OpenOnDrop(Arc<Gate>);
+        impl Drop for OpenOnDrop {
+            fn drop(&mut self) {
+                self.0.open();
+            }
+        }
+        let _open_on_drop = OpenOnDrop(gate.clone());
+        let claimer = {
+            let db = db.clarion.clone();
+            let pending_id = pending_id.clone();
+            std::thread::spawn(move || {
+                db.resolve_bundle(&Principal::user("alice"), &pending_id, &answer_for(0))
+            })
+        };
+        assert!(
+            gate.wait_arrival(Duration::from_secs(10)),
+            "claim never reached its guard"
+        );
+        let other = db.reopen();
+        let competing = std::thread::spawn(move || competitor(other, session));
+        wait_for_lock_waiter(db);
+        assert!(
+            !competing.is_finished(),
+            "the competitor committed while the claim was open"
+        );
+        gate.open();
+        let resolved = claimer.join().unwrap().unwrap();
+        competing.join().unwrap();
+        assert!(resolved.claimed);
+        pending_id
+    }
+
+    /// CLAIM-4: a transaction making the session terminal waits for an open
+    /// claim; the resolution is never committed against an ended session,
+    /// and expiry then finds nothing pending.
+    #[test]
+    fn claim_4_claim_serializes_with_session_ending() {
+        let Some(db) = common::postgres() else { return };
+        let pending_id = claim_paused_while(&db, |other, session| {
+            other
+                .set_session_state(&session, clarion::SessionState::Completed)
+                .unwrap();
+        });
+        assert_eq!(
+            common::rows::statuses(&db, &pending_id),
+            [Some("answered".to_owned()), Some("answered".to_owned())]
+        );
+    }
+
+    /// CLAIM-4: `begin_turn` waits for an open claim, so a resolution is
+    /// never committed against a turn that was superseded meanwhile.
+    #[test]
+    fn claim_4_claim_serializes_with_begin_turn() {
+        let Some(db) = common::postgres() else { return };
+        let pending_id = claim_paused_while(&db, |other, session| {
+            other.begin_turn(&session).unwrap();
+        });
+        let detail = db.get_bundle(&Principal::System, &pending_id).unwrap();
+        assert_eq!(detail.status, clarion::BundleStatus::Answered);
+    }
+}
