@@ -192,12 +192,14 @@ pub fn listable<'a>(scope: &'a Scope, workspace_id: &'a str) -> _ {
     let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
     let in_workspace: visibility::bundle_in_workspace<'a> =
         visibility::bundle_in_workspace(workspace_id);
+    // Cheapest rejections first: for a scoped principal most candidates fail
+    // visibility, and both engines evaluate these terms in order.
     bundles::may_be_active
-        .and(activeness::is_active())
-        .and(activeness::is_answerable())
-        .and(visibility::bundle_task_resolves())
         .and(visible)
         .and(in_workspace)
+        .and(visibility::bundle_task_resolves())
+        .and(activeness::is_active())
+        .and(activeness::is_answerable())
 }
 
 /// LIST-2/3: one page in one query; `limit + 1` rows tell whether more exist.

@@ -250,7 +250,13 @@ fn claim(
             .filter(activeness::question_is_pending())
             .select((bundle_questions::id, bundle_questions::question_id))
             .load(conn)?;
-        claim_rows_statement(&record.pending_id, resolution.status()).execute(conn)?;
+        let claimed_rows =
+            claim_rows_statement(&record.pending_id, resolution.status()).execute(conn)?;
+        if claimed_rows == 0 {
+            // Only reachable if something bypassed the session lock; the
+            // rows say who won, so this caller did not.
+            return Ok(false);
+        }
         clarion.failpoint(points::CLAIM_AFTER_ROWS)?;
         if let Resolution::Answered(answers) = resolution {
             for (row_id, question_id) in &pending_rows {

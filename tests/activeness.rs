@@ -9,7 +9,7 @@ use common::*;
 dual_backend! {
     /// ACT-1.1: a NULL status counts as pending.
     fn act_1_null_status_counts_as_pending(db) {
-        let session = mirror(&db, "a", "alice");
+        let session = mirror(db, "a", "alice");
         let turn = db.begin_turn(&session).unwrap();
         rows::insert_bundle(db, "b1", &session, &turn, "t-a");
         Row::new("b1", &session, &turn).status(None).insert(db);
@@ -19,7 +19,7 @@ dual_backend! {
 
     /// ACT-1.1: an empty status counts as pending.
     fn act_1_empty_status_counts_as_pending(db) {
-        let session = mirror(&db, "a", "alice");
+        let session = mirror(db, "a", "alice");
         let turn = db.begin_turn(&session).unwrap();
         rows::insert_bundle(db, "b1", &session, &turn, "t-a");
         Row::new("b1", &session, &turn).status(Some("")).insert(db);
@@ -28,7 +28,7 @@ dual_backend! {
 
     /// ACT-1.1: an unrecognized status does not count as pending.
     fn act_1_unrecognized_status_is_not_pending(db) {
-        let session = mirror(&db, "a", "alice");
+        let session = mirror(db, "a", "alice");
         let turn = db.begin_turn(&session).unwrap();
         rows::insert_bundle(db, "b1", &session, &turn, "t-a");
         Row::new("b1", &session, &turn).status(Some("PENDING")).insert(db);
@@ -39,7 +39,7 @@ dual_backend! {
 
     /// ACT-1.1: a bundle without question rows is not active.
     fn act_1_bundle_without_rows_is_not_active(db) {
-        let session = mirror(&db, "a", "alice");
+        let session = mirror(db, "a", "alice");
         let turn = db.begin_turn(&session).unwrap();
         rows::insert_bundle(db, "b1", &session, &turn, "t-a");
         assert!(!db.has_pending_clarification(&session).unwrap());
@@ -48,7 +48,7 @@ dual_backend! {
     /// ACT-1.1, LIST-10: a mixed bundle is active while one row is pending,
     /// and inactive once none is.
     fn act_1_mixed_bundle_active_while_a_row_is_pending(db) {
-        let session = mirror(&db, "a", "alice");
+        let session = mirror(db, "a", "alice");
         let turn = db.begin_turn(&session).unwrap();
         rows::insert_bundle(db, "mixed", &session, &turn, "t-a");
         Row::new("mixed", &session, &turn).status(Some("answered")).insert(db);
@@ -61,8 +61,8 @@ dual_backend! {
 
     /// ACT-1.2, LIFE-2: a bundle of an older turn is superseded.
     fn act_1_superseded_turn_is_not_active(db) {
-        let session = mirror(&db, "a", "alice");
-        let pending_id = ask(&db, &session, 1);
+        let session = mirror(db, "a", "alice");
+        let pending_id = ask(db, &session, 1);
         assert!(db.has_pending_clarification(&session).unwrap());
         db.begin_turn(&session).unwrap();
         assert!(!db.has_pending_clarification(&session).unwrap());
@@ -74,8 +74,8 @@ dual_backend! {
     /// other state leaves it active. The state is forced directly so expiry
     /// (LIFE-3) does not hide the conjunct.
     fn act_1_terminal_session_states_are_not_active(db) {
-        let session = mirror(&db, "a", "alice");
-        ask(&db, &session, 1);
+        let session = mirror(db, "a", "alice");
+        ask(db, &session, 1);
         for state in clarion::SessionState::ALL {
             rows::force_state(db, &session, state.as_str());
             assert_eq!(
@@ -89,7 +89,7 @@ dual_backend! {
 
     /// ACT-1.4: rows spread over two turns make a malformed bundle.
     fn act_1_bundle_spanning_two_turns_is_not_active(db) {
-        let session = mirror(&db, "a", "alice");
+        let session = mirror(db, "a", "alice");
         let old_turn = db.begin_turn(&session).unwrap();
         let turn = db.begin_turn(&session).unwrap();
         rows::insert_bundle(db, "b1", &session, &turn, "t-a");
@@ -100,8 +100,8 @@ dual_backend! {
 
     /// ACT-1.4: rows spread over two sessions make a malformed bundle.
     fn act_1_bundle_spanning_two_sessions_is_not_active(db) {
-        let session = mirror(&db, "a", "alice");
-        let other = mirror(&db, "b", "alice");
+        let session = mirror(db, "a", "alice");
+        let other = mirror(db, "b", "alice");
         let turn = db.begin_turn(&session).unwrap();
         rows::insert_bundle(db, "b1", &session, &turn, "t-a");
         Row::new("b1", &session, &turn).insert(db);
@@ -111,7 +111,7 @@ dual_backend! {
 
     /// ACT-2: the latest `started_at` wins over creation order.
     fn act_2_latest_started_at_is_current(db) {
-        let session = mirror(&db, "a", "alice");
+        let session = mirror(db, "a", "alice");
         rows::insert_turn(db, "late", &session, 2_000);
         rows::insert_turn(db, "early", &session, 1_000);
         rows::insert_bundle(db, "in-late", &session, "late", "t-a");
@@ -124,7 +124,7 @@ dual_backend! {
     /// ACT-2: with equal `started_at`, the later-created turn wins, even
     /// when its id sorts first.
     fn act_2_equal_started_at_breaks_tie_by_creation_order(db) {
-        let session = mirror(&db, "a", "alice");
+        let session = mirror(db, "a", "alice");
         rows::insert_turn(db, "zzz-first", &session, 1_000);
         rows::insert_turn(db, "aaa-second", &session, 1_000);
         rows::insert_bundle(db, "b-first", &session, "zzz-first", "t-a");
@@ -137,19 +137,19 @@ dual_backend! {
     /// ACT-2, LIFE-2: `begin_turn` always makes the newest turn, even when
     /// the clock is behind an existing turn's `started_at`.
     fn act_2_begin_turn_is_current_despite_a_clock_behind(db) {
-        let session = mirror(&db, "a", "alice");
+        let session = mirror(db, "a", "alice");
         rows::insert_turn(db, "from-the-future", &session, EPOCH.as_micros() + 60_000_000);
-        let pending_id = ask(&db, &session, 1);
+        let pending_id = ask(db, &session, 1);
         assert_eq!(rows::turn_of(db, &pending_id), "from-the-future");
         db.begin_turn(&session).unwrap();
-        let newer = ask(&db, &session, 1);
+        let newer = ask(db, &session, 1);
         assert_eq!(rows::active_ids(db), [newer]);
     }
 
     /// ACT-4: supersession writes no row; the bundle stays in history as it was.
     fn act_4_supersession_changes_no_row(db) {
-        let session = mirror(&db, "a", "alice");
-        let pending_id = ask(&db, &session, 2);
+        let session = mirror(db, "a", "alice");
+        let pending_id = ask(db, &session, 2);
         let before = rows::statuses(db, &pending_id);
         db.begin_turn(&session).unwrap();
         assert_eq!(rows::statuses(db, &pending_id), before);

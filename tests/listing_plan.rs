@@ -162,6 +162,7 @@ dual_backend! {
                         assert!(top.trim_start().starts_with("Limit"), "{context}");
                         assert!(variant.contains("using bundles_listing_order on bundles"), "{context}");
                         assert!(!variant.contains("Seq Scan on bundles "), "{context}");
+                        assert!(!variant.contains("Seq Scan on bundle_questions"), "{context}");
                         assert!(!variant.contains("Sort"), "{context}");
                     }
                 }

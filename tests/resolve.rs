@@ -1152,35 +1152,44 @@ dual_backend! {
     /// exactly one claims it, every other gets the winner's response byte
     /// for byte, and the stored rows hold the winner's answers.
     fn claim_5_one_winner_among_racers(db) {
-        let id = ask_with_options(db, &mirror(db, "a", "alice"), &[6]);
+        const RACERS: usize = 32;
+        let session = mirror(db, "a", "alice");
         let handles = [db.clarion.clone(), db.reopen()];
-        let results: Vec<Resolved> = std::thread::scope(|scope| {
-            let racers: Vec<_> = (0..16)
-                .map(|n| {
-                    let handle = handles[n % 2].clone();
-                    let id = id.clone();
-                    scope.spawn(move || {
-                        let request = if n % 5 == 4 {
-                            rejecting(&format!("racer {n}"))
-                        } else {
-                            let option = format!("q1_opt{}", n % 6 + 1);
-                            answering(vec![answer("q1", &[&option], &format!("racer {n}"))])
-                        };
-                        handle.resolve_bundle(&alice(), &id, &request).unwrap()
+        for round in 0..4 {
+            let id = ask_with_options(db, &session, &[6]);
+            let start = std::sync::Barrier::new(RACERS);
+            let results: Vec<Resolved> = std::thread::scope(|scope| {
+                let racers: Vec<_> = (0..RACERS)
+                    .map(|n| {
+                        let (handle, id, start) = (&handles[n % 2], &id, &start);
+                        scope.spawn(move || {
+                            let request = if n % 5 == 4 {
+                                rejecting(&format!("racer {n}"))
+                            } else {
+                                let option = format!("q1_opt{}", n % 6 + 1);
+                                answering(vec![answer("q1", &[&option], &format!("racer {n}"))])
+                            };
+                            start.wait();
+                            handle.resolve_bundle(&alice(), id, &request).unwrap()
+                        })
                     })
-                })
+                    .collect();
+                racers.into_iter().map(|r| r.join().unwrap()).collect()
+            });
+            let winners: Vec<String> = results
+                .iter()
+                .filter(|r| r.claimed)
+                .map(response_text)
                 .collect();
-            racers.into_iter().map(|r| r.join().unwrap()).collect()
-        });
-        let winners: Vec<&Resolved> = results.iter().filter(|r| r.claimed).collect();
-        assert_eq!(winners.len(), 1, "exactly one claim among {results:#?}");
-        let winner = winners[0];
-        for result in &results {
-            assert_eq!(result.status, winner.status);
-            assert_eq!(response_text(result), response_text(winner));
+            assert_eq!(winners.len(), 1, "round {round}: exactly one claim, got {winners:#?}");
+            let winner = results.iter().find(|r| r.claimed).unwrap();
+            for result in &results {
+                assert_eq!(result.status, winner.status);
+                assert_eq!(response_text(result), response_text(winner));
+            }
+            let replay = db.resolve_bundle(&Principal::System, &id, &rejecting("")).unwrap();
+            assert_eq!(response_text(&replay), response_text(winner), "stored rows equal the winner's");
         }
-        let replay = db.resolve_bundle(&Principal::System, &id, &rejecting("")).unwrap();
-        assert_eq!(response_text(&replay), response_text(winner), "stored rows equal the winner's");
     }
 
     /// AUTH-4 [seed M5a]: a bundle whose task cannot be resolved is

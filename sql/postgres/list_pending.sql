@@ -32,58 +32,58 @@ WHERE ((("bundles"."created_at" >= $11)
 AND (("bundles"."created_at" > $12)
 OR ("bundles"."pending_id" > $13)))
 AND ((((("bundles"."may_be_active"
+AND (($14
+OR EXISTS (SELECT "tasks"."id"
+FROM "tasks"
+WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $15)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
+FROM "sessions"
+WHERE ("sessions"."id" = "bundles"."session_id")
+LIMIT $16)) END)
+AND (("tasks"."workspace_id" = $17)
+OR  NOT (EXISTS (SELECT "workspaces"."id"
+FROM "workspaces"
+WHERE ((("workspaces"."id" = "tasks"."workspace_id")
+AND ("workspaces"."owner_id" != $18))
+AND ("workspaces"."owner_id" != $19)) OFFSET $20)))) OFFSET $21))
+AND ($22
+OR ("bundles"."kind" != $23))))
+AND ($24
+OR EXISTS (SELECT "tasks"."id"
+FROM "tasks"
+WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $25)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
+FROM "sessions"
+WHERE ("sessions"."id" = "bundles"."session_id")
+LIMIT $26)) END)
+AND ("tasks"."workspace_id" = $27)) OFFSET $28)))
+AND EXISTS (SELECT "tasks"."id"
+FROM "tasks"
+WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $29)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
+FROM "sessions"
+WHERE ("sessions"."id" = "bundles"."session_id")
+LIMIT $30)) END) OFFSET $31))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = ANY($14)))) OFFSET $15)
+OR ("bundle_questions"."status" = ANY($32)))) OFFSET $33)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $16)))
+LIMIT $34)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != ALL($17))) OFFSET $18))
+AND ("sessions"."state" != ALL($35))) OFFSET $36))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $19))))
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $37))))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ("bundle_questions"."question_id" = $20)) OFFSET $21)))
-AND EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $22)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $23)) END) OFFSET $24))
-AND (($25
-OR EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $26)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $27)) END)
-AND (("tasks"."workspace_id" = $28)
-OR  NOT (EXISTS (SELECT "workspaces"."id"
-FROM "workspaces"
-WHERE ((("workspaces"."id" = "tasks"."workspace_id")
-AND ("workspaces"."owner_id" != $29))
-AND ("workspaces"."owner_id" != $30)) OFFSET $31)))) OFFSET $32))
-AND ($33
-OR ("bundles"."kind" != $34))))
-AND ($35
-OR EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $36)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $37)) END)
-AND ("tasks"."workspace_id" = $38)) OFFSET $39))))
+AND ("bundle_questions"."question_id" = $38)) OFFSET $39))))
 ORDER BY "bundles"."created_at" ASC, "bundles"."pending_id" ASC
 LIMIT $40;
--- binds: ["", 1, 1, ["", "pending"], 0, 1, ["completed", "failed", "cancelled"], 0, 0, 1, 0, 0, "<pending_id>", ["", "pending"], 0, 1, ["completed", "failed", "cancelled"], 0, 0, "", 0, "", 1, 0, false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", false, "", 1, "<workspace_id>", 0, 51]
+-- binds: ["", 1, 1, ["", "pending"], 0, 1, ["completed", "failed", "cancelled"], 0, 0, 1, 0, 0, "<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", false, "", 1, "<workspace_id>", 0, "", 1, 0, ["", "pending"], 0, 1, ["completed", "failed", "cancelled"], 0, 0, "", 0, 51]

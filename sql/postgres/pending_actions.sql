@@ -10,58 +10,58 @@ WHERE ("sessions"."id" = "bundles"."session_id")
 LIMIT $4)
 FROM "bundles"
 WHERE (((((("bundles"."may_be_active"
+AND (($5
+OR EXISTS (SELECT "tasks"."id"
+FROM "tasks"
+WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $6)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
+FROM "sessions"
+WHERE ("sessions"."id" = "bundles"."session_id")
+LIMIT $7)) END)
+AND (("tasks"."workspace_id" = $8)
+OR  NOT (EXISTS (SELECT "workspaces"."id"
+FROM "workspaces"
+WHERE ((("workspaces"."id" = "tasks"."workspace_id")
+AND ("workspaces"."owner_id" != $9))
+AND ("workspaces"."owner_id" != $10)) OFFSET $11)))) OFFSET $12))
+AND ($13
+OR ("bundles"."kind" != $14))))
+AND ($15
+OR EXISTS (SELECT "tasks"."id"
+FROM "tasks"
+WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $16)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
+FROM "sessions"
+WHERE ("sessions"."id" = "bundles"."session_id")
+LIMIT $17)) END)
+AND ("tasks"."workspace_id" = $18)) OFFSET $19)))
+AND EXISTS (SELECT "tasks"."id"
+FROM "tasks"
+WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $20)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
+FROM "sessions"
+WHERE ("sessions"."id" = "bundles"."session_id")
+LIMIT $21)) END) OFFSET $22))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = ANY($5)))) OFFSET $6)
+OR ("bundle_questions"."status" = ANY($23)))) OFFSET $24)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $7)))
+LIMIT $25)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != ALL($8))) OFFSET $9))
+AND ("sessions"."state" != ALL($26))) OFFSET $27))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $10))))
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $28))))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ("bundle_questions"."question_id" = $11)) OFFSET $12)))
-AND EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $13)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $14)) END) OFFSET $15))
-AND (($16
-OR EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $17)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $18)) END)
-AND (("tasks"."workspace_id" = $19)
-OR  NOT (EXISTS (SELECT "workspaces"."id"
-FROM "workspaces"
-WHERE ((("workspaces"."id" = "tasks"."workspace_id")
-AND ("workspaces"."owner_id" != $20))
-AND ("workspaces"."owner_id" != $21)) OFFSET $22)))) OFFSET $23))
-AND ($24
-OR ("bundles"."kind" != $25))))
-AND ($26
-OR EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $27)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $28)) END)
-AND ("tasks"."workspace_id" = $29)) OFFSET $30)))
+AND ("bundle_questions"."question_id" = $29)) OFFSET $30)))
 AND ((SELECT "tasks"."id"
 FROM "tasks"
 WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $31)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
@@ -69,4 +69,4 @@ FROM "sessions"
 WHERE ("sessions"."id" = "bundles"."session_id")
 LIMIT $32)) END)
 LIMIT $33) = ANY($34)));
--- binds: ["", 1, 1, 1, ["", "pending"], 0, 1, ["completed", "failed", "cancelled"], 0, 0, "", 0, "", 1, 0, false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", true, "", 1, "", 0, "", 1, 1, ["<task_id>"]]
+-- binds: ["", 1, 1, 1, false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", true, "", 1, "", 0, "", 1, 0, ["", "pending"], 0, 1, ["completed", "failed", "cancelled"], 0, 0, "", 0, "", 1, 1, ["<task_id>"]]

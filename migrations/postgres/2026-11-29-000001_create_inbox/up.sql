@@ -64,7 +64,9 @@ CREATE INDEX bundles_outbox ON bundles (responded_at, pending_id)
 -- malformed bundle (rows spread over sessions or turns, DM-1) is detectable.
 CREATE TABLE bundle_questions (
     id SERIAL PRIMARY KEY,
-    pending_id TEXT NOT NULL REFERENCES bundles (pending_id) ON DELETE CASCADE,
+    -- Same collation as bundles.pending_id, so the correlated lookups by
+    -- pending_id can use this table's index.
+    pending_id TEXT COLLATE "C" NOT NULL REFERENCES bundles (pending_id) ON DELETE CASCADE,
     session_id TEXT NOT NULL,
     turn_id TEXT NOT NULL,
     question_id TEXT NOT NULL DEFAULT '',

@@ -1,0 +1,114 @@
+//! Prints the plan each backend chooses for the listing page query, for a
+//! database you point it at:
+//!
+//!     cargo run --example explain_listing --features postgres -- <database-url> [user]
+//!
+//! Shows the unscoped and the scoped (`user`, default `user3`) first page,
+//! and on PostgreSQL both the custom and the generic plan.
+
+use clarion::db::AnyConnection;
+use clarion::listing::{page_query, ListFilter};
+use clarion::visibility::Scope;
+use diesel::backend::Backend;
+use diesel::prelude::*;
+use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
+use diesel::sql_types::{Text, Untyped};
+
+struct Explain<Q> {
+    prefix: &'static str,
+    query: Q,
+}
+
+impl<Q: QueryFragment<DB>, DB: Backend> QueryFragment<DB> for Explain<Q> {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql(self.prefix);
+        self.query.walk_ast(out.reborrow())
+    }
+}
+
+impl<Q> QueryId for Explain<Q> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Q> Query for Explain<Q> {
+    type SqlType = Untyped;
+}
+
+impl<Q, C> RunQueryDsl<C> for Explain<Q> {}
+
+#[derive(QueryableByName)]
+struct Line {
+    #[diesel(sql_type = Text)]
+    #[diesel(column_name = "QUERY PLAN")]
+    #[allow(dead_code)]
+    pg: String,
+}
+
+#[derive(QueryableByName)]
+struct SqliteLine {
+    #[diesel(sql_type = Text)]
+    detail: String,
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let url = args
+        .next()
+        .expect("usage: explain_listing <database-url> [user]");
+    let user = args.next().unwrap_or_else(|| "user3".to_owned());
+    let clarion = clarion::Clarion::open(&url).expect("open");
+    let filter = ListFilter {
+        workspace_id: String::new(),
+        created_since: i64::MIN,
+        after: None,
+        limit: 50,
+    };
+    for scope in [
+        Scope {
+            unscoped: true,
+            user_id: String::new(),
+            sees_permission_bundles: true,
+        },
+        Scope {
+            unscoped: false,
+            user_id: user.clone(),
+            sees_permission_bundles: true,
+        },
+    ] {
+        println!("==== unscoped: {}", scope.unscoped);
+        clarion
+            .with_raw_connection(|conn: &mut AnyConnection| match conn {
+                AnyConnection::Sqlite(conn) => {
+                    let lines = Explain {
+                        prefix: "EXPLAIN QUERY PLAN ",
+                        query: page_query(&scope, &filter),
+                    }
+                    .load::<SqliteLine>(conn)
+                    .unwrap();
+                    for line in lines {
+                        println!("{}", line.detail);
+                    }
+                }
+                #[cfg(feature = "postgres")]
+                AnyConnection::Postgres(conn) => {
+                    for mode in ["force_custom_plan", "force_generic_plan"] {
+                        println!("-- {mode}");
+                        diesel::sql_query(format!("SET plan_cache_mode = {mode}"))
+                            .execute(conn)
+                            .unwrap();
+                        let lines = Explain {
+                            prefix: "EXPLAIN ANALYZE ",
+                            query: page_query(&scope, &filter),
+                        }
+                        .load::<Line>(conn)
+                        .unwrap();
+                        for line in lines {
+                            println!("{}", line.pg);
+                        }
+                    }
+                }
+            })
+            .unwrap();
+    }
+}
