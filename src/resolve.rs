@@ -353,16 +353,12 @@ impl Clarion {
         let (record, rows) = bundle::load_visible(&mut conn, &scope, pending_id)?
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let resolution = decide(&rows)?;
-        let claimed =
-            claim(self, &mut conn, &record, &resolution, &resolver).map_err(
-                |error| match error {
-                    Error::Injected(_) => error,
-                    error => {
-                        tracing::error!(pending_id, %error, "claim failed");
-                        Error::Internal(format!("claim of {pending_id} failed: {error}"))
-                    }
-                },
-            )?;
+        // REPLAY-3: a failed claim is an internal error, logged with the
+        // bundle; nothing is retried.
+        let claimed = claim(self, &mut conn, &record, &resolution, &resolver).map_err(|error| {
+            tracing::error!(pending_id, %error, "claim failed");
+            Error::Internal(format!("claim of {pending_id} failed: {error}"))
+        })?;
         replay(&mut conn, &record, claimed)
     }
 }
