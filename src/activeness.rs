@@ -22,19 +22,22 @@ pub const PENDING_STATUSES: [&str; 2] = ["", "pending"];
 
 /// The type of [`status_is_pending`], for `auto_type` callers.
 #[allow(non_camel_case_types)]
-pub type status_is_pending<S> = dsl::Or<dsl::IsNull<S>, dsl::EqAny<S, [&'static str; 2]>>;
+pub type status_is_pending<S> =
+    dsl::Or<dsl::Or<dsl::IsNull<S>, dsl::Eq<S, &'static str>>, dsl::Eq<S, &'static str>>;
 
 /// The type of [`question_is_pending`], for `auto_type` callers.
 #[allow(non_camel_case_types)]
 pub type question_is_pending = status_is_pending<bundle_questions::status>;
 
 /// ACT-1.1 for any status column (the table's own, or an alias of it): NULL,
-/// empty or `pending`.
+/// empty or `pending`. Written with `=` rather than `IN (…)` so statements
+/// that contain it have a fixed shape and stay in the prepared-statement cache.
 pub fn status_is_pending<S>(status: S) -> status_is_pending<S>
 where
     S: Expression<SqlType = Nullable<Text>> + ExpressionMethods + Copy,
 {
-    status.is_null().or(status.eq_any(PENDING_STATUSES))
+    let [empty, pending] = PENDING_STATUSES;
+    status.is_null().or(status.eq(empty)).or(status.eq(pending))
 }
 
 /// ACT-1.1 for one question row: its status is NULL, empty or `pending`.
@@ -116,11 +119,15 @@ pub fn in_current_turn() -> _ {
 /// ACT-1.3: the bundle's session exists and is not in a terminal state.
 #[diesel::dsl::auto_type]
 pub fn session_is_live() -> _ {
-    let terminal: [&'static str; 3] = TERMINAL_SESSION_STATES;
+    let completed: &'static str = TERMINAL_SESSION_STATES[0];
+    let failed: &'static str = TERMINAL_SESSION_STATES[1];
+    let cancelled: &'static str = TERMINAL_SESSION_STATES[2];
     exists_per_row(
         sessions::table
             .filter(sessions::id.eq(bundles::session_id))
-            .filter(sessions::state.ne_all(terminal))
+            .filter(sessions::state.ne(completed))
+            .filter(sessions::state.ne(failed))
+            .filter(sessions::state.ne(cancelled))
             .select(sessions::id),
     )
 }

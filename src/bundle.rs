@@ -29,7 +29,12 @@ pub(crate) struct BundleRecord {
     pub responded_at: Option<i64>,
     /// AUTH-4: own task id, else the session's; `None` unless that task exists.
     pub task_id: Option<String>,
-    /// ACT-1; SQL NULL (no current turn at all) means false.
+}
+
+/// What WIRE-3's status needs beyond the rows: ACT-1 and ACT-1.2. SQL NULL
+/// (a session without turns) reads as false.
+#[derive(Debug, Clone, Copy, Queryable)]
+pub(crate) struct Standing {
     pub is_active: Option<bool>,
     pub in_current_turn: Option<bool>,
 }
@@ -259,9 +264,10 @@ pub(crate) fn stored_response(
 /// expired; else superseded; else inactive.
 pub(crate) fn status_of(
     record: &BundleRecord,
+    standing: Standing,
     rows: &[QuestionRecord],
 ) -> (BundleStatus, Option<Response>) {
-    if record.is_active == Some(true) {
+    if standing.is_active == Some(true) {
         return (BundleStatus::Pending, None);
     }
     if let Some((status, response)) = stored_response(record, rows) {
@@ -273,7 +279,7 @@ pub(crate) fn status_of(
     {
         return (BundleStatus::Expired, None);
     }
-    if record.in_current_turn != Some(true) {
+    if standing.in_current_turn != Some(true) {
         return (BundleStatus::Superseded, None);
     }
     (BundleStatus::Inactive, None)
@@ -291,9 +297,15 @@ pub fn bundle_record_columns() -> _ {
         bundles::reject_reason,
         bundles::responded_at,
         visibility::resolved_task_id(),
-        activeness::is_active(),
-        activeness::in_current_turn(),
     )
+}
+
+/// WIRE-3: where one bundle stands (ACT-1, ACT-1.2).
+#[diesel::dsl::auto_type]
+pub fn standing_query<'a>(pending_id: &'a str) -> _ {
+    bundles::table
+        .filter(bundles::pending_id.eq(pending_id))
+        .select((activeness::is_active(), activeness::in_current_turn()))
 }
 
 /// One bundle, if the scope may see it.
@@ -319,8 +331,36 @@ pub(crate) fn load_visible(
     let Some(record) = record else {
         return Ok(None);
     };
-    let rows = load_rows(conn, std::slice::from_ref(&record.pending_id))?;
+    let rows = load_bundle_rows(conn, &record.pending_id)?;
     Ok(Some((record, rows)))
+}
+
+/// The question columns of a `QuestionRecord`.
+#[diesel::dsl::auto_type]
+fn question_record_columns() -> _ {
+    (
+        bundle_questions::id,
+        bundle_questions::pending_id,
+        bundle_questions::question_id,
+        bundle_questions::question_index,
+        bundle_questions::payload,
+        bundle_questions::status,
+        bundle_questions::response,
+        bundle_questions::created_at,
+    )
+}
+
+/// One bundle's question rows in DM-4 order.
+pub(crate) fn load_bundle_rows(
+    conn: &mut AnyConnection,
+    pending_id: &str,
+) -> Result<Vec<QuestionRecord>> {
+    let mut rows: Vec<QuestionRecord> = bundle_questions::table
+        .filter(bundle_questions::pending_id.eq(pending_id))
+        .select(question_record_columns())
+        .load(conn)?;
+    sort_dm4(&mut rows);
+    Ok(rows)
 }
 
 /// The question rows of the given bundles, each bundle's rows in DM-4 order.
@@ -330,16 +370,7 @@ pub(crate) fn load_rows(
 ) -> Result<Vec<QuestionRecord>> {
     let mut rows: Vec<QuestionRecord> = bundle_questions::table
         .filter(bundle_questions::pending_id.eq_any(pending_ids))
-        .select((
-            bundle_questions::id,
-            bundle_questions::pending_id,
-            bundle_questions::question_id,
-            bundle_questions::question_index,
-            bundle_questions::payload,
-            bundle_questions::status,
-            bundle_questions::response,
-            bundle_questions::created_at,
-        ))
+        .select(question_record_columns())
         .load(conn)?;
     sort_dm4(&mut rows);
     Ok(rows)
@@ -352,10 +383,16 @@ impl Clarion {
     pub fn get_bundle(&self, principal: &Principal, pending_id: &str) -> Result<BundleDetail> {
         require_capability(principal, Operation::GetBundle)?;
         let scope = Scope::of(principal).ok_or(Error::CapabilityDenied)?;
-        let (record, rows) = self
-            .read(|conn| load_visible(conn, &scope, pending_id))?
+        let (record, standing, rows) = self
+            .read(|conn| {
+                let Some((record, rows)) = load_visible(conn, &scope, pending_id)? else {
+                    return Ok(None);
+                };
+                let standing: Standing = standing_query(pending_id).first(conn)?;
+                Ok(Some((record, standing, rows)))
+            })?
             .ok_or(Error::NotFound(Entity::Bundle))?;
-        let (status, response) = status_of(&record, &rows);
+        let (status, response) = status_of(&record, standing, &rows);
         Ok(BundleDetail {
             bundle: bundle_view(&record, &rows, self.now()),
             status,

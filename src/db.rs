@@ -222,8 +222,12 @@ pub(crate) fn open_pool(target: Target, settings: &PoolSettings) -> Result<DbPoo
     let mut first = manager.connect_target()?;
     migrate(&mut first)?;
     drop(first);
+    // A local SQLite file cannot drop a connection, so checking each one out
+    // with a round trip would only cost time; a PostgreSQL connection can.
+    let test_on_check_out = manager.target.backend() == Backend::Postgres;
     Pool::builder()
         .max_size(settings.size)
+        .test_on_check_out(test_on_check_out)
         .min_idle(Some(0))
         .connection_timeout(settings.connection_timeout)
         .error_handler(Box::new(r2d2::LoggingErrorHandler))
@@ -341,4 +345,18 @@ pub(crate) fn lock_session(
             .first::<String>(conn)
             .optional()?),
     }
+}
+
+/// CLAIM-4: serializes the rest of the transaction with every other writer
+/// of the session (state changes, new turns, other claims). PostgreSQL locks
+/// the session row; SQLite's `BEGIN IMMEDIATE` already holds the database's
+/// write lock, so there is nothing more to take.
+pub(crate) fn serialize_with_session(
+    conn: &mut AnyConnection,
+    session_id: &str,
+) -> Result<(), Error> {
+    if backend_of(conn) == Backend::Sqlite {
+        return Ok(());
+    }
+    lock_session(conn, session_id).map(|_| ())
 }

@@ -215,69 +215,86 @@ pub fn claim_guard_query<'a>(pending_id: &'a str) -> _ {
     ))
 }
 
-/// CLAIM-3: the still-pending rows of the bundle take the resolution.
+/// CLAIM-3: one row of the bundle takes the resolution — if it is still
+/// pending; a row already terminal in a mixed bundle is left untouched.
+/// This is the only statement that writes a resolution status.
 #[diesel::dsl::auto_type]
-pub fn claim_rows_statement<'a>(pending_id: &'a str, status: &'a str) -> _ {
+pub fn claim_row_statement<'a>(row_id: i32, status: &'a str, response: Option<&'a str>) -> _ {
     diesel::dsl::update(
         bundle_questions::table
-            .filter(bundle_questions::pending_id.eq(pending_id))
+            .filter(bundle_questions::id.eq(row_id))
             .filter(activeness::question_is_pending()),
     )
-    .set(bundle_questions::status.eq(status))
+    .set((
+        bundle_questions::status.eq(status),
+        bundle_questions::response.eq(response),
+    ))
 }
 
-/// CLAIM-1: the one transition of an active bundle to a resolution. Returns
-/// whether this call claimed it. On PostgreSQL the session row is locked
-/// first, which serializes the claim with state changes and new turns of the
-/// same session (CLAIM-4); on SQLite the transaction holds the write lock
-/// from its first statement.
+/// The stored answer object of one row (REPLAY-2: every answered row stores
+/// one, even an empty "no answer").
+fn stored_answer(resolution: &Resolution, question_id: &str) -> Result<Option<String>> {
+    let Resolution::Answered(answers) = resolution else {
+        return Ok(None);
+    };
+    answers
+        .iter()
+        .find(|answer| answer.question_id == question_id)
+        .map(|answer| {
+            serde_json::to_string(answer)
+                .map_err(|e| Error::Internal(format!("answer of {question_id}: {e}")))
+        })
+        .transpose()
+}
+
+/// CLAIM-1: the one transition of an active bundle to a resolution, in one
+/// transaction guarded by ACT-1. Returns the bundle's rows as committed when
+/// this call claimed it, `None` when it did not. On PostgreSQL the session
+/// row is locked first, which serializes the claim with state changes and
+/// new turns of the same session (CLAIM-4); on SQLite the transaction holds
+/// the write lock from its first statement.
 fn claim(
     clarion: &Clarion,
     conn: &mut AnyConnection,
-    record: &BundleRecord,
+    record: &mut BundleRecord,
+    rows: &[QuestionRecord],
     resolution: &Resolution,
     resolver: &Resolver<'_>,
-) -> Result<bool> {
+) -> Result<Option<Vec<QuestionRecord>>> {
     db::write_transaction(conn, |conn| {
-        db::lock_session(conn, &record.session_id)?;
+        db::serialize_with_session(conn, &record.session_id)?;
         let active: bool = claim_guard_query(&record.pending_id).get_result(conn)?;
         if !active {
-            return Ok(false);
+            return Ok(None);
         }
         clarion.failpoint(points::CLAIM_AFTER_GUARD)?;
-        let pending_rows: Vec<(i32, String)> = bundle_questions::table
-            .filter(bundle_questions::pending_id.eq(&record.pending_id))
-            .filter(activeness::question_is_pending())
-            .select((bundle_questions::id, bundle_questions::question_id))
-            .load(conn)?;
-        let claimed_rows =
-            claim_rows_statement(&record.pending_id, resolution.status()).execute(conn)?;
-        if claimed_rows == 0 {
-            // Only reachable if something bypassed the session lock; the
-            // rows say who won, so this caller did not.
-            return Ok(false);
-        }
-        clarion.failpoint(points::CLAIM_AFTER_ROWS)?;
-        if let Resolution::Answered(answers) = resolution {
-            for (row_id, question_id) in &pending_rows {
-                let Some(answer) = answers.iter().find(|a| &a.question_id == question_id) else {
-                    continue;
-                };
-                let stored = serde_json::to_string(answer)
-                    .map_err(|e| Error::Internal(format!("answer of {question_id}: {e}")))?;
-                diesel::update(bundle_questions::table.find(row_id))
-                    .set(bundle_questions::response.eq(stored))
-                    .execute(conn)?;
+        let status = resolution.status();
+        let mut committed = rows.to_vec();
+        let mut claimed_any = false;
+        for row in &mut committed {
+            let answer = stored_answer(resolution, &row.question_id)?;
+            let changed = claim_row_statement(row.id, status, answer.as_deref()).execute(conn)?;
+            if changed == 1 {
+                row.status = Some(status.to_owned());
+                row.response = answer;
+                claimed_any = true;
             }
         }
+        if !claimed_any {
+            // Only reachable if something bypassed the session lock; the
+            // rows say who won, so this caller did not.
+            return Ok(None);
+        }
+        clarion.failpoint(points::CLAIM_AFTER_ROWS)?;
         let reason = match resolution {
-            Resolution::Rejected { reason } => reason.as_str(),
-            _ => "",
+            Resolution::Rejected { reason } => reason.clone(),
+            _ => String::new(),
         };
+        let responded_at = clarion.now().as_micros();
         diesel::update(bundles::table.find(&record.pending_id))
             .set((
-                bundles::reject_reason.eq(reason),
-                bundles::responded_at.eq(clarion.now().as_micros()),
+                bundles::reject_reason.eq(&reason),
+                bundles::responded_at.eq(responded_at),
                 bundles::resolved_by_kind.eq(resolver.kind),
                 bundles::resolved_by_id.eq(&resolver.id),
                 bundles::response_delivery_pending.eq(true),
@@ -285,34 +302,31 @@ fn claim(
             ))
             .execute(conn)?;
         clarion.failpoint(points::CLAIM_BEFORE_COMMIT)?;
-        Ok(true)
+        record.reject_reason = reason;
+        record.responded_at = Some(responded_at);
+        Ok(Some(committed))
     })
 }
 
-/// REPLAY-1/2: read the rows once more; a resolution there is the winner's.
-fn replay(conn: &mut AnyConnection, record: &BundleRecord, claimed: bool) -> Result<Resolved> {
-    let rows = bundle::load_rows(conn, std::slice::from_ref(&record.pending_id))?;
+/// REPLAY-1/2: the loser reads the rows once more; a resolution there is the
+/// winner's. Without one, nothing won.
+fn replay(conn: &mut AnyConnection, pending_id: &str) -> Result<Resolved> {
     let fresh: Option<BundleRecord> = bundles::table
-        .find(&record.pending_id)
+        .find(pending_id)
         .select(bundle::bundle_record_columns())
         .first(conn)
         .optional()?;
     let Some(fresh) = fresh else {
-        // Deleted between the claim and the re-read: nothing won.
+        // Deleted since: nothing won.
         return Err(Error::NoLongerActive);
     };
-    match bundle::stored_response(&fresh, &rows) {
-        Some((status, response)) => Ok(Resolved {
-            claimed,
-            status,
-            response,
-        }),
-        None if claimed => Err(Error::Internal(format!(
-            "claimed bundle {} has no stored resolution",
-            record.pending_id
-        ))),
-        None => Err(Error::NoLongerActive),
-    }
+    let rows = bundle::load_bundle_rows(conn, pending_id)?;
+    let (status, response) = bundle::stored_response(&fresh, &rows).ok_or(Error::NoLongerActive)?;
+    Ok(Resolved {
+        claimed: false,
+        status,
+        response,
+    })
 }
 
 impl Clarion {
@@ -350,15 +364,28 @@ impl Clarion {
             id: principal.audit_id(),
         };
         let mut conn = self.inner.pool.get()?;
-        let (record, rows) = bundle::load_visible(&mut conn, &scope, pending_id)?
+        let (mut record, rows) = bundle::load_visible(&mut conn, &scope, pending_id)?
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let resolution = decide(&rows)?;
         // REPLAY-3: a failed claim is an internal error, logged with the
         // bundle; nothing is retried.
-        let claimed = claim(self, &mut conn, &record, &resolution, &resolver).map_err(|error| {
-            tracing::error!(pending_id, %error, "claim failed");
-            Error::Internal(format!("claim of {pending_id} failed: {error}"))
+        let committed = claim(self, &mut conn, &mut record, &rows, &resolution, &resolver)
+            .map_err(|error| {
+                tracing::error!(pending_id, %error, "claim failed");
+                Error::Internal(format!("claim of {pending_id} failed: {error}"))
+            })?;
+        let Some(committed) = committed else {
+            return replay(&mut conn, pending_id);
+        };
+        // The winner's response is rebuilt from exactly what was committed,
+        // by the same function a loser's replay uses (NORM-4).
+        let (status, response) = bundle::stored_response(&record, &committed).ok_or_else(|| {
+            Error::Internal(format!("claimed bundle {pending_id} has no resolution"))
         })?;
-        replay(&mut conn, &record, claimed)
+        Ok(Resolved {
+            claimed: true,
+            status,
+            response,
+        })
     }
 }

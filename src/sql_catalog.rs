@@ -93,10 +93,14 @@ macro_rules! catalog {
                 ),
             },
             Rendered {
-                name: "claim_rows",
+                name: "claim_row",
                 sql: layout(
-                    debug_query::<$backend, _>(&resolve::claim_rows_statement(PENDING, "<status>"))
-                        .to_string(),
+                    debug_query::<$backend, _>(&resolve::claim_row_statement(
+                        1,
+                        "<status>",
+                        Some("<answer>"),
+                    ))
+                    .to_string(),
                 ),
             },
             Rendered {

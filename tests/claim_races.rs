@@ -75,7 +75,7 @@ dual_backend! {
 }
 
 /// CLAIM-1: the structural guard. A resolution status is written in exactly
-/// one place: `claim_rows_statement` in src/resolve.rs. Every other write of
+/// one place: `claim_row_statement` in src/resolve.rs. Every other write of
 /// `bundle_questions::status` writes `pending` (ask) or `expired` (expiry).
 #[test]
 fn claim_1_only_the_claim_writes_a_resolution_status() {
@@ -130,12 +130,12 @@ fn claim_1_only_the_claim_writes_a_resolution_status() {
     )
     .unwrap();
     assert_eq!(
-        resolve.matches("pub fn claim_rows_statement<").count(),
+        resolve.matches("pub fn claim_row_statement<").count(),
         1,
         "defined once"
     );
     assert_eq!(
-        resolve.matches("claim_rows_statement(&").count(),
+        resolve.matches("claim_row_statement(row.id").count(),
         1,
         "called once, by the claim"
     );

@@ -4,44 +4,22 @@ WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $1)) THEN ("bundles"."t
 FROM "sessions"
 WHERE ("sessions"."id" = "bundles"."session_id")
 LIMIT $2)) END)
-LIMIT $3), (((EXISTS (SELECT "bundle_questions"."id"
-FROM "bundle_questions"
-WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND (("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = ANY($4)))) OFFSET $5)
-AND ("bundles"."turn_id" = (SELECT "turns"."id"
-FROM "turns"
-WHERE ("turns"."session_id" = "bundles"."session_id")
-ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $6)))
-AND EXISTS (SELECT "sessions"."id"
-FROM "sessions"
-WHERE (("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != ALL($7))) OFFSET $8))
-AND  NOT (EXISTS (SELECT "bundle_questions"."id"
-FROM "bundle_questions"
-WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $9))), ("bundles"."turn_id" = (SELECT "turns"."id"
-FROM "turns"
-WHERE ("turns"."session_id" = "bundles"."session_id")
-ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $10))
+LIMIT $3)
 FROM "bundles"
-WHERE (("bundles"."pending_id" = $11)
-AND (($12
+WHERE (("bundles"."pending_id" = $4)
+AND (($5
 OR EXISTS (SELECT "tasks"."id"
 FROM "tasks"
-WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $13)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
+WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $6)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
 FROM "sessions"
 WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $14)) END)
-AND (("tasks"."workspace_id" = $15)
+LIMIT $7)) END)
+AND (("tasks"."workspace_id" = $8)
 OR  NOT (EXISTS (SELECT "workspaces"."id"
 FROM "workspaces"
 WHERE ((("workspaces"."id" = "tasks"."workspace_id")
-AND ("workspaces"."owner_id" != $16))
-AND ("workspaces"."owner_id" != $17)) OFFSET $18)))) OFFSET $19))
-AND ($20
-OR ("bundles"."kind" != $21))));
--- binds: ["", 1, 1, ["", "pending"], 0, 1, ["completed", "failed", "cancelled"], 0, 0, 1, "<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission"]
+AND ("workspaces"."owner_id" != $9))
+AND ("workspaces"."owner_id" != $10)) OFFSET $11)))) OFFSET $12))
+AND ($13
+OR ("bundles"."kind" != $14))));
+-- binds: ["", 1, 1, "<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission"]

@@ -42,31 +42,34 @@ LIMIT $21)) END) OFFSET $22))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND (("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = ANY($23)))) OFFSET $24)
+AND ((("bundle_questions"."status" IS NULL)
+OR ("bundle_questions"."status" = $23))
+OR ("bundle_questions"."status" = $24))) OFFSET $25)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $25)))
+LIMIT $26)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
-WHERE (("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != ALL($26))) OFFSET $27))
+WHERE (((("sessions"."id" = "bundles"."session_id")
+AND ("sessions"."state" != $27))
+AND ("sessions"."state" != $28))
+AND ("sessions"."state" != $29)) OFFSET $30))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $28))))
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $31))))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ("bundle_questions"."question_id" = $29)) OFFSET $30)))
+AND ("bundle_questions"."question_id" = $32)) OFFSET $33)))
 AND ((SELECT "tasks"."id"
 FROM "tasks"
-WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $31)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
+WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $34)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
 FROM "sessions"
 WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $32)) END)
-LIMIT $33) = ANY($34)));
--- binds: ["", 1, 1, 1, false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", true, "", 1, "", 0, "", 1, 0, ["", "pending"], 0, 1, ["completed", "failed", "cancelled"], 0, 0, "", 0, "", 1, 1, ["<task_id>"]]
+LIMIT $35)) END)
+LIMIT $36) = ANY($37)));
+-- binds: ["", 1, 1, 1, false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", true, "", 1, "", 0, "", 1, 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "", 1, 1, ["<task_id>"]]

@@ -33,24 +33,27 @@ LIMIT $17)) END) OFFSET $18))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND (("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = ANY($19)))) OFFSET $20)
+AND ((("bundle_questions"."status" IS NULL)
+OR ("bundle_questions"."status" = $19))
+OR ("bundle_questions"."status" = $20))) OFFSET $21)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $21)))
+LIMIT $22)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
-WHERE (("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != ALL($22))) OFFSET $23))
+WHERE (((("sessions"."id" = "bundles"."session_id")
+AND ("sessions"."state" != $23))
+AND ("sessions"."state" != $24))
+AND ("sessions"."state" != $25)) OFFSET $26))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $24))))
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $27))))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ("bundle_questions"."question_id" = $25)) OFFSET $26)));
--- binds: [false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", true, "", 1, "", 0, "", 1, 0, ["", "pending"], 0, 1, ["completed", "failed", "cancelled"], 0, 0, "", 0]
+AND ("bundle_questions"."question_id" = $28)) OFFSET $29)));
+-- binds: [false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", true, "", 1, "", 0, "", 1, 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]

@@ -5,8 +5,9 @@ AND `bundles`.`may_be_active`)
 AND ( NOT (EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
-AND ((`bundle_questions`.`status` IS NULL)
-OR (`bundle_questions`.`status` IN (?, ?))))
+AND (((`bundle_questions`.`status` IS NULL)
+OR (`bundle_questions`.`status` = ?))
+OR (`bundle_questions`.`status` = ?)))
 LIMIT -1  OFFSET ?))
 OR  NOT ((`bundles`.`turn_id` = (SELECT `turns`.`id`
 FROM `turns`

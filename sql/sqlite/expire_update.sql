@@ -1,6 +1,7 @@
 UPDATE `bundle_questions`
 SET `status` = ?
 WHERE ((`bundle_questions`.`pending_id` IN (?))
-AND ((`bundle_questions`.`status` IS NULL)
-OR (`bundle_questions`.`status` IN (?, ?))));
+AND (((`bundle_questions`.`status` IS NULL)
+OR (`bundle_questions`.`status` = ?))
+OR (`bundle_questions`.`status` = ?)));
 -- binds: ["expired", "<pending_id>", "", "pending"]

@@ -4,32 +4,7 @@ WHERE (`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`ta
 FROM `sessions`
 WHERE (`sessions`.`id` = `bundles`.`session_id`)
 LIMIT ?)) END)
-LIMIT ?), (((EXISTS (SELECT `bundle_questions`.`id`
-FROM `bundle_questions`
-WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
-AND ((`bundle_questions`.`status` IS NULL)
-OR (`bundle_questions`.`status` IN (?, ?))))
-LIMIT -1  OFFSET ?)
-AND (`bundles`.`turn_id` = (SELECT `turns`.`id`
-FROM `turns`
-WHERE (`turns`.`session_id` = `bundles`.`session_id`)
-ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
-LIMIT ?)))
-AND EXISTS (SELECT `sessions`.`id`
-FROM `sessions`
-WHERE ((`sessions`.`id` = `bundles`.`session_id`)
-AND (`sessions`.`state` NOT IN (?, ?, ?)))
-LIMIT -1  OFFSET ?))
-AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
-FROM `bundle_questions`
-WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
-AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
-OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
-LIMIT -1  OFFSET ?))), (`bundles`.`turn_id` = (SELECT `turns`.`id`
-FROM `turns`
-WHERE (`turns`.`session_id` = `bundles`.`session_id`)
-ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
-LIMIT ?))
+LIMIT ?)
 FROM `bundles`
 WHERE (((`bundles`.`created_at` >= ?)
 AND ((`bundles`.`created_at` > ?)
@@ -71,8 +46,9 @@ LIMIT -1  OFFSET ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
-AND ((`bundle_questions`.`status` IS NULL)
-OR (`bundle_questions`.`status` IN (?, ?))))
+AND (((`bundle_questions`.`status` IS NULL)
+OR (`bundle_questions`.`status` = ?))
+OR (`bundle_questions`.`status` = ?)))
 LIMIT -1  OFFSET ?)
 AND (`bundles`.`turn_id` = (SELECT `turns`.`id`
 FROM `turns`
@@ -81,8 +57,10 @@ ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
 LIMIT ?)))
 AND EXISTS (SELECT `sessions`.`id`
 FROM `sessions`
-WHERE ((`sessions`.`id` = `bundles`.`session_id`)
-AND (`sessions`.`state` NOT IN (?, ?, ?)))
+WHERE ((((`sessions`.`id` = `bundles`.`session_id`)
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
 LIMIT -1  OFFSET ?))
 AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
@@ -97,4 +75,4 @@ AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?))))
 ORDER BY `bundles`.`created_at` ASC, `bundles`.`pending_id` ASC
 LIMIT ?;
--- binds: ["", 1, 1, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, 1, 0, 0, "<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", false, "", 1, "<workspace_id>", 0, "", 1, 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]
+-- binds: ["", 1, 1, 0, 0, "<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", false, "", 1, "<workspace_id>", 0, "", 1, 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]

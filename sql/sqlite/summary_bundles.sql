@@ -37,8 +37,9 @@ LIMIT -1  OFFSET ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
-AND ((`bundle_questions`.`status` IS NULL)
-OR (`bundle_questions`.`status` IN (?, ?))))
+AND (((`bundle_questions`.`status` IS NULL)
+OR (`bundle_questions`.`status` = ?))
+OR (`bundle_questions`.`status` = ?)))
 LIMIT -1  OFFSET ?)
 AND (`bundles`.`turn_id` = (SELECT `turns`.`id`
 FROM `turns`
@@ -47,8 +48,10 @@ ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
 LIMIT ?)))
 AND EXISTS (SELECT `sessions`.`id`
 FROM `sessions`
-WHERE ((`sessions`.`id` = `bundles`.`session_id`)
-AND (`sessions`.`state` NOT IN (?, ?, ?)))
+WHERE ((((`sessions`.`id` = `bundles`.`session_id`)
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
 LIMIT -1  OFFSET ?))
 AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`

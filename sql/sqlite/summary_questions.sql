@@ -1,7 +1,8 @@
 SELECT COUNT(*)
 FROM `bundle_questions` AS `counted_rows`
-WHERE (((`counted_rows`.`status` IS NULL)
-OR (`counted_rows`.`status` IN (?, ?)))
+WHERE ((((`counted_rows`.`status` IS NULL)
+OR (`counted_rows`.`status` = ?))
+OR (`counted_rows`.`status` = ?))
 AND (`counted_rows`.`pending_id` IN (SELECT `bundles`.`pending_id`
 FROM `bundles`
 WHERE (((((`bundles`.`may_be_active`
@@ -41,8 +42,9 @@ LIMIT -1  OFFSET ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
-AND ((`bundle_questions`.`status` IS NULL)
-OR (`bundle_questions`.`status` IN (?, ?))))
+AND (((`bundle_questions`.`status` IS NULL)
+OR (`bundle_questions`.`status` = ?))
+OR (`bundle_questions`.`status` = ?)))
 LIMIT -1  OFFSET ?)
 AND (`bundles`.`turn_id` = (SELECT `turns`.`id`
 FROM `turns`
@@ -51,8 +53,10 @@ ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
 LIMIT ?)))
 AND EXISTS (SELECT `sessions`.`id`
 FROM `sessions`
-WHERE ((`sessions`.`id` = `bundles`.`session_id`)
-AND (`sessions`.`state` NOT IN (?, ?, ?)))
+WHERE ((((`sessions`.`id` = `bundles`.`session_id`)
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
 LIMIT -1  OFFSET ?))
 AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
