@@ -37,6 +37,8 @@ pub(crate) struct BundleRecord {
 pub(crate) struct Standing {
     pub is_active: Option<bool>,
     pub in_current_turn: Option<bool>,
+    /// LIFE-5: the agent went away; a resolution goes to the outbox.
+    pub agent_disconnected: bool,
 }
 
 /// One question row as stored.
@@ -305,7 +307,11 @@ pub fn bundle_record_columns() -> _ {
 pub fn standing_query<'a>(pending_id: &'a str) -> _ {
     bundles::table
         .filter(bundles::pending_id.eq(pending_id))
-        .select((activeness::is_active(), activeness::in_current_turn()))
+        .select((
+            activeness::is_active(),
+            activeness::in_current_turn(),
+            bundles::agent_disconnected,
+        ))
 }
 
 /// One bundle, if the scope may see it.
@@ -316,6 +322,25 @@ pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
         .filter(bundles::pending_id.eq(pending_id))
         .filter(visible)
         .select(bundle_record_columns())
+}
+
+/// One bundle's record, standing and DM-4-ordered rows, whoever may see it
+/// (for the host side, whose callers were authorized before).
+pub(crate) fn load_any(
+    conn: &mut AnyConnection,
+    pending_id: &str,
+) -> Result<Option<(BundleRecord, Standing, Vec<QuestionRecord>)>> {
+    let record: Option<BundleRecord> = bundles::table
+        .find(pending_id)
+        .select(bundle_record_columns())
+        .first(conn)
+        .optional()?;
+    let Some(record) = record else {
+        return Ok(None);
+    };
+    let standing: Standing = standing_query(pending_id).first(conn)?;
+    let rows = load_bundle_rows(conn, pending_id)?;
+    Ok(Some((record, standing, rows)))
 }
 
 /// Loads one bundle the scope may see (AUTH-5: invisible and absent are the

@@ -42,6 +42,7 @@ pub fn error(error: &Error) -> Envelope {
         Error::NotFound(entity) => (404, json!({"error": not_found_message(*entity)})),
         Error::Validation(validation) => (400, json!({"error": validation.to_string()})),
         Error::SessionEnded => (409, json!({"error": "session has ended"})),
+        Error::TimedOut => (504, json!({"error": "timed out waiting for a response"})),
         Error::NoLongerActive => (
             409,
             json!({"error": "clarification request is no longer active"}),

@@ -63,6 +63,9 @@ pub enum Error {
     /// (superseded, its session ended, it expired, or it is malformed).
     #[error("clarification request is no longer active")]
     NoLongerActive,
+    /// WIRE-3 `wait_bundle`: the timeout passed first.
+    #[error("timed out waiting for a response")]
+    TimedOut,
     /// ASK-5: asking on a session in a terminal state.
     #[error("session has ended")]
     SessionEnded,

@@ -17,6 +17,7 @@ pub mod authz;
 pub mod bundle;
 pub mod clock;
 pub mod db;
+pub mod delivery;
 pub mod envelope;
 pub mod error;
 pub mod failpoints;
@@ -43,6 +44,7 @@ pub use clock::{
     Clock, IdKind, IdSource, ManualClock, SequentialIds, SystemClock, Timestamp, UuidV7Ids,
 };
 pub use db::Backend;
+pub use delivery::{Delivery, DeliveryReport, ResumeDispatcher, WaitOutcome};
 pub use error::{Entity, Error, OpenError, Result, ValidationError};
 pub use lifecycle::{SessionState, SessionUpsert};
 pub use listing::{ListPage, ListRequest, PendingAction, Summary, TaskPendingActions};
@@ -63,6 +65,10 @@ struct Inner {
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdSource>,
     failpoints: Failpoints,
+    waiters: delivery::Waiters,
+    poll_interval: Duration,
+    dispatcher: Option<Arc<dyn ResumeDispatcher>>,
+    dispatch_timeout: Duration,
 }
 
 impl std::fmt::Debug for Clarion {
@@ -81,9 +87,33 @@ pub struct Builder {
     connection_timeout: Duration,
     clock: Arc<dyn Clock>,
     ids: Arc<dyn IdSource>,
+    poll_interval: Duration,
+    dispatcher: Option<Arc<dyn ResumeDispatcher>>,
+    dispatch_timeout: Duration,
 }
 
 impl Builder {
+    /// How often a waiter re-reads the database for changes made by other
+    /// handles or processes (WAIT-3; default 250 ms). Changes made through
+    /// this handle wake waiters at once.
+    pub fn poll_interval(mut self, interval: Duration) -> Self {
+        self.poll_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Resumes detached agents with their answers (DEL-3).
+    pub fn dispatcher(mut self, dispatcher: Arc<dyn ResumeDispatcher>) -> Self {
+        self.dispatcher = Some(dispatcher);
+        self
+    }
+
+    /// How long one dispatch may take before it counts as failed (default
+    /// 5 s); its lease lasts twice as long (DEL-4).
+    pub fn dispatch_timeout(mut self, timeout: Duration) -> Self {
+        self.dispatch_timeout = timeout;
+        self
+    }
+
     /// Maximum number of pooled connections (default 8).
     pub fn pool_size(mut self, size: u32) -> Self {
         self.pool_size = size;
@@ -133,6 +163,10 @@ impl Builder {
                 clock: self.clock,
                 ids: self.ids,
                 failpoints: Failpoints::default(),
+                waiters: delivery::Waiters::default(),
+                poll_interval: self.poll_interval,
+                dispatcher: self.dispatcher,
+                dispatch_timeout: self.dispatch_timeout,
             }),
         })
     }
@@ -154,6 +188,9 @@ impl Clarion {
             connection_timeout: Duration::from_secs(30),
             clock: Arc::new(SystemClock),
             ids: Arc::new(UuidV7Ids),
+            poll_interval: Duration::from_millis(250),
+            dispatcher: None,
+            dispatch_timeout: Duration::from_secs(5),
         }
     }
 

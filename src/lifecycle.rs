@@ -141,7 +141,9 @@ impl Clarion {
         self.write(|conn| {
             diesel::delete(tasks::table.find(id)).execute(conn)?;
             Ok(())
-        })
+        })?;
+        self.inner.waiters.notify_all();
+        Ok(())
     }
 
     /// LIFE-1, LIFE-3. Creates or updates a session. The task must exist.
@@ -182,7 +184,9 @@ impl Clarion {
                 change_state(conn, session.id, state)?;
             }
             Ok(())
-        })
+        })?;
+        self.inner.waiters.notify_session(session.id);
+        Ok(())
     }
 
     /// LIFE-1. Deletes the session with its turns and bundles.
@@ -191,7 +195,9 @@ impl Clarion {
         self.write(|conn| {
             diesel::delete(sessions::table.find(id)).execute(conn)?;
             Ok(())
-        })
+        })?;
+        self.inner.waiters.notify_session(id);
+        Ok(())
     }
 
     /// LIFE-3, LIFE-10. Sets the state (any direction). Becoming terminal
@@ -201,17 +207,21 @@ impl Clarion {
         self.write(|conn| {
             require_session(conn, session_id)?;
             change_state(conn, session_id, state)
-        })
+        })?;
+        self.inner.waiters.notify_session(session_id);
+        Ok(())
     }
 
     /// LIFE-2. Starts a new turn, which supersedes every bundle of older
     /// turns. Returns the new turn's id.
     pub fn begin_turn(&self, session_id: &str) -> Result<String> {
         require_id("session_id", session_id)?;
-        self.write(|conn| {
+        let turn_id = self.write(|conn| {
             require_session(conn, session_id)?;
             start_turn(self, conn, session_id)
-        })
+        })?;
+        self.inner.waiters.notify_session(session_id);
+        Ok(turn_id)
     }
 
     /// LIFE-5. Marks every bundle of the current turn that is active or holds
@@ -223,7 +233,24 @@ impl Clarion {
             require_session(conn, session_id)?;
             detach_statement(session_id).execute(conn)?;
             Ok(())
-        })
+        })?;
+        self.inner.waiters.notify_session(session_id);
+        // Resolutions that were waiting for this agent are now outbox
+        // entries; offer them to the dispatcher at once.
+        if self.inner.dispatcher.is_some() {
+            let entries: Vec<String> = self.read(|conn| {
+                Ok(bundles::table
+                    .filter(bundles::session_id.eq(session_id))
+                    .filter(bundles::response_delivery_pending)
+                    .filter(bundles::agent_disconnected)
+                    .select(bundles::pending_id)
+                    .load(conn)?)
+            })?;
+            for pending_id in entries {
+                self.dispatch_one(&pending_id)?;
+            }
+        }
+        Ok(())
     }
 
     /// LIFE-7. True iff the session has an active bundle (ACT-1).
