@@ -115,4 +115,6 @@ pub mod points {
     pub const CLAIM_AFTER_ROWS: &str = "claim.after_rows";
     /// Inside the claim, after every write and before the commit.
     pub const CLAIM_BEFORE_COMMIT: &str = "claim.before_commit";
+    /// After the claim committed, before any waiter or dispatcher ran.
+    pub const RESOLVE_AFTER_COMMIT: &str = "resolve.after_commit";
 }

@@ -378,6 +378,7 @@ impl Clarion {
             return replay(&mut conn, pending_id);
         };
         drop(conn);
+        self.failpoint(points::RESOLVE_AFTER_COMMIT)?;
         // DEL-2/3: after the commit, wake this handle's waiters and offer a
         // detached bundle's resolution to the dispatcher. Neither can undo
         // the claim (DEL-1, DEL-4).
