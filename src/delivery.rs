@@ -272,7 +272,9 @@ impl Clarion {
                 Err(error) => break Err(error),
                 Ok(Observed::Gone) => break Err(Error::NotFound(Entity::Bundle)),
                 Ok(Observed::Resolved(status, response)) => {
-                    break self.acknowledge(pending_id).map(|()| outcome_of(status, response))
+                    break self
+                        .acknowledge(pending_id)
+                        .map(|()| outcome_of(status, response))
                 }
                 Ok(Observed::Expired | Observed::Inactive) => break Ok(WaitOutcome::Expired),
                 Ok(Observed::Superseded) => break Ok(WaitOutcome::Superseded),
@@ -288,6 +290,9 @@ impl Clarion {
             let now = Instant::now();
             if now >= deadline {
                 break Ok(WaitOutcome::TimedOut);
+            }
+            if let Err(error) = self.failpoint(crate::failpoints::points::WAIT_BEFORE_SLEEP) {
+                break Err(error);
             }
             slot.wait_past(seen, (deadline - now).min(self.inner.poll_interval));
         };
@@ -335,6 +340,9 @@ impl Clarion {
             let now = Instant::now();
             if now >= deadline {
                 break Err(Error::TimedOut);
+            }
+            if let Err(error) = self.failpoint(crate::failpoints::points::WAIT_BEFORE_SLEEP) {
+                break Err(error);
             }
             slot.wait_past(seen, (deadline - now).min(self.inner.poll_interval));
         };
@@ -484,7 +492,10 @@ impl Clarion {
             // Timed out: the dispatcher may still be running, so its lease
             // stays until it expires.
             Err(_) => {
-                tracing::warn!(pending_id, "resume dispatch timed out; the entry stays in the outbox");
+                tracing::warn!(
+                    pending_id,
+                    "resume dispatch timed out; the entry stays in the outbox"
+                );
                 Ok(Dispatch::Failed)
             }
         }
@@ -500,7 +511,10 @@ pub(crate) enum Dispatch {
     NotDue,
 }
 
-fn load_delivery(conn: &mut crate::db::AnyConnection, pending_id: &str) -> Result<Option<Delivery>> {
+fn load_delivery(
+    conn: &mut crate::db::AnyConnection,
+    pending_id: &str,
+) -> Result<Option<Delivery>> {
     let Some((record, _, rows)) = bundle::load_any(conn, pending_id)? else {
         return Ok(None);
     };
@@ -508,7 +522,11 @@ fn load_delivery(conn: &mut crate::db::AnyConnection, pending_id: &str) -> Resul
         return Ok(None);
     };
     // Only the questions of the view are delivered; its age is irrelevant.
-    let view = bundle::bundle_view(&record, &rows, crate::Timestamp::from_micros(record.created_at));
+    let view = bundle::bundle_view(
+        &record,
+        &rows,
+        crate::Timestamp::from_micros(record.created_at),
+    );
     Ok(Some(Delivery {
         pending_id: record.pending_id,
         task_id: view.task_id,

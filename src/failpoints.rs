@@ -115,6 +115,9 @@ pub mod points {
     pub const CLAIM_AFTER_ROWS: &str = "claim.after_rows";
     /// Inside the claim, after every write and before the commit.
     pub const CLAIM_BEFORE_COMMIT: &str = "claim.before_commit";
+    /// Inside `wait`/`wait_bundle`, after reading the bundle and before
+    /// sleeping: the window where a lost wake-up would hide.
+    pub const WAIT_BEFORE_SLEEP: &str = "wait.before_sleep";
     /// After the claim committed, before any waiter or dispatcher ran.
     pub const RESOLVE_AFTER_COMMIT: &str = "resolve.after_commit";
 }
