@@ -14,17 +14,33 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use clarion::{AnswerInput, AskRequest, Clarion, OptionSpec, Principal, QuestionSpec, ResolveRequest, SessionUpsert};
+use clarion::{
+    AnswerInput, AskRequest, Clarion, OptionSpec, Principal, QuestionSpec, ResolveRequest,
+    SessionUpsert,
+};
 
 fn ask(clarion: &Clarion) -> String {
     let options = vec![
-        OptionSpec { option_id: None, label: "Yes".into(), description: "Go on".into() },
-        OptionSpec { option_id: None, label: "No".into(), description: "Stop".into() },
+        OptionSpec {
+            option_id: None,
+            label: "Yes".into(),
+            description: "Go on".into(),
+        },
+        OptionSpec {
+            option_id: None,
+            label: "No".into(),
+            description: "Stop".into(),
+        },
     ];
     clarion
         .ask(&AskRequest {
             session_id: "s".into(),
-            questions: vec![QuestionSpec { question_id: None, title: "T".into(), prompt: "Proceed?".into(), options }],
+            questions: vec![QuestionSpec {
+                question_id: None,
+                title: "T".into(),
+                prompt: "Proceed?".into(),
+                options,
+            }],
             ..AskRequest::default()
         })
         .unwrap()
@@ -33,7 +49,11 @@ fn ask(clarion: &Clarion) -> String {
 
 fn answers() -> ResolveRequest {
     ResolveRequest {
-        answers: vec![AnswerInput { question_id: "q1".into(), selected_options: vec!["q1_opt1".into()], custom_text: String::new() }],
+        answers: vec![AnswerInput {
+            question_id: "q1".into(),
+            selected_options: vec!["q1_opt1".into()],
+            custom_text: String::new(),
+        }],
         ..ResolveRequest::default()
     }
 }
@@ -46,7 +66,14 @@ fn setup(url: &str) -> Clarion {
     let clarion = Clarion::open(url).unwrap();
     clarion.upsert_workspace("w", Some("alice")).unwrap();
     clarion.upsert_task("t", Some("w")).unwrap();
-    clarion.upsert_session(SessionUpsert { id: "s", task_id: "t", state: None, is_primary: None }).unwrap();
+    clarion
+        .upsert_session(SessionUpsert {
+            id: "s",
+            task_id: "t",
+            state: None,
+            is_primary: None,
+        })
+        .unwrap();
     clarion
 }
 
@@ -65,7 +92,9 @@ fn in_process(name: &str, url: &str, rounds: usize) {
         };
         std::thread::sleep(Duration::from_millis(3)); // let the waiter block
         let started = Instant::now();
-        clarion.resolve_bundle(&Principal::user("alice"), &pending_id, &answers()).unwrap();
+        clarion
+            .resolve_bundle(&Principal::user("alice"), &pending_id, &answers())
+            .unwrap();
         resolve.push(started.elapsed());
         let (woke, _) = waiter.join().unwrap();
         wake.push(woke.duration_since(started));
@@ -94,7 +123,15 @@ fn cross_process(name: &str, url: &str, rounds: usize) {
             })
         };
         let output = Command::new(env!("CARGO_BIN_EXE_clarion"))
-            .args(["answer", &pending_id, "--database-url", url, "--as", "user:alice", "--answers"])
+            .args([
+                "answer",
+                &pending_id,
+                "--database-url",
+                url,
+                "--as",
+                "user:alice",
+                "--answers",
+            ])
             .arg(r#"[{"question_id":"q1","selected_options":["q1_opt1"],"custom_text":""}]"#)
             .output()
             .unwrap();
@@ -111,7 +148,10 @@ fn cross_process(name: &str, url: &str, rounds: usize) {
 }
 
 fn main() {
-    let rounds = std::env::var("CLARION_BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(200);
+    let rounds = std::env::var("CLARION_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
     let dir = tempfile::tempdir().unwrap();
     let sqlite = format!("sqlite://{}", dir.path().join("waiting.db").display());
     in_process("SQLite", &sqlite, rounds);
@@ -124,11 +164,15 @@ fn main() {
             .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
         let schema = format!("clarion_bench_wait_{}", std::process::id());
         let mut admin = diesel::PgConnection::establish(&base).expect("PostgreSQL");
-        admin.batch_execute(&format!("CREATE SCHEMA {schema}")).unwrap();
+        admin
+            .batch_execute(&format!("CREATE SCHEMA {schema}"))
+            .unwrap();
         let separator = if base.contains('?') { '&' } else { '?' };
         let url = format!("{base}{separator}options=-c%20search_path%3D{schema}");
         in_process("PostgreSQL", &url, rounds);
         cross_process("PostgreSQL", &url, rounds.min(40));
-        admin.batch_execute(&format!("DROP SCHEMA {schema} CASCADE")).unwrap();
+        admin
+            .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
+            .unwrap();
     }
 }

@@ -13,7 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clarion::failpoints::{points, FailAction, Gate};
-use clarion::{AnswerInput, BundleStatus, Clarion, Delivery, Principal, ResolveRequest, ResumeDispatcher};
+use clarion::{
+    AnswerInput, BundleStatus, Clarion, Delivery, Principal, ResolveRequest, ResumeDispatcher,
+};
 use common::*;
 
 const URL: &str = "CLARION_CRASH_URL";
@@ -45,10 +47,18 @@ impl ResumeDispatcher for Hang {
 /// The victim: a no-op unless started by `kill_at`.
 #[test]
 fn crash_child() {
-    let (Ok(url), Ok(pending_id), Ok(point)) = (std::env::var(URL), std::env::var(PENDING), std::env::var(POINT)) else {
+    let (Ok(url), Ok(pending_id), Ok(point)) = (
+        std::env::var(URL),
+        std::env::var(PENDING),
+        std::env::var(POINT),
+    ) else {
         return;
     };
-    let clarion = Clarion::builder(&url).dispatcher(Arc::new(Hang)).dispatch_timeout(Duration::from_secs(3600)).open().unwrap();
+    let clarion = Clarion::builder(&url)
+        .dispatcher(Arc::new(Hang))
+        .dispatch_timeout(Duration::from_secs(3600))
+        .open()
+        .unwrap();
     let gate = Gate::new();
     let failpoint = match point.as_str() {
         "before_commit" => Some(points::CLAIM_BEFORE_COMMIT),
@@ -82,7 +92,10 @@ fn kill_at(db: &TestDb, pending_id: &str, point: &str) {
         .spawn()
         .unwrap();
     let stdout = BufReader::new(child.stdout.take().unwrap());
-    let reached = stdout.lines().map_while(Result::ok).any(|line| line.contains(&format!("REACHED {point}")));
+    let reached = stdout
+        .lines()
+        .map_while(Result::ok)
+        .any(|line| line.contains(&format!("REACHED {point}")));
     child.kill().unwrap(); // SIGKILL on Unix
     child.wait().unwrap();
     assert!(reached, "the victim never reached {point}");
@@ -90,7 +103,11 @@ fn kill_at(db: &TestDb, pending_id: &str, point: &str) {
 
 fn stored_answer_text(db: &TestDb, pending_id: &str) -> String {
     let detail = db.get_bundle(&Principal::System, pending_id).unwrap();
-    assert_eq!(detail.status, BundleStatus::Answered, "resolved with the submitted answer");
+    assert_eq!(
+        detail.status,
+        BundleStatus::Answered,
+        "resolved with the submitted answer"
+    );
     let response = detail.response.unwrap();
     assert_eq!(response.answers.len(), 1);
     assert_eq!(response.answers[0].selected_options, ["q1_opt2"]);
