@@ -5,6 +5,7 @@
 use diesel::prelude::*;
 use serde::Serialize;
 
+use crate::db::at_most_one;
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::failpoints::points;
 use crate::lifecycle::{self, SessionState};
@@ -241,12 +242,13 @@ impl Clarion {
         self.write(|conn| {
             let state = lifecycle::require_session(conn, &request.session_id)?;
             if let Some(key) = idempotency_key {
-                let earlier: Option<String> = bundles::table
-                    .filter(bundles::session_id.eq(&request.session_id))
-                    .filter(bundles::idempotency_key.eq(key))
-                    .select(bundles::pending_id)
-                    .first(conn)
-                    .optional()?;
+                let earlier: Option<String> = at_most_one(
+                    bundles::table
+                        .filter(bundles::session_id.eq(&request.session_id))
+                        .filter(bundles::idempotency_key.eq(key))
+                        .select(bundles::pending_id),
+                    conn,
+                )?;
                 if let Some(pending_id) = earlier {
                     return Ok(Asked {
                         pending_id,
@@ -261,12 +263,13 @@ impl Clarion {
                 Some(turn_id) => turn_id,
                 None => lifecycle::start_turn(self, conn, &request.session_id)?,
             };
-            let task_id: String = crate::schema::sessions::table
-                .find(&request.session_id)
-                .select(crate::schema::sessions::task_id)
-                .first(conn)
-                .optional()?
-                .ok_or(Error::NotFound(Entity::Session))?;
+            let task_id: String = at_most_one(
+                crate::schema::sessions::table
+                    .find(&request.session_id)
+                    .select(crate::schema::sessions::task_id),
+                conn,
+            )?
+            .ok_or(Error::NotFound(Entity::Session))?;
             let pending_id = self.new_id(crate::IdKind::Bundle);
             let created_at = self.now().as_micros();
             diesel::insert_into(bundles::table)

@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use crate::activeness;
 use crate::authz::{require_capability, Operation, Principal};
-use crate::db::AnyConnection;
+use crate::db::{at_most_one, AnyConnection};
 use crate::error::{Entity, Error, Result};
 use crate::schema::{bundle_questions, bundles};
 use crate::visibility::{self, Scope};
@@ -324,21 +324,28 @@ pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
         .select(bundle_record_columns())
 }
 
+/// Where an existing bundle stands.
+fn load_standing(conn: &mut AnyConnection, pending_id: &str) -> Result<Standing> {
+    at_most_one(standing_query(pending_id), conn)?
+        .ok_or_else(|| Error::Internal(format!("bundle {pending_id} vanished while being read")))
+}
+
 /// One bundle's record, standing and DM-4-ordered rows, whoever may see it
 /// (for the host side, whose callers were authorized before).
 pub(crate) fn load_any(
     conn: &mut AnyConnection,
     pending_id: &str,
 ) -> Result<Option<(BundleRecord, Standing, Vec<QuestionRecord>)>> {
-    let record: Option<BundleRecord> = bundles::table
-        .find(pending_id)
-        .select(bundle_record_columns())
-        .first(conn)
-        .optional()?;
+    let record: Option<BundleRecord> = at_most_one(
+        bundles::table
+            .find(pending_id)
+            .select(bundle_record_columns()),
+        conn,
+    )?;
     let Some(record) = record else {
         return Ok(None);
     };
-    let standing: Standing = standing_query(pending_id).first(conn)?;
+    let standing = load_standing(conn, pending_id)?;
     let rows = load_bundle_rows(conn, pending_id)?;
     Ok(Some((record, standing, rows)))
 }
@@ -350,9 +357,7 @@ pub(crate) fn load_visible(
     scope: &Scope,
     pending_id: &str,
 ) -> Result<Option<(BundleRecord, Vec<QuestionRecord>)>> {
-    let record: Option<BundleRecord> = visible_bundle_query(scope, pending_id)
-        .first(conn)
-        .optional()?;
+    let record: Option<BundleRecord> = at_most_one(visible_bundle_query(scope, pending_id), conn)?;
     let Some(record) = record else {
         return Ok(None);
     };
@@ -413,7 +418,7 @@ impl Clarion {
                 let Some((record, rows)) = load_visible(conn, &scope, pending_id)? else {
                     return Ok(None);
                 };
-                let standing: Standing = standing_query(pending_id).first(conn)?;
+                let standing = load_standing(conn, pending_id)?;
                 Ok(Some((record, standing, rows)))
             })?
             .ok_or(Error::NotFound(Entity::Bundle))?;

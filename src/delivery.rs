@@ -255,13 +255,12 @@ impl Clarion {
     /// bundle is detached (LIFE-5) and its later answer goes to the outbox.
     pub fn wait(&self, pending_id: &str, timeout: Duration) -> Result<WaitOutcome> {
         let deadline = Instant::now() + timeout.min(MAX_WAIT);
-        let session_id = self
+        let session_id: String = self
             .read(|conn| {
-                Ok(bundles::table
-                    .find(pending_id)
-                    .select(bundles::session_id)
-                    .first::<String>(conn)
-                    .optional()?)
+                Ok(crate::db::at_most_one::<_, String>(
+                    bundles::table.find(pending_id).select(bundles::session_id),
+                    conn,
+                )?)
             })?
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let slot = self.inner.waiters.enter(pending_id, &session_id);

@@ -298,10 +298,13 @@ pub(crate) fn start_turn(
     conn: &mut AnyConnection,
     session_id: &str,
 ) -> Result<String> {
-    let newest: Option<i64> = turns::table
-        .filter(turns::session_id.eq(session_id))
-        .select(diesel::dsl::max(turns::started_at))
-        .first(conn)?;
+    let newest: Option<i64> = db::at_most_one(
+        turns::table
+            .filter(turns::session_id.eq(session_id))
+            .select(diesel::dsl::max(turns::started_at)),
+        conn,
+    )?
+    .flatten();
     let started_at = newest.map_or(clarion.now().as_micros(), |newest| {
         newest.max(clarion.now().as_micros())
     });

@@ -14,6 +14,7 @@ use diesel::query_source::{Alias, AliasedField};
 use crate::activeness;
 use crate::authz::{require_capability, Operation, Principal};
 use crate::bundle::{self, bundle_record_columns, BundleRecord, BundleView};
+use crate::db::at_most_one;
 use crate::error::{Error, Result};
 use crate::schema::{bundle_questions, bundles, tasks};
 use crate::visibility::{self, Scope};
@@ -337,8 +338,10 @@ impl Clarion {
     pub fn summary(&self, principal: &Principal) -> Result<Summary> {
         let scope = scope_for(principal, Operation::Summary)?;
         let ((bundles, oldest), questions) = self.read(|conn| {
-            let bundles: (i64, Option<i64>) = summary_bundles_query(&scope).first(conn)?;
-            let questions: i64 = summary_questions_query(&scope).first(conn)?;
+            // Aggregates return exactly one row.
+            let bundles: (i64, Option<i64>) =
+                at_most_one(summary_bundles_query(&scope), conn)?.unwrap_or((0, None));
+            let questions: i64 = at_most_one(summary_questions_query(&scope), conn)?.unwrap_or(0);
             Ok((bundles, questions))
         })?;
         let now = self.now();

@@ -311,11 +311,12 @@ fn claim(
 /// REPLAY-1/2: the loser reads the rows once more; a resolution there is the
 /// winner's. Without one, nothing won.
 fn replay(conn: &mut AnyConnection, pending_id: &str) -> Result<Resolved> {
-    let fresh: Option<BundleRecord> = bundles::table
-        .find(pending_id)
-        .select(bundle::bundle_record_columns())
-        .first(conn)
-        .optional()?;
+    let fresh: Option<BundleRecord> = db::at_most_one(
+        bundles::table
+            .find(pending_id)
+            .select(bundle::bundle_record_columns()),
+        conn,
+    )?;
     let Some(fresh) = fresh else {
         // Deleted since: nothing won.
         return Err(Error::NoLongerActive);
