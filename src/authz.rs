@@ -336,7 +336,7 @@ impl Clarion {
         let Some(scope) = Scope::of(principal) else {
             return Ok(Authorization::Denied(Denial::CapabilityDenied));
         };
-        let visible = self.read(|conn| {
+        let visible = self.read_one(|conn| {
             Ok(match target {
                 Target::Bundle(pending_id) => {
                     bundle_visibility_query(&scope, pending_id).get_result::<bool>(conn)?

@@ -313,13 +313,41 @@ pub(crate) fn write_transaction<T>(
     conn: &mut AnyConnection,
     body: impl FnOnce(&mut AnyConnection) -> Result<T, Error>,
 ) -> Result<T, Error> {
+    transaction(conn, "BEGIN IMMEDIATE", "BEGIN", body)
+}
+
+/// Runs `body` on one consistent snapshot, so that several reads of a
+/// bundle (its row, its standing, its question rows) never mix states from
+/// before and after a concurrent commit.
+pub(crate) fn read_snapshot<T>(
+    conn: &mut AnyConnection,
+    body: impl FnOnce(&mut AnyConnection) -> Result<T, Error>,
+) -> Result<T, Error> {
+    transaction(
+        conn,
+        "BEGIN",
+        "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY",
+        body,
+    )
+}
+
+fn transaction<T>(
+    conn: &mut AnyConnection,
+    sqlite_begin: &str,
+    postgres_begin: &str,
+    body: impl FnOnce(&mut AnyConnection) -> Result<T, Error>,
+) -> Result<T, Error> {
     match conn {
         AnyConnection::Sqlite(inner) => {
-            AnsiTransactionManager::begin_transaction_sql(inner, "BEGIN IMMEDIATE")?
+            AnsiTransactionManager::begin_transaction_sql(inner, sqlite_begin)?
         }
         #[cfg(feature = "postgres")]
-        AnyConnection::Postgres(inner) => AnsiTransactionManager::begin_transaction(inner)?,
+        AnyConnection::Postgres(inner) => {
+            AnsiTransactionManager::begin_transaction_sql(inner, postgres_begin)?
+        }
     }
+    #[cfg(not(feature = "postgres"))]
+    let _ = postgres_begin;
     match body(conn) {
         Ok(value) => {
             <AnyConnection as Connection>::TransactionManager::commit_transaction(conn)?;

@@ -102,7 +102,11 @@ struct Slot {
     session_id: String,
     generation: Mutex<u64>,
     changed: Condvar,
+    /// Every waiter, agent or external: the slot lives while any remains.
     waiters: AtomicUsize,
+    /// Agent-side waiters only: the last one to time out detaches the
+    /// bundle; an external `wait_bundle` never keeps an agent attached.
+    agent_waiters: AtomicUsize,
 }
 
 impl Slot {
@@ -131,7 +135,7 @@ pub(crate) struct Waiters {
 }
 
 impl Waiters {
-    fn enter(&self, pending_id: &str, session_id: &str) -> Arc<Slot> {
+    fn enter(&self, pending_id: &str, session_id: &str, agent: bool) -> Arc<Slot> {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         let slot = slots
             .entry(pending_id.to_owned())
@@ -141,21 +145,28 @@ impl Waiters {
                     generation: Mutex::new(0),
                     changed: Condvar::new(),
                     waiters: AtomicUsize::new(0),
+                    agent_waiters: AtomicUsize::new(0),
                 })
             })
             .clone();
         slot.waiters.fetch_add(1, Ordering::SeqCst);
+        if agent {
+            slot.agent_waiters.fetch_add(1, Ordering::SeqCst);
+        }
         slot
     }
 
-    /// Leaves the slot; returns how many other waiters remain on it.
-    fn leave(&self, pending_id: &str, slot: &Arc<Slot>) -> usize {
+    /// Leaves the slot; returns how many other agent waiters remain on it.
+    fn leave(&self, pending_id: &str, slot: &Arc<Slot>, agent: bool) -> usize {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
-        let remaining = slot.waiters.fetch_sub(1, Ordering::SeqCst) - 1;
-        if remaining == 0 {
+        if slot.waiters.fetch_sub(1, Ordering::SeqCst) == 1 {
             slots.remove(pending_id);
         }
-        remaining
+        if agent {
+            slot.agent_waiters.fetch_sub(1, Ordering::SeqCst) - 1
+        } else {
+            slot.agent_waiters.load(Ordering::SeqCst)
+        }
     }
 
     /// Something about this bundle changed and committed.
@@ -263,7 +274,7 @@ impl Clarion {
                 )?)
             })?
             .ok_or(Error::NotFound(Entity::Bundle))?;
-        let slot = self.inner.waiters.enter(pending_id, &session_id);
+        let slot = self.inner.waiters.enter(pending_id, &session_id, true);
         let mut detached_at_start = None;
         let outcome = loop {
             let seen = slot.generation();
@@ -295,7 +306,7 @@ impl Clarion {
             }
             slot.wait_past(seen, (deadline - now).min(self.inner.poll_interval));
         };
-        let remaining = self.inner.waiters.leave(pending_id, &slot);
+        let remaining = self.inner.waiters.leave(pending_id, &slot, true);
         if matches!(outcome, Ok(WaitOutcome::TimedOut)) && remaining == 0 {
             self.detach_bundle(pending_id)?;
         }
@@ -318,7 +329,10 @@ impl Clarion {
         let (record, _) = self
             .read(|conn| bundle::load_visible(conn, &scope, pending_id))?
             .ok_or(Error::NotFound(Entity::Bundle))?;
-        let slot = self.inner.waiters.enter(pending_id, &record.session_id);
+        let slot = self
+            .inner
+            .waiters
+            .enter(pending_id, &record.session_id, false);
         let outcome = loop {
             let seen = slot.generation();
             match observe(self, pending_id) {
@@ -345,7 +359,7 @@ impl Clarion {
             }
             slot.wait_past(seen, (deadline - now).min(self.inner.poll_interval));
         };
-        self.inner.waiters.leave(pending_id, &slot);
+        self.inner.waiters.leave(pending_id, &slot, false);
         outcome
     }
 
@@ -419,7 +433,7 @@ impl Clarion {
         if self.inner.dispatcher.is_none() {
             return Ok(report);
         }
-        let ids: Vec<String> = self.read(|conn| Ok(outbox_query(200).load(conn)?))?;
+        let ids: Vec<String> = self.read_one(|conn| Ok(outbox_query(200).load(conn)?))?;
         for id in ids {
             match self.dispatch_one(&id)? {
                 Dispatch::Delivered => report.delivered += 1,

@@ -234,8 +234,19 @@ impl Clarion {
         Ok(self.inner.pool.get()?)
     }
 
-    /// Runs `body` on a pooled connection, outside any explicit transaction.
+    /// Runs `body` on a pooled connection, on one consistent snapshot
+    /// (several reads never mix states from before and after a commit).
     pub(crate) fn read<T>(&self, body: impl FnOnce(&mut AnyConnection) -> Result<T>) -> Result<T> {
+        let mut conn = self.conn()?;
+        db::read_snapshot(&mut conn, body)
+    }
+
+    /// Runs a single-statement read on a pooled connection; one statement
+    /// sees one snapshot by itself.
+    pub(crate) fn read_one<T>(
+        &self,
+        body: impl FnOnce(&mut AnyConnection) -> Result<T>,
+    ) -> Result<T> {
         let mut conn = self.conn()?;
         body(&mut conn)
     }

@@ -238,7 +238,7 @@ impl Clarion {
         // Resolutions that were waiting for this agent are now outbox
         // entries; offer them to the dispatcher at once.
         if self.inner.dispatcher.is_some() {
-            let entries: Vec<String> = self.read(|conn| {
+            let entries: Vec<String> = self.read_one(|conn| {
                 Ok(bundles::table
                     .filter(bundles::session_id.eq(session_id))
                     .filter(bundles::response_delivery_pending)

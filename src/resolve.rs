@@ -365,8 +365,10 @@ impl Clarion {
             id: principal.audit_id(),
         };
         let mut conn = self.inner.pool.get()?;
-        let (mut record, rows) = bundle::load_visible(&mut conn, &scope, pending_id)?
-            .ok_or(Error::NotFound(Entity::Bundle))?;
+        let (mut record, rows) = db::read_snapshot(&mut conn, |conn| {
+            bundle::load_visible(conn, &scope, pending_id)
+        })?
+        .ok_or(Error::NotFound(Entity::Bundle))?;
         let resolution = decide(&rows)?;
         // REPLAY-3: a failed claim is an internal error, logged with the
         // bundle; nothing is retried.
@@ -376,7 +378,7 @@ impl Clarion {
                 Error::Internal(format!("claim of {pending_id} failed: {error}"))
             })?;
         let Some(committed) = committed else {
-            return replay(&mut conn, pending_id);
+            return db::read_snapshot(&mut conn, |conn| replay(conn, pending_id));
         };
         drop(conn);
         self.failpoint(points::RESOLVE_AFTER_COMMIT)?;
