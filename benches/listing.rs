@@ -17,11 +17,9 @@ use std::time::{Duration, Instant};
 use clarion::fixtures::{populate, WorldSpec};
 use clarion::listing::Cursor;
 use clarion::{Clarion, ListRequest, Principal};
+use common::median;
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
+mod common;
 
 fn time_page(
     clarion: &Clarion,
@@ -52,50 +50,15 @@ fn time_page(
     (median(samples), returned)
 }
 
-struct Place {
-    url: String,
-    cleanup: Box<dyn FnOnce()>,
-}
-
-fn sqlite_place(size: u64) -> Place {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let url = format!(
-        "sqlite://{}",
-        dir.path().join(format!("bench-{size}.db")).display()
-    );
-    Place {
-        url,
-        cleanup: Box::new(move || drop(dir)),
-    }
-}
-
-#[cfg(feature = "postgres")]
-fn postgres_place(size: u64) -> Place {
-    use diesel::connection::SimpleConnection;
-    use diesel::Connection;
-    let base = std::env::var("CLARION_TEST_DATABASE_URL")
-        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
-    let schema = format!("clarion_bench_{size}_{}", std::process::id());
-    let mut admin = diesel::PgConnection::establish(&base).expect("PostgreSQL for the benchmark");
-    admin
-        .batch_execute(&format!(
-            "DROP SCHEMA IF EXISTS {schema} CASCADE; CREATE SCHEMA {schema}"
-        ))
-        .unwrap();
-    let separator = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{separator}options=-c%20search_path%3D{schema}");
-    Place {
-        url,
-        cleanup: Box::new(move || {
-            let _ = admin.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
-        }),
-    }
-}
-
-fn bench_backend(name: &str, place_for: &dyn Fn(u64) -> Place, sizes: &[u64], runs: usize) {
+fn bench_backend(
+    name: &str,
+    place_for: &dyn Fn(&str) -> common::Scratch,
+    sizes: &[u64],
+    runs: usize,
+) {
     let mut rows: Vec<(u64, &str, &str, Duration, usize)> = Vec::new();
     for &size in sizes {
-        let place = place_for(size);
+        let place = place_for(&format!("listing_{size}"));
         let clarion = Clarion::open(&place.url).expect("open");
         let spec = WorldSpec::new(size, 2_000);
         let started = Instant::now();
@@ -121,7 +84,7 @@ fn bench_backend(name: &str, place_for: &dyn Fn(u64) -> Place, sizes: &[u64], ru
             rows.push((size, who, "deep page", deep_time, n_deep));
         }
         drop(clarion);
-        (place.cleanup)();
+        drop(place);
     }
     println!("\n{name}: list_pending, limit 50, median of {runs} runs");
     println!(
@@ -170,7 +133,7 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(21);
-    bench_backend("SQLite", &sqlite_place, &sizes, runs);
+    bench_backend("SQLite", &common::sqlite, &sizes, runs);
     #[cfg(feature = "postgres")]
-    bench_backend("PostgreSQL", &postgres_place, &sizes, runs);
+    bench_backend("PostgreSQL", &common::postgres, &sizes, runs);
 }

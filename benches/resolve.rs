@@ -19,7 +19,10 @@ use clarion::{
     AnswerInput, AskRequest, Clarion, OptionSpec, Principal, QuestionSpec, ResolveRequest,
     SessionUpsert,
 };
+use common::median;
 use diesel::connection::SimpleConnection;
+
+mod common;
 
 fn request(session: &str) -> AskRequest {
     let options = || {
@@ -106,11 +109,6 @@ fn floor_script(pending_id: &str, sqlite: bool) -> String {
     )
 }
 
-fn median(mut samples: Vec<Duration>) -> Duration {
-    samples.sort();
-    samples[samples.len() / 2]
-}
-
 fn bench(name: &str, url: &str, bundles: usize, runs: usize) {
     let clarion = Clarion::open(url).expect("open");
     clarion.upsert_workspace("w", Some("alice")).unwrap();
@@ -158,32 +156,11 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
-    let dir = tempfile::tempdir().unwrap();
-    bench(
-        "SQLite",
-        &format!("sqlite://{}", dir.path().join("resolve.db").display()),
-        bundles,
-        runs,
-    );
+    let sqlite = common::sqlite("resolve");
+    bench("SQLite", &sqlite.url, bundles, runs);
     #[cfg(feature = "postgres")]
     {
-        use diesel::Connection;
-        let base = std::env::var("CLARION_TEST_DATABASE_URL")
-            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
-        let schema = format!("clarion_bench_resolve_{}", std::process::id());
-        let mut admin = diesel::PgConnection::establish(&base).expect("PostgreSQL");
-        admin
-            .batch_execute(&format!("CREATE SCHEMA {schema}"))
-            .unwrap();
-        let separator = if base.contains('?') { '&' } else { '?' };
-        bench(
-            "PostgreSQL",
-            &format!("{base}{separator}options=-c%20search_path%3D{schema}"),
-            bundles,
-            runs,
-        );
-        admin
-            .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-            .unwrap();
+        let postgres = common::postgres("resolve");
+        bench("PostgreSQL", &postgres.url, bundles, runs);
     }
 }

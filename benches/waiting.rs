@@ -14,6 +14,8 @@
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+mod common;
+
 use clarion::{
     AnswerInput, AskRequest, Clarion, OptionSpec, Principal, QuestionSpec, ResolveRequest,
     SessionUpsert,
@@ -152,27 +154,13 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(200);
-    let dir = tempfile::tempdir().unwrap();
-    let sqlite = format!("sqlite://{}", dir.path().join("waiting.db").display());
-    in_process("SQLite", &sqlite, rounds);
-    cross_process("SQLite", &sqlite, rounds.min(40));
+    let sqlite = common::sqlite("waiting");
+    in_process("SQLite", &sqlite.url, rounds);
+    cross_process("SQLite", &sqlite.url, rounds.min(40));
     #[cfg(feature = "postgres")]
     {
-        use diesel::connection::SimpleConnection;
-        use diesel::Connection;
-        let base = std::env::var("CLARION_TEST_DATABASE_URL")
-            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned());
-        let schema = format!("clarion_bench_wait_{}", std::process::id());
-        let mut admin = diesel::PgConnection::establish(&base).expect("PostgreSQL");
-        admin
-            .batch_execute(&format!("CREATE SCHEMA {schema}"))
-            .unwrap();
-        let separator = if base.contains('?') { '&' } else { '?' };
-        let url = format!("{base}{separator}options=-c%20search_path%3D{schema}");
-        in_process("PostgreSQL", &url, rounds);
-        cross_process("PostgreSQL", &url, rounds.min(40));
-        admin
-            .batch_execute(&format!("DROP SCHEMA {schema} CASCADE"))
-            .unwrap();
+        let postgres = common::postgres("waiting");
+        in_process("PostgreSQL", &postgres.url, rounds);
+        cross_process("PostgreSQL", &postgres.url, rounds.min(40));
     }
 }

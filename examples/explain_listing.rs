@@ -9,33 +9,10 @@
 use clarion::db::AnyConnection;
 use clarion::listing::{page_query, ListFilter};
 use clarion::visibility::Scope;
-use diesel::backend::Backend;
 use diesel::prelude::*;
-use diesel::query_builder::{AstPass, Query, QueryFragment, QueryId};
-use diesel::sql_types::{Text, Untyped};
+use diesel::sql_types::Text;
 
-struct Explain<Q> {
-    prefix: &'static str,
-    query: Q,
-}
-
-impl<Q: QueryFragment<DB>, DB: Backend> QueryFragment<DB> for Explain<Q> {
-    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        out.push_sql(self.prefix);
-        self.query.walk_ast(out.reborrow())
-    }
-}
-
-impl<Q> QueryId for Explain<Q> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
-}
-
-impl<Q> Query for Explain<Q> {
-    type SqlType = Untyped;
-}
-
-impl<Q, C> RunQueryDsl<C> for Explain<Q> {}
+use clarion::sql_catalog::Explain;
 
 #[derive(QueryableByName)]
 struct Line {

@@ -276,41 +276,31 @@ impl Clarion {
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let slot = self.inner.waiters.enter(pending_id, &session_id, true);
         let mut detached_at_start = None;
-        let outcome = loop {
-            let seen = slot.generation();
-            match observe(self, pending_id) {
-                Err(error) => break Err(error),
-                Ok(Observed::Gone) => break Err(Error::NotFound(Entity::Bundle)),
-                Ok(Observed::Resolved(status, response)) => {
-                    break self
-                        .acknowledge(pending_id)
-                        .map(|()| outcome_of(status, response))
-                }
-                Ok(Observed::Expired | Observed::Inactive) => break Ok(WaitOutcome::Expired),
-                Ok(Observed::Superseded) => break Ok(WaitOutcome::Superseded),
-                // Waiting on an already detached bundle re-attaches the
-                // agent; only a detach that happens during the wait ends it.
-                Ok(Observed::Detached) if detached_at_start == Some(false) => {
-                    break Ok(WaitOutcome::Detached)
-                }
-                Ok(observed) => {
-                    detached_at_start.get_or_insert(matches!(observed, Observed::Detached));
-                }
+        let watched = self.watch(pending_id, &slot, deadline, |observed| match observed {
+            Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
+            Observed::Resolved(status, response) => Some(Ok(outcome_of(status, response))),
+            Observed::Expired | Observed::Inactive => Some(Ok(WaitOutcome::Expired)),
+            Observed::Superseded => Some(Ok(WaitOutcome::Superseded)),
+            // Waiting on an already detached bundle re-attaches the agent;
+            // only a detach that happens during the wait ends it.
+            Observed::Detached if detached_at_start == Some(false) => {
+                Some(Ok(WaitOutcome::Detached))
             }
-            let now = Instant::now();
-            if now >= deadline {
-                break Ok(WaitOutcome::TimedOut);
+            Observed::Detached | Observed::Open => {
+                detached_at_start.get_or_insert(matches!(observed, Observed::Detached));
+                None
             }
-            if let Err(error) = self.failpoint(crate::failpoints::points::WAIT_BEFORE_SLEEP) {
-                break Err(error);
-            }
-            slot.wait_past(seen, (deadline - now).min(self.inner.poll_interval));
-        };
+        });
         let remaining = self.inner.waiters.leave(pending_id, &slot, true);
-        if matches!(outcome, Ok(WaitOutcome::TimedOut)) && remaining == 0 {
+        let outcome = watched?.unwrap_or(WaitOutcome::TimedOut);
+        if outcome.response().is_some() {
+            // WAIT-2: the agent has it; it leaves the outbox.
+            self.ack_delivery(pending_id)?;
+        }
+        if outcome == WaitOutcome::TimedOut && remaining == 0 {
             self.detach_bundle(pending_id)?;
         }
-        outcome
+        Ok(outcome)
     }
 
     /// WIRE-3 `wait_bundle`, the external side: authorized first (an
@@ -333,47 +323,46 @@ impl Clarion {
             .inner
             .waiters
             .enter(pending_id, &record.session_id, false);
-        let outcome = loop {
+        let watched = self.watch(pending_id, &slot, deadline, |observed| match observed {
+            Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
+            Observed::Resolved(status, response) => Some(Ok(Resolved {
+                claimed: false,
+                status,
+                response,
+            })),
+            Observed::Expired | Observed::Superseded | Observed::Inactive => {
+                Some(Err(Error::NoLongerActive))
+            }
+            Observed::Open | Observed::Detached => None,
+        });
+        self.inner.waiters.leave(pending_id, &slot, false);
+        watched?.ok_or(Error::TimedOut)
+    }
+
+    /// The waiting loop shared by `wait` and `wait_bundle`: read the bundle,
+    /// let `decide` end the wait, else sleep until notified, the poll
+    /// interval, or the deadline (`Ok(None)`). The generation is taken
+    /// before each read, so a notification that lands between the read and
+    /// the sleep is never lost.
+    fn watch<T>(
+        &self,
+        pending_id: &str,
+        slot: &Slot,
+        deadline: Instant,
+        mut decide: impl FnMut(Observed) -> Option<Result<T>>,
+    ) -> Result<Option<T>> {
+        loop {
             let seen = slot.generation();
-            match observe(self, pending_id) {
-                Err(error) => break Err(error),
-                Ok(Observed::Gone) => break Err(Error::NotFound(Entity::Bundle)),
-                Ok(Observed::Resolved(status, response)) => {
-                    break Ok(Resolved {
-                        claimed: false,
-                        status,
-                        response,
-                    })
-                }
-                Ok(Observed::Expired | Observed::Superseded | Observed::Inactive) => {
-                    break Err(Error::NoLongerActive)
-                }
-                Ok(Observed::Open | Observed::Detached) => {}
+            if let Some(result) = decide(observe(self, pending_id)?) {
+                return result.map(Some);
             }
             let now = Instant::now();
             if now >= deadline {
-                break Err(Error::TimedOut);
+                return Ok(None);
             }
-            if let Err(error) = self.failpoint(crate::failpoints::points::WAIT_BEFORE_SLEEP) {
-                break Err(error);
-            }
+            self.failpoint(crate::failpoints::points::WAIT_BEFORE_SLEEP)?;
             slot.wait_past(seen, (deadline - now).min(self.inner.poll_interval));
-        };
-        self.inner.waiters.leave(pending_id, &slot, false);
-        outcome
-    }
-
-    /// WAIT-2: the agent received the resolution; it leaves the outbox.
-    fn acknowledge(&self, pending_id: &str) -> Result<()> {
-        self.write(|conn| {
-            diesel::update(bundles::table.find(pending_id))
-                .set((
-                    bundles::response_delivery_pending.eq(false),
-                    bundles::delivery_lease_until.eq(None::<i64>),
-                ))
-                .execute(conn)?;
-            Ok(())
-        })
+        }
     }
 
     /// LIFE-5 for one bundle, when its last waiter timed out.
@@ -481,15 +470,7 @@ impl Clarion {
         });
         match result.recv_timeout(self.inner.dispatch_timeout) {
             Ok(Ok(())) => {
-                self.write(|conn| {
-                    diesel::update(bundles::table.find(pending_id))
-                        .set((
-                            bundles::response_delivery_pending.eq(false),
-                            bundles::delivery_lease_until.eq(None::<i64>),
-                        ))
-                        .execute(conn)?;
-                    Ok(())
-                })?;
+                self.ack_delivery(pending_id)?;
                 Ok(Dispatch::Delivered)
             }
             Ok(Err(message)) => {

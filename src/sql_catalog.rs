@@ -186,3 +186,36 @@ pub fn sqlite() -> Vec<Rendered> {
 pub fn postgres() -> Vec<Rendered> {
     catalog!(diesel::pg::Pg)
 }
+
+/// `EXPLAIN …` (or `EXPLAIN QUERY PLAN …`) around a typed query, keeping its
+/// bind parameters: how the plan tests and `examples/explain_listing.rs`
+/// see the plan of the exact query the library runs.
+pub struct Explain<Q> {
+    pub prefix: &'static str,
+    pub query: Q,
+}
+
+impl<Q, DB> diesel::query_builder::QueryFragment<DB> for Explain<Q>
+where
+    DB: diesel::backend::Backend,
+    Q: diesel::query_builder::QueryFragment<DB>,
+{
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, DB>,
+    ) -> diesel::QueryResult<()> {
+        out.push_sql(self.prefix);
+        self.query.walk_ast(out.reborrow())
+    }
+}
+
+impl<Q> diesel::query_builder::QueryId for Explain<Q> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Q> diesel::query_builder::Query for Explain<Q> {
+    type SqlType = diesel::sql_types::Untyped;
+}
+
+impl<Q, C> diesel::RunQueryDsl<C> for Explain<Q> {}
