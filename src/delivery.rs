@@ -107,6 +107,10 @@ struct Slot {
     /// Agent-side waiters only: the last one to time out detaches the
     /// bundle; an external `wait_bundle` never keeps an agent attached.
     agent_waiters: AtomicUsize,
+    /// A resolution this handle committed, handed to its waiters so they
+    /// need not read it back (it is the committed one: the winner's
+    /// response is built from the committed rows).
+    resolution: Mutex<Option<(BundleStatus, Response)>>,
 }
 
 impl Slot {
@@ -146,6 +150,7 @@ impl Waiters {
                     changed: Condvar::new(),
                     waiters: AtomicUsize::new(0),
                     agent_waiters: AtomicUsize::new(0),
+                    resolution: Mutex::new(None),
                 })
             })
             .clone();
@@ -169,8 +174,13 @@ impl Waiters {
         }
     }
 
-    /// Something about this bundle changed and committed.
-    pub(crate) fn notify_bundle(&self, pending_id: &str) {
+    /// This handle committed a resolution of the bundle.
+    pub(crate) fn notify_resolved(
+        &self,
+        pending_id: &str,
+        status: BundleStatus,
+        response: &Response,
+    ) {
         let slot = self
             .slots
             .lock()
@@ -178,6 +188,8 @@ impl Waiters {
             .get(pending_id)
             .cloned();
         if let Some(slot) = slot {
+            *slot.resolution.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some((status, response.clone()));
             slot.bump();
         }
     }
@@ -353,7 +365,16 @@ impl Clarion {
     ) -> Result<Option<T>> {
         loop {
             let seen = slot.generation();
-            if let Some(result) = decide(observe(self, pending_id)?) {
+            let handed = slot
+                .resolution
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let observed = match handed {
+                Some((status, response)) => Observed::Resolved(status, response),
+                None => observe(self, pending_id)?,
+            };
+            if let Some(result) = decide(observed) {
                 return result.map(Some);
             }
             let now = Instant::now();

@@ -382,18 +382,20 @@ impl Clarion {
         };
         drop(conn);
         self.failpoint(points::RESOLVE_AFTER_COMMIT)?;
+        // The winner's response is rebuilt from exactly what was committed,
+        // by the same function a loser's replay uses (NORM-4).
         // DEL-2/3: after the commit, wake this handle's waiters and offer a
         // detached bundle's resolution to the dispatcher. Neither can undo
         // the claim (DEL-1, DEL-4).
-        self.inner.waiters.notify_bundle(pending_id);
-        if let Err(error) = self.dispatch_one(pending_id) {
-            tracing::warn!(pending_id, %error, "resume dispatch could not start; the entry stays in the outbox");
-        }
-        // The winner's response is rebuilt from exactly what was committed,
-        // by the same function a loser's replay uses (NORM-4).
         let (status, response) = bundle::stored_response(&record, &committed).ok_or_else(|| {
             Error::Internal(format!("claimed bundle {pending_id} has no resolution"))
         })?;
+        self.inner
+            .waiters
+            .notify_resolved(pending_id, status, &response);
+        if let Err(error) = self.dispatch_one(pending_id) {
+            tracing::warn!(pending_id, %error, "resume dispatch could not start; the entry stays in the outbox");
+        }
         Ok(Resolved {
             claimed: true,
             status,
