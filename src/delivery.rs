@@ -421,7 +421,7 @@ impl Clarion {
     /// acknowledging an unresolved bundle does not stop its later
     /// resolution from being delivered (the claim marks it again).
     pub fn ack_delivery(&self, pending_id: &str) -> Result<()> {
-        self.write(|conn| {
+        self.write_one(|conn| {
             diesel::update(
                 bundles::table
                     .find(pending_id)

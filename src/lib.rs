@@ -251,6 +251,16 @@ impl Clarion {
         body(&mut conn)
     }
 
+    /// Runs one single-statement write, which commits by itself (one round
+    /// trip on PostgreSQL instead of three).
+    pub(crate) fn write_one<T>(
+        &self,
+        body: impl FnOnce(&mut AnyConnection) -> Result<T>,
+    ) -> Result<T> {
+        let mut conn = self.conn()?;
+        body(&mut conn)
+    }
+
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE` on SQLite).
     pub(crate) fn write<T>(&self, body: impl FnOnce(&mut AnyConnection) -> Result<T>) -> Result<T> {
         let mut conn = self.conn()?;

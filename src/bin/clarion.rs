@@ -155,6 +155,12 @@ fn demo(url: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
         ..AskRequest::default()
     })?;
     println!("   -> {}", envelope::asked(&asked).body_text());
+    println!("   the agent thread now waits for the answer (WAIT-1)");
+    let agent = {
+        let clarion = clarion.clone();
+        let pending_id = asked.pending_id.clone();
+        std::thread::spawn(move || clarion.wait(&pending_id, std::time::Duration::from_secs(30)))
+    };
 
     let alice = Principal::user("alice");
     let page = clarion.list_pending(&alice, &Default::default())?;
@@ -192,7 +198,17 @@ fn demo(url: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
     )?;
     println!("   -> {}", envelope::resolved(&lost).body_text());
 
-    println!("7. bob, who does not own the workspace, sees nothing");
+    let received = agent.join().map_err(|_| "the agent thread panicked")??;
+    println!(
+        "7. the agent receives {:?}: {}",
+        received.as_str(),
+        received
+            .response()
+            .map(|r| envelope::response(r).to_string())
+            .unwrap_or_default()
+    );
+
+    println!("8. bob, who does not own the workspace, sees nothing");
     let bob = Principal::user("bob");
     let page = clarion.list_pending(&bob, &Default::default())?;
     println!("   list -> {}", envelope::list_page(&page).body_text());
@@ -201,7 +217,7 @@ fn demo(url: Option<&str>) -> Result<(), Box<dyn std::error::Error>> {
     println!("   get  -> {} {}", get.status, get.body_text());
 
     println!(
-        "8. has_pending_clarification(s-1) = {}",
+        "9. has_pending_clarification(s-1) = {}",
         clarion.has_pending_clarification("s-1")?
     );
     drop(clarion);
