@@ -247,12 +247,12 @@ fn stored_answer(resolution: &Resolution, question_id: &str) -> Result<Option<St
         .transpose()
 }
 
-/// CLAIM-1: the one transition of an active bundle to a resolution, in one
-/// transaction guarded by ACT-1. Returns the bundle's rows as committed when
-/// this call claimed it, `None` when it did not. On PostgreSQL the session
-/// row is locked first, which serializes the claim with state changes and
-/// new turns of the same session (CLAIM-4); on SQLite the transaction holds
-/// the write lock from its first statement.
+/// CLAIM-1: the one transition of an active bundle to a resolution, inside
+/// the caller's write transaction, guarded by ACT-1. Returns the bundle's
+/// rows as they will commit when this call claimed it, `None` when it did
+/// not. On PostgreSQL the session row is locked first, which serializes the
+/// claim with state changes and new turns of the same session (CLAIM-4); on
+/// SQLite the transaction holds the write lock from its first statement.
 fn claim(
     clarion: &Clarion,
     conn: &mut AnyConnection,
@@ -261,7 +261,7 @@ fn claim(
     resolution: &Resolution,
     resolver: &Resolver<'_>,
 ) -> Result<Option<Vec<QuestionRecord>>> {
-    db::write_transaction(conn, |conn| {
+    {
         db::serialize_with_session(conn, &record.session_id)?;
         let active: bool = claim_guard_query(&record.pending_id).get_result(conn)?;
         if !active {
@@ -305,7 +305,7 @@ fn claim(
         record.reject_reason = reason;
         record.responded_at = Some(responded_at);
         Ok(Some(committed))
-    })
+    }
 }
 
 /// REPLAY-1/2: the loser reads the rows once more; a resolution there is the
@@ -365,18 +365,21 @@ impl Clarion {
             id: principal.audit_id(),
         };
         let mut conn = self.inner.pool.get()?;
-        let (mut record, rows) = db::read_snapshot(&mut conn, |conn| {
-            bundle::load_visible(conn, &scope, pending_id)
-        })?
-        .ok_or(Error::NotFound(Entity::Bundle))?;
-        let resolution = decide(&rows)?;
-        // REPLAY-3: a failed claim is an internal error, logged with the
-        // bundle; nothing is retried.
-        let committed = claim(self, &mut conn, &mut record, &rows, &resolution, &resolver)
-            .map_err(|error| {
-                tracing::error!(pending_id, %error, "claim failed");
-                Error::Internal(format!("claim of {pending_id} failed: {error}"))
-            })?;
+        // One write transaction: read the bundle (not-found), validate it,
+        // then claim. Nothing is written unless the claim is won.
+        let (record, committed) = db::write_transaction(&mut conn, |conn| {
+            let (mut record, rows) = bundle::load_visible(conn, &scope, pending_id)?
+                .ok_or(Error::NotFound(Entity::Bundle))?;
+            let resolution = decide(&rows)?;
+            // REPLAY-3: a failed claim is an internal error, logged with the
+            // bundle; nothing is retried.
+            let committed = claim(self, conn, &mut record, &rows, &resolution, &resolver)
+                .map_err(|error| {
+                    tracing::error!(pending_id, %error, "claim failed");
+                    Error::Internal(format!("claim of {pending_id} failed: {error}"))
+                })?;
+            Ok((record, committed))
+        })?;
         let Some(committed) = committed else {
             return db::read_snapshot(&mut conn, |conn| replay(conn, pending_id));
         };
