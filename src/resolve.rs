@@ -373,8 +373,8 @@ impl Clarion {
             let resolution = decide(&rows)?;
             // REPLAY-3: a failed claim is an internal error, logged with the
             // bundle; nothing is retried.
-            let committed = claim(self, conn, &mut record, &rows, &resolution, &resolver)
-                .map_err(|error| {
+            let committed =
+                claim(self, conn, &mut record, &rows, &resolution, &resolver).map_err(|error| {
                     tracing::error!(pending_id, %error, "claim failed");
                     Error::Internal(format!("claim of {pending_id} failed: {error}"))
                 })?;
