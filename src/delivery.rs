@@ -174,6 +174,21 @@ impl Waiters {
         }
     }
 
+    /// Runs `body` unless an agent waits on the bundle, holding the registry
+    /// lock so that no agent starts waiting meanwhile. True if it ran.
+    fn unless_waited(&self, pending_id: &str, body: impl FnOnce() -> Result<()>) -> Result<bool> {
+        let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        let waited = slots
+            .get(pending_id)
+            .is_some_and(|slot| slot.agent_waiters.load(Ordering::SeqCst) > 0);
+        if waited {
+            return Ok(false);
+        }
+        body()?;
+        drop(slots);
+        Ok(true)
+    }
+
     /// This handle committed a resolution of the bundle.
     pub(crate) fn notify_resolved(
         &self,
@@ -259,12 +274,18 @@ fn outcome_of(status: BundleStatus, response: Response) -> WaitOutcome {
     }
 }
 
+/// DEL-3: the bundle's resolution is an outbox entry — undelivered, and its
+/// agent detached. The one definition every outbox reader uses.
+#[diesel::dsl::auto_type]
+pub fn in_outbox() -> _ {
+    bundles::response_delivery_pending.and(bundles::agent_disconnected)
+}
+
 /// The outbox, oldest resolution first (DEL-3).
 #[diesel::dsl::auto_type]
 pub fn outbox_query(limit: i64) -> _ {
     bundles::table
-        .filter(bundles::response_delivery_pending)
-        .filter(bundles::agent_disconnected)
+        .filter(in_outbox())
         .order_by((bundles::responded_at.asc(), bundles::pending_id.asc()))
         .select(bundles::pending_id)
         .limit(limit)
@@ -287,21 +308,17 @@ impl Clarion {
             })?
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let slot = self.inner.waiters.enter(pending_id, &session_id, true);
-        let mut detached_at_start = None;
-        let watched = self.watch(pending_id, &slot, deadline, |observed| match observed {
-            Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
-            Observed::Resolved(status, response) => Some(Ok(outcome_of(status, response))),
-            Observed::Expired | Observed::Inactive => Some(Ok(WaitOutcome::Expired)),
-            Observed::Superseded => Some(Ok(WaitOutcome::Superseded)),
-            // Waiting on an already detached bundle re-attaches the agent;
-            // only a detach that happens during the wait ends it.
-            Observed::Detached if detached_at_start == Some(false) => {
-                Some(Ok(WaitOutcome::Detached))
-            }
-            Observed::Detached | Observed::Open => {
-                detached_at_start.get_or_insert(matches!(observed, Observed::Detached));
-                None
-            }
+        let watched = self.reattach(pending_id).and_then(|()| {
+            self.watch(pending_id, &slot, deadline, |observed| match observed {
+                Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
+                Observed::Resolved(status, response) => Some(Ok(outcome_of(status, response))),
+                Observed::Expired | Observed::Inactive => Some(Ok(WaitOutcome::Expired)),
+                Observed::Superseded => Some(Ok(WaitOutcome::Superseded)),
+                // The wait re-attached the agent, so a detach seen now
+                // happened during the wait.
+                Observed::Detached => Some(Ok(WaitOutcome::Detached)),
+                Observed::Open => None,
+            })
         });
         let remaining = self.inner.waiters.leave(pending_id, &slot, true);
         let outcome = watched?.unwrap_or(WaitOutcome::TimedOut);
@@ -386,15 +403,40 @@ impl Clarion {
         }
     }
 
-    /// LIFE-5 for one bundle, when its last waiter timed out.
+    /// LIFE-5 for one bundle, when its last waiter timed out: detached if it
+    /// is still active or holds an undelivered resolution (the same rule as
+    /// `detach_session`). Runs under the registry lock, so an agent that
+    /// starts waiting meanwhile is not detached behind its back.
     fn detach_bundle(&self, pending_id: &str) -> Result<()> {
-        self.write(|conn| {
-            diesel::update(bundles::table.find(pending_id))
-                .set(bundles::agent_disconnected.eq(true))
-                .execute(conn)?;
+        let detached = self.inner.waiters.unless_waited(pending_id, || {
+            self.write(|conn| {
+                crate::lifecycle::detach_bundle_statement(pending_id).execute(conn)?;
+                Ok(())
+            })
+        });
+        if detached? {
+            if let Err(error) = self.dispatch_one(pending_id) {
+                tracing::warn!(pending_id, %error, "dispatch after detach failed; the entry stays in the outbox");
+            }
+        }
+        Ok(())
+    }
+
+    /// WAIT-1: an agent waiting again on a detached, unresolved bundle is
+    /// attached again, so its answer reaches it directly and not through
+    /// the outbox.
+    fn reattach(&self, pending_id: &str) -> Result<()> {
+        self.write_one(|conn| {
+            diesel::update(
+                bundles::table
+                    .find(pending_id)
+                    .filter(bundles::agent_disconnected)
+                    .filter(bundles::responded_at.is_null()),
+            )
+            .set(bundles::agent_disconnected.eq(false))
+            .execute(conn)?;
             Ok(())
-        })?;
-        self.dispatch_one(pending_id).map(|_| ())
+        })
     }
 
     /// LIFE-8: the outbox, oldest resolution first; `limit` defaults to 50,
@@ -443,12 +485,24 @@ impl Clarion {
         if self.inner.dispatcher.is_none() {
             return Ok(report);
         }
-        let ids: Vec<String> = self.read_one(|conn| Ok(outbox_query(200).load(conn)?))?;
+        // Every entry, not a page: failed entries stay oldest, and a page
+        // of them would hide everything behind it.
+        let ids: Vec<String> = self.read_one(|conn| {
+            Ok(bundles::table
+                .filter(in_outbox())
+                .order_by((bundles::responded_at.asc(), bundles::pending_id.asc()))
+                .select(bundles::pending_id)
+                .load(conn)?)
+        })?;
         for id in ids {
-            match self.dispatch_one(&id)? {
-                Dispatch::Delivered => report.delivered += 1,
-                Dispatch::Failed => report.failed += 1,
-                Dispatch::Leased | Dispatch::NotDue => report.skipped += 1,
+            match self.dispatch_one(&id) {
+                Ok(Dispatch::Delivered) => report.delivered += 1,
+                Ok(Dispatch::Failed) => report.failed += 1,
+                Ok(Dispatch::Leased | Dispatch::NotDue) => report.skipped += 1,
+                Err(error) => {
+                    tracing::warn!(pending_id = %id, %error, "dispatch attempt failed");
+                    report.failed += 1;
+                }
             }
         }
         Ok(report)
@@ -465,15 +519,11 @@ impl Clarion {
         let lease_until = now + 2 * self.inner.dispatch_timeout.as_micros() as i64;
         let leased = self.write(|conn| {
             Ok(diesel::update(
-                bundles::table
-                    .find(pending_id)
-                    .filter(bundles::response_delivery_pending)
-                    .filter(bundles::agent_disconnected)
-                    .filter(
-                        bundles::delivery_lease_until
-                            .is_null()
-                            .or(bundles::delivery_lease_until.lt(now)),
-                    ),
+                bundles::table.find(pending_id).filter(in_outbox()).filter(
+                    bundles::delivery_lease_until
+                        .is_null()
+                        .or(bundles::delivery_lease_until.lt(now)),
+                ),
             )
             .set(bundles::delivery_lease_until.eq(lease_until))
             .execute(conn)?)

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::authz::Authorization;
 use crate::bundle::{BundleDetail, BundleView, QuestionView, Response};
+use crate::delivery::Delivery;
 use crate::error::{Entity, Error};
 use crate::listing::{ListPage, PendingAction, Summary, TaskPendingActions};
 use crate::resolve::Resolved;
@@ -173,6 +174,20 @@ pub fn resolved(resolved: &Resolved) -> Envelope {
         "claimed": resolved.claimed,
         "status": resolved.status.as_str(),
         "response": response(&resolved.response),
+    }))
+}
+
+/// LIFE-8 `pending_deliveries`: DEL-3 entries, keys in the specified order.
+pub fn deliveries(deliveries: &[Delivery]) -> Envelope {
+    Envelope::ok(json!({
+        "deliveries": deliveries.iter().map(|delivery| json!({
+            "pending_id": delivery.pending_id,
+            "task_id": delivery.task_id,
+            "session_id": delivery.session_id,
+            "status": delivery.status.as_str(),
+            "questions": delivery.questions.iter().map(question).collect::<Vec<_>>(),
+            "response": response(&delivery.response),
+        })).collect::<Vec<_>>(),
     }))
 }
 

@@ -241,13 +241,16 @@ impl Clarion {
             let entries: Vec<String> = self.read_one(|conn| {
                 Ok(bundles::table
                     .filter(bundles::session_id.eq(session_id))
-                    .filter(bundles::response_delivery_pending)
-                    .filter(bundles::agent_disconnected)
+                    .filter(crate::delivery::in_outbox())
                     .select(bundles::pending_id)
                     .load(conn)?)
             })?;
             for pending_id in entries {
-                self.dispatch_one(&pending_id)?;
+                // The detach is committed; a failed dispatch leaves the
+                // entry in the outbox for a later retry.
+                if let Err(error) = self.dispatch_one(&pending_id) {
+                    tracing::warn!(%pending_id, %error, "dispatch after detach failed");
+                }
             }
         }
         Ok(())
@@ -356,17 +359,36 @@ pub fn expire_rows_statement<'a>(pending_ids: &'a [String]) -> _ {
     .set(bundle_questions::status.eq(expired))
 }
 
-/// LIFE-5: detach the current turn's bundles that are active or hold an
-/// undelivered resolution.
+/// LIFE-5: which bundles detaching marks — in their session's current turn,
+/// active or holding an undelivered resolution, and not yet detached.
+#[diesel::dsl::auto_type]
+pub fn detachable() -> _ {
+    let attached: bool = false;
+    activeness::in_current_turn()
+        .and(activeness::is_active().or(bundles::response_delivery_pending))
+        .and(bundles::agent_disconnected.eq(attached))
+}
+
+/// LIFE-5: detach a session's detachable bundles.
 #[diesel::dsl::auto_type]
 pub fn detach_statement<'a>(session_id: &'a str) -> _ {
     let detached: bool = true;
     update(
         bundles::table
             .filter(bundles::session_id.eq(session_id))
-            .filter(activeness::in_current_turn())
-            .filter(activeness::is_active().or(bundles::response_delivery_pending))
-            .filter(bundles::agent_disconnected.eq(false)),
+            .filter(detachable()),
+    )
+    .set(bundles::agent_disconnected.eq(detached))
+}
+
+/// LIFE-5 for one bundle whose last waiter timed out.
+#[diesel::dsl::auto_type]
+pub fn detach_bundle_statement<'a>(pending_id: &'a str) -> _ {
+    let detached: bool = true;
+    update(
+        bundles::table
+            .filter(bundles::pending_id.eq(pending_id))
+            .filter(detachable()),
     )
     .set(bundles::agent_disconnected.eq(detached))
 }

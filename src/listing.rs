@@ -255,16 +255,19 @@ pub fn summary_questions_query<'a>(scope: &'a Scope) -> _ {
         .select(count_star())
 }
 
-/// PA-1: for the requested tasks, the kind of each listable bundle and
-/// whether its session is the task's primary one.
+/// PA-1: for the requested tasks, the kind of each active bundle the scope
+/// sees and whether its session is the task's primary one.
 #[diesel::dsl::auto_type]
 pub fn pending_actions_query<'a>(scope: &'a Scope, task_ids: &'a [String]) -> _ {
-    let empty: &'static str = "";
-    let member: listable<'a> = listable(scope, empty);
+    // ACT-1 and visibility: what blocks a task, answerable or not (the
+    // same rule as LIFE-7's workflow guard, seen through the principal).
+    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
     let task_id: visibility::resolved_task_id = visibility::resolved_task_id();
     let primary: visibility::session_is_primary = visibility::session_is_primary();
     bundles::table
-        .filter(member)
+        .filter(bundles::may_be_active)
+        .filter(visible)
+        .filter(activeness::is_active())
         .filter(visibility::resolved_task_id().eq_any(task_ids))
         .select((task_id, bundles::kind, primary))
         .distinct()

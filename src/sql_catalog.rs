@@ -6,7 +6,7 @@
 use diesel::debug_query;
 
 use crate::visibility::Scope;
-use crate::{activeness, authz, bundle, lifecycle, listing, resolve};
+use crate::{activeness, authz, bundle, delivery, lifecycle, listing, resolve};
 
 /// One rendered query: a file name under `sql/<backend>/` and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +83,23 @@ macro_rules! catalog {
                 name: "pending_actions",
                 sql: layout(
                     debug_query::<$backend, _>(&listing::pending_actions_query(&scope, &task_ids))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "standing",
+                sql: layout(
+                    debug_query::<$backend, _>(&bundle::standing_query(PENDING)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "outbox",
+                sql: layout(debug_query::<$backend, _>(&delivery::outbox_query(50)).to_string()),
+            },
+            Rendered {
+                name: "detach_bundle",
+                sql: layout(
+                    debug_query::<$backend, _>(&lifecycle::detach_bundle_statement(PENDING))
                         .to_string(),
                 ),
             },

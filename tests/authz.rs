@@ -342,3 +342,19 @@ dual_backend! {
         assert_eq!(restarted.get_bundle(&alice(), &pending_id).unwrap(), before);
     }
 }
+
+dual_backend! {
+    /// AUTH-5: asking whether one may call `authorize` on a target needs no
+    /// lookup, so it cannot reveal whether a bundle exists — even to an agent
+    /// without grants.
+    fn auth_5_authorize_about_authorize_reveals_nothing(db) {
+        let [_, foreign, ..] = world(db);
+        let bare = Principal::agent("alice", "bot", []);
+        for principal in [bare, alice(), alice_bot()] {
+            let about_foreign = db.authorize(&principal, Operation::Authorize, Target::Bundle(&foreign)).unwrap();
+            let about_nothing = db.authorize(&principal, Operation::Authorize, Target::Bundle("fabricated")).unwrap();
+            assert_eq!(about_foreign, about_nothing);
+            assert_eq!(about_foreign, Authorization::Allowed);
+        }
+    }
+}

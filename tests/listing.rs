@@ -1224,3 +1224,20 @@ dual_backend! {
         assert_eq!(actions(db, &reader, &["t-a"]), [entry("t-a", CLARIFICATION, CLARIFICATION)]);
     }
 }
+
+dual_backend! {
+    /// PA-1 with LIFE-7: an active bundle that cannot be answered (an empty
+    /// question id) is not listed, but it still blocks its task, exactly as
+    /// the workflow guard says.
+    fn pa_1_an_unanswerable_active_bundle_still_blocks_its_task(db) {
+        let session = mirror(db, "u", "alice");
+        let turn = db.begin_turn(&session).unwrap();
+        rows::insert_bundle(db, "no-id", &session, &turn, "");
+        Row::new("no-id", &session, &turn).question_id("").insert(db);
+        assert!(db.has_pending_clarification(&session).unwrap());
+        let alice = Principal::user("alice");
+        assert!(db.list_pending(&alice, &ListRequest::default()).unwrap().bundles.is_empty());
+        let actions = db.pending_actions(&alice, &["t-u".to_owned()]).unwrap();
+        assert_eq!(actions[0].task_pending_action, Some(clarion::PendingAction::Clarification));
+    }
+}

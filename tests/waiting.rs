@@ -148,21 +148,6 @@ fn already_waiting<T: std::fmt::Debug + Send + 'static>(
     waiter
 }
 
-/// Runs `event` while the one waiter on `handle` sleeps, and returns once
-/// that waiter has read the bundle again and gone back to sleep (it reached
-/// `wait.before_sleep` again) instead of returning.
-fn back_to_sleep(handle: &Clarion, event: impl FnOnce()) {
-    let gate = Gate::new();
-    handle.arm_failpoint(points::WAIT_BEFORE_SLEEP, FailAction::Block(gate.clone()));
-    event();
-    assert!(
-        gate.wait_arrival(PROMPT),
-        "the waiter did not read again and go back to sleep"
-    );
-    handle.disarm_failpoint(points::WAIT_BEFORE_SLEEP);
-    gate.open();
-}
-
 /// Runs `body` and checks it returned within [`PROMPT`].
 fn promptly<T>(body: impl FnOnce() -> T) -> T {
     let started = Instant::now();
@@ -470,16 +455,16 @@ dual_backend! {
     }
 
     /// WAIT-1: a wait on a bundle that is already detached is the agent
-    /// coming back; it is not woken with `detached` and still receives the
-    /// answer (acknowledging it, WAIT-2).
+    /// coming back: the bundle is attached again, so the answer reaches the
+    /// waiter directly and never the outbox or a dispatcher (WAIT-2).
     fn wait_1_waiting_on_a_detached_bundle_receives_its_answer(db) {
         let session = mirror(db, "x", "alice");
         let h = handle(db, NO_POLL);
         let id = ask(&h, &session, 1);
         h.detach_session(&session).unwrap();
         let waiter = already_waiting(&h, || spawn_wait(&h, &id, LONG_WAIT));
-        back_to_sleep(&h, || h.detach_session(&session).unwrap());
-        assert!(waiter.is_waiting(), "not woken with detached");
+        assert!(!rows::detached(db, &id), "waiting attached the agent again");
+        assert!(waiter.is_waiting());
         let resolved = h
             .resolve_bundle(&alice(), &id, &one_answer("back"))
             .unwrap();
@@ -1411,5 +1396,25 @@ dual_backend! {
         assert_eq!(outbox(db), vec![id.clone()]);
         promptly(|| h.wait_bundle(&alice(), &id, LONG_WAIT)).unwrap();
         assert_eq!(outbox(db), [id]);
+    }
+}
+
+dual_backend! {
+    /// LIFE-9, DEL-4: `deliver_pending` offers every outbox entry, not a
+    /// first page: 205 entries, all delivered in one call.
+    fn del_4_deliver_pending_offers_every_entry(db) {
+        let session = mirror(db, "many", "alice");
+        let ids: Vec<String> = (0..205).map(|_| ask(db, &session, 1)).collect();
+        db.detach_session(&session).unwrap();
+        for id in &ids {
+            db.resolve_bundle(&alice(), id, &one_answer("")).unwrap();
+        }
+        assert_eq!(db.pending_deliveries(Some(500)).unwrap().len(), 200, "one page is clamped");
+        let recorder = Arc::new(Recorder::default());
+        let host = with_dispatcher(db, recorder.clone(), Duration::from_secs(5));
+        let report = host.deliver_pending().unwrap();
+        assert_eq!((report.delivered, report.failed, report.skipped), (205, 0, 0));
+        assert_eq!(recorder.called_for().len(), 205);
+        assert!(outbox(db).is_empty());
     }
 }

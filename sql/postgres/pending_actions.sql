@@ -9,7 +9,7 @@ FROM "sessions"
 WHERE ("sessions"."id" = "bundles"."session_id")
 LIMIT $4)
 FROM "bundles"
-WHERE (((((("bundles"."may_be_active"
+WHERE ((("bundles"."may_be_active"
 AND (($5
 OR EXISTS (SELECT "tasks"."id"
 FROM "tasks"
@@ -25,51 +25,33 @@ AND ("workspaces"."owner_id" != $9))
 AND ("workspaces"."owner_id" != $10)) OFFSET $11)))) OFFSET $12))
 AND ($13
 OR ("bundles"."kind" != $14))))
-AND ($15
-OR EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $16)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $17)) END)
-AND ("tasks"."workspace_id" = $18)) OFFSET $19)))
-AND EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $20)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $21)) END) OFFSET $22))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $23))
-OR ("bundle_questions"."status" = $24))) OFFSET $25)
+OR ("bundle_questions"."status" = $15))
+OR ("bundle_questions"."status" = $16))) OFFSET $17)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $26)))
+LIMIT $18)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (((("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != $27))
-AND ("sessions"."state" != $28))
-AND ("sessions"."state" != $29)) OFFSET $30))
+AND ("sessions"."state" != $19))
+AND ("sessions"."state" != $20))
+AND ("sessions"."state" != $21)) OFFSET $22))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $31))))
-AND  NOT (EXISTS (SELECT "bundle_questions"."id"
-FROM "bundle_questions"
-WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ("bundle_questions"."question_id" = $32)) OFFSET $33)))
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $23))))
 AND ((SELECT "tasks"."id"
 FROM "tasks"
-WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $34)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
+WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $24)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
 FROM "sessions"
 WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $35)) END)
-LIMIT $36) = ANY($37)));
--- binds: ["", 1, 1, 1, false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", true, "", 1, "", 0, "", 1, 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "", 1, 1, ["<task_id>"]]
+LIMIT $25)) END)
+LIMIT $26) = ANY($27)));
+-- binds: ["", 1, 1, 1, false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 1, 1, ["<task_id>"]]

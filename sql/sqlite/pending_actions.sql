@@ -9,7 +9,7 @@ FROM `sessions`
 WHERE (`sessions`.`id` = `bundles`.`session_id`)
 LIMIT ?)
 FROM `bundles`
-WHERE ((((((`bundles`.`may_be_active`
+WHERE (((`bundles`.`may_be_active`
 AND ((?
 OR EXISTS (SELECT `tasks`.`id`
 FROM `tasks`
@@ -27,22 +27,6 @@ LIMIT -1  OFFSET ?))))
 LIMIT -1  OFFSET ?))
 AND (?
 OR (`bundles`.`kind` != ?))))
-AND (?
-OR EXISTS (SELECT `tasks`.`id`
-FROM `tasks`
-WHERE ((`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
-AND (`tasks`.`workspace_id` = ?))
-LIMIT -1  OFFSET ?)))
-AND EXISTS (SELECT `tasks`.`id`
-FROM `tasks`
-WHERE (`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
-LIMIT -1  OFFSET ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
@@ -68,11 +52,6 @@ WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
 LIMIT -1  OFFSET ?))))
-AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
-FROM `bundle_questions`
-WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
-AND (`bundle_questions`.`question_id` = ?))
-LIMIT -1  OFFSET ?)))
 AND ((SELECT `tasks`.`id`
 FROM `tasks`
 WHERE (`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
@@ -80,4 +59,4 @@ FROM `sessions`
 WHERE (`sessions`.`id` = `bundles`.`session_id`)
 LIMIT ?)) END)
 LIMIT ?) IN (?)));
--- binds: ["", 1, 1, 1, false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", true, "", 1, "", 0, "", 1, 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "", 1, 1, "<task_id>"]
+-- binds: ["", 1, 1, 1, false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 1, 1, "<task_id>"]
