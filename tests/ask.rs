@@ -42,91 +42,6 @@ fn counts(db: &TestDb) -> (i64, i64, i64) {
     })
 }
 
-/// Every stored fact clarion writes, in key order, for "writes nothing"
-/// checks. The `may_be_active` index hint is left out (ACT-4 allows it to be
-/// maintained).
-fn dump(db: &TestDb) -> Vec<String> {
-    db.raw(|conn| {
-        let mut out: Vec<String> = Vec::new();
-        let s: Vec<(String, String, String, bool)> = sessions::table
-            .order_by(sessions::id)
-            .select((
-                sessions::id,
-                sessions::task_id,
-                sessions::state,
-                sessions::is_primary,
-            ))
-            .load(conn)
-            .unwrap();
-        out.extend(s.iter().map(|r| format!("session {r:?}")));
-        let t: Vec<(i32, String, String, i64)> = turns::table
-            .order_by(turns::seq)
-            .select((turns::seq, turns::id, turns::session_id, turns::started_at))
-            .load(conn)
-            .unwrap();
-        out.extend(t.iter().map(|r| format!("turn {r:?}")));
-        #[allow(clippy::type_complexity)]
-        let b: Vec<(
-            String,
-            String,
-            String,
-            String,
-            String,
-            String,
-            i64,
-            Option<String>,
-            bool,
-            bool,
-        )> = bundles::table
-            .order_by(bundles::pending_id)
-            .select((
-                bundles::pending_id,
-                bundles::session_id,
-                bundles::task_id,
-                bundles::turn_id,
-                bundles::kind,
-                bundles::context,
-                bundles::created_at,
-                bundles::idempotency_key,
-                bundles::agent_disconnected,
-                bundles::response_delivery_pending,
-            ))
-            .load(conn)
-            .unwrap();
-        out.extend(b.iter().map(|r| format!("bundle {r:?}")));
-        #[allow(clippy::type_complexity)]
-        let q: Vec<(
-            i32,
-            String,
-            String,
-            String,
-            String,
-            Option<i32>,
-            String,
-            Option<String>,
-            Option<String>,
-            i64,
-        )> = bundle_questions::table
-            .order_by(bundle_questions::id)
-            .select((
-                bundle_questions::id,
-                bundle_questions::pending_id,
-                bundle_questions::session_id,
-                bundle_questions::turn_id,
-                bundle_questions::question_id,
-                bundle_questions::question_index,
-                bundle_questions::payload,
-                bundle_questions::status,
-                bundle_questions::response,
-                bundle_questions::created_at,
-            ))
-            .load(conn)
-            .unwrap();
-        out.extend(q.iter().map(|r| format!("question {r:?}")));
-        out
-    })
-}
-
 /// A stored question row: (question_id, question_index, session_id, turn_id,
 /// status).
 type QuestionRow = (String, Option<i32>, String, String, Option<String>);
@@ -346,14 +261,14 @@ dual_backend! {
     fn ask_1_failure_after_first_question_leaves_nothing(db) {
         let session = mirror(db, "a", "alice");
         let earlier = ask(db, &session, 1);
-        let before = dump(db);
+        let before = rows::dump(db);
         db.arm_failpoint(points::ASK_AFTER_FIRST_QUESTION, FailAction::Error);
         let result = db.ask(&ask_request(&session, 4));
         assert!(
             matches!(result, Err(Error::Injected(point)) if point == points::ASK_AFTER_FIRST_QUESTION),
             "{result:?}"
         );
-        assert_eq!(dump(db), before);
+        assert_eq!(rows::dump(db), before);
         assert_eq!(counts(db), (1, 1, 1));
 
         db.disarm_failpoint(points::ASK_AFTER_FIRST_QUESTION);
@@ -762,7 +677,7 @@ dual_backend! {
         let first = db.ask(&keyed(&session, "k1")).unwrap();
         assert!(first.created);
         assert_eq!(bundle_row(db, &first.pending_id).5.as_deref(), Some("k1"));
-        let before = dump(db);
+        let before = rows::dump(db);
         let again = db.ask(&keyed(&session, "k1")).unwrap();
         assert_eq!(again, Asked { pending_id: first.pending_id.clone(), created: false });
         // Different content with the same key still returns the first bundle.
@@ -772,7 +687,7 @@ dual_backend! {
         };
         let again = db.ask(&other_content).unwrap();
         assert_eq!(again, Asked { pending_id: first.pending_id.clone(), created: false });
-        assert_eq!(dump(db), before);
+        assert_eq!(rows::dump(db), before);
         // Another key is another bundle.
         let second = db.ask(&keyed(&session, "k2")).unwrap();
         assert!(second.created);
@@ -789,10 +704,10 @@ dual_backend! {
             let session = mirror(db, &format!("s{n}"), "alice");
             let first = db.ask(&keyed(&session, "k")).unwrap();
             db.set_session_state(&session, state).unwrap();
-            let before = dump(db);
+            let before = rows::dump(db);
             let again = db.ask(&keyed(&session, "k")).unwrap();
             assert_eq!(again, Asked { pending_id: first.pending_id, created: false }, "{state:?}");
-            assert_eq!(dump(db), before, "{state:?}");
+            assert_eq!(rows::dump(db), before, "{state:?}");
             // A new key on the ended session is refused (ASK-5).
             assert!(matches!(db.ask(&keyed(&session, "new")), Err(Error::SessionEnded)));
         }
@@ -806,10 +721,10 @@ dual_backend! {
         let old_turn = rows::turn_of(db, &first.pending_id);
         db.begin_turn(&session).unwrap();
         assert!(!db.has_pending_clarification(&session).unwrap());
-        let before = dump(db);
+        let before = rows::dump(db);
         let again = db.ask(&keyed(&session, "k")).unwrap();
         assert_eq!(again, Asked { pending_id: first.pending_id.clone(), created: false });
-        assert_eq!(dump(db), before);
+        assert_eq!(rows::dump(db), before);
         assert_eq!(rows::turn_of(db, &first.pending_id), old_turn);
         assert!(!db.has_pending_clarification(&session).unwrap());
     }
@@ -825,10 +740,10 @@ dual_backend! {
                 .execute(conn)
                 .unwrap()
         });
-        let before = dump(db);
+        let before = rows::dump(db);
         let again = db.ask(&keyed(&session, "k")).unwrap();
         assert_eq!(again, Asked { pending_id: first.pending_id, created: false });
-        assert_eq!(dump(db), before);
+        assert_eq!(rows::dump(db), before);
     }
 
     /// ASK-4: keys are per session: the same key on another session creates
@@ -883,13 +798,13 @@ dual_backend! {
             db.set_session_state(&used, state).unwrap();
             let fresh = mirror(db, &format!("fresh{n}"), "alice");
             db.set_session_state(&fresh, state).unwrap();
-            let before = dump(db);
+            let before = rows::dump(db);
             for session in [&used, &fresh] {
                 let result = db.ask(&ask_request(session, 2));
                 assert!(matches!(result, Err(Error::SessionEnded)), "{state:?}: {result:?}");
                 assert_eq!(session_state(db, session), state.as_str());
             }
-            assert_eq!(dump(db), before, "{state:?}");
+            assert_eq!(rows::dump(db), before, "{state:?}");
             assert!(turn_ids(db, &fresh).is_empty());
         }
     }

@@ -115,99 +115,6 @@ fn rows_of_session(db: &TestDb, session_id: &str) -> (i64, i64, i64) {
     })
 }
 
-/// Every stored fact of the inbox, in key order, for "changes nothing"
-/// checks. The `may_be_active` index hint is left out: ACT-4 allows it to be
-/// maintained.
-fn dump(db: &TestDb) -> Vec<String> {
-    db.raw(|conn| {
-        let mut out: Vec<String> = Vec::new();
-        let w: Vec<(String, String)> = workspaces::table
-            .order_by(workspaces::id)
-            .load(conn)
-            .unwrap();
-        out.extend(w.iter().map(|r| format!("workspace {r:?}")));
-        let t: Vec<(String, String)> = tasks::table.order_by(tasks::id).load(conn).unwrap();
-        out.extend(t.iter().map(|r| format!("task {r:?}")));
-        let s: Vec<(String, String, String, bool)> =
-            sessions::table.order_by(sessions::id).load(conn).unwrap();
-        out.extend(s.iter().map(|r| format!("session {r:?}")));
-        let tu: Vec<(i32, String, String, i64)> =
-            turns::table.order_by(turns::seq).load(conn).unwrap();
-        out.extend(tu.iter().map(|r| format!("turn {r:?}")));
-        out.extend(bundle_rows(conn).iter().map(|r| format!("bundle {r:?}")));
-        #[allow(clippy::type_complexity)]
-        let q: Vec<(
-            i32,
-            String,
-            String,
-            String,
-            String,
-            Option<i32>,
-            String,
-            Option<String>,
-            Option<String>,
-            i64,
-        )> = bundle_questions::table
-            .order_by(bundle_questions::id)
-            .load(conn)
-            .unwrap();
-        out.extend(q.iter().map(|r| format!("question {r:?}")));
-        out
-    })
-}
-
-/// Every bundle column except the `may_be_active` hint.
-#[allow(clippy::type_complexity)]
-fn bundle_rows(
-    conn: &mut clarion::db::AnyConnection,
-) -> Vec<(
-    (
-        String,
-        String,
-        String,
-        String,
-        String,
-        String,
-        i64,
-        Option<String>,
-    ),
-    (
-        bool,
-        bool,
-        String,
-        Option<i64>,
-        Option<String>,
-        Option<String>,
-        Option<i64>,
-    ),
-)> {
-    bundles::table
-        .order_by(bundles::pending_id)
-        .select((
-            (
-                bundles::pending_id,
-                bundles::session_id,
-                bundles::task_id,
-                bundles::turn_id,
-                bundles::kind,
-                bundles::context,
-                bundles::created_at,
-                bundles::idempotency_key,
-            ),
-            (
-                bundles::agent_disconnected,
-                bundles::response_delivery_pending,
-                bundles::reject_reason,
-                bundles::responded_at,
-                bundles::resolved_by_kind,
-                bundles::resolved_by_id,
-                bundles::delivery_lease_until,
-            ),
-        ))
-        .load(conn)
-        .unwrap()
-}
-
 fn set_statuses(db: &TestDb, pending_id: &str, status: &str) {
     db.raw(|conn| {
         diesel::update(bundle_questions::table.filter(bundle_questions::pending_id.eq(pending_id)))
@@ -262,13 +169,13 @@ dual_backend! {
     fn life_1_upserts_are_idempotent(db) {
         mirror(db, "a", "alice");
         ask(db, "s-a", 2);
-        let before = dump(db);
+        let before = rows::dump(db);
         mirror(db, "a", "alice");
         db.upsert_workspace("w-a", None).unwrap();
         db.upsert_task("t-a", None).unwrap();
         db.upsert_session(session_upsert("s-a", "t-a", None, None)).unwrap();
         db.upsert_session(session_upsert("s-a", "t-a", Some(SessionState::Running), Some(true))).unwrap();
-        assert_eq!(dump(db), before);
+        assert_eq!(rows::dump(db), before);
         assert_eq!(count_rows(db), [1, 1, 1, 1, 1, 2]);
     }
 
@@ -320,12 +227,12 @@ dual_backend! {
         assert_eq!(session_row(db, "s"), None);
         db.upsert_task("t", Some("w-never-created")).unwrap();
         db.upsert_session(session_upsert("s", "t", Some(SessionState::Idle), Some(true))).unwrap();
-        let before = dump(db);
+        let before = rows::dump(db);
         assert_not_found(
             db.upsert_session(session_upsert("s", "t-missing", Some(SessionState::Running), Some(false))),
             Entity::Task,
         );
-        assert_eq!(dump(db), before);
+        assert_eq!(rows::dump(db), before);
     }
 
     /// LIFE-1: delete_task cascades to its sessions, their turns, bundles
@@ -387,7 +294,7 @@ dual_backend! {
     /// it, and writes nothing.
     fn life_1_empty_ids_are_named(db) {
         mirror(db, "a", "alice");
-        let before = dump(db);
+        let before = rows::dump(db);
         assert_invalid(db.upsert_workspace("", Some("alice")), "id");
         assert_invalid(db.upsert_task("", None), "id");
         assert_invalid(db.upsert_session(session_upsert("", "t-a", None, None)), "id");
@@ -399,7 +306,7 @@ dual_backend! {
         assert_invalid(db.set_session_state("", SessionState::Completed), "session_id");
         assert_invalid(db.detach_session(""), "session_id");
         assert_invalid(db.has_pending_clarification(""), "session_id");
-        assert_eq!(dump(db), before);
+        assert_eq!(rows::dump(db), before);
     }
 
     // ---- LIFE-2 -----------------------------------------------------------
@@ -427,11 +334,11 @@ dual_backend! {
         let elsewhere = ask(db, &other, 1);
         rows::mark_undelivered(db, &second);
         assert!(db.has_pending_clarification(&session).unwrap());
-        let before = dump(db);
+        let before = rows::dump(db);
         let turn = db.begin_turn(&session).unwrap();
         assert!(!db.has_pending_clarification(&session).unwrap());
         assert_eq!(rows::active_ids(db), [elsewhere]);
-        let after: Vec<String> = dump(db)
+        let after: Vec<String> = rows::dump(db)
             .into_iter()
             .filter(|line| !line.contains(&format!("{turn:?}")))
             .collect();
@@ -526,11 +433,11 @@ dual_backend! {
         set_status_of_row(db, &pending_id, 1, "answered");
         db.set_session_state(&session, SessionState::Failed).unwrap();
         assert_eq!(rows::statuses(db, &pending_id), [s("expired"), s("answered")]);
-        let before = dump(db);
+        let before = rows::dump(db);
         db.set_session_state(&session, SessionState::Failed).unwrap();
-        assert_eq!(dump(db), before);
+        assert_eq!(rows::dump(db), before);
         db.upsert_session(session_upsert(&session, "t-a", Some(SessionState::Failed), None)).unwrap();
-        assert_eq!(dump(db), before);
+        assert_eq!(rows::dump(db), before);
         db.set_session_state(&session, SessionState::Cancelled).unwrap();
         assert_eq!(rows::statuses(db, &pending_id), [s("expired"), s("answered")]);
         assert_eq!(session_row(db, &session).unwrap().1, "cancelled");
@@ -613,10 +520,10 @@ dual_backend! {
         set_statuses(db, &undelivered, "answered");
         rows::mark_undelivered(db, &undelivered);
         db.detach_session(&session).unwrap();
-        let once = dump(db);
+        let once = rows::dump(db);
         db.detach_session(&session).unwrap();
         db.detach_session(&empty).unwrap();
-        assert_eq!(dump(db), once);
+        assert_eq!(rows::dump(db), once);
     }
 
     // ---- LIFE-7 -----------------------------------------------------------
@@ -688,13 +595,13 @@ dual_backend! {
     fn life_10_unknown_session_is_not_found(db) {
         mirror(db, "a", "alice");
         ask(db, "s-a", 1);
-        let before = dump(db);
+        let before = rows::dump(db);
         assert_not_found(db.set_session_state("s-nobody", SessionState::Completed), Entity::Session);
         assert_not_found(db.set_session_state("s-nobody", SessionState::Running), Entity::Session);
         assert_not_found(db.detach_session("s-nobody"), Entity::Session);
         assert_not_found(db.has_pending_clarification("s-nobody"), Entity::Session);
         assert_not_found(db.begin_turn("s-nobody"), Entity::Session);
-        assert_eq!(dump(db), before);
+        assert_eq!(rows::dump(db), before);
         // A deleted session is unknown too.
         db.delete_session("s-a").unwrap();
         assert_not_found(db.has_pending_clarification("s-a"), Entity::Session);

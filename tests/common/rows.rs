@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use clarion::schema::{bundle_questions, bundles, sessions, turns};
+use clarion::schema::{bundle_questions, bundles, sessions, tasks, turns, workspaces};
 use diesel::prelude::*;
 
 use super::TestDb;
@@ -179,4 +179,97 @@ pub fn set_response(db: &TestDb, pending_id: &str, response: &str) {
             .execute(conn)
             .unwrap()
     });
+}
+
+/// Every stored fact of the inbox, in key order, for "changes nothing"
+/// checks. The `may_be_active` index hint is left out: ACT-4 allows it to be
+/// maintained.
+pub fn dump(db: &TestDb) -> Vec<String> {
+    db.raw(|conn| {
+        let mut out: Vec<String> = Vec::new();
+        let w: Vec<(String, String)> = workspaces::table
+            .order_by(workspaces::id)
+            .load(conn)
+            .unwrap();
+        out.extend(w.iter().map(|r| format!("workspace {r:?}")));
+        let t: Vec<(String, String)> = tasks::table.order_by(tasks::id).load(conn).unwrap();
+        out.extend(t.iter().map(|r| format!("task {r:?}")));
+        let s: Vec<(String, String, String, bool)> =
+            sessions::table.order_by(sessions::id).load(conn).unwrap();
+        out.extend(s.iter().map(|r| format!("session {r:?}")));
+        let tu: Vec<(i32, String, String, i64)> =
+            turns::table.order_by(turns::seq).load(conn).unwrap();
+        out.extend(tu.iter().map(|r| format!("turn {r:?}")));
+        out.extend(bundle_rows(conn).iter().map(|r| format!("bundle {r:?}")));
+        #[allow(clippy::type_complexity)]
+        let q: Vec<(
+            i32,
+            String,
+            String,
+            String,
+            String,
+            Option<i32>,
+            String,
+            Option<String>,
+            Option<String>,
+            i64,
+        )> = bundle_questions::table
+            .order_by(bundle_questions::id)
+            .load(conn)
+            .unwrap();
+        out.extend(q.iter().map(|r| format!("question {r:?}")));
+        out
+    })
+}
+
+/// Every bundle column except the `may_be_active` hint.
+#[allow(clippy::type_complexity)]
+fn bundle_rows(
+    conn: &mut clarion::db::AnyConnection,
+) -> Vec<(
+    (
+        String,
+        String,
+        String,
+        String,
+        String,
+        String,
+        i64,
+        Option<String>,
+    ),
+    (
+        bool,
+        bool,
+        String,
+        Option<i64>,
+        Option<String>,
+        Option<String>,
+        Option<i64>,
+    ),
+)> {
+    bundles::table
+        .order_by(bundles::pending_id)
+        .select((
+            (
+                bundles::pending_id,
+                bundles::session_id,
+                bundles::task_id,
+                bundles::turn_id,
+                bundles::kind,
+                bundles::context,
+                bundles::created_at,
+                bundles::idempotency_key,
+            ),
+            (
+                bundles::agent_disconnected,
+                bundles::response_delivery_pending,
+                bundles::reject_reason,
+                bundles::responded_at,
+                bundles::resolved_by_kind,
+                bundles::resolved_by_id,
+                bundles::delivery_lease_until,
+            ),
+        ))
+        .load(conn)
+        .unwrap()
 }
