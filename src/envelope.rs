@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::authz::Authorization;
 use crate::bundle::{BundleDetail, BundleView, QuestionView, Response};
-use crate::delivery::Delivery;
+use crate::delivery::{Delivery, WaitOutcome};
 use crate::error::{Entity, Error};
 use crate::listing::{ListPage, PendingAction, Summary, TaskPendingActions};
 use crate::resolve::Resolved;
@@ -194,4 +194,64 @@ pub fn deliveries(deliveries: &[Delivery]) -> Envelope {
 /// Mirror operations and other acknowledgements: `{"ok": true}`.
 pub fn ok() -> Envelope {
     Envelope::ok(json!({"ok": true}))
+}
+
+/// WIRE-5 `wait`: always 200, the WAIT-1 outcome and the response or `null`.
+pub fn waited(outcome: &WaitOutcome) -> Envelope {
+    Envelope::ok(json!({
+        "outcome": outcome.as_str(),
+        "response": outcome.response().map_or(Value::Null, response),
+    }))
+}
+
+/// WIRE-5 `begin_turn`.
+pub fn turn_started(turn_id: &str) -> Envelope {
+    Envelope::ok(json!({"turn_id": turn_id}))
+}
+
+/// WIRE-5 `has_pending_clarification`.
+pub fn has_pending(has_pending: bool) -> Envelope {
+    Envelope::ok(json!({"has_pending": has_pending}))
+}
+
+/// A request refused before it reached an operation (WIRE-5): 400 naming
+/// the problem.
+pub fn bad_request(message: impl Into<String>) -> Envelope {
+    Envelope {
+        status: 400,
+        body: json!({"error": message.into()}),
+    }
+}
+
+/// WIRE-4 `answer_question` success: won or beaten by a winner.
+pub fn tool_answered(resolved: &Resolved) -> Value {
+    json!({
+        "claimed": resolved.claimed,
+        "status": resolved.status.as_str(),
+        "response": response(&resolved.response),
+    })
+}
+
+/// WIRE-4: an MCP tool error, `{"error", "code"}`. "No longer active" is
+/// distinct from not-found; everything unexpected is `internal`.
+pub fn tool_error(error: &Error) -> Value {
+    let code = match error {
+        Error::NotFound(_) => "not_found",
+        Error::NoLongerActive => "no_longer_active",
+        Error::Validation(_) => "validation",
+        Error::CapabilityDenied => "capability_denied",
+        _ => "internal",
+    };
+    let message = self::error(error).body["error"].clone();
+    json!({"error": message, "code": code})
+}
+
+/// The MCP `CallToolResult` shape: the JSON as text content, and again as
+/// `structuredContent`.
+pub fn tool_result(structured: Value, is_error: bool) -> Value {
+    json!({
+        "content": [{"type": "text", "text": structured.to_string()}],
+        "structuredContent": structured,
+        "isError": is_error,
+    })
 }

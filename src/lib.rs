@@ -15,6 +15,7 @@ pub mod activeness;
 pub mod ask;
 pub mod authz;
 pub mod bundle;
+pub mod call;
 pub mod clock;
 pub mod db;
 pub mod delivery;
@@ -26,6 +27,7 @@ pub mod failpoints;
 pub mod fixtures;
 pub mod lifecycle;
 pub mod listing;
+pub mod mcp;
 pub mod resolve;
 pub mod schema;
 #[doc(hidden)]
