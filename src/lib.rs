@@ -22,6 +22,7 @@ pub mod delivery;
 pub mod envelope;
 pub mod error;
 pub mod failpoints;
+pub mod ffi;
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod fixtures;

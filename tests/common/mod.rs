@@ -10,7 +10,7 @@
 
 pub mod rows;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use clarion::db::AnyConnection;
@@ -129,7 +129,7 @@ pub fn postgres() -> Option<TestDb> {
     let schema = format!(
         "clarion_t{}_{}_{}",
         std::process::id(),
-        SCHEMA_COUNTER.fetch_add(1, Ordering::SeqCst),
+        SCHEMA_COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())

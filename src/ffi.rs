@@ -1,0 +1,204 @@
+//! WIRE-5: the C ABI. An opaque handle, JSON text in and out, and one free
+//! function for every string clarion hands out. The header
+//! `include/clarion.h` is generated from this file by cbindgen and
+//! committed; a test fails when the two differ.
+//!
+//! No input may crash the host: every entry point checks its pointers and
+//! catches panics, and every request problem (NULL, invalid UTF-8, malformed,
+//! oversized or too deeply nested JSON) is a `400` reply.
+
+use std::cell::RefCell;
+use std::ffi::{c_char, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use serde_json::{json, Value};
+
+use crate::envelope::{self, Envelope};
+use crate::Clarion;
+
+/// The version of this ABI: the six symbols and the request and reply
+/// formats of WIRE-5.
+pub const ABI_VERSION: &CStr = c"1";
+
+/// An open clarion database, shared by any number of threads.
+pub struct Handle {
+    clarion: Clarion,
+}
+
+thread_local! {
+    /// Why this thread's most recent `clarion_open` failed.
+    static LAST_ERROR: RefCell<Option<CString>> = const { RefCell::new(None) };
+}
+
+fn set_last_error(message: &str) {
+    // A message with an interior NUL loses the rest rather than being lost.
+    let message = message.split('\0').next().unwrap_or_default();
+    let message = CString::new(message).unwrap_or_default();
+    LAST_ERROR.with(|slot| *slot.borrow_mut() = Some(message));
+}
+
+fn clear_last_error() {
+    LAST_ERROR.with(|slot| *slot.borrow_mut() = None);
+}
+
+/// The reply text as a string the caller owns.
+fn into_owned_reply(envelope: &Envelope) -> *mut c_char {
+    // serde_json escapes U+0000, so the reply never contains a NUL byte.
+    CString::new(envelope.to_reply()).map_or(std::ptr::null_mut(), CString::into_raw)
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned())
+}
+
+/// `clarion_open`'s configuration: `{"database_url": ..., "pool_size": 8}`.
+fn open_from_config(config: &str) -> Result<Clarion, String> {
+    let value: Value =
+        serde_json::from_str(config).map_err(|e| format!("config: not valid JSON: {e}"))?;
+    let Value::Object(fields) = &value else {
+        return Err("config: expected a JSON object".to_owned());
+    };
+    if let Some(key) = fields
+        .keys()
+        .find(|key| !["database_url", "pool_size"].contains(&key.as_str()))
+    {
+        return Err(format!("config.{key}: unknown setting"));
+    }
+    let url = match fields.get("database_url") {
+        Some(Value::String(url)) if !url.is_empty() => url,
+        Some(Value::String(_)) | None | Some(Value::Null) => {
+            return Err("config.database_url: required".to_owned())
+        }
+        Some(_) => return Err("config.database_url: expected a string".to_owned()),
+    };
+    let mut builder = Clarion::builder(url);
+    match fields.get("pool_size") {
+        None | Some(Value::Null) => {}
+        Some(size) => {
+            let size = size
+                .as_u64()
+                .filter(|n| (1..=1024).contains(n))
+                .ok_or("config.pool_size: expected an integer from 1 to 1024")?;
+            builder = builder.pool_size(size as u32);
+        }
+    }
+    builder.open().map_err(|error| error.to_string())
+}
+
+/// The ABI version, a static string the caller must not free.
+#[no_mangle]
+pub extern "C" fn clarion_abi_version() -> *const c_char {
+    ABI_VERSION.as_ptr()
+}
+
+/// Opens (and migrates) a database. `config_json` is
+/// `{"database_url": "...", "pool_size": 8}` (`pool_size` optional).
+/// Returns NULL on error; `clarion_last_error` then says why.
+///
+/// # Safety
+/// `config_json` is NULL or a NUL-terminated string valid for the call.
+#[no_mangle]
+pub unsafe extern "C" fn clarion_open(config_json: *const c_char) -> *mut Handle {
+    let opened = catch_unwind(|| {
+        if config_json.is_null() {
+            return Err("config: NULL pointer".to_owned());
+        }
+        // SAFETY: non-NULL and NUL-terminated by the caller's contract.
+        let bytes = unsafe { CStr::from_ptr(config_json) }.to_bytes();
+        let config = std::str::from_utf8(bytes).map_err(|_| "config: not valid UTF-8")?;
+        open_from_config(config)
+    });
+    match opened {
+        Ok(Ok(clarion)) => {
+            clear_last_error();
+            Box::into_raw(Box::new(Handle { clarion }))
+        }
+        Ok(Err(message)) => {
+            set_last_error(&message);
+            std::ptr::null_mut()
+        }
+        Err(payload) => {
+            set_last_error(&format!("internal error: {}", panic_message(&*payload)));
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Performs one request, `{"op", "principal", "args"}`, and returns the
+/// reply `{"status": <int>, "body": <json>}`, which the caller frees with
+/// `clarion_string_free`. Returns NULL only if memory runs out. `wait` and
+/// `wait_bundle` block the calling thread for at most their `timeout_ms`.
+///
+/// # Safety
+/// `handle` is NULL or a live handle from `clarion_open`; `request_json` is
+/// NULL or a NUL-terminated string valid for the call.
+#[no_mangle]
+pub unsafe extern "C" fn clarion_call(
+    handle: *mut Handle,
+    request_json: *const c_char,
+) -> *mut c_char {
+    let replied = catch_unwind(AssertUnwindSafe(|| {
+        if handle.is_null() {
+            return envelope::bad_request("handle: NULL pointer");
+        }
+        if request_json.is_null() {
+            return envelope::bad_request("request: NULL pointer");
+        }
+        // SAFETY: both pointers are non-NULL and valid by the caller's
+        // contract; the handle is shared, never mutated.
+        let (handle, request) = unsafe { (&*handle, CStr::from_ptr(request_json)) };
+        handle.clarion.call_bytes(request.to_bytes())
+    }));
+    let envelope = replied.unwrap_or_else(|payload| {
+        let message = panic_message(&*payload);
+        tracing::error!(%message, "panic inside clarion_call");
+        Envelope {
+            status: 500,
+            body: json!({"error": format!("internal error: {message}")}),
+        }
+    });
+    into_owned_reply(&envelope)
+}
+
+/// Frees a string returned by `clarion_call`. NULL is ignored.
+///
+/// # Safety
+/// `s` is NULL or a string from `clarion_call` not freed before.
+#[no_mangle]
+pub unsafe extern "C" fn clarion_string_free(s: *mut c_char) {
+    if s.is_null() {
+        return;
+    }
+    // SAFETY: `s` came from `CString::into_raw` in `clarion_call`.
+    let _ = catch_unwind(|| drop(unsafe { CString::from_raw(s) }));
+}
+
+/// Closes a handle. NULL is ignored. No call on the handle may be in
+/// progress or start afterwards.
+///
+/// # Safety
+/// `handle` is NULL or a handle from `clarion_open` not closed before.
+#[no_mangle]
+pub unsafe extern "C" fn clarion_close(handle: *mut Handle) {
+    if handle.is_null() {
+        return;
+    }
+    // SAFETY: `handle` came from `Box::into_raw` in `clarion_open`.
+    let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(handle) })));
+}
+
+/// Why this thread's most recent `clarion_open` failed, or NULL if it did
+/// not. Borrowed: valid until this thread's next `clarion_open`; never
+/// freed by the caller.
+#[no_mangle]
+pub extern "C" fn clarion_last_error() -> *const c_char {
+    LAST_ERROR.with(|slot| {
+        slot.borrow()
+            .as_ref()
+            .map_or(std::ptr::null(), |message| message.as_ptr())
+    })
+}

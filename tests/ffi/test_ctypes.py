@@ -1,0 +1,333 @@
+"""The clarion C ABI (WIRE-5) from Python through ctypes: every operation,
+every error class, hostile pointers and bytes, and 32 threads racing one
+bundle. Run by tests/ffi_consumers.rs on both backends:
+
+    CLARION_LIB=target/debug/deps/libclarion.so \
+    CLARION_DATABASE_URL=sqlite:///tmp/x.db python3 tests/ffi/test_ctypes.py
+"""
+
+import ctypes
+import json
+import os
+import sqlite3
+import sys
+import tempfile
+import threading
+import uuid
+
+LIB = ctypes.CDLL(os.environ["CLARION_LIB"])  # CDLL releases the GIL per call
+URL = os.environ["CLARION_DATABASE_URL"]
+
+LIB.clarion_abi_version.restype = ctypes.c_char_p
+LIB.clarion_abi_version.argtypes = []
+LIB.clarion_open.restype = ctypes.c_void_p
+LIB.clarion_open.argtypes = [ctypes.c_char_p]
+# The reply is kept as a raw pointer so that it can be freed.
+LIB.clarion_call.restype = ctypes.c_void_p
+LIB.clarion_call.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+LIB.clarion_string_free.restype = None
+LIB.clarion_string_free.argtypes = [ctypes.c_void_p]
+LIB.clarion_close.restype = None
+LIB.clarion_close.argtypes = [ctypes.c_void_p]
+LIB.clarion_last_error.restype = ctypes.c_char_p
+LIB.clarion_last_error.argtypes = []
+
+SYSTEM = {"kind": "system"}
+RUN = uuid.uuid4().hex[:8]  # ids unique to this run
+
+
+def user(user_id):
+    return {"kind": "user", "user_id": user_id}
+
+
+def agent(user_id, *grants):
+    return {"kind": "agent", "user_id": user_id, "agent_id": "bot", "grants": list(grants)}
+
+
+def raw_call(handle, request_bytes):
+    """One clarion_call on raw bytes: (status, body)."""
+    pointer = LIB.clarion_call(handle, request_bytes)
+    assert pointer, "clarion_call returned NULL"
+    try:
+        reply = json.loads(ctypes.string_at(pointer).decode("utf-8"))
+    finally:
+        LIB.clarion_string_free(pointer)
+    assert list(reply) == ["status", "body"], reply
+    return reply["status"], reply["body"]
+
+
+def call(handle, op, principal, args=None):
+    request = {"op": op, "principal": principal}
+    if args is not None:
+        request["args"] = args
+    return raw_call(handle, json.dumps(request).encode("utf-8"))
+
+
+def ok(handle, op, principal, args=None):
+    status, body = call(handle, op, principal, args)
+    assert status == 200, (op, status, body)
+    return body
+
+
+def expect_error(handle, status, message, op, principal, args=None):
+    got_status, body = call(handle, op, principal, args)
+    assert got_status == status, (op, got_status, body)
+    assert list(body) in (["error"], ["error", "code"]), body
+    assert body["error"].startswith(message), (op, body)
+    return body
+
+
+def open_db(url=URL, **extra):
+    config = json.dumps({"database_url": url, **extra}).encode()
+    handle = LIB.clarion_open(config)
+    assert handle, LIB.clarion_last_error()
+    return handle
+
+
+QUESTIONS = [
+    {"title": "Colour", "prompt": "Which colour?",
+     "options": [{"label": "Red", "description": "warm"}, {"label": "Blue", "description": "cool"}]},
+    {"question_id": "size", "title": "Size", "prompt": "Which size?",
+     "options": [{"option_id": "s", "label": "Small", "description": "s"},
+                 {"option_id": "l", "label": "Large", "description": "l"}]},
+]
+
+
+def mirror(db, name, owner):
+    ws, task, session = f"w-{name}-{RUN}", f"t-{name}-{RUN}", f"s-{name}-{RUN}"
+    assert ok(db, "upsert_workspace", SYSTEM, {"id": ws, "owner_id": owner}) == {"ok": True}
+    assert ok(db, "upsert_task", SYSTEM, {"id": task, "workspace_id": ws}) == {"ok": True}
+    assert ok(db, "upsert_session", SYSTEM, {"id": session, "task_id": task, "is_primary": True}) == {"ok": True}
+    return task, session
+
+
+def ask(db, session, **extra):
+    body = ok(db, "ask", SYSTEM, {"session_id": session, "questions": QUESTIONS, "context": "ctx", **extra})
+    assert body["created"] is True and list(body) == ["pending_id", "created"], body
+    return body["pending_id"]
+
+
+def answers(text):
+    return [{"question_id": "q1", "selected_options": ["q1_opt1"], "custom_text": text},
+            {"question_id": "size", "selected_options": ["l"], "custom_text": ""}]
+
+
+# ---- the tests ---------------------------------------------------------
+
+def test_version_and_open_errors():
+    assert LIB.clarion_abi_version() == b"1"
+    cases = [
+        (None, "config: NULL pointer"),
+        (b"not json", "config: not valid JSON"),
+        (b"\xff\xfe", "config: not valid UTF-8"),
+        (b"[]", "config: expected a JSON object"),
+        (b"{}", "config.database_url: required"),
+        (json.dumps({"database_url": URL, "pool_size": 0}).encode(), "config.pool_size"),
+        (json.dumps({"database_url": URL, "colour": "red"}).encode(), "config.colour: unknown setting"),
+        (b'{"database_url": "mysql://db/x"}', "invalid database URL"),
+        (b'{"database_url": "postgres://nobody@127.0.0.1:1/none"}', ""),
+    ]
+    for config, message in cases:
+        assert LIB.clarion_open(config) is None, config
+        error = LIB.clarion_last_error()
+        assert error is not None and error.decode().startswith(message), (config, error)
+    handle = open_db()
+    assert LIB.clarion_last_error() is None  # a successful open clears it
+    LIB.clarion_close(handle)
+    LIB.clarion_close(None)
+    LIB.clarion_string_free(None)
+
+
+def test_hostile_requests(db):
+    assert raw_call(None, b"{}") == (400, {"error": "handle: NULL pointer"})
+    assert raw_call(db, None) == (400, {"error": "request: NULL pointer"})
+    assert raw_call(db, b'{"op":"summary\xff"}') == (400, {"error": "request: not valid UTF-8"})
+    status, body = raw_call(db, b"{\"op\": ")
+    assert status == 400 and body["error"].startswith("request: not valid JSON"), body
+    status, body = raw_call(db, b"[" * 200_000 + b"]" * 200_000)
+    assert status == 400 and "recursion limit" in body["error"], body
+    huge = json.dumps({"op": "summary", "principal": SYSTEM, "args": {"pad": "x" * (2 << 20)}}).encode()
+    status, body = raw_call(db, huge)
+    assert status == 400 and "larger than" in body["error"], body
+    # SQL metacharacters are inert data.
+    evil = "x'; DROP TABLE bundles; --"
+    expect_error(db, 404, "clarification request not found", "get_bundle", user("alice"), {"pending_id": evil})
+    assert ok(db, "list_pending", user(evil), {"workspace_id": evil})["count"] == 0
+
+
+def test_envelope_and_argument_errors(db):
+    expect_error(db, 400, "op: unknown operation", "launch", SYSTEM)
+    expect_error(db, 400, "principal.kind: unknown kind", "summary", {"kind": "root"})
+    expect_error(db, 400, "principal.user_id: required", "summary", {"kind": "user"})
+    expect_error(db, 400, "pending_id: required", "get_bundle", user("alice"), {})
+    expect_error(db, 400, "pending_id: must not be empty", "get_bundle", user("alice"), {"pending_id": ""})
+    expect_error(db, 400, "limit: expected an integer", "list_pending", user("alice"), {"limit": "ten"})
+    expect_error(db, 400, "cursor: malformed cursor", "list_pending", user("alice"), {"cursor": "!!"})
+    expect_error(db, 400, "verbose: unknown argument", "summary", user("alice"), {"verbose": True})
+    expect_error(db, 400, "timeout_ms: must not be negative", "wait", SYSTEM, {"pending_id": "p", "timeout_ms": -5})
+    # Capability before arguments (AUTH-2): nothing about args leaks.
+    denied = expect_error(db, 403, "capability not authorized", "ask", user("alice"), {"nonsense": 1})
+    assert denied == {"error": "capability not authorized", "code": "capability_denied"}
+    expect_error(db, 403, "capability not authorized", "resolve_bundle", agent("alice", "questions:read"), {})
+    expect_error(db, 403, "capability not authorized", "list_pending", agent("alice"), {})
+    expect_error(db, 403, "capability not authorized", "cancel_bundle", agent("alice", "questions:read", "questions:answer"), {})
+    expect_error(db, 403, "capability not authorized", "summary", {"kind": "unclassified"})
+
+
+def test_every_operation(db):
+    task, session = mirror(db, "ops", "alice")
+    turn = ok(db, "begin_turn", SYSTEM, {"session_id": session})
+    assert list(turn) == ["turn_id"] and turn["turn_id"], turn
+    pending_id = ask(db, session)
+    assert ok(db, "has_pending_clarification", SYSTEM, {"session_id": session}) == {"has_pending": True}
+
+    page = ok(db, "list_pending", user("alice"), {"limit": 200})
+    assert list(page) == ["bundles", "count", "next_cursor"], page
+    mine = [b for b in page["bundles"] if b["pending_id"] == pending_id]
+    assert len(mine) == 1 and mine[0]["task_id"] == task, page
+    assert list(mine[0]) == ["pending_id", "task_id", "session_id", "kind", "created_at",
+                             "age_seconds", "context", "questions"], mine[0]
+    detail = ok(db, "get_bundle", user("alice"), {"pending_id": pending_id})
+    assert detail["status"] == "pending" and detail["response"] is None, detail
+    summary = ok(db, "summary", user("alice"))
+    assert list(summary) == ["pending_bundles", "pending_questions", "oldest_age_seconds"], summary
+    assert summary["pending_bundles"] >= 1
+    actions = ok(db, "pending_actions", user("alice"), {"task_ids": [task, "t-unknown"]})
+    assert actions == {"tasks": [{"task_id": task, "task_pending_action": "clarification",
+                                  "primary_session_pending_action": "clarification"}]}, actions
+    assert ok(db, "authorize", user("alice"), {"operation": "resolve_bundle", "pending_id": pending_id}) == \
+        {"allowed": True, "reason": ""}
+    assert ok(db, "authorize", user("bob"), {"operation": "get_bundle", "task_id": task}) == \
+        {"allowed": False, "reason": "not_found"}
+
+    assert ok(db, "detach_session", SYSTEM, {"session_id": session}) == {"ok": True}
+    won = ok(db, "resolve_bundle", agent("alice", "questions:answer"), {"pending_id": pending_id, "answers": answers(" blue ")})
+    assert list(won) == ["success", "claimed", "status", "response"], won
+    assert won["claimed"] is True and won["status"] == "answered"
+    assert list(won["response"]) == ["pending_id", "answers", "rejected", "reject_reason", "responded_at"]
+    assert won["response"]["answers"][0]["custom_text"] == "blue"
+    lost = ok(db, "cancel_bundle", user("alice"), {"pending_id": pending_id})
+    assert lost["claimed"] is False and lost["response"] == won["response"], lost
+    watched = ok(db, "wait_bundle", user("alice"), {"pending_id": pending_id, "timeout_ms": 0})
+    assert watched == lost, watched
+    outbox = ok(db, "pending_deliveries", SYSTEM, {"limit": 200})["deliveries"]
+    entry = [d for d in outbox if d["pending_id"] == pending_id]
+    assert len(entry) == 1 and entry[0]["response"] == won["response"], outbox
+    assert list(entry[0]) == ["pending_id", "task_id", "session_id", "status", "questions", "response"]
+    waited = ok(db, "wait", SYSTEM, {"pending_id": pending_id, "timeout_ms": 1000})
+    assert waited == {"outcome": "answered", "response": won["response"]}, waited
+    assert ok(db, "ack_delivery", SYSTEM, {"pending_id": pending_id}) == {"ok": True}
+    assert ok(db, "ack_delivery", SYSTEM, {"pending_id": pending_id}) == {"ok": True}
+
+    rejected = ask(db, session)
+    body = ok(db, "resolve_bundle", user("alice"), {"pending_id": rejected, "rejected": True, "reject_reason": "no"})
+    assert body["status"] == "rejected" and body["response"]["reject_reason"] == "no", body
+    cancelled = ask(db, session)
+    assert ok(db, "cancel_bundle", SYSTEM, {"pending_id": cancelled})["status"] == "cancelled"
+    assert ok(db, "get_bundle", user("alice"), {"pending_id": cancelled})["status"] == "cancelled"
+
+    expiring = ask(db, session)
+    assert ok(db, "set_session_state", SYSTEM, {"session_id": session, "state": "completed"}) == {"ok": True}
+    assert ok(db, "wait", SYSTEM, {"pending_id": expiring, "timeout_ms": 0}) == {"outcome": "expired", "response": None}
+    assert ok(db, "get_bundle", user("alice"), {"pending_id": expiring})["status"] == "expired"
+    assert ok(db, "delete_session", SYSTEM, {"id": session}) == {"ok": True}
+    assert ok(db, "delete_session", SYSTEM, {"id": session}) == {"ok": True}
+    assert ok(db, "delete_task", SYSTEM, {"id": task}) == {"ok": True}
+    expect_error(db, 404, "clarification request not found", "get_bundle", user("alice"), {"pending_id": pending_id})
+
+
+def test_every_error_class(db):
+    task, session = mirror(db, "errs", "alice")
+    pending_id = ask(db, session)
+    not_found = {"error": "clarification request not found"}
+    # 404 for a foreign bundle and a fabricated one, byte-identical (REL-4).
+    for op, args in [("get_bundle", {"pending_id": pending_id}),
+                     ("wait_bundle", {"pending_id": pending_id, "timeout_ms": 0}),
+                     ("resolve_bundle", {"pending_id": pending_id, "answers": answers("x")}),
+                     ("cancel_bundle", {"pending_id": pending_id})]:
+        foreign = call(db, op, user("mallory"), args)
+        fabricated = call(db, op, user("mallory"), {**args, "pending_id": "pending-fabricated"})
+        assert foreign == fabricated == (404, not_found), (op, foreign, fabricated)
+    assert call(db, "authorize", user("mallory"), {"operation": "get_bundle", "pending_id": pending_id}) == \
+        call(db, "authorize", user("mallory"), {"operation": "get_bundle", "pending_id": "pending-fabricated"})
+    # 404 session and task (LIFE-10).
+    assert call(db, "begin_turn", SYSTEM, {"session_id": "s-none"}) == (404, {"error": "session not found"})
+    assert call(db, "upsert_session", SYSTEM, {"id": "s-x", "task_id": "t-none"}) == (404, {"error": "task not found"})
+    # 400 validation on stored data (VAL-1) and without it (VAL-4).
+    expect_error(db, 400, "answers:", "resolve_bundle", user("alice"), {"pending_id": pending_id, "answers": []})
+    expect_error(db, 400, "answers:", "resolve_bundle", user("alice"),
+                 {"pending_id": pending_id, "rejected": True, "answers": answers("x")})
+    # 504: nobody answers in time.
+    assert call(db, "wait_bundle", user("alice"), {"pending_id": pending_id, "timeout_ms": 50}) == \
+        (504, {"error": "timed out waiting for a response"})
+    assert ok(db, "wait", SYSTEM, {"pending_id": pending_id, "timeout_ms": 0}) == {"outcome": "timed_out", "response": None}
+    # 409: superseded, no winner; then asking on an ended session.
+    ok(db, "begin_turn", SYSTEM, {"session_id": session})
+    assert call(db, "resolve_bundle", user("alice"), {"pending_id": pending_id, "answers": answers("x")}) == \
+        (409, {"error": "clarification request is no longer active"})
+    assert call(db, "wait_bundle", user("alice"), {"pending_id": pending_id, "timeout_ms": 0}) == \
+        (409, {"error": "clarification request is no longer active"})
+    ok(db, "set_session_state", SYSTEM, {"session_id": session, "state": "failed"})
+    assert call(db, "ask", SYSTEM, {"session_id": session, "questions": QUESTIONS}) == (409, {"error": "session has ended"})
+
+
+def test_internal_error_is_500():
+    """A database broken under the handle: 500 with the cause, no crash."""
+    with tempfile.TemporaryDirectory() as scratch:
+        path = os.path.join(scratch, "broken.db")
+        handle = open_db("sqlite://" + path)
+        connection = sqlite3.connect(path)
+        connection.execute("DROP TABLE bundle_questions")
+        connection.commit()
+        connection.close()
+        status, body = call(handle, "summary", SYSTEM)
+        assert status == 500 and "bundle_questions" in body["error"], (status, body)
+        LIB.clarion_close(handle)
+
+
+def test_thirty_two_threads_race_one_bundle(db):
+    _, session = mirror(db, "race", "alice")
+    for round_ in range(10):
+        pending_id = ask(db, session)
+        barrier = threading.Barrier(32)
+        results = [None] * 32
+
+        def racer(n):
+            barrier.wait()
+            if n % 4 == 3:
+                results[n] = call(db, "cancel_bundle", user("alice"), {"pending_id": pending_id})
+            else:
+                results[n] = call(db, "resolve_bundle", user("alice"), {"pending_id": pending_id, "answers": answers(f"racer {n}")})
+
+        threads = [threading.Thread(target=racer, args=(n,)) for n in range(32)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert all(status == 200 for status, _ in results), results
+        assert sum(body["claimed"] for _, body in results) == 1, (round_, results)
+        stored = ok(db, "get_bundle", user("alice"), {"pending_id": pending_id})["response"]
+        for _, body in results:
+            assert json.dumps(body["response"]) == json.dumps(stored), (round_, body, stored)
+
+
+def main():
+    db = open_db(pool_size=8)
+    tests = [
+        ("version and open errors", lambda: test_version_and_open_errors()),
+        ("hostile requests", lambda: test_hostile_requests(db)),
+        ("envelope and argument errors", lambda: test_envelope_and_argument_errors(db)),
+        ("every operation", lambda: test_every_operation(db)),
+        ("every error class", lambda: test_every_error_class(db)),
+        ("internal error is 500", test_internal_error_is_500),
+        ("32 threads race one bundle", lambda: test_thirty_two_threads_race_one_bundle(db)),
+    ]
+    for name, test in tests:
+        test()
+        print(f"ok - {name}")
+    LIB.clarion_close(db)
+    print(f"{len(tests)} passed")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
