@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use crate::authz::{has_capability, Operation, Principal, Target};
 use crate::envelope::{self, Envelope};
@@ -245,6 +245,27 @@ pub(crate) fn principal(value: &Value) -> Checked<Principal> {
             "principal.kind",
             format!("unknown kind {other:?} (expected system, user, agent or unclassified)"),
         )),
+    }
+}
+
+impl Principal {
+    /// The WIRE-5 JSON form, which [`principal`] reads back.
+    pub fn to_wire(&self) -> Value {
+        match self {
+            Principal::System => json!({"kind": "system"}),
+            Principal::Unclassified => json!({"kind": "unclassified"}),
+            Principal::User { user_id } => json!({"kind": "user", "user_id": user_id}),
+            Principal::Agent {
+                user_id,
+                agent_id,
+                grants,
+            } => json!({
+                "kind": "agent",
+                "user_id": user_id,
+                "agent_id": agent_id,
+                "grants": grants.iter().map(|grant| grant.as_str()).collect::<Vec<_>>(),
+            }),
+        }
     }
 }
 

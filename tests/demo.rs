@@ -16,7 +16,7 @@ fn ops_1_demo_runs_the_whole_flow() {
         "\"created\":true",
         "\"claimed\":true",
         "\"claimed\":false",
-        "the agent receives \"answered\"",
+        "[agent] receives the answer\n   -> {\"outcome\":\"answered\"",
         "list -> {\"bundles\":[],\"count\":0,\"next_cursor\":\"\"}",
         "get  -> 404 {\"error\":\"clarification request not found\"}",
         "has_pending_clarification(s-1) = false",

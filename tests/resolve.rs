@@ -24,7 +24,7 @@ const CLEF: char = '𝄞';
 const NO_LONGER_ACTIVE_BODY: &str = r#"{"error":"clarification request is no longer active"}"#;
 
 fn clefs(count: usize) -> String {
-    std::iter::repeat(CLEF).take(count).collect()
+    std::iter::repeat_n(CLEF, count).collect()
 }
 
 fn alice() -> Principal {

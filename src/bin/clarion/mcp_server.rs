@@ -1,0 +1,157 @@
+//! `clarion mcp`: the external tools (WIRE-4) served over stdio with the
+//! official Rust MCP SDK. The tool definitions, argument checks and results
+//! all come from the library (`clarion::mcp`); this file only adapts them to
+//! the protocol. The async runtime lives here, in the binary: each tool call
+//! runs the synchronous library on a blocking thread.
+
+use clarion::mcp::{self, UnknownTool};
+use clarion::{Clarion, Principal};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
+use tokio::sync::mpsc;
+
+struct Server {
+    clarion: Clarion,
+    principal: Principal,
+}
+
+fn internal(error: impl std::fmt::Display) -> ErrorData {
+    ErrorData::internal_error(error.to_string(), None)
+}
+
+impl ServerHandler for Server {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("clarion", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Clarification requests from coding agents. list_pending_questions shows \
+                 what waits for an answer; answer_question answers or rejects one.",
+            )
+    }
+
+    /// Only the tools this server's principal may call (WIRE-4).
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = mcp::tools_for(&self.principal)
+            .into_iter()
+            .map(serde_json::from_value::<Tool>)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(internal)?;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let clarion = self.clarion.clone();
+        let principal = self.principal.clone();
+        let name = request.name.to_string();
+        let arguments = request.arguments.map_or(Value::Null, Value::Object);
+        let called =
+            tokio::task::spawn_blocking(move || clarion.call_tool(&principal, &name, &arguments))
+                .await
+                .map_err(internal)?;
+        match called {
+            Ok(result) => serde_json::from_value::<CallToolResult>(result)
+                .map(CallToolResponse::from)
+                .map_err(internal),
+            // An unknown tool is a protocol error, not a tool result.
+            Err(UnknownTool(name)) => Err(ErrorData::invalid_params(
+                format!("unknown tool {name:?}"),
+                None,
+            )),
+        }
+    }
+}
+
+/// JSON-RPC's reply to a line that is not JSON at all.
+const PARSE_ERROR: &str =
+    r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: not JSON"}}"#;
+
+/// Feeds stdin to the server line by line. The SDK drops a line that is not
+/// JSON without a word; JSON-RPC wants a parse error, so such lines are
+/// answered here and never reach it. Bytes that are not UTF-8 are not JSON
+/// either, so nothing on stdin can end the server but end-of-file.
+async fn read_requests(mut to_server: DuplexStream, replies: mpsc::UnboundedSender<Vec<u8>>) {
+    let mut stdin = BufReader::new(tokio::io::stdin());
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match stdin.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
+            if !line.ends_with(b"\n") {
+                line.push(b'\n');
+            }
+            if to_server.write_all(&line).await.is_err() {
+                break;
+            }
+        } else if replies.send(PARSE_ERROR.as_bytes().to_vec()).is_err() {
+            break;
+        }
+    }
+    // Dropping `to_server` is the server's end-of-file.
+}
+
+/// Writes the server's messages and the parse errors to stdout, whole
+/// lines only, so the two never interleave within a message.
+async fn write_replies(from_server: DuplexStream, mut replies: mpsc::UnboundedReceiver<Vec<u8>>) {
+    let mut stdout = tokio::io::stdout();
+    let mut server_lines = BufReader::new(from_server);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let message = tokio::select! {
+            read = server_lines.read_until(b'\n', &mut line) => match read {
+                Ok(0) | Err(_) => break,
+                Ok(_) => std::mem::take(&mut line),
+            },
+            Some(reply) = replies.recv() => {
+                let mut reply = reply;
+                reply.push(b'\n');
+                reply
+            }
+        };
+        if stdout.write_all(&message).await.is_err() || stdout.flush().await.is_err() {
+            break;
+        }
+    }
+}
+
+/// Opens the database, then serves until the client closes stdin.
+pub fn serve(database_url: &str, principal: Principal) -> Result<(), Box<dyn std::error::Error>> {
+    let clarion = Clarion::open(database_url)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let (server_in, requests) = tokio::io::duplex(1 << 16);
+        let (server_out, responses) = tokio::io::duplex(1 << 16);
+        let (replies, parse_errors) = mpsc::unbounded_channel();
+        tokio::spawn(read_requests(requests, replies));
+        let writer = tokio::spawn(write_replies(responses, parse_errors));
+        let running = Server { clarion, principal }
+            .serve((server_in, server_out))
+            .await?;
+        running.waiting().await?;
+        // Flush whatever the server wrote last.
+        let _ = writer.await;
+        Ok(())
+    })
+}

@@ -1,0 +1,118 @@
+//! `--text`: readable renderings of the reply bodies, for people at a
+//! terminal. The JSON output is the contract; this is a view of it.
+
+use serde_json::Value;
+
+fn s(value: &Value) -> &str {
+    value.as_str().unwrap_or_default()
+}
+
+fn bundle(out: &mut Vec<String>, bundle: &Value) {
+    out.push(format!(
+        "{}  task {}  {} s old  {}",
+        s(&bundle["pending_id"]),
+        s(&bundle["task_id"]),
+        bundle["age_seconds"],
+        s(&bundle["kind"]),
+    ));
+    if !s(&bundle["context"]).is_empty() {
+        out.push(format!("  context: {}", s(&bundle["context"])));
+    }
+    for question in bundle["questions"].as_array().into_iter().flatten() {
+        out.push(format!(
+            "  [{}] {}: {}",
+            s(&question["question_id"]),
+            s(&question["title"]),
+            s(&question["prompt"])
+        ));
+        for option in question["options"].as_array().into_iter().flatten() {
+            out.push(format!(
+                "      {}  {} — {}",
+                s(&option["option_id"]),
+                s(&option["label"]),
+                s(&option["description"])
+            ));
+        }
+    }
+}
+
+fn response(out: &mut Vec<String>, response: &Value) {
+    if response["rejected"] == Value::Bool(true) {
+        out.push(format!("  rejected: {}", s(&response["reject_reason"])));
+    }
+    for answer in response["answers"].as_array().into_iter().flatten() {
+        let picked: Vec<&str> = answer["selected_options"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(s)
+            .collect();
+        out.push(format!(
+            "  {}: {} {}",
+            s(&answer["question_id"]),
+            picked.join(", "),
+            s(&answer["custom_text"])
+        ));
+    }
+    out.push(format!("  at {}", s(&response["responded_at"])));
+}
+
+/// The body of a successful reply to `op`, as lines of text.
+pub fn render(op: &str, body: &Value) -> String {
+    let mut out = Vec::new();
+    match op {
+        "list_pending" => {
+            out.push(format!("{} bundle(s)", body["count"]));
+            for each in body["bundles"].as_array().into_iter().flatten() {
+                bundle(&mut out, each);
+            }
+            if !s(&body["next_cursor"]).is_empty() {
+                out.push(format!("more: --cursor {}", s(&body["next_cursor"])));
+            }
+        }
+        "get_bundle" => {
+            bundle(&mut out, body);
+            out.push(format!("status: {}", s(&body["status"])));
+            if body["response"].is_object() {
+                response(&mut out, &body["response"]);
+            }
+        }
+        "resolve_bundle" | "cancel_bundle" => {
+            let who = if body["claimed"] == Value::Bool(true) {
+                "you resolved it"
+            } else {
+                "someone resolved it first"
+            };
+            out.push(format!("{}: {who}", s(&body["status"])));
+            response(&mut out, &body["response"]);
+        }
+        "summary" => out.push(format!(
+            "{} bundle(s), {} question(s) waiting; oldest {} s",
+            body["pending_bundles"], body["pending_questions"], body["oldest_age_seconds"]
+        )),
+        "ask" => out.push(format!(
+            "{} ({})",
+            s(&body["pending_id"]),
+            if body["created"] == Value::Bool(true) {
+                "created"
+            } else {
+                "already asked"
+            }
+        )),
+        "pending_deliveries" => {
+            let deliveries = body["deliveries"].as_array().cloned().unwrap_or_default();
+            out.push(format!("{} undelivered resolution(s)", deliveries.len()));
+            for delivery in &deliveries {
+                out.push(format!(
+                    "{}  session {}  {}",
+                    s(&delivery["pending_id"]),
+                    s(&delivery["session_id"]),
+                    s(&delivery["status"])
+                ));
+                response(&mut out, &delivery["response"]);
+            }
+        }
+        _ => out.push("ok".to_owned()),
+    }
+    out.join("\n")
+}
