@@ -22,7 +22,7 @@ fn root() -> &'static Path {
 
 /// A Python with the official MCP client: `CLARION_MCP_PYTHON`, else a
 /// virtual environment under target/ that `.ci/run` (or this function, on
-/// first use) creates with `pip install mcp`. `None` (skip) only outside CI.
+/// first use) creates from tests/mcp_client/requirements.txt. `None` (skip) only outside CI.
 fn mcp_python() -> Option<PathBuf> {
     static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
     PYTHON
@@ -45,7 +45,8 @@ fn mcp_python() -> Option<PathBuf> {
                     .arg(&venv)
                     .status();
                 let _ = Command::new(&python)
-                    .args(["-m", "pip", "install", "--quiet", "mcp"])
+                    .args(["-m", "pip", "install", "--quiet", "-r"])
+                    .arg(root().join("tests/mcp_client/requirements.txt"))
                     .status();
             }
             if has_client(&python) {
