@@ -86,85 +86,82 @@ fn wire_4_tools_for_lists_only_callable_tools() {
     assert!(names(&Principal::Unclassified).is_empty());
 }
 
-/// The schema's properties, `required` and `additionalProperties: false`
-/// agree with what `call_tool` accepts: each property given the wrong type
-/// is refused naming it, a missing required one is refused, an unknown one is
-/// refused.
-#[test]
-fn wire_4_arguments_are_checked_against_the_schema() {
-    let db = sqlite();
-    for tool in Tool::ALL {
-        let definition = tool.definition();
-        let schema = &definition["inputSchema"];
-        assert_eq!(schema["additionalProperties"], json!(false));
-        let required: Vec<&str> = schema["required"]
-            .as_array()
-            .map(|r| r.iter().map(|v| v.as_str().unwrap()).collect())
-            .unwrap_or_default();
-        let base: Value = required
-            .iter()
-            .map(|name| (name.to_string(), json!("p")))
-            .collect::<serde_json::Map<_, _>>()
-            .into();
-        for (name, property) in schema["properties"].as_object().unwrap() {
-            let wrong = match property["type"].as_str().unwrap() {
-                "string" => json!(1),
-                "integer" | "boolean" | "array" => json!("text"),
-                other => panic!("untested schema type {other}"),
-            };
-            let mut arguments = base.clone();
-            arguments[name] = wrong;
-            let error = structured(&tool_call(&db, tool, arguments));
-            assert_eq!(error["code"], json!("validation"), "{name}");
-            assert!(
-                error["error"]
-                    .as_str()
-                    .unwrap()
-                    .starts_with(&format!("{name}: expected")),
-                "{error}"
+dual_backend! {
+    /// WIRE-4: the schema's properties, `required` and `additionalProperties:
+    /// false` agree with what `call_tool` accepts.
+    fn wire_4_arguments_are_checked_against_the_schema(db) {
+        for tool in Tool::ALL {
+            let definition = tool.definition();
+            let schema = &definition["inputSchema"];
+            assert_eq!(schema["additionalProperties"], json!(false));
+            let required: Vec<&str> = schema["required"]
+                .as_array()
+                .map(|r| r.iter().map(|v| v.as_str().unwrap()).collect())
+                .unwrap_or_default();
+            let base: Value = required
+                .iter()
+                .map(|name| (name.to_string(), json!("p")))
+                .collect::<serde_json::Map<_, _>>()
+                .into();
+            for (name, property) in schema["properties"].as_object().unwrap() {
+                let wrong = match property["type"].as_str().unwrap() {
+                    "string" => json!(1),
+                    "integer" | "boolean" | "array" => json!("text"),
+                    other => panic!("untested schema type {other}"),
+                };
+                let mut arguments = base.clone();
+                arguments[name] = wrong;
+                let error = structured(&tool_call(db, tool, arguments));
+                assert_eq!(error["code"], json!("validation"), "{name}");
+                assert!(
+                    error["error"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with(&format!("{name}: expected")),
+                    "{error}"
+                );
+            }
+            for name in &required {
+                let error = structured(&tool_call(db, tool, json!({})));
+                assert_eq!(error["error"], json!(format!("{name}: required")));
+            }
+            let mut extra = base.clone();
+            extra["surprise"] = json!(true);
+            let error = structured(&tool_call(db, tool, extra));
+            assert_eq!(error["error"], json!("surprise: unknown argument"));
+            let error = structured(&tool_call(db, tool, json!([1])));
+            assert_eq!(
+                error["error"],
+                json!("arguments: expected an object, got an array")
             );
         }
-        for name in &required {
-            let error = structured(&tool_call(&db, tool, json!({})));
-            assert_eq!(error["error"], json!(format!("{name}: required")));
-        }
-        let mut extra = base.clone();
-        extra["surprise"] = json!(true);
-        let error = structured(&tool_call(&db, tool, extra));
-        assert_eq!(error["error"], json!("surprise: unknown argument"));
-        let error = structured(&tool_call(&db, tool, json!([1])));
+        let item = &Tool::AnswerQuestion.definition()["inputSchema"]["properties"]["answers"]["items"];
+        assert_eq!(item["additionalProperties"], json!(false));
+        let error = structured(&tool_call(
+            db,
+            Tool::AnswerQuestion,
+            json!({"pending_id": "p", "answers": [{"question_id": "q1", "selected_options": [1]}]}),
+        ));
         assert_eq!(
             error["error"],
-            json!("arguments: expected an object, got an array")
+            json!("answers[0].selected_options[0]: expected a string, got a number")
         );
     }
-    let item = &Tool::AnswerQuestion.definition()["inputSchema"]["properties"]["answers"]["items"];
-    assert_eq!(item["additionalProperties"], json!(false));
-    let error = structured(&tool_call(
-        &db,
-        Tool::AnswerQuestion,
-        json!({"pending_id": "p", "answers": [{"question_id": "q1", "selected_options": [1]}]}),
-    ));
-    assert_eq!(
-        error["error"],
-        json!("answers[0].selected_options[0]: expected a string, got a number")
-    );
+
+    /// WIRE-4: the in-session ask tool is not on the external surface; an
+    /// unknown tool is a protocol error, not a tool result.
+    fn wire_4_unknown_tool_is_not_a_tool_result(db) {
+        assert_eq!(
+            db.call_tool(&alice(), "ask", &json!({})),
+            Err(UnknownTool("ask".into())),
+        );
+    }
 }
 
 fn tool_call(db: &TestDb, tool: Tool, arguments: Value) -> String {
     db.call_tool(&alice(), tool.name(), &arguments)
         .unwrap()
         .to_string()
-}
-
-#[test]
-fn wire_4_unknown_tool_is_not_a_tool_result() {
-    let db = sqlite();
-    assert_eq!(
-        db.call_tool(&alice(), "ask", &json!({})),
-        Err(UnknownTool("ask".into())),
-        "the in-session ask tool is not on the external surface"
-    );
 }
 
 dual_backend! {
