@@ -324,6 +324,19 @@ pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
         .select(bundle_record_columns())
 }
 
+/// The claim's read (CLAIM-1): one bundle, if the scope may see it, with
+/// ACT-1 evaluated in the same statement. Inside SQLite's write
+/// transaction nothing can change between this read and the claim's
+/// writes, so it doubles as the claim's guard there.
+#[diesel::dsl::auto_type]
+pub fn claim_target_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+    bundles::table
+        .filter(bundles::pending_id.eq(pending_id))
+        .filter(visible)
+        .select((bundle_record_columns(), activeness::is_active()))
+}
+
 /// Where an existing bundle stands.
 fn load_standing(conn: &mut AnyConnection, pending_id: &str) -> Result<Standing> {
     at_most_one(standing_query(pending_id), conn)?
@@ -365,6 +378,26 @@ pub(crate) fn load_visible(
     Ok(Some((record, rows)))
 }
 
+/// [`load_visible`] for the claim: also whether the bundle was active when
+/// read (see [`claim_target_query`]).
+pub(crate) fn load_claim_target(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    pending_id: &str,
+) -> Result<Option<(BundleRecord, bool, Vec<QuestionRecord>)>> {
+    // On the concrete connection: `MultiConnection` renders a query's SQL
+    // on every pass over it, which for this one costs more than running it.
+    let target: Option<(BundleRecord, Option<bool>)> = per_backend!(conn, c =>
+        claim_target_query(scope, pending_id).load(c))?
+    .pop();
+    let Some((record, active)) = target else {
+        return Ok(None);
+    };
+    let rows = load_bundle_rows(conn, &record.pending_id)?;
+    // SQL NULL (a session without turns) is not active, as in a filter.
+    Ok(Some((record, active.unwrap_or(false), rows)))
+}
+
 /// The question columns of a `QuestionRecord`.
 #[diesel::dsl::auto_type]
 fn question_record_columns() -> _ {
@@ -385,10 +418,10 @@ pub(crate) fn load_bundle_rows(
     conn: &mut AnyConnection,
     pending_id: &str,
 ) -> Result<Vec<QuestionRecord>> {
-    let mut rows: Vec<QuestionRecord> = bundle_questions::table
+    let mut rows: Vec<QuestionRecord> = per_backend!(conn, c => bundle_questions::table
         .filter(bundle_questions::pending_id.eq(pending_id))
         .select(question_record_columns())
-        .load(conn)?;
+        .load(c))?;
     sort_dm4(&mut rows);
     Ok(rows)
 }

@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use diesel::connection::{AnsiTransactionManager, SimpleConnection, TransactionManager};
+use diesel::query_builder::{QueryFragment, QueryId};
 use diesel::r2d2::{self, ManageConnection, Pool, PooledConnection};
 use diesel::{Connection, SqliteConnection};
 use diesel_migrations::{embed_migrations, EmbeddedMigrations, MigrationHarness};
@@ -407,4 +408,91 @@ pub(crate) fn serialize_with_session(
         return Ok(());
     }
     lock_session(conn, session_id).map(|_| ())
+}
+
+/// A statement both backends can run on their concrete connections.
+#[cfg(feature = "postgres")]
+pub trait OnEitherBackend:
+    QueryFragment<diesel::sqlite::Sqlite> + QueryFragment<diesel::pg::Pg> + QueryId
+{
+}
+#[cfg(feature = "postgres")]
+impl<T> OnEitherBackend for T where
+    T: QueryFragment<diesel::sqlite::Sqlite> + QueryFragment<diesel::pg::Pg> + QueryId
+{
+}
+/// A statement both backends can run on their concrete connections.
+#[cfg(not(feature = "postgres"))]
+pub trait OnEitherBackend: QueryFragment<diesel::sqlite::Sqlite> + QueryId {}
+#[cfg(not(feature = "postgres"))]
+impl<T> OnEitherBackend for T where T: QueryFragment<diesel::sqlite::Sqlite> + QueryId {}
+
+/// `UPDATE <table> SET <changes> WHERE <predicate>`, for the claim's
+/// statements. Diesel's own UPDATE refuses its prepared statement a place
+/// in the cache (a changeset with optional fields can render differently
+/// each time), so every resolve re-prepared the same few statements. These
+/// always render the same text; the cache is keyed by that text, so even a
+/// statement that changed shape would get a second entry, never a wrong one.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedUpdate<F, V, W> {
+    from: F,
+    changes: V,
+    predicate: W,
+}
+
+/// A [`FixedUpdate`], typed like
+/// `diesel::update(table.filter(predicate)).set(changes)`.
+pub fn fixed_update<T, C, W>(
+    table: T,
+    changes: C,
+    predicate: W,
+) -> FixedUpdate<T::FromClause, C::Changeset, W>
+where
+    T: diesel::Table,
+    C: diesel::AsChangeset<Target = T>,
+    W: diesel::AppearsOnTable<T> + diesel::Expression,
+    W::SqlType: diesel::sql_types::BoolOrNullableBool,
+{
+    FixedUpdate {
+        from: table.from_clause(),
+        changes: changes.as_changeset(),
+        predicate,
+    }
+}
+
+impl<F, V, W, DB> QueryFragment<DB> for FixedUpdate<F, V, W>
+where
+    DB: diesel::backend::Backend,
+    F: QueryFragment<DB>,
+    V: QueryFragment<DB>,
+    W: QueryFragment<DB>,
+{
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, DB>,
+    ) -> diesel::QueryResult<()> {
+        out.push_sql("UPDATE ");
+        self.from.walk_ast(out.reborrow())?;
+        out.push_sql(" SET ");
+        self.changes.walk_ast(out.reborrow())?;
+        out.push_sql(" WHERE ");
+        self.predicate.walk_ast(out.reborrow())
+    }
+}
+
+impl<F, V, W> QueryId for FixedUpdate<F, V, W> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+/// Runs a statement on the concrete connection of its backend.
+/// `MultiConnection` renders a statement's SQL afresh on every pass over it
+/// (cache key, cacheability, binds), which for the claim's statements costs
+/// more than executing them.
+pub(crate) fn execute_direct(
+    conn: &mut AnyConnection,
+    statement: impl OnEitherBackend,
+) -> diesel::QueryResult<usize> {
+    use diesel::query_dsl::methods::ExecuteDsl;
+    per_backend!(conn, c => ExecuteDsl::execute(statement, c))
 }

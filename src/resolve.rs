@@ -198,9 +198,9 @@ fn prepare(
 }
 
 /// Who resolved a bundle, for audit (CLAIM-3).
-struct Resolver<'a> {
-    kind: &'a str,
-    id: String,
+pub struct Resolver<'a> {
+    pub kind: &'a str,
+    pub id: String,
 }
 
 /// CLAIM-1's guard: is the bundle active, evaluated inside the claim's
@@ -218,17 +218,43 @@ pub fn claim_guard_query<'a>(pending_id: &'a str) -> _ {
 /// CLAIM-3: one row of the bundle takes the resolution — if it is still
 /// pending; a row already terminal in a mixed bundle is left untouched.
 /// This is the only statement that writes a resolution status.
-#[diesel::dsl::auto_type]
-pub fn claim_row_statement<'a>(row_id: i32, status: &'a str, response: Option<&'a str>) -> _ {
-    diesel::dsl::update(
-        bundle_questions::table
-            .filter(bundle_questions::id.eq(row_id))
-            .filter(activeness::question_is_pending()),
+pub fn claim_row_statement<'a>(
+    row_id: i32,
+    status: &'a str,
+    response: Option<&'a str>,
+) -> impl db::OnEitherBackend + 'a {
+    db::fixed_update(
+        bundle_questions::table,
+        (
+            bundle_questions::status.eq(status),
+            bundle_questions::response.eq(response),
+        ),
+        bundle_questions::id
+            .eq(row_id)
+            .and(activeness::question_is_pending()),
     )
-    .set((
-        bundle_questions::status.eq(status),
-        bundle_questions::response.eq(response),
-    ))
+}
+
+/// CLAIM-3: the bundle row records who resolved it, when, the reason, and
+/// the delivery mark; the listing hint is cleared (ACT-4).
+pub fn claim_bundle_statement<'a>(
+    pending_id: &'a str,
+    reason: &'a str,
+    responded_at: i64,
+    resolver: &'a Resolver<'a>,
+) -> impl db::OnEitherBackend + 'a {
+    db::fixed_update(
+        bundles::table,
+        (
+            bundles::reject_reason.eq(reason),
+            bundles::responded_at.eq(responded_at),
+            bundles::resolved_by_kind.eq(resolver.kind),
+            bundles::resolved_by_id.eq(&resolver.id),
+            bundles::response_delivery_pending.eq(true),
+            bundles::may_be_active.eq(false),
+        ),
+        bundles::pending_id.eq(pending_id),
+    )
 }
 
 /// The stored answer object of one row (REPLAY-2: every answered row stores
@@ -247,6 +273,32 @@ fn stored_answer(resolution: &Resolution, question_id: &str) -> Result<Option<St
         .transpose()
 }
 
+/// The bundle a claim is about, as read inside the claim's transaction.
+struct ClaimTarget<'a> {
+    record: &'a mut BundleRecord,
+    /// ACT-1 as evaluated by the read itself.
+    active_when_read: bool,
+    rows: &'a [QuestionRecord],
+}
+
+/// CLAIM-1's guard. SQLite's `BEGIN IMMEDIATE` has held the write lock
+/// since before the read, so the activeness read with the bundle still
+/// holds. PostgreSQL locks the session row first, which serializes the
+/// claim with state changes and new turns (CLAIM-4), then evaluates ACT-1
+/// again in a fresh statement that sees everything committed before the
+/// lock was granted.
+fn is_still_active(
+    conn: &mut AnyConnection,
+    record: &BundleRecord,
+    active_when_read: bool,
+) -> Result<bool> {
+    if db::backend_of(conn) == db::Backend::Sqlite {
+        return Ok(active_when_read);
+    }
+    db::serialize_with_session(conn, &record.session_id)?;
+    Ok(claim_guard_query(&record.pending_id).get_result(conn)?)
+}
+
 /// CLAIM-1: the one transition of an active bundle to a resolution, inside
 /// the caller's write transaction, guarded by ACT-1. Returns the bundle's
 /// rows as they will commit when this call claimed it, `None` when it did
@@ -256,15 +308,17 @@ fn stored_answer(resolution: &Resolution, question_id: &str) -> Result<Option<St
 fn claim(
     clarion: &Clarion,
     conn: &mut AnyConnection,
-    record: &mut BundleRecord,
-    rows: &[QuestionRecord],
+    target: ClaimTarget<'_>,
     resolution: &Resolution,
     resolver: &Resolver<'_>,
 ) -> Result<Option<Vec<QuestionRecord>>> {
+    let ClaimTarget {
+        record,
+        active_when_read,
+        rows,
+    } = target;
     {
-        db::serialize_with_session(conn, &record.session_id)?;
-        let active: bool = claim_guard_query(&record.pending_id).get_result(conn)?;
-        if !active {
+        if !is_still_active(conn, record, active_when_read)? {
             return Ok(None);
         }
         clarion.failpoint(points::CLAIM_AFTER_GUARD)?;
@@ -273,7 +327,8 @@ fn claim(
         let mut claimed_any = false;
         for row in &mut committed {
             let answer = stored_answer(resolution, &row.question_id)?;
-            let changed = claim_row_statement(row.id, status, answer.as_deref()).execute(conn)?;
+            let changed =
+                db::execute_direct(conn, claim_row_statement(row.id, status, answer.as_deref()))?;
             if changed == 1 {
                 row.status = Some(status.to_owned());
                 row.response = answer;
@@ -291,16 +346,10 @@ fn claim(
             _ => String::new(),
         };
         let responded_at = clarion.now().as_micros();
-        diesel::update(bundles::table.find(&record.pending_id))
-            .set((
-                bundles::reject_reason.eq(&reason),
-                bundles::responded_at.eq(responded_at),
-                bundles::resolved_by_kind.eq(resolver.kind),
-                bundles::resolved_by_id.eq(&resolver.id),
-                bundles::response_delivery_pending.eq(true),
-                bundles::may_be_active.eq(false),
-            ))
-            .execute(conn)?;
+        db::execute_direct(
+            conn,
+            claim_bundle_statement(&record.pending_id, &reason, responded_at, resolver),
+        )?;
         clarion.failpoint(points::CLAIM_BEFORE_COMMIT)?;
         record.reject_reason = reason;
         record.responded_at = Some(responded_at);
@@ -368,16 +417,21 @@ impl Clarion {
         // One write transaction: read the bundle (not-found), validate it,
         // then claim. Nothing is written unless the claim is won.
         let (record, committed) = db::write_transaction(&mut conn, |conn| {
-            let (mut record, rows) = bundle::load_visible(conn, &scope, pending_id)?
-                .ok_or(Error::NotFound(Entity::Bundle))?;
+            let (mut record, active_when_read, rows) =
+                bundle::load_claim_target(conn, &scope, pending_id)?
+                    .ok_or(Error::NotFound(Entity::Bundle))?;
             let resolution = decide(&rows)?;
+            let target = ClaimTarget {
+                record: &mut record,
+                active_when_read,
+                rows: &rows,
+            };
             // REPLAY-3: a failed claim is an internal error, logged with the
             // bundle; nothing is retried.
-            let committed =
-                claim(self, conn, &mut record, &rows, &resolution, &resolver).map_err(|error| {
-                    tracing::error!(pending_id, %error, "claim failed");
-                    Error::Internal(format!("claim of {pending_id} failed: {error}"))
-                })?;
+            let committed = claim(self, conn, target, &resolution, &resolver).map_err(|error| {
+                tracing::error!(pending_id, %error, "claim failed");
+                Error::Internal(format!("claim of {pending_id} failed: {error}"))
+            })?;
             Ok((record, committed))
         })?;
         let Some(committed) = committed else {

@@ -110,12 +110,34 @@ macro_rules! catalog {
                 ),
             },
             Rendered {
+                name: "claim_target",
+                sql: layout(
+                    debug_query::<$backend, _>(&bundle::claim_target_query(&scope, PENDING))
+                        .to_string(),
+                ),
+            },
+            Rendered {
                 name: "claim_row",
                 sql: layout(
                     debug_query::<$backend, _>(&resolve::claim_row_statement(
                         1,
                         "<status>",
                         Some("<answer>"),
+                    ))
+                    .to_string(),
+                ),
+            },
+            Rendered {
+                name: "claim_bundle",
+                sql: layout(
+                    debug_query::<$backend, _>(&resolve::claim_bundle_statement(
+                        PENDING,
+                        "<reject_reason>",
+                        0,
+                        &resolve::Resolver {
+                            kind: "<kind>",
+                            id: "<id>".to_owned(),
+                        },
                     ))
                     .to_string(),
                 ),

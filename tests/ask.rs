@@ -18,7 +18,7 @@ use diesel::prelude::*;
 const CLEF: char = '𝄞';
 
 fn clefs(count: usize) -> String {
-    std::iter::repeat(CLEF).take(count).collect()
+    std::iter::repeat_n(CLEF, count).collect()
 }
 
 /// Asserts a validation error that names exactly `field`.
