@@ -4,9 +4,11 @@
 
 mod common;
 
+use std::ffi::{CStr, CString};
 use std::sync::{Arc, Barrier};
 
 use clarion::failpoints::{points, FailAction};
+use clarion::ffi::{clarion_call, clarion_close, clarion_open, clarion_string_free, Handle};
 use clarion::mcp::{self, Tool, UnknownTool};
 use clarion::{envelope, AnswerInput, Grant, Principal, ResolveRequest};
 use common::*;
@@ -203,10 +205,15 @@ dual_backend! {
     }
 
     /// REL-1 across entry points: the Rust API, the MCP dispatcher and the
-    /// WIRE-5 JSON layer race for each bundle with different answers: one
-    /// `claimed: true`, every response byte-identical to the stored one.
+    /// C ABI (`clarion_call` on its own handle) race for each bundle with
+    /// different answers: one `claimed: true`, every response
+    /// byte-identical to the stored one.
     fn rel_1_entry_points_race_for_one_bundle(db) {
         let session = mirror(db, "race", "alice");
+        let config = CString::new(json!({"database_url": db.url}).to_string()).unwrap();
+        // The address crosses threads; the handle is made for that (WIRE-5).
+        let abi_handle = unsafe { clarion_open(config.as_ptr()) } as usize;
+        assert_ne!(abi_handle, 0);
         for round in 0..20 {
             let pending_id = ask(db, &session, 2);
             let racers = 33;
@@ -236,11 +243,14 @@ dual_backend! {
                             (body["claimed"].as_bool().unwrap(), body["response"].to_string())
                         }
                         _ => {
-                            let mut args = answer_args(&pending_id, &text);
-                            args["pending_id"] = json!(pending_id);
-                            let reply = handle.call(&json!({"op": "resolve_bundle", "principal": {"kind": "user", "user_id": "alice"}, "args": args}).to_string());
-                            assert_eq!(reply.status, 200, "{}", reply.body_text());
-                            (reply.body["claimed"].as_bool().unwrap(), reply.body["response"].to_string())
+                            let request = json!({"op": "resolve_bundle", "principal": {"kind": "user", "user_id": "alice"}, "args": answer_args(&pending_id, &text)});
+                            let request = CString::new(request.to_string()).unwrap();
+                            let reply = unsafe { clarion_call(abi_handle as *mut Handle, request.as_ptr()) };
+                            let text = unsafe { CStr::from_ptr(reply) }.to_str().unwrap().to_owned();
+                            unsafe { clarion_string_free(reply) };
+                            let reply: Value = serde_json::from_str(&text).unwrap();
+                            assert_eq!(reply["status"], json!(200), "{text}");
+                            (reply["body"]["claimed"].as_bool().unwrap(), reply["body"]["response"].to_string())
                         }
                     }
                 })
@@ -253,5 +263,6 @@ dual_backend! {
                 assert_eq!(response, &stored, "round {round}");
             }
         }
+        unsafe { clarion_close(abi_handle as *mut Handle) };
     }
 }
