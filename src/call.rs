@@ -137,8 +137,11 @@ impl<'v> Fields<'v> {
     fn integer(&self, key: &str) -> Checked<Option<i64>> {
         match self.given(key) {
             None => Ok(None),
+            // An integer beyond i64 is still an integer: saturate, and let
+            // the caps (limit, timeout_ms) apply.
             Some(value) => value
                 .as_i64()
+                .or_else(|| value.as_u64().map(|_| i64::MAX))
                 .map(Some)
                 .ok_or_else(|| wrong_type(self.field(key), "an integer", value)),
         }

@@ -272,6 +272,16 @@ dual_backend! {
         assert_eq!((status, body.as_str()), (504, r#"{"error":"timed out waiting for a response"}"#));
         let waited = ok(db, "wait", SYSTEM, json!({"pending_id": pending_id, "timeout_ms": 0}));
         assert_eq!(waited, json!({"outcome": "timed_out", "response": null}));
+        // WAIT-1: timeout_ms is an integer without fraction or exponent; a
+        // huge one is capped, not refused.
+        for timeout in ["1000.0", "1e3", "-1", "\"5\""] {
+            let request = format!(r#"{{"op":"wait","principal":{SYSTEM},"args":{{"pending_id":"{pending_id}","timeout_ms":{timeout}}}}}"#);
+            let (status, body) = call(db, &request);
+            assert_eq!(status, 400, "{timeout}: {body}");
+            assert!(body.contains("timeout_ms: "), "{body}");
+        }
+        let page = call(db, &format!(r#"{{"op":"list_pending","principal":{ALICE},"args":{{"limit":18446744073709551615}}}}"#));
+        assert_eq!(page.0, 200, "a huge limit is clamped: {}", page.1);
     }
 
     /// WIRE-5 order: 400 for what needs no database, then 404, then 409,
