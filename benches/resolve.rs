@@ -1,166 +1,437 @@
-//! OPS-2/3 resolve benchmark (a program, not a timed test):
+//! OPS-2/3 write benchmarks (a program, not a timed test):
 //!
 //!     cargo bench --bench resolve                      # SQLite
 //!     cargo bench --bench resolve --features postgres  # SQLite and PostgreSQL
 //!
-//! Resolves distinct two-question bundles one after another through
-//! `resolve_bundle`, and beside it does the same row writes by hand — one
-//! transaction per bundle with the two question rows and the bundle row
-//! updated through raw SQL (the floor). Prints throughput and the ratio.
-//! Goal (OPS-3): clarion at least 0.5x the floor.
+//! Each figure is printed beside its floor — the same row changes written
+//! by hand in SQL on the same database — with the ratio clarion / floor:
 //!
-//! Environment: CLARION_BENCH_BUNDLES (default 2000), CLARION_BENCH_RUNS
-//! (default 5; the median run is reported), CLARION_TEST_DATABASE_URL.
-
-use std::time::{Duration, Instant};
-
-use clarion::db::AnyConnection;
-use clarion::{
-    AnswerInput, AskRequest, Clarion, OptionSpec, Principal, QuestionSpec, ResolveRequest,
-    SessionUpsert,
-};
-use common::median;
-use diesel::connection::SimpleConnection;
+//! - `ask`: two-question bundles created one after another. Floor: the
+//!   bundle row and its two question rows inserted in one transaction per
+//!   bundle.
+//! - `resolve_bundle` on distinct bundles (the bundles just asked), one
+//!   after another. Floor: the two question rows and the bundle row updated
+//!   in one transaction per bundle. Goal (OPS-3): at least 0.5x the floor.
+//!   Both floors write each backend's fastest way (see [`by_hand`]).
+//! - `resolve_bundle` under contention: 32 threads resolve the same bundle
+//!   at once, bundle after bundle; exactly one claims it, the others get the
+//!   winner's answer replayed. Reports bundles settled per second and the
+//!   per-call latency (p50, p99). Floor: 32 threads race a hand-written
+//!   guarded UPDATE of the question rows; the winner then marks the bundle
+//!   row, each loser reads the winner's answers.
+//!
+//! Environment: CLARION_BENCH_BUNDLES (default 2000 per run, asked and
+//! resolved), CLARION_BENCH_CONTENDED (default 100 contested bundles per
+//! run), CLARION_BENCH_RUNS (default 5; the median run is reported),
+//! CLARION_TEST_DATABASE_URL.
 
 mod common;
 
-fn request(session: &str) -> AskRequest {
-    let options = || {
-        vec![
-            OptionSpec {
-                option_id: None,
-                label: "Yes".into(),
-                description: "Go on".into(),
-            },
-            OptionSpec {
-                option_id: None,
-                label: "No".into(),
-                description: "Stop".into(),
-            },
-        ]
-    };
-    AskRequest {
-        session_id: session.into(),
-        questions: vec![
-            QuestionSpec {
-                question_id: None,
-                title: "A".into(),
-                prompt: "First?".into(),
-                options: options(),
-            },
-            QuestionSpec {
-                question_id: None,
-                title: "B".into(),
-                prompt: "Second?".into(),
-                options: options(),
-            },
-        ],
-        ..AskRequest::default()
-    }
-}
+use std::sync::{Barrier, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-fn answers() -> ResolveRequest {
-    ResolveRequest {
-        answers: vec![
-            AnswerInput {
-                question_id: "q1".into(),
-                selected_options: vec!["q1_opt1".into()],
-                custom_text: "ok".into(),
-            },
-            AnswerInput {
-                question_id: "q2".into(),
-                selected_options: vec!["q2_opt2".into()],
-                custom_text: String::new(),
-            },
-        ],
-        ..ResolveRequest::default()
-    }
-}
+use clarion::db::AnyConnection;
+use clarion::{Backend, Clarion, Principal, SessionUpsert};
+use common::{median, ms, percentile, two_answers, two_questions, Raw, ANSWER_Q1, ANSWER_Q2};
+use diesel::connection::SimpleConnection;
+use diesel::sql_types::Text;
+use diesel::RunQueryDsl;
 
-fn prepare(clarion: &Clarion, run: usize, bundles: usize) -> Vec<String> {
-    let session = format!("s{run}");
+const RACERS: usize = 32;
+
+fn new_session(clarion: &Clarion, id: &str) {
     clarion
         .upsert_session(SessionUpsert {
-            id: &session,
+            id,
             task_id: "t",
             state: None,
             is_primary: None,
         })
         .unwrap();
-    (0..bundles)
-        .map(|_| clarion.ask(&request(&session)).unwrap().pending_id)
-        .collect()
 }
 
-/// The floor: the claim's row writes, by hand, one transaction per bundle.
-fn floor_script(pending_id: &str, sqlite: bool) -> String {
-    let begin = if sqlite { "BEGIN IMMEDIATE" } else { "BEGIN" };
+fn timed<T>(work: impl FnOnce() -> T) -> (Duration, T) {
+    let started = Instant::now();
+    let value = work();
+    (started.elapsed(), value)
+}
+
+/// Asks `n` bundles through clarion (untimed), with a progress bar.
+fn ask_many(clarion: &Clarion, session: &str, n: usize, label: &str) -> Vec<String> {
+    let mut progress = common::Progress::new(label, n as u64);
+    let ids = (0..n)
+        .map(|_| {
+            progress.inc();
+            clarion.ask(&two_questions(session)).unwrap().pending_id
+        })
+        .collect();
+    progress.finish();
+    ids
+}
+
+/// The payload clarion stores for question `n` of [`two_questions`].
+fn payload(n: usize, title: &str, prompt: &str) -> String {
     format!(
-        "{begin};
-         UPDATE bundle_questions SET status = 'answered',
-             response = '{{\"question_id\":\"q1\",\"selected_options\":[\"q1_opt1\"],\"custom_text\":\"ok\"}}'
-             WHERE pending_id = '{pending_id}' AND question_id = 'q1' AND status = 'pending';
-         UPDATE bundle_questions SET status = 'answered',
-             response = '{{\"question_id\":\"q2\",\"selected_options\":[\"q2_opt2\"],\"custom_text\":\"\"}}'
-             WHERE pending_id = '{pending_id}' AND question_id = 'q2' AND status = 'pending';
-         UPDATE bundles SET responded_at = 1, response_delivery_pending = TRUE, may_be_active = FALSE,
-             resolved_by_kind = 'user', resolved_by_id = 'alice' WHERE pending_id = '{pending_id}';
-         COMMIT;"
+        r#"{{"title":"{title}","prompt":"{prompt}","options":[{{"option_id":"q{n}_opt1","label":"Yes","description":"Go on"}},{{"option_id":"q{n}_opt2","label":"No","description":"Stop"}}]}}"#
     )
 }
 
-fn bench(name: &str, url: &str, bundles: usize, runs: usize) {
-    let clarion = Clarion::open(url).expect("open");
+fn backend_of(conn: &AnyConnection) -> Backend {
+    match conn {
+        AnyConnection::Sqlite(_) => Backend::Sqlite,
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(_) => Backend::Postgres,
+    }
+}
+
+/// A floor's writes for one bundle, in one transaction, each backend's
+/// fastest way: on SQLite prepared statements from diesel's cache between
+/// `BEGIN IMMEDIATE` and `COMMIT`; on PostgreSQL one batch of literal
+/// statements, one round trip.
+fn by_hand(conn: &mut AnyConnection, statements: Vec<Raw>) {
+    if backend_of(conn) == Backend::Sqlite {
+        conn.batch_execute("BEGIN IMMEDIATE").unwrap();
+        for statement in statements {
+            statement.execute(conn).unwrap();
+        }
+        conn.batch_execute("COMMIT").unwrap();
+    } else {
+        let body: Vec<String> = statements.iter().map(Raw::literal).collect();
+        conn.batch_execute(&format!("BEGIN; {}; COMMIT", body.join("; ")))
+            .unwrap();
+    }
+}
+
+const INSERT_BUNDLE: &str = "INSERT INTO bundles
+    (pending_id, session_id, task_id, turn_id, kind, context, created_at)
+    VALUES (?, ?, 't', ?, 'question', '', ?)";
+const INSERT_QUESTIONS: &str = "INSERT INTO bundle_questions
+    (pending_id, session_id, turn_id, question_id, question_index, payload, status, created_at)
+    VALUES (?, ?, ?, 'q1', 0, ?, 'pending', ?), (?, ?, ?, 'q2', 1, ?, 'pending', ?)";
+
+/// The ask floor: `n` bundles written by hand into `session`, whose only
+/// turn is inserted first. Returns the time and the new ids.
+fn floor_ask(clarion: &Clarion, session: &str, n: usize) -> (Duration, Vec<String>) {
+    let turn = format!("turn-{session}");
+    let (p1, p2) = (payload(1, "A", "First?"), payload(2, "B", "Second?"));
+    clarion
+        .with_raw_connection(|conn| {
+            let insert_turn = "INSERT INTO turns (id, session_id, started_at) VALUES (?, ?, 0)";
+            Raw::new(insert_turn)
+                .text(&turn)
+                .text(session)
+                .execute(conn)
+                .unwrap();
+            timed(|| {
+                (0..n)
+                    .map(|_| {
+                        let id = uuid::Uuid::now_v7().to_string();
+                        let now = SystemTime::now()
+                            .duration_since(UNIX_EPOCH)
+                            .unwrap()
+                            .as_micros() as i64;
+                        let bundle = Raw::new(INSERT_BUNDLE)
+                            .text(&id)
+                            .text(session)
+                            .text(&turn)
+                            .int(now);
+                        let mut rows = Raw::new(INSERT_QUESTIONS);
+                        for payload in [&p1, &p2] {
+                            rows = rows
+                                .text(&id)
+                                .text(session)
+                                .text(&turn)
+                                .text(payload)
+                                .int(now);
+                        }
+                        by_hand(conn, vec![bundle, rows]);
+                        id
+                    })
+                    .collect()
+            })
+        })
+        .unwrap()
+}
+
+const ANSWER_ROW: &str = "UPDATE bundle_questions SET status = 'answered', response = ?
+    WHERE pending_id = ? AND question_id = ? AND status = 'pending'";
+const MARK_BUNDLE: &str = "UPDATE bundles SET responded_at = 1, response_delivery_pending = TRUE,
+        may_be_active = FALSE, resolved_by_kind = 'user', resolved_by_id = 'alice'
+    WHERE pending_id = ?";
+
+/// The distinct-resolve floor: the claim's row writes for one bundle.
+fn floor_resolve(conn: &mut AnyConnection, pending_id: &str) {
+    let row = |answer, question| {
+        Raw::new(ANSWER_ROW)
+            .text(answer)
+            .text(pending_id)
+            .text(question)
+    };
+    let bundle = Raw::new(MARK_BUNDLE).text(pending_id);
+    by_hand(
+        conn,
+        vec![row(ANSWER_Q1, "q1"), row(ANSWER_Q2, "q2"), bundle],
+    );
+}
+
+/// The guarded claim by hand: the question rows take the answers only
+/// while still pending; whoever changed them won.
+const CLAIM_ROWS: &str = "UPDATE bundle_questions SET status = 'answered',
+        response = CASE question_id WHEN 'q1' THEN ? ELSE ? END
+    WHERE pending_id = ? AND status = 'pending'";
+/// PostgreSQL claims and marks in one statement (one round trip, its own
+/// transaction); the count says whether this caller won.
+const CLAIM_PG: &str = "WITH claimed AS (
+        UPDATE bundle_questions SET status = 'answered',
+            response = CASE question_id WHEN 'q1' THEN ? ELSE ? END
+        WHERE pending_id = ? AND status = 'pending' RETURNING pending_id),
+    marked AS (
+        UPDATE bundles SET responded_at = 1, response_delivery_pending = TRUE,
+            may_be_active = FALSE, resolved_by_kind = 'user', resolved_by_id = 'alice'
+        WHERE pending_id = ? AND EXISTS (SELECT 1 FROM claimed))
+    SELECT count(*) AS n FROM claimed";
+const REPLAY: &str = "SELECT question_id, response FROM bundle_questions WHERE pending_id = ?";
+
+#[derive(diesel::QueryableByName)]
+struct Count {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    n: i64,
+}
+
+#[derive(diesel::QueryableByName)]
+#[allow(dead_code)]
+struct Replayed {
+    #[diesel(sql_type = Text)]
+    question_id: String,
+    #[diesel(sql_type = diesel::sql_types::Nullable<Text>)]
+    response: Option<String>,
+}
+
+/// One racer's hand-written claim of `pending_id`; true if it won. A loser
+/// reads the winner's stored answers, as clarion's loser replays them.
+fn floor_claim(conn: &mut AnyConnection, pending_id: &str) -> bool {
+    let claim = |sql| {
+        Raw::new(sql)
+            .text(ANSWER_Q1)
+            .text(ANSWER_Q2)
+            .text(pending_id)
+    };
+    let won = if backend_of(conn) == Backend::Sqlite {
+        conn.batch_execute("BEGIN IMMEDIATE").unwrap();
+        let won = claim(CLAIM_ROWS).execute(conn).unwrap() > 0;
+        if won {
+            Raw::new(MARK_BUNDLE)
+                .text(pending_id)
+                .execute(conn)
+                .unwrap();
+        }
+        conn.batch_execute("COMMIT").unwrap();
+        won
+    } else {
+        let count: Count = claim(CLAIM_PG).text(pending_id).get_result(conn).unwrap();
+        count.n > 0
+    };
+    if !won {
+        let rows: Vec<Replayed> = Raw::new(REPLAY).text(pending_id).load(conn).unwrap();
+        assert!(rows.iter().all(|r| r.response.is_some()));
+    }
+    won
+}
+
+/// One contended run's figures.
+struct Contended {
+    settled_per_second: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+/// The bundles under contention and what the racers record.
+struct Race<'a> {
+    ids: &'a [String],
+    start: Barrier,
+    end: Barrier,
+    latencies: Mutex<Vec<Duration>>,
+    wins: Mutex<Vec<usize>>,
+}
+
+impl Race<'_> {
+    /// One racer: on each bundle, waits for the others, then claims.
+    fn run(&self, mut claim: impl FnMut(&str) -> bool) {
+        let mut mine = Vec::with_capacity(self.ids.len());
+        for (round, id) in self.ids.iter().enumerate() {
+            self.start.wait();
+            let (took, won) = timed(|| claim(id));
+            mine.push(took);
+            if won {
+                self.wins.lock().unwrap()[round] += 1;
+            }
+            self.end.wait();
+        }
+        self.latencies.lock().unwrap().extend(mine);
+    }
+}
+
+/// `RACERS` threads run `racer`, which calls [`Race::run`]; on each bundle
+/// they are released together and the round ends when the last returns.
+/// Exactly one call per bundle must win.
+fn contend(ids: &[String], racer: impl Fn(&Race) + Sync) -> Contended {
+    let race = Race {
+        ids,
+        start: Barrier::new(RACERS + 1),
+        end: Barrier::new(RACERS + 1),
+        latencies: Mutex::new(Vec::with_capacity(ids.len() * RACERS)),
+        wins: Mutex::new(vec![0; ids.len()]),
+    };
+    let mut busy = Duration::ZERO;
+    std::thread::scope(|scope| {
+        for _ in 0..RACERS {
+            scope.spawn(|| racer(&race));
+        }
+        for _ in ids {
+            race.start.wait();
+            let released = Instant::now();
+            race.end.wait();
+            busy += released.elapsed();
+        }
+    });
+    assert!(
+        race.wins.into_inner().unwrap().iter().all(|&w| w == 1),
+        "each contested bundle must have exactly one winner"
+    );
+    let mut latencies = race.latencies.into_inner().unwrap();
+    latencies.sort();
+    Contended {
+        settled_per_second: ids.len() as f64 / busy.as_secs_f64(),
+        p50: percentile(&latencies, 0.5),
+        p99: percentile(&latencies, 0.99),
+    }
+}
+
+fn median_f64(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
+}
+
+/// Medians over runs of one contended measurement.
+fn median_contended(runs: Vec<Contended>) -> Contended {
+    Contended {
+        settled_per_second: median_f64(runs.iter().map(|c| c.settled_per_second).collect()),
+        p50: median(runs.iter().map(|c| c.p50).collect()),
+        p99: median(runs.iter().map(|c| c.p99).collect()),
+    }
+}
+
+fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
+    // Every racer gets its own connection, through clarion or by hand.
+    let clarion = Clarion::builder(url)
+        .pool_size(RACERS as u32 + 2)
+        .open()
+        .expect("open");
     clarion.upsert_workspace("w", Some("alice")).unwrap();
     clarion.upsert_task("t", Some("w")).unwrap();
     let alice = Principal::user("alice");
-    let sqlite = clarion.backend() == clarion::Backend::Sqlite;
-    let (mut ours, mut floor) = (Vec::new(), Vec::new());
+    let (mut ask, mut ask_floor) = (Vec::new(), Vec::new());
+    let (mut resolve, mut resolve_floor) = (Vec::new(), Vec::new());
+    let (mut race, mut race_floor) = (Vec::new(), Vec::new());
     for run in 0..runs {
-        let ids = prepare(&clarion, run * 2, bundles);
-        let started = Instant::now();
-        for id in &ids {
-            assert!(
-                clarion
-                    .resolve_bundle(&alice, id, &answers())
-                    .unwrap()
-                    .claimed
-            );
-        }
-        ours.push(started.elapsed());
-        let ids = prepare(&clarion, run * 2 + 1, bundles);
-        let started = Instant::now();
-        clarion
-            .with_raw_connection(|conn: &mut AnyConnection| {
-                for id in &ids {
-                    conn.batch_execute(&floor_script(id, sqlite)).unwrap();
-                }
+        eprintln!("{name}: run {}/{runs}", run + 1);
+        // ask, then resolve what was asked.
+        let session = format!("c{run}");
+        new_session(&clarion, &session);
+        let (took, ids) = timed(|| {
+            (0..bundles)
+                .map(|_| clarion.ask(&two_questions(&session)).unwrap().pending_id)
+                .collect::<Vec<_>>()
+        });
+        ask.push(took);
+        let floor_session = format!("f{run}");
+        new_session(&clarion, &floor_session);
+        let (took, floor_ids) = floor_ask(&clarion, &floor_session, bundles);
+        ask_floor.push(took);
+
+        let (took, ()) = timed(|| {
+            for id in &ids {
+                let resolved = clarion.resolve_bundle(&alice, id, &two_answers()).unwrap();
+                assert!(resolved.claimed);
+            }
+        });
+        resolve.push(took);
+        let (took, ()) = clarion
+            .with_raw_connection(|conn| {
+                timed(|| {
+                    for id in &floor_ids {
+                        floor_resolve(conn, id);
+                    }
+                })
             })
             .unwrap();
-        floor.push(started.elapsed());
+        resolve_floor.push(took);
+
+        // Contention: every racer on the same bundle.
+        let session = format!("r{run}");
+        new_session(&clarion, &session);
+        let label = format!("{name}: asking {} contested bundles", 2 * contended);
+        let ids = ask_many(&clarion, &session, 2 * contended, &label);
+        let (ours, theirs) = ids.split_at(contended);
+        race.push(contend(ours, |race| {
+            race.run(|id| {
+                let resolved = clarion.resolve_bundle(&alice, id, &two_answers());
+                resolved.expect("racer").claimed
+            })
+        }));
+        // Each floor racer holds one raw connection for the whole run.
+        race_floor.push(contend(theirs, |race| {
+            clarion
+                .with_raw_connection(|conn| race.run(|id| floor_claim(conn, id)))
+                .unwrap()
+        }));
     }
-    let per_second = |d: Duration| bundles as f64 / d.as_secs_f64();
-    let (ours, floor) = (per_second(median(ours)), per_second(median(floor)));
+    let per_second = |d: Duration, n: usize| n as f64 / d.as_secs_f64();
+    let (ask, ask_floor) = (
+        per_second(median(ask), bundles),
+        per_second(median(ask_floor), bundles),
+    );
+    let (resolve, resolve_floor) = (
+        per_second(median(resolve), bundles),
+        per_second(median(resolve_floor), bundles),
+    );
+    let (race, race_floor) = (median_contended(race), median_contended(race_floor));
+    println!("\n{name}: median of {runs} runs (ratio: clarion / floor throughput)");
     println!(
-        "{name:<10} resolve, distinct bundles: clarion {ours:>8.0}/s   floor {floor:>8.0}/s   ratio {:.2}x",
-        ours / floor
+        "  ask (2 questions), {bundles} bundles:        clarion {ask:>7.0}/s   floor {ask_floor:>7.0}/s   ratio {:.2}x",
+        ask / ask_floor
+    );
+    println!(
+        "  resolve, {bundles} distinct bundles:         clarion {resolve:>7.0}/s   floor {resolve_floor:>7.0}/s   ratio {:.2}x",
+        resolve / resolve_floor
+    );
+    println!(
+        "  resolve, {RACERS} racers x {contended} bundles, settled: clarion {:>7.0}/s   floor {:>7.0}/s   ratio {:.2}x",
+        race.settled_per_second,
+        race_floor.settled_per_second,
+        race.settled_per_second / race_floor.settled_per_second
+    );
+    println!(
+        "    per-call latency p50: clarion {:.2} ms   floor {:.2} ms   ratio {:.2}x (time)",
+        ms(race.p50),
+        ms(race_floor.p50),
+        race.p50.as_secs_f64() / race_floor.p50.as_secs_f64()
+    );
+    println!(
+        "    per-call latency p99: clarion {:.2} ms   floor {:.2} ms   ratio {:.2}x (time)",
+        ms(race.p99),
+        ms(race_floor.p99),
+        race.p99.as_secs_f64() / race_floor.p99.as_secs_f64()
     );
 }
 
 fn main() {
-    let bundles = std::env::var("CLARION_BENCH_BUNDLES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2000);
-    let runs = std::env::var("CLARION_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
-    let sqlite = common::sqlite("resolve");
-    bench("SQLite", &sqlite.url, bundles, runs);
-    #[cfg(feature = "postgres")]
-    {
-        let postgres = common::postgres("resolve");
-        bench("PostgreSQL", &postgres.url, bundles, runs);
+    let bundles = common::setting("CLARION_BENCH_BUNDLES", 2000).max(1);
+    let contended = common::setting("CLARION_BENCH_CONTENDED", 100).max(1);
+    let runs = common::runs(5);
+    for (name, place_for) in common::backends() {
+        let place = place_for("resolve");
+        bench(name, &place.url, bundles, contended, runs);
     }
+    common::print_peak_memory();
 }

@@ -9,12 +9,18 @@
 //! answer comes from another OS process (`clarion answer`), so the waiter
 //! finds it by polling (default interval 250 ms).
 //!
-//! Environment: CLARION_BENCH_ROUNDS (default 200), CLARION_TEST_DATABASE_URL.
+//! Each figure is the median over several runs of that run's percentile.
+//!
+//! Environment: CLARION_BENCH_ROUNDS (default 200 in-process, at most 40
+//! across processes, per run), CLARION_BENCH_RUNS (default 3),
+//! CLARION_TEST_DATABASE_URL.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 mod common;
+
+use common::{median, ms, percentile};
 
 use clarion::{
     AnswerInput, AskRequest, Clarion, OptionSpec, Principal, QuestionSpec, ResolveRequest,
@@ -60,10 +66,6 @@ fn answers() -> ResolveRequest {
     }
 }
 
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
-}
-
 fn setup(url: &str) -> Clarion {
     let clarion = Clarion::open(url).unwrap();
     clarion.upsert_workspace("w", Some("alice")).unwrap();
@@ -79,11 +81,11 @@ fn setup(url: &str) -> Clarion {
     clarion
 }
 
-fn in_process(name: &str, url: &str, rounds: usize) {
-    let clarion = setup(url);
+/// One in-process run: the wake-up p50 and p99 and the resolve call's p50.
+fn in_process(clarion: &Clarion, rounds: usize) -> [Duration; 3] {
     let (mut wake, mut resolve) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        let pending_id = ask(&clarion);
+        let pending_id = ask(clarion);
         let waiter = {
             let clarion = clarion.clone();
             let pending_id = pending_id.clone();
@@ -103,19 +105,19 @@ fn in_process(name: &str, url: &str, rounds: usize) {
     }
     wake.sort();
     resolve.sort();
-    println!(
-        "{name:<10} in-process wake-up: p50 {:.3} ms  p99 {:.3} ms   (resolve call p50 {:.3} ms)",
-        percentile(&wake, 0.5).as_secs_f64() * 1e3,
-        percentile(&wake, 0.99).as_secs_f64() * 1e3,
-        percentile(&resolve, 0.5).as_secs_f64() * 1e3,
-    );
+    [
+        percentile(&wake, 0.5),
+        percentile(&wake, 0.99),
+        percentile(&resolve, 0.5),
+    ]
 }
 
-fn cross_process(name: &str, url: &str, rounds: usize) {
-    let clarion = setup(url);
+/// One cross-process run: the wake-up p50 and p99 after the answering
+/// process exited.
+fn cross_process(clarion: &Clarion, url: &str, rounds: usize) -> [Duration; 2] {
     let mut wake = Vec::new();
     for _ in 0..rounds {
-        let pending_id = ask(&clarion);
+        let pending_id = ask(clarion);
         let waiter = {
             let clarion = clarion.clone();
             let pending_id = pending_id.clone();
@@ -142,25 +144,39 @@ fn cross_process(name: &str, url: &str, rounds: usize) {
         wake.push(waiter.join().unwrap().saturating_duration_since(committed));
     }
     wake.sort();
-    println!(
-        "{name:<10} cross-process wake-up after the other process exited: p50 {:.1} ms  p99 {:.1} ms  (poll interval 250 ms)",
-        percentile(&wake, 0.5).as_secs_f64() * 1e3,
-        percentile(&wake, 0.99).as_secs_f64() * 1e3,
-    );
+    [percentile(&wake, 0.5), percentile(&wake, 0.99)]
+}
+
+/// The median over runs of each figure.
+fn medians<const N: usize>(runs: &[[Duration; N]]) -> [Duration; N] {
+    std::array::from_fn(|i| median(runs.iter().map(|run| run[i]).collect()))
 }
 
 fn main() {
-    let rounds = std::env::var("CLARION_BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
-    let sqlite = common::sqlite("waiting");
-    in_process("SQLite", &sqlite.url, rounds);
-    cross_process("SQLite", &sqlite.url, rounds.min(40));
-    #[cfg(feature = "postgres")]
-    {
-        let postgres = common::postgres("waiting");
-        in_process("PostgreSQL", &postgres.url, rounds);
-        cross_process("PostgreSQL", &postgres.url, rounds.min(40));
+    let rounds = common::setting("CLARION_BENCH_ROUNDS", 200).max(1);
+    let runs = common::runs(3);
+    for (name, place_for) in common::backends() {
+        let place = place_for("waiting");
+        let clarion = setup(&place.url);
+        let (mut near, mut far) = (Vec::new(), Vec::new());
+        for run in 0..runs {
+            eprintln!("{name}: run {}/{runs}", run + 1);
+            near.push(in_process(&clarion, rounds));
+            far.push(cross_process(&clarion, &place.url, rounds.min(40)));
+        }
+        let [p50, p99, resolve] = medians(&near);
+        println!(
+            "{name:<10} in-process wake-up: p50 {:.3} ms  p99 {:.3} ms   (resolve call p50 {:.3} ms)  median of {runs} runs",
+            ms(p50),
+            ms(p99),
+            ms(resolve)
+        );
+        let [p50, p99] = medians(&far);
+        println!(
+            "{name:<10} cross-process wake-up after the other process exited: p50 {:.1} ms  p99 {:.1} ms  (poll interval 250 ms)  median of {runs} runs",
+            ms(p50),
+            ms(p99)
+        );
     }
+    common::print_peak_memory();
 }

@@ -1,12 +1,41 @@
-//! What the benchmark programs share: medians and scratch databases.
+//! What the benchmark programs share: settings from the environment,
+//! medians and percentiles, scratch databases, a progress bar, the two
+//! bundle shapes they ask and answer, hand-written SQL for the floors, and
+//! the peak-memory report.
 
 #![allow(dead_code)]
 
-use std::time::Duration;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use clarion::{AnswerInput, AskRequest, OptionSpec, QuestionSpec, ResolveRequest};
+
+/// An unsigned setting from the environment, or its default.
+pub fn setting(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(default)
+}
+
+/// How many runs each figure is the median of (`CLARION_BENCH_RUNS`).
+pub fn runs(default: usize) -> usize {
+    setting("CLARION_BENCH_RUNS", default).max(1)
+}
 
 pub fn median(mut samples: Vec<Duration>) -> Duration {
     samples.sort();
     samples[samples.len() / 2]
+}
+
+/// The `p` quantile (0..=1) of samples sorted ascending.
+pub fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+pub fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
 }
 
 /// A fresh database for one benchmark, removed on drop.
@@ -57,5 +86,256 @@ pub fn postgres(name: &str) -> Scratch {
         cleanup: Some(Box::new(move || {
             let _ = admin.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
         })),
+    }
+}
+
+/// How to make a scratch database on one backend.
+pub type Place = fn(&str) -> Scratch;
+
+/// Every backend this build can measure, by name.
+pub fn backends() -> Vec<(&'static str, Place)> {
+    #[allow(unused_mut)]
+    let mut list: Vec<(&'static str, Place)> = vec![("SQLite", sqlite)];
+    #[cfg(feature = "postgres")]
+    list.push(("PostgreSQL", postgres));
+    list
+}
+
+/// A progress bar on stderr, redrawn at most ten times a second.
+pub struct Progress {
+    label: String,
+    total: u64,
+    done: u64,
+    started: Instant,
+    drawn: Instant,
+}
+
+impl Progress {
+    pub fn new(label: impl Into<String>, total: u64) -> Progress {
+        let now = Instant::now();
+        let progress = Progress {
+            label: label.into(),
+            total: total.max(1),
+            done: 0,
+            started: now,
+            drawn: now,
+        };
+        progress.draw();
+        progress
+    }
+
+    pub fn inc(&mut self) {
+        self.done += 1;
+        if self.drawn.elapsed() >= Duration::from_millis(100) {
+            self.draw();
+            self.drawn = Instant::now();
+        }
+    }
+
+    fn draw(&self) {
+        const WIDTH: u64 = 30;
+        let filled = (WIDTH * self.done / self.total) as usize;
+        eprint!(
+            "\r{} [{}{}] {}/{} {:.1?}  ",
+            self.label,
+            "#".repeat(filled),
+            "-".repeat(WIDTH as usize - filled),
+            self.done,
+            self.total,
+            self.started.elapsed()
+        );
+        let _ = std::io::stderr().flush();
+    }
+
+    pub fn finish(self) {
+        self.draw();
+        eprintln!();
+    }
+}
+
+/// Runs `work`, which cannot report its own progress (one big statement),
+/// with a ticking spinner and the elapsed time on stderr.
+pub fn with_spinner<T>(label: &str, work: impl FnOnce() -> T) -> T {
+    let done = AtomicBool::new(false);
+    let started = Instant::now();
+    let (value, took) = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for frame in ['|', '/', '-', '\\'].iter().cycle() {
+                if done.load(Ordering::Relaxed) {
+                    break;
+                }
+                eprint!("\r{label} {frame} {:.0?}  ", started.elapsed());
+                let _ = std::io::stderr().flush();
+                std::thread::sleep(Duration::from_millis(250));
+            }
+        });
+        let value = work();
+        let took = started.elapsed();
+        done.store(true, Ordering::Relaxed);
+        (value, took)
+    });
+    eprintln!("\r{label}: done in {took:.1?}   ");
+    value
+}
+
+/// The bundle the write benchmarks ask: two questions of two options each.
+pub fn two_questions(session: &str) -> AskRequest {
+    let options = || {
+        vec![
+            OptionSpec {
+                option_id: None,
+                label: "Yes".into(),
+                description: "Go on".into(),
+            },
+            OptionSpec {
+                option_id: None,
+                label: "No".into(),
+                description: "Stop".into(),
+            },
+        ]
+    };
+    let question = |title: &str, prompt: &str| QuestionSpec {
+        question_id: None,
+        title: title.into(),
+        prompt: prompt.into(),
+        options: options(),
+    };
+    AskRequest {
+        session_id: session.into(),
+        questions: vec![question("A", "First?"), question("B", "Second?")],
+        ..AskRequest::default()
+    }
+}
+
+/// The answers to [`two_questions`].
+pub fn two_answers() -> ResolveRequest {
+    ResolveRequest {
+        answers: vec![
+            AnswerInput {
+                question_id: "q1".into(),
+                selected_options: vec!["q1_opt1".into()],
+                custom_text: "ok".into(),
+            },
+            AnswerInput {
+                question_id: "q2".into(),
+                selected_options: vec!["q2_opt2".into()],
+                custom_text: String::new(),
+            },
+        ],
+        ..ResolveRequest::default()
+    }
+}
+
+/// The stored answers of [`two_answers`], as clarion writes them.
+pub const ANSWER_Q1: &str =
+    r#"{"question_id":"q1","selected_options":["q1_opt1"],"custom_text":"ok"}"#;
+pub const ANSWER_Q2: &str =
+    r#"{"question_id":"q2","selected_options":["q2_opt2"],"custom_text":""}"#;
+
+/// A bound value of a [`Raw`] statement.
+pub enum Value<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+/// Hand-written SQL with `?` placeholders and its bound values. Unlike
+/// `diesel::sql_query`, it stays in diesel's prepared-statement cache (keyed
+/// by its text), as clarion's own queries do, so a floor pays neither a
+/// parse nor a fresh plan per call; each backend numbers the placeholders
+/// its own way.
+pub struct Raw<'a> {
+    sql: &'a str,
+    values: Vec<Value<'a>>,
+}
+
+impl<'a> Raw<'a> {
+    pub fn new(sql: &'a str) -> Raw<'a> {
+        Raw {
+            sql,
+            values: Vec::new(),
+        }
+    }
+
+    pub fn int(mut self, value: i64) -> Raw<'a> {
+        self.values.push(Value::Int(value));
+        self
+    }
+
+    pub fn text(mut self, value: &'a str) -> Raw<'a> {
+        self.values.push(Value::Text(value));
+        self
+    }
+
+    /// The statement with its values written in as SQL literals, for a
+    /// batch sent in one round trip.
+    pub fn literal(&self) -> String {
+        let mut parts = self.sql.split('?');
+        let mut text = parts.next().unwrap_or_default().to_owned();
+        for (part, value) in parts.zip(&self.values) {
+            match value {
+                Value::Int(v) => text.push_str(&v.to_string()),
+                Value::Text(v) => text.push_str(&format!("'{}'", v.replace('\'', "''"))),
+            }
+            text.push_str(part);
+        }
+        text
+    }
+}
+
+impl<DB> diesel::query_builder::QueryFragment<DB> for Raw<'_>
+where
+    DB: diesel::backend::Backend
+        + diesel::sql_types::HasSqlType<diesel::sql_types::BigInt>
+        + diesel::sql_types::HasSqlType<diesel::sql_types::Text>,
+    i64: diesel::serialize::ToSql<diesel::sql_types::BigInt, DB>,
+    str: diesel::serialize::ToSql<diesel::sql_types::Text, DB>,
+{
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, DB>,
+    ) -> diesel::QueryResult<()> {
+        let mut parts = self.sql.split('?');
+        assert_eq!(
+            self.sql.matches('?').count(),
+            self.values.len(),
+            "one value per placeholder"
+        );
+        out.push_sql(parts.next().unwrap_or_default());
+        for (part, value) in parts.zip(&self.values) {
+            match value {
+                Value::Int(v) => out.push_bind_param::<diesel::sql_types::BigInt, _>(v)?,
+                Value::Text(v) => out.push_bind_param::<diesel::sql_types::Text, str>(*v)?,
+            }
+            out.push_sql(part);
+        }
+        Ok(())
+    }
+}
+
+impl diesel::query_builder::QueryId for Raw<'_> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl diesel::query_builder::Query for Raw<'_> {
+    type SqlType = diesel::sql_types::Untyped;
+}
+
+impl<C> diesel::RunQueryDsl<C> for Raw<'_> {}
+
+/// OPS-2: the process's peak resident memory, printed at the end of each
+/// program.
+pub fn print_peak_memory() {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    match status.lines().find(|line| line.starts_with("VmHWM:")) {
+        Some(line) => {
+            let kib: f64 = line
+                .split_whitespace()
+                .nth(1)
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0.0);
+            println!("\npeak memory (VmHWM): {:.1} MiB", kib / 1024.0);
+        }
+        None => println!("\npeak memory: /proc/self/status has no VmHWM"),
     }
 }
