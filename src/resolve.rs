@@ -292,7 +292,11 @@ fn is_still_active(
     record: &BundleRecord,
     active_when_read: bool,
 ) -> Result<bool> {
-    if db::backend_of(conn) == db::Backend::Sqlite {
+    // Inactive when read is a final answer on both backends: this branch
+    // writes nothing, so the read's snapshot is as good a moment to decide
+    // at as any later one. Losers that arrive after a winner committed thus
+    // go straight to the replay without queueing for the session lock.
+    if !active_when_read || db::backend_of(conn) == db::Backend::Sqlite {
         return Ok(active_when_read);
     }
     db::serialize_with_session(conn, &record.session_id)?;
