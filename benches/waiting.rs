@@ -20,50 +20,13 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{median, ms, percentile};
+use common::{median, ms, percentile, two_answers, two_questions};
 
-use clarion::{
-    AnswerInput, AskRequest, Clarion, OptionSpec, Principal, QuestionSpec, ResolveRequest,
-    SessionUpsert,
-};
+use clarion::{Clarion, Principal, SessionUpsert};
 
+/// A two-question bundle on session `s` (the write benchmarks' bundle).
 fn ask(clarion: &Clarion) -> String {
-    let options = vec![
-        OptionSpec {
-            option_id: None,
-            label: "Yes".into(),
-            description: "Go on".into(),
-        },
-        OptionSpec {
-            option_id: None,
-            label: "No".into(),
-            description: "Stop".into(),
-        },
-    ];
-    clarion
-        .ask(&AskRequest {
-            session_id: "s".into(),
-            questions: vec![QuestionSpec {
-                question_id: None,
-                title: "T".into(),
-                prompt: "Proceed?".into(),
-                options,
-            }],
-            ..AskRequest::default()
-        })
-        .unwrap()
-        .pending_id
-}
-
-fn answers() -> ResolveRequest {
-    ResolveRequest {
-        answers: vec![AnswerInput {
-            question_id: "q1".into(),
-            selected_options: vec!["q1_opt1".into()],
-            custom_text: String::new(),
-        }],
-        ..ResolveRequest::default()
-    }
+    clarion.ask(&two_questions("s")).unwrap().pending_id
 }
 
 fn setup(url: &str) -> Clarion {
@@ -97,7 +60,7 @@ fn in_process(clarion: &Clarion, rounds: usize) -> [Duration; 3] {
         std::thread::sleep(Duration::from_millis(3)); // let the waiter block
         let started = Instant::now();
         clarion
-            .resolve_bundle(&Principal::user("alice"), &pending_id, &answers())
+            .resolve_bundle(&Principal::user("alice"), &pending_id, &two_answers())
             .unwrap();
         resolve.push(started.elapsed());
         let (woke, _) = waiter.join().unwrap();
@@ -136,11 +99,18 @@ fn cross_process(clarion: &Clarion, url: &str, rounds: usize) -> [Duration; 2] {
                 "user:alice",
                 "--answers",
             ])
-            .arg(r#"[{"question_id":"q1","selected_options":["q1_opt1"],"custom_text":""}]"#)
+            .arg(
+                r#"[{"question_id":"q1","selected_options":["q1_opt1"],"custom_text":""},
+                    {"question_id":"q2","selected_options":["q2_opt2"],"custom_text":""}]"#,
+            )
             .output()
             .unwrap();
         let committed = Instant::now();
-        assert!(output.status.success());
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stdout)
+        );
         wake.push(waiter.join().unwrap().saturating_duration_since(committed));
     }
     wake.sort();

@@ -314,14 +314,21 @@ pub fn standing_query<'a>(pending_id: &'a str) -> _ {
         ))
 }
 
-/// One bundle, if the scope may see it.
+/// The bundle with this id, if the scope may see it (AUTH-5: invisible and
+/// absent are alike).
 #[diesel::dsl::auto_type]
-pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+fn visible_bundle<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
     let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
     bundles::table
         .filter(bundles::pending_id.eq(pending_id))
         .filter(visible)
-        .select(bundle_record_columns())
+}
+
+/// One bundle, if the scope may see it.
+#[diesel::dsl::auto_type]
+pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+    let bundle: visible_bundle<'a> = visible_bundle(scope, pending_id);
+    bundle.select(bundle_record_columns())
 }
 
 /// The claim's read (CLAIM-1): one bundle, if the scope may see it, with
@@ -330,11 +337,8 @@ pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
 /// writes, so it doubles as the claim's guard there.
 #[diesel::dsl::auto_type]
 pub fn claim_target_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
-    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
-    bundles::table
-        .filter(bundles::pending_id.eq(pending_id))
-        .filter(visible)
-        .select((bundle_record_columns(), activeness::is_active()))
+    let bundle: visible_bundle<'a> = visible_bundle(scope, pending_id);
+    bundle.select((bundle_record_columns(), activeness::is_active()))
 }
 
 /// Where an existing bundle stands.
