@@ -50,6 +50,15 @@ fn wrong_type(field: String, expected: &str, value: &Value) -> ValidationError {
     )
 }
 
+/// An integer literal too long for u64: serde_json hands it over as a
+/// float. Written with a fraction or an exponent, a number that large is
+/// indistinguishable here, and is taken as the integer it equals.
+fn beyond_u64(value: &Value) -> bool {
+    value
+        .as_f64()
+        .is_some_and(|f| f.is_finite() && f.fract() == 0.0 && f >= 18_446_744_073_709_551_616.0)
+}
+
 /// A JSON object read field by field; every error names the field by its
 /// full path (`questions[1].options[0].label`).
 pub(crate) struct Fields<'v> {
@@ -142,6 +151,7 @@ impl<'v> Fields<'v> {
             Some(value) => value
                 .as_i64()
                 .or_else(|| value.as_u64().map(|_| i64::MAX))
+                .or_else(|| beyond_u64(value).then_some(i64::MAX))
                 .map(Some)
                 .ok_or_else(|| wrong_type(self.field(key), "an integer", value)),
         }
@@ -205,22 +215,15 @@ impl<'v> Fields<'v> {
 /// `user_id`, is malformed; an agent without `grants` holds none.
 pub(crate) fn principal(value: &Value) -> Checked<Principal> {
     let fields = Fields::of(value, "principal")?;
+    // One shape for every kind, so a host may always send all four keys;
+    // a key that means nothing for the kind (a user's grants) is unused.
+    fields.only(&["kind", "user_id", "agent_id", "grants"])?;
     let kind = fields.id("kind")?;
     match kind {
-        "system" | "unclassified" => {
-            fields.only(&["kind"])?;
-            Ok(if kind == "system" {
-                Principal::System
-            } else {
-                Principal::Unclassified
-            })
-        }
-        "user" => {
-            fields.only(&["kind", "user_id"])?;
-            Ok(Principal::user(fields.id("user_id")?))
-        }
+        "system" => Ok(Principal::System),
+        "unclassified" => Ok(Principal::Unclassified),
+        "user" => Ok(Principal::user(fields.id("user_id")?)),
         "agent" => {
-            fields.only(&["kind", "user_id", "agent_id", "grants"])?;
             let user_id = fields.id("user_id")?;
             let agent_id = fields.text("agent_id")?.unwrap_or_default();
             let grants = match fields.array("grants")? {

@@ -166,6 +166,18 @@ dual_backend! {
             assert!(error["error"].as_str().unwrap().starts_with(expected), "{text}: {body}");
             assert_eq!(error.as_object().unwrap().len(), 1, "{body}");
         }
+        // Every principal may carry all four keys; those its kind does not
+        // use are unused, and null means not given.
+        for principal in [
+            r#"{"kind":"user","user_id":"alice","agent_id":null,"grants":[]}"#,
+            r#"{"kind":"system","user_id":"","agent_id":null,"grants":null}"#,
+            r#"{"kind":"agent","user_id":"alice","agent_id":null,"grants":["questions:read"]}"#,
+        ] {
+            let (status, body) = call(db, &format!(r#"{{"op":"summary","principal":{principal}}}"#));
+            assert_eq!(status, 200, "{principal}: {body}");
+        }
+        let (status, body) = call(db, r#"{"op":"summary","principal":{"kind":"user","user_id":"u","role":"admin"}}"#);
+        assert_eq!((status, body.as_str()), (400, r#"{"error":"principal.role: unknown argument"}"#));
         let invalid_utf8 = db.call_bytes(b"{\"op\":\"summary\xff\"}");
         assert_eq!((invalid_utf8.status, invalid_utf8.body_text()), (400, r#"{"error":"request: not valid UTF-8"}"#.to_owned()));
         let huge = format!(r#"{{"op":"summary","principal":{SYSTEM},"args":{{"pad":"{}"}}}}"#, "x".repeat(clarion::call::MAX_REQUEST_BYTES));
@@ -280,8 +292,14 @@ dual_backend! {
             assert_eq!(status, 400, "{timeout}: {body}");
             assert!(body.contains("timeout_ms: "), "{body}");
         }
-        let page = call(db, &format!(r#"{{"op":"list_pending","principal":{ALICE},"args":{{"limit":18446744073709551615}}}}"#));
-        assert_eq!(page.0, 200, "a huge limit is clamped: {}", page.1);
+        for huge in ["18446744073709551615", "100000000000000000000"] {
+            let page = call(db, &format!(r#"{{"op":"list_pending","principal":{ALICE},"args":{{"limit":{huge}}}}}"#));
+            assert_eq!(page.0, 200, "a huge limit is clamped: {}", page.1);
+            // Arguments are checked before the lookup, so a 404 here means
+            // the huge timeout was accepted (and capped).
+            let waited = call(db, &format!(r#"{{"op":"wait_bundle","principal":{ALICE},"args":{{"pending_id":"pending-none","timeout_ms":{huge}}}}}"#));
+            assert_eq!(waited.0, 404, "{}", waited.1);
+        }
     }
 
     /// WIRE-5 order: 400 for what needs no database, then 404, then 409,

@@ -91,6 +91,13 @@ fn kill_at(db: &TestDb, pending_id: &str, point: &str) {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // A victim that never reaches its point would sleep for an hour; kill it
+    // after a minute so the test fails instead of hanging.
+    let pid = child.id();
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(60));
+        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    });
     let stdout = BufReader::new(child.stdout.take().unwrap());
     let reached = stdout
         .lines()

@@ -5,6 +5,8 @@
 
 mod common;
 
+use std::time::Duration;
+
 use clarion::envelope::{self, Envelope};
 use clarion::failpoints::{points, FailAction};
 use clarion::{
@@ -281,6 +283,58 @@ fn envelopes(db: &TestDb) -> Vec<(&'static str, String)> {
     ));
     db.disarm_failpoint(points::CLAIM_AFTER_ROWS);
     out.push(("mirror_ok", text(envelope::ok())));
+
+    // The agent side of WIRE-5: wait outcomes, begin_turn, has_pending.
+    let waiting = mirror(db, "w", "walt");
+    let open = ask(db, &waiting, 2);
+    out.push((
+        "has_pending_true",
+        of(db.has_pending_clarification(&waiting), |v| {
+            envelope::has_pending(*v)
+        }),
+    ));
+    out.push((
+        "wait_timed_out",
+        of(db.wait(&open, Duration::ZERO), envelope::waited),
+    ));
+    db.resolve_bundle(&Principal::user("walt"), &open, &answers("walt's"))
+        .unwrap();
+    out.push((
+        "wait_answered",
+        of(db.wait(&open, Duration::ZERO), envelope::waited),
+    ));
+    let rejected = ask(db, &waiting, 1);
+    let reject = ResolveRequest {
+        rejected: true,
+        reject_reason: "not now".into(),
+        ..ResolveRequest::default()
+    };
+    db.resolve_bundle(&Principal::user("walt"), &rejected, &reject)
+        .unwrap();
+    out.push((
+        "wait_rejected",
+        of(db.wait(&rejected, Duration::ZERO), envelope::waited),
+    ));
+    let superseded = ask(db, &waiting, 1);
+    out.push((
+        "begin_turn",
+        of(db.begin_turn(&waiting), |turn| envelope::turn_started(turn)),
+    ));
+    out.push((
+        "wait_superseded",
+        of(db.wait(&superseded, Duration::ZERO), envelope::waited),
+    ));
+    out.push((
+        "has_pending_false",
+        of(db.has_pending_clarification(&waiting), |v| {
+            envelope::has_pending(*v)
+        }),
+    ));
+    // The WIRE-5 reply wrapping a body, as the C ABI returns it.
+    out.push((
+        "reply_wrapper",
+        envelope::error(&clarion::Error::NotFound(clarion::Entity::Bundle)).to_reply(),
+    ));
 
     // A degraded bundle (DM-1) in an otherwise empty inbox.
     let degraded_session = mirror(db, "e", "erin");

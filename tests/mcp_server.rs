@@ -101,6 +101,12 @@ dual_backend! {
         assert_eq!(parse_error["id"], Value::Null);
         server.send_bytes(b"\xff\xfe\n");
         assert_eq!(server.receive()["error"]["code"], json!(-32700));
+        // An overlong line is refused without being kept in memory.
+        let huge = format!(r#"{{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{{"pad":"{}"}}}}"#, "x".repeat(3 << 20));
+        server.send(&huge);
+        let too_large = server.receive();
+        assert_eq!(too_large["error"]["code"], json!(-32700), "{too_large}");
+        assert!(too_large["error"]["message"].as_str().unwrap().contains("larger than"));
         server.send(r#"{"no":"jsonrpc"}"#);
         assert_eq!(server.receive()["error"]["code"], json!(-32600));
         server.send(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#);

@@ -79,31 +79,81 @@ impl ServerHandler for Server {
 const PARSE_ERROR: &str =
     r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: not JSON"}}"#;
 
+/// The longest message read from stdin: a request may be up to
+/// `MAX_REQUEST_BYTES`, and JSON-RPC's envelope around it is small.
+const MAX_LINE_BYTES: usize = 2 * clarion::call::MAX_REQUEST_BYTES;
+
+/// JSON-RPC's reply to a line longer than [`MAX_LINE_BYTES`].
+const TOO_LARGE: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: message larger than 2 MiB"}}"#;
+
+/// One line of stdin into `line`, keeping at most `MAX_LINE_BYTES` of it;
+/// returns false at end of input. The rest of an overlong line is read and
+/// dropped, so memory stays bounded whatever arrives.
+async fn read_line(
+    stdin: &mut BufReader<tokio::io::Stdin>,
+    line: &mut Vec<u8>,
+) -> std::io::Result<(bool, bool)> {
+    line.clear();
+    let mut overlong = false;
+    loop {
+        let available = stdin.fill_buf().await?;
+        if available.is_empty() {
+            return Ok((!line.is_empty() || overlong, overlong));
+        }
+        let (chunk, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(end) => (&available[..=end], true),
+            None => (available, false),
+        };
+        let used = chunk.len();
+        if line.len() + used > MAX_LINE_BYTES {
+            overlong = true;
+            line.clear();
+        } else if !overlong {
+            line.extend_from_slice(chunk);
+        }
+        stdin.consume(used);
+        if done {
+            return Ok((true, overlong));
+        }
+    }
+}
+
 /// Feeds stdin to the server line by line. The SDK drops a line that is not
-/// JSON without a word; JSON-RPC wants a parse error, so such lines are
-/// answered here and never reach it. Bytes that are not UTF-8 are not JSON
-/// either, so nothing on stdin can end the server but end-of-file.
+/// JSON without a word; JSON-RPC wants a parse error, so such lines (and
+/// overlong ones) are answered here and never reach it. Bytes that are not
+/// UTF-8 are not JSON either, so nothing on stdin can end the server but
+/// end-of-file.
 async fn read_requests(mut to_server: DuplexStream, replies: mpsc::UnboundedSender<Vec<u8>>) {
     let mut stdin = BufReader::new(tokio::io::stdin());
     let mut line = Vec::new();
     loop {
-        line.clear();
-        match stdin.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        if line.iter().all(u8::is_ascii_whitespace) {
+        let overlong = match read_line(&mut stdin, &mut line).await {
+            Ok((true, overlong)) => overlong,
+            Ok((false, _)) | Err(_) => break,
+        };
+        let reply = if overlong {
+            Some(TOO_LARGE)
+        } else if line.iter().all(u8::is_ascii_whitespace) {
             continue;
-        }
-        if serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
-            if !line.ends_with(b"\n") {
-                line.push(b'\n');
+        } else if serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
+            None
+        } else {
+            Some(PARSE_ERROR)
+        };
+        match reply {
+            Some(reply) => {
+                if replies.send(reply.as_bytes().to_vec()).is_err() {
+                    break;
+                }
             }
-            if to_server.write_all(&line).await.is_err() {
-                break;
+            None => {
+                if !line.ends_with(b"\n") {
+                    line.push(b'\n');
+                }
+                if to_server.write_all(&line).await.is_err() {
+                    break;
+                }
             }
-        } else if replies.send(PARSE_ERROR.as_bytes().to_vec()).is_err() {
-            break;
         }
     }
     // Dropping `to_server` is the server's end-of-file.
