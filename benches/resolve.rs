@@ -366,6 +366,11 @@ fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
             })
             .unwrap();
         resolve_floor.push(took);
+        eprintln!(
+            "RUN {run}: clarion {:.0}/s floor {:.0}/s",
+            bundles as f64 / resolve.last().unwrap().as_secs_f64(),
+            bundles as f64 / took.as_secs_f64()
+        );
 
         // Contention: every racer on the same bundle.
         let session = format!("r{run}");

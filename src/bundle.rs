@@ -331,14 +331,28 @@ pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
     bundle.select(bundle_record_columns())
 }
 
+diesel::alias!(bundle_questions as claim_rows: ClaimRows);
+
 /// The claim's read (CLAIM-1): one bundle, if the scope may see it, with
-/// ACT-1 evaluated in the same statement. Inside SQLite's write
-/// transaction nothing can change between this read and the claim's
-/// writes, so it doubles as the claim's guard there.
+/// ACT-1 evaluated in the same statement, and its question rows — one
+/// result row per question, so the claim reads everything in one round
+/// trip. The rows are joined under an alias because the activeness
+/// fragments query `bundle_questions` themselves.
 #[diesel::dsl::auto_type]
 pub fn claim_target_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
     let bundle: visible_bundle<'a> = visible_bundle(scope, pending_id);
-    bundle.select((bundle_record_columns(), activeness::is_active()))
+    let rows_of_this_bundle: diesel::dsl::Eq<
+        diesel::query_source::AliasedField<ClaimRows, bundle_questions::pending_id>,
+        bundles::pending_id,
+    > = claim_rows
+        .field(bundle_questions::pending_id)
+        .eq(bundles::pending_id);
+    let rows: diesel::dsl::Nullable<
+        diesel::dsl::Fields<diesel::query_source::Alias<ClaimRows>, question_record_columns>,
+    > = claim_rows.fields(question_record_columns()).nullable();
+    bundle
+        .left_join(claim_rows.on(rows_of_this_bundle))
+        .select((bundle_record_columns(), activeness::is_active(), rows))
 }
 
 /// Where an existing bundle stands.
@@ -391,13 +405,18 @@ pub(crate) fn load_claim_target(
 ) -> Result<Option<(BundleRecord, bool, Vec<QuestionRecord>)>> {
     // On the concrete connection: `MultiConnection` renders a query's SQL
     // on every pass over it, which for this one costs more than running it.
-    let target: Option<(BundleRecord, Option<bool>)> = per_backend!(conn, c =>
-        claim_target_query(scope, pending_id).load(c))?
-    .pop();
-    let Some((record, active)) = target else {
+    type Joined = (BundleRecord, Option<bool>, Option<QuestionRecord>);
+    let joined: Vec<Joined> = per_backend!(conn, c =>
+        claim_target_query(scope, pending_id).load(c))?;
+    let mut joined = joined.into_iter();
+    let Some((record, active, first)) = joined.next() else {
         return Ok(None);
     };
-    let rows = load_bundle_rows(conn, &record.pending_id)?;
+    let mut rows: Vec<QuestionRecord> = first
+        .into_iter()
+        .chain(joined.filter_map(|(_, _, row)| row))
+        .collect();
+    sort_dm4(&mut rows);
     // SQL NULL (a session without turns) is not active, as in a filter.
     Ok(Some((record, active.unwrap_or(false), rows)))
 }

@@ -16,6 +16,7 @@ pub mod ask;
 pub mod authz;
 pub mod bundle;
 pub mod call;
+pub mod claim;
 pub mod clock;
 pub mod db;
 pub mod delivery;

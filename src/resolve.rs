@@ -9,13 +9,13 @@
 
 use diesel::prelude::*;
 
-use crate::activeness;
 use crate::authz::{require_capability, Operation, Principal};
 use crate::bundle::{self, Answer, BundleRecord, BundleStatus, QuestionRecord, Response};
+use crate::claim::{claim, ClaimTarget, Resolution, Resolver};
 use crate::db::{self, AnyConnection};
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::failpoints::points;
-use crate::schema::{bundle_questions, bundles};
+use crate::schema::bundles;
 use crate::visibility::Scope;
 use crate::Clarion;
 
@@ -46,27 +46,6 @@ pub struct Resolved {
     pub claimed: bool,
     pub status: BundleStatus,
     pub response: Response,
-}
-
-/// What the claim writes, after normalization.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Resolution {
-    /// One normalized answer per question, in DM-4 order (NORM-1).
-    Answered(Vec<Answer>),
-    Rejected {
-        reason: String,
-    },
-    Cancelled,
-}
-
-impl Resolution {
-    fn status(&self) -> &'static str {
-        match self {
-            Resolution::Answered(_) => "answered",
-            Resolution::Rejected { .. } => "rejected",
-            Resolution::Cancelled => "cancelled",
-        }
-    }
 }
 
 fn runes(text: &str) -> usize {
@@ -195,170 +174,6 @@ fn prepare(
         &request.answers,
         rows,
     )?))
-}
-
-/// Who resolved a bundle, for audit (CLAIM-3).
-pub struct Resolver<'a> {
-    pub kind: &'a str,
-    pub id: String,
-}
-
-/// CLAIM-1's guard: is the bundle active, evaluated inside the claim's
-/// transaction with the one activeness rule?
-#[diesel::dsl::auto_type]
-pub fn claim_guard_query<'a>(pending_id: &'a str) -> _ {
-    diesel::dsl::select(diesel::dsl::exists(
-        bundles::table
-            .filter(bundles::pending_id.eq(pending_id))
-            .filter(activeness::is_active())
-            .select(bundles::pending_id),
-    ))
-}
-
-/// CLAIM-3: one row of the bundle takes the resolution — if it is still
-/// pending; a row already terminal in a mixed bundle is left untouched.
-/// This is the only statement that writes a resolution status.
-pub fn claim_row_statement<'a>(
-    row_id: i32,
-    status: &'a str,
-    response: Option<&'a str>,
-) -> impl db::OnEitherBackend + 'a {
-    db::fixed_update(
-        bundle_questions::table,
-        (
-            bundle_questions::status.eq(status),
-            bundle_questions::response.eq(response),
-        ),
-        bundle_questions::id
-            .eq(row_id)
-            .and(activeness::question_is_pending()),
-    )
-}
-
-/// CLAIM-3: the bundle row records who resolved it, when, the reason, and
-/// the delivery mark; the listing hint is cleared (ACT-4).
-pub fn claim_bundle_statement<'a>(
-    pending_id: &'a str,
-    reason: &'a str,
-    responded_at: i64,
-    resolver: &'a Resolver<'a>,
-) -> impl db::OnEitherBackend + 'a {
-    db::fixed_update(
-        bundles::table,
-        (
-            bundles::reject_reason.eq(reason),
-            bundles::responded_at.eq(responded_at),
-            bundles::resolved_by_kind.eq(resolver.kind),
-            bundles::resolved_by_id.eq(&resolver.id),
-            bundles::response_delivery_pending.eq(true),
-            bundles::may_be_active.eq(false),
-        ),
-        bundles::pending_id.eq(pending_id),
-    )
-}
-
-/// The stored answer object of one row (REPLAY-2: every answered row stores
-/// one, even an empty "no answer").
-fn stored_answer(resolution: &Resolution, question_id: &str) -> Result<Option<String>> {
-    let Resolution::Answered(answers) = resolution else {
-        return Ok(None);
-    };
-    answers
-        .iter()
-        .find(|answer| answer.question_id == question_id)
-        .map(|answer| {
-            serde_json::to_string(answer)
-                .map_err(|e| Error::Internal(format!("answer of {question_id}: {e}")))
-        })
-        .transpose()
-}
-
-/// The bundle a claim is about, as read inside the claim's transaction.
-struct ClaimTarget<'a> {
-    record: &'a mut BundleRecord,
-    /// ACT-1 as evaluated by the read itself.
-    active_when_read: bool,
-    rows: &'a [QuestionRecord],
-}
-
-/// CLAIM-1's guard. SQLite's `BEGIN IMMEDIATE` has held the write lock
-/// since before the read, so the activeness read with the bundle still
-/// holds. PostgreSQL locks the session row first, which serializes the
-/// claim with state changes and new turns (CLAIM-4), then evaluates ACT-1
-/// again in a fresh statement that sees everything committed before the
-/// lock was granted.
-fn is_still_active(
-    conn: &mut AnyConnection,
-    record: &BundleRecord,
-    active_when_read: bool,
-) -> Result<bool> {
-    // Inactive when read is a final answer on both backends: this branch
-    // writes nothing, so the read's snapshot is as good a moment to decide
-    // at as any later one. Losers that arrive after a winner committed thus
-    // go straight to the replay without queueing for the session lock.
-    if !active_when_read || db::backend_of(conn) == db::Backend::Sqlite {
-        return Ok(active_when_read);
-    }
-    db::serialize_with_session(conn, &record.session_id)?;
-    Ok(claim_guard_query(&record.pending_id).get_result(conn)?)
-}
-
-/// CLAIM-1: the one transition of an active bundle to a resolution, inside
-/// the caller's write transaction, guarded by ACT-1. Returns the bundle's
-/// rows as they will commit when this call claimed it, `None` when it did
-/// not. On PostgreSQL the session row is locked first, which serializes the
-/// claim with state changes and new turns of the same session (CLAIM-4); on
-/// SQLite the transaction holds the write lock from its first statement.
-fn claim(
-    clarion: &Clarion,
-    conn: &mut AnyConnection,
-    target: ClaimTarget<'_>,
-    resolution: &Resolution,
-    resolver: &Resolver<'_>,
-) -> Result<Option<Vec<QuestionRecord>>> {
-    let ClaimTarget {
-        record,
-        active_when_read,
-        rows,
-    } = target;
-    {
-        if !is_still_active(conn, record, active_when_read)? {
-            return Ok(None);
-        }
-        clarion.failpoint(points::CLAIM_AFTER_GUARD)?;
-        let status = resolution.status();
-        let mut committed = rows.to_vec();
-        let mut claimed_any = false;
-        for row in &mut committed {
-            let answer = stored_answer(resolution, &row.question_id)?;
-            let changed =
-                db::execute_direct(conn, claim_row_statement(row.id, status, answer.as_deref()))?;
-            if changed == 1 {
-                row.status = Some(status.to_owned());
-                row.response = answer;
-                claimed_any = true;
-            }
-        }
-        if !claimed_any {
-            // Only reachable if something bypassed the session lock; the
-            // rows say who won, so this caller did not.
-            return Ok(None);
-        }
-        clarion.failpoint(points::CLAIM_AFTER_ROWS)?;
-        let reason = match resolution {
-            Resolution::Rejected { reason } => reason.clone(),
-            _ => String::new(),
-        };
-        let responded_at = clarion.now().as_micros();
-        db::execute_direct(
-            conn,
-            claim_bundle_statement(&record.pending_id, &reason, responded_at, resolver),
-        )?;
-        clarion.failpoint(points::CLAIM_BEFORE_COMMIT)?;
-        record.reject_reason = reason;
-        record.responded_at = Some(responded_at);
-        Ok(Some(committed))
-    }
 }
 
 /// REPLAY-1/2: the loser reads the rows once more; a resolution there is the

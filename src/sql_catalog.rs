@@ -6,7 +6,7 @@
 use diesel::debug_query;
 
 use crate::visibility::Scope;
-use crate::{activeness, authz, bundle, delivery, lifecycle, listing, resolve};
+use crate::{activeness, authz, bundle, claim, delivery, lifecycle, listing};
 
 /// One rendered query: a file name under `sql/<backend>/` and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,6 +38,23 @@ fn layout(raw: String) -> String {
 }
 
 const SESSION: &str = "<session_id>";
+
+/// A two-question bundle's writes, as the claim renders them.
+fn sample_writes() -> Vec<claim::RowWrite> {
+    [1, 2]
+        .map(|row_id| claim::RowWrite {
+            row_id,
+            response: Some(format!("<answer {row_id}>")),
+        })
+        .to_vec()
+}
+
+fn sample_resolver() -> claim::Resolver<'static> {
+    claim::Resolver {
+        kind: "<kind>",
+        id: "<id>".to_owned(),
+    }
+}
 const PENDING: &str = "<pending_id>";
 const TASK: &str = "<task_id>";
 
@@ -104,12 +121,6 @@ macro_rules! catalog {
                 ),
             },
             Rendered {
-                name: "claim_guard",
-                sql: layout(
-                    debug_query::<$backend, _>(&resolve::claim_guard_query(PENDING)).to_string(),
-                ),
-            },
-            Rendered {
                 name: "claim_target",
                 sql: layout(
                     debug_query::<$backend, _>(&bundle::claim_target_query(&scope, PENDING))
@@ -117,27 +128,12 @@ macro_rules! catalog {
                 ),
             },
             Rendered {
-                name: "claim_row",
+                name: "claim_rows",
                 sql: layout(
-                    debug_query::<$backend, _>(&resolve::claim_row_statement(
-                        1,
-                        "<status>",
-                        Some("<answer>"),
-                    ))
-                    .to_string(),
-                ),
-            },
-            Rendered {
-                name: "claim_bundle",
-                sql: layout(
-                    debug_query::<$backend, _>(&resolve::claim_bundle_statement(
+                    debug_query::<$backend, _>(&claim::claim_rows_statement(
                         PENDING,
-                        "<reject_reason>",
-                        0,
-                        &resolve::Resolver {
-                            kind: "<kind>",
-                            id: "<id>".to_owned(),
-                        },
+                        "<status>",
+                        &sample_writes(),
                     ))
                     .to_string(),
                 ),
@@ -215,15 +211,46 @@ macro_rules! catalog {
     }};
 }
 
-/// The catalog rendered for SQLite.
+/// The catalog rendered for SQLite, whose claim writes the bundle row in a
+/// statement of its own.
 pub fn sqlite() -> Vec<Rendered> {
-    catalog!(diesel::sqlite::Sqlite)
+    let mut catalog = catalog!(diesel::sqlite::Sqlite);
+    let resolver = sample_resolver();
+    catalog.push(Rendered {
+        name: "claim_bundle",
+        sql: layout(
+            debug_query::<diesel::sqlite::Sqlite, _>(&claim::claim_bundle_statement(
+                PENDING,
+                "<reject_reason>",
+                0,
+                &resolver,
+            ))
+            .to_string(),
+        ),
+    });
+    catalog
 }
 
-/// The catalog rendered for PostgreSQL.
+/// The catalog rendered for PostgreSQL, whose claim writes the rows and the
+/// bundle row in one statement.
 #[cfg(feature = "postgres")]
 pub fn postgres() -> Vec<Rendered> {
-    catalog!(diesel::pg::Pg)
+    let mut catalog = catalog!(diesel::pg::Pg);
+    let (writes, resolver) = (sample_writes(), sample_resolver());
+    catalog.push(Rendered {
+        name: "claim",
+        sql: layout(
+            debug_query::<diesel::pg::Pg, _>(&claim::claim_statement(
+                claim::claim_rows_statement(PENDING, "<status>", &writes),
+                PENDING,
+                "<reject_reason>",
+                0,
+                &resolver,
+            ))
+            .to_string(),
+        ),
+    });
+    catalog
 }
 
 /// `EXPLAIN …` (or `EXPLAIN QUERY PLAN …`) around a typed query, keeping its

@@ -74,8 +74,62 @@ dual_backend! {
     }
 }
 
+/// Runs the claim's row statement by hand on a raw connection; returns
+/// the ids it changed.
+fn run_claim_rows(db: &TestDb, pending_id: &str) -> Vec<i32> {
+    use clarion::claim::{claim_rows_statement, RowWrite};
+    use clarion::db::AnyConnection;
+    use clarion::schema::bundle_questions;
+    use diesel::prelude::*;
+    let row_ids: Vec<i32> = db.raw(|conn| {
+        bundle_questions::table
+            .filter(bundle_questions::pending_id.eq(pending_id))
+            .select(bundle_questions::id)
+            .load(conn)
+            .unwrap()
+    });
+    let writes: Vec<RowWrite> = row_ids
+        .iter()
+        .map(|&row_id| RowWrite {
+            row_id,
+            response: Some(format!("{{\"row\":{row_id}}}")),
+        })
+        .collect();
+    let statement = claim_rows_statement(pending_id, "answered", &writes);
+    db.raw(|conn| match conn {
+        AnyConnection::Sqlite(c) => statement.load::<i32>(c).unwrap(),
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(c) => statement.load::<i32>(c).unwrap(),
+    })
+}
+
+dual_backend! {
+    /// CLAIM-1: the guard is part of the write. The one statement that writes
+    /// a resolution changes nothing once ACT-1 fails for the bundle (its turn
+    /// superseded, its session ended), and changes exactly the pending rows
+    /// while ACT-1 holds.
+    fn claim_1_the_write_itself_is_guarded(db) {
+        let session = mirror(db, "s", "alice");
+        let superseded = ask(db, &session, 2);
+        db.begin_turn(&session).unwrap();
+        assert_eq!(run_claim_rows(db, &superseded), Vec::<i32>::new());
+        assert_eq!(rows::statuses(db, &superseded), [Some("pending".to_owned()), Some("pending".to_owned())]);
+
+        let ended = ask(db, &session, 1);
+        rows::force_state(db, &session, "completed");
+        assert_eq!(run_claim_rows(db, &ended), Vec::<i32>::new());
+        assert_eq!(rows::statuses(db, &ended), [Some("pending".to_owned())]);
+
+        rows::force_state(db, &session, "running");
+        let claimed = run_claim_rows(db, &ended);
+        assert_eq!(claimed.len(), 1);
+        assert_eq!(rows::statuses(db, &ended), [Some("answered".to_owned())]);
+        assert_eq!(run_claim_rows(db, &ended), Vec::<i32>::new(), "a second claim finds nothing pending");
+    }
+}
+
 /// CLAIM-1: the structural guard. A resolution status is written in exactly
-/// one place: `claim_row_statement` in src/resolve.rs. Every other write of
+/// one place: `claim_rows_statement` in src/claim.rs. Every other write of
 /// `bundle_questions::status` writes `pending` (ask) or `expired` (expiry).
 #[test]
 fn claim_1_only_the_claim_writes_a_resolution_status() {
@@ -107,7 +161,7 @@ fn claim_1_only_the_claim_writes_a_resolution_status() {
         "bundle_questions::status.eq(\"pending\")",
         "lifecycle.rs",
         "bundle_questions::status.eq(expired)",
-        "resolve.rs",
+        "claim.rs",
         "bundle_questions::status.eq(status)",
     ];
     assert_eq!(
@@ -125,17 +179,19 @@ fn claim_1_only_the_claim_writes_a_resolution_status() {
             writers.join("\n")
         );
     }
-    let resolve = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/resolve.rs"),
+    let claim = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/claim.rs"),
     )
     .unwrap();
     assert_eq!(
-        resolve.matches("pub fn claim_row_statement<").count(),
+        claim.matches("pub fn claim_rows_statement<").count(),
         1,
         "defined once"
     );
     assert_eq!(
-        resolve.matches("claim_row_statement(row.id").count(),
+        claim
+            .matches("claim_rows_statement(&record.pending_id")
+            .count(),
         1,
         "called once, by the claim"
     );
@@ -157,6 +213,15 @@ mod postgres_serialization {
     struct Waiting {
         #[diesel(sql_type = BigInt)]
         waiting: i64,
+    }
+
+    /// Opens the gate even when an assertion fails, so a paused claim ends
+    /// and the schema can be dropped.
+    struct OpenOnDrop(Arc<Gate>);
+    impl Drop for OpenOnDrop {
+        fn drop(&mut self) {
+            self.0.open();
+        }
     }
 
     /// Waits until some backend of this database is blocked on a lock.
@@ -188,15 +253,7 @@ mod postgres_serialization {
         let session = mirror(db, "s", "alice");
         let pending_id = ask(db, &session, 2);
         let gate = Gate::new();
-        db.arm_failpoint(points::CLAIM_AFTER_GUARD, FailAction::Block(gate.clone()));
-        // Opens the gate even when an assertion fails, so the paused claim
-        // ends and the schema can be dropped.
-        struct OpenOnDrop(Arc<Gate>);
-        impl Drop for OpenOnDrop {
-            fn drop(&mut self) {
-                self.0.open();
-            }
-        }
+        db.arm_failpoint(points::CLAIM_BEFORE_WRITES, FailAction::Block(gate.clone()));
         let _open_on_drop = OpenOnDrop(gate.clone());
         let claimer = {
             let db = db.clarion.clone();
@@ -221,6 +278,43 @@ mod postgres_serialization {
         competing.join().unwrap();
         assert!(resolved.claimed);
         pending_id
+    }
+
+    /// CLAIM-1, CLAIM-4: a turn that begins after the claim's read but
+    /// before its session lock is seen by the claim's guarded write: nothing
+    /// is claimed, the rows stay pending, and the caller is told the bundle
+    /// is no longer active.
+    #[test]
+    fn claim_4_turn_begun_before_the_lock_defeats_the_claim() {
+        let Some(db) = common::postgres() else { return };
+        let session = mirror(&db, "s", "alice");
+        let pending_id = ask(&db, &session, 2);
+        let gate = Gate::new();
+        db.arm_failpoint(points::CLAIM_AFTER_READ, FailAction::Block(gate.clone()));
+        let _open_on_drop = OpenOnDrop(gate.clone());
+        let claimer = {
+            let db = db.clarion.clone();
+            let pending_id = pending_id.clone();
+            std::thread::spawn(move || {
+                db.resolve_bundle(&Principal::user("alice"), &pending_id, &answer_for(0))
+            })
+        };
+        assert!(
+            gate.wait_arrival(Duration::from_secs(10)),
+            "claim never finished its read"
+        );
+        // The claim holds no lock yet, so the new turn commits at once.
+        db.reopen().begin_turn(&session).unwrap();
+        gate.open();
+        let outcome = claimer.join().unwrap();
+        assert!(
+            matches!(outcome, Err(clarion::Error::NoLongerActive)),
+            "{outcome:?}"
+        );
+        assert_eq!(
+            common::rows::statuses(&db, &pending_id),
+            [Some("pending".to_owned()), Some("pending".to_owned())]
+        );
     }
 
     /// CLAIM-4: a transaction making the session terminal waits for an open

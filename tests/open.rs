@@ -162,6 +162,58 @@ mod postgres {
         );
     }
 
+    #[derive(QueryableByName)]
+    struct Setting {
+        #[diesel(sql_type = Text)]
+        value: String,
+    }
+
+    #[derive(QueryableByName)]
+    struct Backend {
+        #[diesel(sql_type = diesel::sql_types::Integer)]
+        pid: i32,
+    }
+
+    fn backend_pid(db: &common::TestDb) -> i32 {
+        db.raw(|conn| {
+            diesel::sql_query("SELECT pg_backend_pid() AS pid")
+                .get_result::<Backend>(conn)
+                .unwrap()
+                .pid
+        })
+    }
+
+    /// Every statement keeps one generic plan (see `configure_postgres`).
+    #[test]
+    fn postgres_connections_are_configured() {
+        let Some(db) = common::postgres() else { return };
+        let mode = db.raw(|conn| {
+            diesel::sql_query("SELECT current_setting('plan_cache_mode') AS value")
+                .get_result::<Setting>(conn)
+                .unwrap()
+                .value
+        });
+        assert_eq!(mode, "force_generic_plan");
+    }
+
+    /// A pooled connection that sat idle is checked before it is handed out
+    /// again, so one the server dropped meanwhile is replaced rather than
+    /// failing the caller's operation.
+    #[test]
+    fn an_idle_connection_the_server_dropped_is_replaced() {
+        let Some(db) = common::postgres() else { return };
+        let session = common::mirror(&db, "idle", "alice");
+        let dropped = backend_pid(&db);
+        let mut admin = diesel::PgConnection::establish(&common::postgres_base_url()).unwrap();
+        diesel::sql_query(format!("SELECT pg_terminate_backend({dropped})"))
+            .execute(&mut admin)
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        let asked = common::ask(&db, &session, 1);
+        assert!(!asked.is_empty());
+        assert_ne!(backend_pid(&db), dropped);
+    }
+
     #[test]
     fn racing_opens_of_a_fresh_schema_all_succeed() {
         let Some(db) = common::postgres() else { return };

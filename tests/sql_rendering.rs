@@ -12,6 +12,15 @@ fn check(backend: &str, rendered: Vec<clarion::sql_catalog::Rendered>) {
     let bless = std::env::var("CLARION_BLESS_SQL").as_deref() == Ok("1")
         && std::env::var("CI").as_deref() != Ok("true");
     let mut stale = Vec::new();
+    let names: Vec<String> = rendered.iter().map(|q| format!("{}.sql", q.name)).collect();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let file = entry.unwrap().file_name().to_string_lossy().into_owned();
+        if !names.contains(&file) {
+            stale.push(format!(
+                "sql/{backend}/{file}: no query renders it any more; delete it"
+            ));
+        }
+    }
     for query in rendered {
         let path = dir.join(format!("{}.sql", query.name));
         if bless {

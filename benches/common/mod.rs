@@ -92,8 +92,17 @@ pub fn postgres(name: &str) -> Scratch {
 /// How to make a scratch database on one backend.
 pub type Place = fn(&str) -> Scratch;
 
-/// Every backend this build can measure, by name.
+/// Every backend this build can measure, by name; `CLARION_BENCH_BACKEND`
+/// (`sqlite` or `postgresql`) keeps only one.
 pub fn backends() -> Vec<(&'static str, Place)> {
+    let only = std::env::var("CLARION_BENCH_BACKEND").ok();
+    all_backends()
+        .into_iter()
+        .filter(|(name, _)| only.as_deref().is_none_or(|o| name.eq_ignore_ascii_case(o)))
+        .collect()
+}
+
+fn all_backends() -> Vec<(&'static str, Place)> {
     #[allow(unused_mut)]
     let mut list: Vec<(&'static str, Place)> = vec![("SQLite", sqlite)];
     #[cfg(feature = "postgres")]

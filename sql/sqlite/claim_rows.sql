@@ -1,7 +1,13 @@
-SELECT EXISTS (SELECT `bundles`.`pending_id`
+UPDATE `bundle_questions`
+SET `status` = ?, `response` = CASE `bundle_questions`.`id` WHEN ? THEN ? WHEN ? THEN ? END
+WHERE ((((`bundle_questions`.`pending_id` = ?)
+AND `bundle_questions`.`id` IN (?, ?))
+AND (((`bundle_questions`.`status` IS NULL)
+OR (`bundle_questions`.`status` = ?))
+OR (`bundle_questions`.`status` = ?)))
+AND EXISTS (SELECT `bundles`.`pending_id`
 FROM `bundles`
-WHERE ((`bundles`.`pending_id` = ?)
-AND (((EXISTS (SELECT `bundle_questions`.`id`
+WHERE ((((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (((`bundle_questions`.`status` IS NULL)
@@ -25,5 +31,6 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
-LIMIT -1  OFFSET ?)))));
--- binds: ["<pending_id>", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]
+LIMIT -1  OFFSET ?)))
+AND (`bundles`.`pending_id` = ?)))) RETURNING `bundle_questions`.`id`;
+-- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), "<pending_id>", 1, 2, "", "pending", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>"]
