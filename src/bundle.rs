@@ -334,12 +334,21 @@ pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
 diesel::alias!(bundle_questions as claim_rows: ClaimRows);
 
 /// The claim's read (CLAIM-1): one bundle, if the scope may see it, with
-/// ACT-1 evaluated in the same statement, and its question rows — one
-/// result row per question, so the claim reads everything in one round
+/// ACT-1 evaluated in the same statement. SQLite reads the question rows
+/// with a second statement, which costs it less than joining them (the
+/// bundle's derived columns would be evaluated once per question row).
+#[diesel::dsl::auto_type]
+pub fn claim_target_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+    let bundle: visible_bundle<'a> = visible_bundle(scope, pending_id);
+    bundle.select((bundle_record_columns(), activeness::is_active()))
+}
+
+/// [`claim_target_query`] with the bundle's question rows joined — one
+/// result row per question — so PostgreSQL reads everything in one round
 /// trip. The rows are joined under an alias because the activeness
 /// fragments query `bundle_questions` themselves.
 #[diesel::dsl::auto_type]
-pub fn claim_target_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+pub fn claim_target_with_rows_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
     let bundle: visible_bundle<'a> = visible_bundle(scope, pending_id);
     let rows_of_this_bundle: diesel::dsl::Eq<
         diesel::query_source::AliasedField<ClaimRows, bundle_questions::pending_id>,
@@ -405,18 +414,32 @@ pub(crate) fn load_claim_target(
 ) -> Result<Option<(BundleRecord, bool, Vec<QuestionRecord>)>> {
     // On the concrete connection: `MultiConnection` renders a query's SQL
     // on every pass over it, which for this one costs more than running it.
-    type Joined = (BundleRecord, Option<bool>, Option<QuestionRecord>);
-    let joined: Vec<Joined> = per_backend!(conn, c =>
-        claim_target_query(scope, pending_id).load(c))?;
-    let mut joined = joined.into_iter();
-    let Some((record, active, first)) = joined.next() else {
-        return Ok(None);
+    let (record, active, rows) = match conn {
+        AnyConnection::Sqlite(c) => {
+            let target: Option<(BundleRecord, Option<bool>)> =
+                claim_target_query(scope, pending_id).load(c)?.pop();
+            let Some((record, active)) = target else {
+                return Ok(None);
+            };
+            let rows = load_bundle_rows(conn, pending_id)?;
+            (record, active, rows)
+        }
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(c) => {
+            type Joined = (BundleRecord, Option<bool>, Option<QuestionRecord>);
+            let joined: Vec<Joined> = claim_target_with_rows_query(scope, pending_id).load(c)?;
+            let mut joined = joined.into_iter();
+            let Some((record, active, first)) = joined.next() else {
+                return Ok(None);
+            };
+            let mut rows: Vec<QuestionRecord> = first
+                .into_iter()
+                .chain(joined.filter_map(|(_, _, row)| row))
+                .collect();
+            sort_dm4(&mut rows);
+            (record, active, rows)
+        }
     };
-    let mut rows: Vec<QuestionRecord> = first
-        .into_iter()
-        .chain(joined.filter_map(|(_, _, row)| row))
-        .collect();
-    sort_dm4(&mut rows);
     // SQL NULL (a session without turns) is not active, as in a filter.
     Ok(Some((record, active.unwrap_or(false), rows)))
 }

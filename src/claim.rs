@@ -2,11 +2,13 @@
 //! resolution (`answered`, `rejected`, `cancelled`). Resolve and cancel both
 //! end here; nothing else writes a resolution status.
 //!
-//! The guard is part of the write itself: the statement that gives the rows
-//! their resolution only touches them while ACT-1 holds for the bundle, as
-//! evaluated by that statement. On PostgreSQL the rows and the bundle row
-//! are written by one statement, after the session lock, so a claim costs
-//! one round trip for its writes whatever the number of questions.
+//! The guard (ACT-1, from the shared activeness fragments) is evaluated
+//! inside the claim's transaction, where nothing can change it before the
+//! commit. On SQLite that is the claim's read: `BEGIN IMMEDIATE` has held
+//! the write lock since before it. On PostgreSQL the guard is part of the
+//! write itself, sent after the session lock: one statement gives the rows
+//! their resolution only while ACT-1 holds, and writes the bundle row's
+//! marks only if a row was claimed — one round trip for all the writes.
 
 use diesel::dsl::exists;
 use diesel::expression::{is_aggregate, ValidGrouping};
@@ -72,6 +74,19 @@ pub struct Resolver<'a> {
     pub id: String,
 }
 
+/// How many question rows one PostgreSQL claim statement writes: a bundle's
+/// most (ASK-1). The statement always names this many rows — unused places
+/// name row id 0, which no row has — so its SQL text never changes and it
+/// stays in the prepared-statement cache under its type, without its SQL
+/// being rendered again on every call.
+pub const ROWS_PER_STATEMENT: usize = *crate::ask::QUESTIONS_PER_BUNDLE.end();
+
+/// The row id that fills unused places of a claim statement.
+const NO_ROW: RowWrite = RowWrite {
+    row_id: 0,
+    response: None,
+};
+
 /// What one question row takes if it is still pending: its id and its
 /// stored answer (`None` for rejections and cancellations).
 #[derive(Debug, Clone)]
@@ -80,42 +95,53 @@ pub struct RowWrite {
     pub response: Option<String>,
 }
 
+/// A PostgreSQL claim statement's [`ROWS_PER_STATEMENT`] rows, padded with
+/// [`NO_ROW`]. SQLite writes one row per statement (`[RowWrite; 1]`): its
+/// statements cost no round trip, and a statement per row tells it which
+/// rows changed without `RETURNING`, which costs SQLite more.
+pub type RowSlots = [RowWrite; ROWS_PER_STATEMENT];
+
 /// `CASE "bundle_questions"."id" WHEN $1 THEN $2 … END`: each row's own
 /// response in the one statement that writes them all.
 #[derive(Debug, Clone, Copy)]
-pub struct ResponseOfRow<'a>(&'a [RowWrite]);
+pub struct ResponseOfRow<'a, const N: usize>(&'a [RowWrite; N]);
 
 /// `"bundle_questions"."id" IN ($1, …)`: only the rows the claim read, so no
 /// row can take a status without the response meant for it. Written out
 /// rather than with `eq_any`, which keeps SQLite statements out of the
 /// prepared-statement cache.
 #[derive(Debug, Clone, Copy)]
-pub struct AmongRows<'a>(&'a [RowWrite]);
+pub struct AmongRows<'a, const N: usize>(&'a [RowWrite; N]);
 
-impl Expression for ResponseOfRow<'_> {
+/// The static query id of [`ResponseOfRow`] and [`AmongRows`]: their text
+/// depends on nothing but the number of rows `N`.
+#[derive(Debug, Clone, Copy)]
+pub struct RowSlotsId<const RESPONSE: bool, const N: usize>;
+
+impl<const N: usize> Expression for ResponseOfRow<'_, N> {
     type SqlType = Nullable<Text>;
 }
 
-impl Expression for AmongRows<'_> {
+impl<const N: usize> Expression for AmongRows<'_, N> {
     type SqlType = Bool;
 }
 
 macro_rules! row_expression_impls {
-    ($type:ident) => {
-        impl AppearsOnTable<bundle_questions::table> for $type<'_> {}
-        impl ValidGrouping<()> for $type<'_> {
+    ($type:ident, $response:literal) => {
+        impl<const N: usize> AppearsOnTable<bundle_questions::table> for $type<'_, N> {}
+        impl<const N: usize> ValidGrouping<()> for $type<'_, N> {
             type IsAggregate = is_aggregate::Never;
         }
-        impl QueryId for $type<'_> {
-            type QueryId = ();
-            const HAS_STATIC_QUERY_ID: bool = false;
+        impl<const N: usize> QueryId for $type<'_, N> {
+            type QueryId = RowSlotsId<$response, N>;
+            const HAS_STATIC_QUERY_ID: bool = true;
         }
     };
 }
-row_expression_impls!(ResponseOfRow);
-row_expression_impls!(AmongRows);
+row_expression_impls!(ResponseOfRow, true);
+row_expression_impls!(AmongRows, false);
 
-impl<DB> QueryFragment<DB> for ResponseOfRow<'_>
+impl<DB, const N: usize> QueryFragment<DB> for ResponseOfRow<'_, N>
 where
     DB: diesel::backend::Backend,
     i32: diesel::serialize::ToSql<Integer, DB>,
@@ -126,7 +152,7 @@ where
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
         out.push_sql("CASE ");
         bundle_questions::id.walk_ast(out.reborrow())?;
-        for write in self.0 {
+        for write in self.0.iter() {
             out.push_sql(" WHEN ");
             out.push_bind_param::<Integer, _>(&write.row_id)?;
             out.push_sql(" THEN ");
@@ -137,7 +163,7 @@ where
     }
 }
 
-impl<DB> QueryFragment<DB> for AmongRows<'_>
+impl<DB, const N: usize> QueryFragment<DB> for AmongRows<'_, N>
 where
     DB: diesel::backend::Backend + diesel::sql_types::HasSqlType<Integer>,
     i32: diesel::serialize::ToSql<Integer, DB>,
@@ -159,11 +185,12 @@ where
 
 /// ACT-1 for one bundle, from the one activeness rule.
 #[diesel::dsl::auto_type]
-fn bundle_is_active<'a>(pending_id: &'a str) -> _ {
+pub fn bundle_is_active<'a>(pending_id: &'a str) -> _ {
     exists(activeness::active_bundle_ids().filter(bundles::pending_id.eq(pending_id)))
 }
 
-/// [`bundle_is_active`] as a condition of a statement on `bundle_questions`.
+/// [`bundle_is_active`] as a condition of a statement on `bundle_questions`
+/// (see [`active_in_the_write`]).
 /// Diesel refuses it there on its own, because the activeness fragments
 /// query `bundle_questions` too; SQL resolves those inner references to the
 /// inner `FROM bundle_questions`, which is what the rule means.
@@ -177,9 +204,9 @@ impl<E> AppearsOnTable<bundle_questions::table> for ActiveGuard<E> {}
 impl<E> ValidGrouping<()> for ActiveGuard<E> {
     type IsAggregate = is_aggregate::Never;
 }
-impl<E> QueryId for ActiveGuard<E> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
+impl<E: QueryId> QueryId for ActiveGuard<E> {
+    type QueryId = ActiveGuard<E::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = E::HAS_STATIC_QUERY_ID;
 }
 impl<E: QueryFragment<DB>, DB: diesel::backend::Backend> QueryFragment<DB> for ActiveGuard<E> {
     fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
@@ -187,18 +214,58 @@ impl<E: QueryFragment<DB>, DB: diesel::backend::Backend> QueryFragment<DB> for A
     }
 }
 
+/// The guard of a PostgreSQL claim: ACT-1 for the bundle, evaluated by the
+/// write statement itself. The statement starts after the session lock
+/// was granted, so it sees every state change and new turn committed
+/// before; later ones wait for the claim (CLAIM-4).
+pub fn active_in_the_write(pending_id: &str) -> ActiveGuard<bundle_is_active<'_>> {
+    ActiveGuard(bundle_is_active(pending_id))
+}
+
+/// The guard of a SQLite claim: the claim's read evaluated ACT-1, and the
+/// write lock `BEGIN IMMEDIATE` took before that read is still held, so
+/// nothing can have changed since and the write adds no condition
+/// (rendered `TRUE`). Evaluating ACT-1 again would cost SQLite a third of
+/// its resolve.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadUnderWriteLock;
+
+impl Expression for ReadUnderWriteLock {
+    type SqlType = Bool;
+}
+impl AppearsOnTable<bundle_questions::table> for ReadUnderWriteLock {}
+impl ValidGrouping<()> for ReadUnderWriteLock {
+    type IsAggregate = is_aggregate::Never;
+}
+impl QueryId for ReadUnderWriteLock {
+    type QueryId = ReadUnderWriteLock;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+impl<DB: diesel::backend::Backend> QueryFragment<DB> for ReadUnderWriteLock {
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql("TRUE");
+        Ok(())
+    }
+}
+
 /// CLAIM-1, CLAIM-3: the bundle's rows that are still pending take the
-/// resolution, but only while ACT-1 holds for the bundle as this very
-/// statement sees it; rows already terminal in a mixed bundle are left
-/// untouched. Returns the ids of the rows it changed: none means this
-/// caller did not claim the bundle. This is the only statement that writes
-/// a resolution status. `writes` must not be empty.
-pub fn claim_rows_statement<'a>(
+/// resolution, but only under `guard` — [`active_in_the_write`] on
+/// PostgreSQL, [`ReadUnderWriteLock`] on SQLite. Rows already terminal in a
+/// mixed bundle are left untouched. The count of changed rows (or, with
+/// `RETURNING`, their ids) tells whether this caller claimed the bundle.
+/// This is the only statement that writes a resolution status.
+pub fn claim_rows_statement<'a, G, const N: usize>(
     pending_id: &'a str,
     status: &'a str,
-    writes: &'a [RowWrite],
-) -> db::Returning<impl db::OnEitherBackend + 'a, bundle_questions::id> {
-    let still_active = ActiveGuard(bundle_is_active(pending_id));
+    writes: &'a [RowWrite; N],
+    guard: G,
+) -> impl db::OnEitherBackend + 'a
+where
+    G: Expression<SqlType = Bool>
+        + AppearsOnTable<bundle_questions::table>
+        + db::OnEitherBackend
+        + 'a,
+{
     db::fixed_update(
         bundle_questions::table,
         (
@@ -209,9 +276,8 @@ pub fn claim_rows_statement<'a>(
             .eq(pending_id)
             .and(AmongRows(writes))
             .and(activeness::question_is_pending())
-            .and(still_active),
+            .and(guard),
     )
-    .returning(bundle_questions::id)
 }
 
 /// CLAIM-3: what the bundle row records — who resolved it, when, the
@@ -315,9 +381,9 @@ where
     }
 }
 
-impl<R, B> QueryId for ClaimStatement<R, B> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
+impl<R: QueryId, B: QueryId> QueryId for ClaimStatement<R, B> {
+    type QueryId = ClaimStatement<R::QueryId, B::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = R::HAS_STATIC_QUERY_ID && B::HAS_STATIC_QUERY_ID;
 }
 
 impl<R, B> diesel::query_builder::Query for ClaimStatement<R, B> {
@@ -376,37 +442,21 @@ pub(crate) fn claim(
     let status = resolution.status();
     let reason = resolution.reject_reason();
     let responded_at = clarion.now().as_micros();
-    let rows_statement = claim_rows_statement(&record.pending_id, status, &writes);
-    let claimed: Vec<i32> = match conn {
-        AnyConnection::Sqlite(conn) => {
-            let claimed: Vec<i32> = rows_statement.load(conn)?;
-            if claimed.is_empty() {
-                return Ok(None);
-            }
-            clarion.failpoint(points::CLAIM_AFTER_ROWS)?;
-            diesel::query_dsl::methods::ExecuteDsl::execute(
-                claim_bundle_statement(&record.pending_id, reason, responded_at, resolver),
-                conn,
-            )?;
-            claimed
-        }
-        #[cfg(feature = "postgres")]
-        AnyConnection::Postgres(conn) => {
-            let claimed: Vec<i32> = claim_statement(
-                rows_statement,
-                &record.pending_id,
-                reason,
-                responded_at,
-                resolver,
-            )
-            .load(conn)?;
-            if claimed.is_empty() {
-                return Ok(None);
-            }
-            clarion.failpoint(points::CLAIM_AFTER_ROWS)?;
-            claimed
-        }
+    let marks = Marks {
+        pending_id: &record.pending_id,
+        status,
+        reason,
+        responded_at,
+        resolver,
     };
+    let claimed = match conn {
+        AnyConnection::Sqlite(conn) => write_on_sqlite(clarion, conn, &marks, &writes)?,
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(conn) => write_on_postgres(clarion, conn, &marks, &writes)?,
+    };
+    if claimed.is_empty() {
+        return Ok(None);
+    }
     clarion.failpoint(points::CLAIM_BEFORE_COMMIT)?;
     record.reject_reason = reason.to_owned();
     record.responded_at = Some(responded_at);
@@ -423,4 +473,81 @@ pub(crate) fn claim(
         })
         .collect();
     Ok(Some(committed))
+}
+
+/// What a claim writes besides each row's answer.
+struct Marks<'a> {
+    pending_id: &'a str,
+    status: &'static str,
+    reason: &'a str,
+    responded_at: i64,
+    resolver: &'a Resolver<'a>,
+}
+
+/// SQLite's claim writes, under the write lock its read was taken under:
+/// one statement per row (each says whether its row changed), then the
+/// bundle row if any did. Returns the ids of the rows that changed.
+fn write_on_sqlite(
+    clarion: &Clarion,
+    conn: &mut diesel::SqliteConnection,
+    marks: &Marks<'_>,
+    writes: &[RowWrite],
+) -> Result<Vec<i32>> {
+    use diesel::query_dsl::methods::ExecuteDsl;
+    let mut claimed = Vec::new();
+    for write in writes {
+        let one = [write.clone()];
+        let statement =
+            claim_rows_statement(marks.pending_id, marks.status, &one, ReadUnderWriteLock);
+        if ExecuteDsl::execute(statement, conn)? == 1 {
+            claimed.push(write.row_id);
+        }
+    }
+    if !claimed.is_empty() {
+        clarion.failpoint(points::CLAIM_AFTER_ROWS)?;
+        let bundle = claim_bundle_statement(
+            marks.pending_id,
+            marks.reason,
+            marks.responded_at,
+            marks.resolver,
+        );
+        ExecuteDsl::execute(bundle, conn)?;
+    }
+    Ok(claimed)
+}
+
+/// PostgreSQL's claim writes: one [`ClaimStatement`] for the rows and the
+/// bundle row, guarded by ACT-1 in the statement itself. A bundle has at
+/// most [`ROWS_PER_STATEMENT`] rows (ASK-1); more, from rows written by
+/// hand, take several statements alike. Returns the ids of the rows that
+/// changed.
+#[cfg(feature = "postgres")]
+fn write_on_postgres(
+    clarion: &Clarion,
+    conn: &mut diesel::PgConnection,
+    marks: &Marks<'_>,
+    writes: &[RowWrite],
+) -> Result<Vec<i32>> {
+    let mut claimed = Vec::new();
+    for chunk in writes.chunks(ROWS_PER_STATEMENT) {
+        let slots: RowSlots =
+            std::array::from_fn(|place| chunk.get(place).cloned().unwrap_or(NO_ROW));
+        let guard = active_in_the_write(marks.pending_id);
+        let rows = db::returning(
+            claim_rows_statement(marks.pending_id, marks.status, &slots, guard),
+            bundle_questions::id,
+        );
+        let statement = claim_statement(
+            rows,
+            marks.pending_id,
+            marks.reason,
+            marks.responded_at,
+            marks.resolver,
+        );
+        claimed.extend(statement.load::<i32>(conn)?);
+    }
+    if !claimed.is_empty() {
+        clarion.failpoint(points::CLAIM_AFTER_ROWS)?;
+    }
+    Ok(claimed)
 }

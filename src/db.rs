@@ -167,7 +167,7 @@ fn configure_sqlite(
         "PRAGMA busy_timeout = {}",
         busy_timeout.as_millis()
     ))?;
-    conn.batch_execute("PRAGMA journal_mode = WAL")?;
+    switch_to_wal(conn, busy_timeout)?;
     conn.batch_execute("PRAGMA synchronous = NORMAL")?;
     conn.batch_execute("PRAGMA foreign_keys = ON")?;
     // Reads through a memory map share the OS page cache between pooled
@@ -188,6 +188,25 @@ fn configure_sqlite(
 #[cfg(feature = "postgres")]
 fn configure_postgres(conn: &mut diesel::PgConnection) -> diesel::QueryResult<()> {
     conn.batch_execute("SET plan_cache_mode = force_generic_plan")
+}
+
+/// Switching a fresh file to WAL can fail at once with "database is
+/// locked", without waiting in the busy handler, while another connection
+/// holds a lock it must not wait for (SQLite refuses rather than risk a
+/// deadlock) — as when several handles open a new file together. The switch
+/// is retried until the busy timeout has passed.
+fn switch_to_wal(conn: &mut SqliteConnection, busy_timeout: Duration) -> diesel::QueryResult<()> {
+    let deadline = Instant::now() + busy_timeout;
+    loop {
+        match conn.batch_execute("PRAGMA journal_mode = WAL") {
+            Err(diesel::result::Error::DatabaseError(_, info))
+                if info.message().contains("locked") && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            outcome => return outcome,
+        }
+    }
 }
 
 /// The pool's error type: the open error, as a standard error.
@@ -486,23 +505,37 @@ impl<T> OnEitherBackend for T where T: QueryFragment<diesel::sqlite::Sqlite> + Q
 /// `UPDATE <table> SET <changes> WHERE <predicate>`, for the claim's
 /// statements. Diesel's own UPDATE refuses its prepared statement a place
 /// in the cache (a changeset with optional fields can render differently
-/// each time), so every resolve re-prepared the same few statements. These
-/// always render the same text; the cache is keyed by that text, so even a
-/// statement that changed shape would get a second entry, never a wrong one.
+/// each time), so every resolve re-prepared the same few statements.
+///
+/// A `FixedUpdate` is cached under its type, like diesel's static queries:
+/// its parts must render the same text every time (no optional fields, no
+/// lists whose length varies), which is what "fixed" promises. That spares
+/// rendering the whole statement on every call just to find it in the
+/// cache, which for the claim's guarded write cost more than running it.
 #[derive(Debug, Clone, Copy)]
-pub struct FixedUpdate<F, V, W> {
+pub struct FixedUpdate<F, V, W, Id = ()> {
     from: F,
     changes: V,
     predicate: W,
+    id: PhantomParts<Id>,
 }
+
+/// The query id of a [`FixedUpdate`]: its table, the changes as written
+/// (diesel gives the rendered changeset no id) and its predicate.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedUpdateId<T, C, W>(PhantomParts<(T, C, W)>);
+
+/// Names types without owning values of them (and stays `Send`/`Sync`).
+type PhantomParts<T> = std::marker::PhantomData<fn() -> T>;
 
 /// A [`FixedUpdate`], typed like
 /// `diesel::update(table.filter(predicate)).set(changes)`.
+#[allow(clippy::type_complexity)]
 pub fn fixed_update<T, C, W>(
     table: T,
     changes: C,
     predicate: W,
-) -> FixedUpdate<T::FromClause, C::Changeset, W>
+) -> FixedUpdate<T::FromClause, C::Changeset, W, FixedUpdateId<T, C, W>>
 where
     T: diesel::Table,
     C: diesel::AsChangeset<Target = T>,
@@ -513,10 +546,11 @@ where
         from: table.from_clause(),
         changes: changes.as_changeset(),
         predicate,
+        id: std::marker::PhantomData,
     }
 }
 
-impl<F, V, W, DB> QueryFragment<DB> for FixedUpdate<F, V, W>
+impl<F, V, W, Id, DB> QueryFragment<DB> for FixedUpdate<F, V, W, Id>
 where
     DB: diesel::backend::Backend,
     F: QueryFragment<DB>,
@@ -536,23 +570,24 @@ where
     }
 }
 
-impl<F, V, W> QueryId for FixedUpdate<F, V, W> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
+impl<F, V, W, T, C, P> QueryId for FixedUpdate<F, V, W, FixedUpdateId<T, C, P>>
+where
+    T: QueryId,
+    C: QueryId,
+    P: QueryId,
+{
+    type QueryId = FixedUpdateId<T::QueryId, C::QueryId, P::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool =
+        T::HAS_STATIC_QUERY_ID && C::HAS_STATIC_QUERY_ID && P::HAS_STATIC_QUERY_ID;
 }
 
-impl<F, V, W> FixedUpdate<F, V, W> {
-    /// The same statement, also returning `column` of every row it changed
-    /// (both backends: PostgreSQL, and SQLite since 3.35).
-    pub fn returning<C>(self, column: C) -> Returning<Self, C> {
-        Returning {
-            statement: self,
-            column,
-        }
-    }
+/// `statement` also returning `column` of every row it changed (both
+/// backends: PostgreSQL, and SQLite since 3.35).
+pub fn returning<S, C>(statement: S, column: C) -> Returning<S, C> {
+    Returning { statement, column }
 }
 
-/// `<statement> RETURNING <column>`; see [`FixedUpdate::returning`].
+/// `<statement> RETURNING <column>`; see [`returning`].
 #[derive(Debug, Clone, Copy)]
 pub struct Returning<S, C> {
     statement: S,
@@ -575,9 +610,9 @@ where
     }
 }
 
-impl<S, C> QueryId for Returning<S, C> {
-    type QueryId = ();
-    const HAS_STATIC_QUERY_ID: bool = false;
+impl<S: QueryId, C: QueryId> QueryId for Returning<S, C> {
+    type QueryId = Returning<S::QueryId, C::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = S::HAS_STATIC_QUERY_ID && C::HAS_STATIC_QUERY_ID;
 }
 
 impl<S, C: diesel::Expression> diesel::query_builder::Query for Returning<S, C> {

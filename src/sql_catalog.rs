@@ -39,14 +39,30 @@ fn layout(raw: String) -> String {
 
 const SESSION: &str = "<session_id>";
 
-/// A two-question bundle's writes, as the claim renders them.
-fn sample_writes() -> Vec<claim::RowWrite> {
-    [1, 2]
-        .map(|row_id| claim::RowWrite {
-            row_id,
-            response: Some(format!("<answer {row_id}>")),
-        })
-        .to_vec()
+/// A two-question bundle's writes, as the claim renders them: two rows
+/// and two unused places.
+fn sample_writes() -> claim::RowSlots {
+    [1, 2, 0, 0].map(|row_id| claim::RowWrite {
+        row_id,
+        response: (row_id > 0).then(|| format!("<answer {row_id}>")),
+    })
+}
+
+/// The claim's row write as PostgreSQL's claim statement embeds it.
+#[cfg(feature = "postgres")]
+fn with_returned_ids<S>(
+    statement: S,
+) -> crate::db::Returning<S, crate::schema::bundle_questions::id> {
+    crate::db::returning(statement, crate::schema::bundle_questions::id)
+}
+
+/// A user's scope, as the scoped queries render it.
+fn sample_scope() -> Scope {
+    Scope {
+        unscoped: false,
+        user_id: "<user_id>".to_owned(),
+        sees_permission_bundles: false,
+    }
 }
 
 fn sample_resolver() -> claim::Resolver<'static> {
@@ -61,11 +77,7 @@ const TASK: &str = "<task_id>";
 macro_rules! catalog {
     ($backend:ty) => {{
         let expired_ids = vec!["<pending_id>".to_owned()];
-        let scope = Scope {
-            unscoped: false,
-            user_id: "<user_id>".to_owned(),
-            sees_permission_bundles: false,
-        };
+        let scope = sample_scope();
         let filter = listing::ListFilter {
             workspace_id: "<workspace_id>".to_owned(),
             created_since: 0,
@@ -118,24 +130,6 @@ macro_rules! catalog {
                 sql: layout(
                     debug_query::<$backend, _>(&lifecycle::detach_bundle_statement(PENDING))
                         .to_string(),
-                ),
-            },
-            Rendered {
-                name: "claim_target",
-                sql: layout(
-                    debug_query::<$backend, _>(&bundle::claim_target_query(&scope, PENDING))
-                        .to_string(),
-                ),
-            },
-            Rendered {
-                name: "claim_rows",
-                sql: layout(
-                    debug_query::<$backend, _>(&claim::claim_rows_statement(
-                        PENDING,
-                        "<status>",
-                        &sample_writes(),
-                    ))
-                    .to_string(),
                 ),
             },
             Rendered {
@@ -217,6 +211,28 @@ pub fn sqlite() -> Vec<Rendered> {
     let mut catalog = catalog!(diesel::sqlite::Sqlite);
     let resolver = sample_resolver();
     catalog.push(Rendered {
+        name: "claim_target",
+        sql: layout(
+            debug_query::<diesel::sqlite::Sqlite, _>(&bundle::claim_target_query(
+                &sample_scope(),
+                PENDING,
+            ))
+            .to_string(),
+        ),
+    });
+    catalog.push(Rendered {
+        name: "claim_rows",
+        sql: layout(
+            debug_query::<diesel::sqlite::Sqlite, _>(&claim::claim_rows_statement(
+                PENDING,
+                "<status>",
+                &[sample_writes()[0].clone()],
+                claim::ReadUnderWriteLock,
+            ))
+            .to_string(),
+        ),
+    });
+    catalog.push(Rendered {
         name: "claim_bundle",
         sql: layout(
             debug_query::<diesel::sqlite::Sqlite, _>(&claim::claim_bundle_statement(
@@ -238,10 +254,25 @@ pub fn postgres() -> Vec<Rendered> {
     let mut catalog = catalog!(diesel::pg::Pg);
     let (writes, resolver) = (sample_writes(), sample_resolver());
     catalog.push(Rendered {
+        name: "claim_target",
+        sql: layout(
+            debug_query::<diesel::pg::Pg, _>(&bundle::claim_target_with_rows_query(
+                &sample_scope(),
+                PENDING,
+            ))
+            .to_string(),
+        ),
+    });
+    catalog.push(Rendered {
         name: "claim",
         sql: layout(
             debug_query::<diesel::pg::Pg, _>(&claim::claim_statement(
-                claim::claim_rows_statement(PENDING, "<status>", &writes),
+                with_returned_ids(claim::claim_rows_statement(
+                    PENDING,
+                    "<status>",
+                    &writes,
+                    claim::active_in_the_write(PENDING),
+                )),
                 PENDING,
                 "<reject_reason>",
                 0,

@@ -77,7 +77,7 @@ dual_backend! {
 /// Runs the claim's row statement by hand on a raw connection; returns
 /// the ids it changed.
 fn run_claim_rows(db: &TestDb, pending_id: &str) -> Vec<i32> {
-    use clarion::claim::{claim_rows_statement, RowWrite};
+    use clarion::claim::{active_in_the_write, claim_rows_statement, RowWrite};
     use clarion::db::AnyConnection;
     use clarion::schema::bundle_questions;
     use diesel::prelude::*;
@@ -88,14 +88,27 @@ fn run_claim_rows(db: &TestDb, pending_id: &str) -> Vec<i32> {
             .load(conn)
             .unwrap()
     });
-    let writes: Vec<RowWrite> = row_ids
-        .iter()
-        .map(|&row_id| RowWrite {
+    assert!(row_ids.len() <= 4);
+    let writes: clarion::claim::RowSlots = std::array::from_fn(|place| match row_ids.get(place) {
+        Some(&row_id) => RowWrite {
             row_id,
             response: Some(format!("{{\"row\":{row_id}}}")),
-        })
-        .collect();
-    let statement = claim_rows_statement(pending_id, "answered", &writes);
+        },
+        None => RowWrite {
+            row_id: 0,
+            response: None,
+        },
+    });
+    // The guard evaluated by the write itself, as PostgreSQL's claim runs it.
+    let statement = clarion::db::returning(
+        claim_rows_statement(
+            pending_id,
+            "answered",
+            &writes,
+            active_in_the_write(pending_id),
+        ),
+        clarion::schema::bundle_questions::id,
+    );
     db.raw(|conn| match conn {
         AnyConnection::Sqlite(c) => statement.load::<i32>(c).unwrap(),
         #[cfg(feature = "postgres")]
@@ -104,10 +117,11 @@ fn run_claim_rows(db: &TestDb, pending_id: &str) -> Vec<i32> {
 }
 
 dual_backend! {
-    /// CLAIM-1: the guard is part of the write. The one statement that writes
-    /// a resolution changes nothing once ACT-1 fails for the bundle (its turn
-    /// superseded, its session ended), and changes exactly the pending rows
-    /// while ACT-1 holds.
+    /// CLAIM-1: with the guard PostgreSQL's claim puts in its write, the one
+    /// statement that writes a resolution changes nothing once ACT-1 fails
+    /// for the bundle (its turn superseded, its session ended), and changes
+    /// exactly the pending rows while ACT-1 holds. (SQLite's claim checks
+    /// ACT-1 in its read under the write lock; the fragment is the same.)
     fn claim_1_the_write_itself_is_guarded(db) {
         let session = mirror(db, "s", "alice");
         let superseded = ask(db, &session, 2);
@@ -125,6 +139,35 @@ dual_backend! {
         assert_eq!(claimed.len(), 1);
         assert_eq!(rows::statuses(db, &ended), [Some("answered".to_owned())]);
         assert_eq!(run_claim_rows(db, &ended), Vec::<i32>::new(), "a second claim finds nothing pending");
+    }
+}
+
+dual_backend! {
+    /// CLAIM-3: a bundle written by hand with more rows than one claim
+    /// statement names (ROWS_PER_STATEMENT) is still claimed whole: every
+    /// pending row takes the resolution, and a row already terminal stays
+    /// as it was, wherever it sits.
+    fn claim_3_more_rows_than_one_statement_names(db) {
+        use common::rows::Row;
+        let session = mirror(db, "many", "alice");
+        let turn = db.begin_turn(&session).unwrap();
+        rows::insert_bundle(db, "wide", &session, &turn, "t-many");
+        let ids = ["q1", "q2", "q3", "q4", "q5", "q6"];
+        for (index, question_id) in ids.iter().enumerate() {
+            let status = if index == 1 { Some("expired") } else { Some("pending") };
+            Row::new("wide", &session, &turn)
+                .question_id(question_id)
+                .index(Some(index as i32))
+                .status(status)
+                .insert(db);
+        }
+        let cancelled = db.cancel_bundle(&Principal::System, "wide").unwrap();
+        assert!(cancelled.claimed);
+        let mut expected = vec![Some("cancelled".to_owned()); 6];
+        expected[1] = Some("expired".to_owned());
+        assert_eq!(rows::statuses(db, "wide"), expected);
+        let again = db.cancel_bundle(&Principal::System, "wide").unwrap();
+        assert!(!again.claimed);
     }
 }
 
@@ -190,10 +233,10 @@ fn claim_1_only_the_claim_writes_a_resolution_status() {
     );
     assert_eq!(
         claim
-            .matches("claim_rows_statement(&record.pending_id")
+            .matches("claim_rows_statement(marks.pending_id, marks.status, &")
             .count(),
-        1,
-        "called once, by the claim"
+        2,
+        "called by the claim only, once per backend"
     );
     // The raw-SQL fixtures write statuses too, but only behind the test-hooks feature.
     let lib = std::fs::read_to_string(

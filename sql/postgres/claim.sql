@@ -1,38 +1,38 @@
 WITH "claimed" AS (UPDATE "bundle_questions"
-SET "status" = $1, "response" = CASE "bundle_questions"."id" WHEN $2 THEN $3 WHEN $4 THEN $5 END
-WHERE (((("bundle_questions"."pending_id" = $6)
-AND "bundle_questions"."id" IN ($7, $8))
+SET "status" = $1, "response" = CASE "bundle_questions"."id" WHEN $2 THEN $3 WHEN $4 THEN $5 WHEN $6 THEN $7 WHEN $8 THEN $9 END
+WHERE (((("bundle_questions"."pending_id" = $10)
+AND "bundle_questions"."id" IN ($11, $12, $13, $14))
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $9))
-OR ("bundle_questions"."status" = $10)))
+OR ("bundle_questions"."status" = $15))
+OR ("bundle_questions"."status" = $16)))
 AND EXISTS (SELECT "bundles"."pending_id"
 FROM "bundles"
 WHERE ((((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $11))
-OR ("bundle_questions"."status" = $12))) OFFSET $13)
+OR ("bundle_questions"."status" = $17))
+OR ("bundle_questions"."status" = $18))) OFFSET $19)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $14)))
+LIMIT $20)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (((("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != $15))
-AND ("sessions"."state" != $16))
-AND ("sessions"."state" != $17)) OFFSET $18))
+AND ("sessions"."state" != $21))
+AND ("sessions"."state" != $22))
+AND ("sessions"."state" != $23)) OFFSET $24))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $19)))
-AND ("bundles"."pending_id" = $20)))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
-SET "reject_reason" = $21, "responded_at" = $22, "resolved_by_kind" = $23, "resolved_by_id" = $24, "response_delivery_pending" = $25, "may_be_active" = $26
-WHERE (("bundles"."pending_id" = $27)
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $25)))
+AND ("bundles"."pending_id" = $26)))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
+SET "reject_reason" = $27, "responded_at" = $28, "resolved_by_kind" = $29, "resolved_by_id" = $30, "response_delivery_pending" = $31, "may_be_active" = $32
+WHERE (("bundles"."pending_id" = $33)
 AND EXISTS (SELECT "claimed"."id"
 FROM "claimed"))) SELECT "claimed"."id"
 FROM "claimed";
--- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), "<pending_id>", 1, 2, "", "pending", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>"]
+-- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>"]

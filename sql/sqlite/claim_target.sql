@@ -28,8 +28,8 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
-LIMIT -1  OFFSET ?))), `claim_rows`.`id`, `claim_rows`.`pending_id`, `claim_rows`.`question_id`, `claim_rows`.`question_index`, `claim_rows`.`payload`, `claim_rows`.`status`, `claim_rows`.`response`, `claim_rows`.`created_at`
-FROM (`bundles` LEFT OUTER JOIN `bundle_questions` AS `claim_rows` ON (`claim_rows`.`pending_id` = `bundles`.`pending_id`))
+LIMIT -1  OFFSET ?)))
+FROM `bundles`
 WHERE ((`bundles`.`pending_id` = ?)
 AND ((?
 OR EXISTS (SELECT `tasks`.`id`
