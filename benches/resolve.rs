@@ -56,6 +56,13 @@ fn timed<T>(work: impl FnOnce() -> T) -> (Duration, T) {
     (started.elapsed(), value)
 }
 
+fn per_second(took: Duration, n: usize) -> f64 {
+    n as f64 / took.as_secs_f64()
+}
+
+/// How many bundles clarion resolves before the floor takes its turn.
+const BLOCK: usize = 100;
+
 /// Asks `n` bundles through clarion (untimed), with a progress bar.
 fn ask_many(clarion: &Clarion, session: &str, n: usize, label: &str) -> Vec<String> {
     let mut progress = common::Progress::new(label, n as u64);
@@ -349,27 +356,35 @@ fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
         let (took, floor_ids) = floor_ask(&clarion, &floor_session, bundles);
         ask_floor.push(took);
 
-        let (took, ()) = timed(|| {
-            for id in &ids {
-                let resolved = clarion.resolve_bundle(&alice, id, &two_answers()).unwrap();
-                assert!(resolved.claimed);
-            }
-        });
-        resolve.push(took);
-        let (took, ()) = clarion
-            .with_raw_connection(|conn| {
-                timed(|| {
-                    for id in &floor_ids {
-                        floor_resolve(conn, id);
-                    }
-                })
+        // Clarion and the floor take turns in blocks, so that a slow spell
+        // of the machine (a checkpoint, a slow disk flush) falls on both.
+        let (mut ours, mut floor) = (Duration::ZERO, Duration::ZERO);
+        for (block, floor_block) in ids.chunks(BLOCK).zip(floor_ids.chunks(BLOCK)) {
+            ours += timed(|| {
+                for id in block {
+                    let resolved = clarion.resolve_bundle(&alice, id, &two_answers()).unwrap();
+                    assert!(resolved.claimed);
+                }
             })
-            .unwrap();
-        resolve_floor.push(took);
+            .0;
+            floor += clarion
+                .with_raw_connection(|conn| {
+                    timed(|| {
+                        for id in floor_block {
+                            floor_resolve(conn, id);
+                        }
+                    })
+                    .0
+                })
+                .unwrap();
+        }
+        resolve.push(ours);
+        resolve_floor.push(floor);
         eprintln!(
-            "RUN {run}: clarion {:.0}/s floor {:.0}/s",
-            bundles as f64 / resolve.last().unwrap().as_secs_f64(),
-            bundles as f64 / took.as_secs_f64()
+            "{name}: run {}: resolve clarion {:.0}/s, floor {:.0}/s",
+            run + 1,
+            per_second(ours, bundles),
+            per_second(floor, bundles),
         );
 
         // Contention: every racer on the same bundle.
@@ -391,7 +406,6 @@ fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
                 .unwrap()
         }));
     }
-    let per_second = |d: Duration, n: usize| n as f64 / d.as_secs_f64();
     let (ask, ask_floor) = (
         per_second(median(ask), bundles),
         per_second(median(ask_floor), bundles),

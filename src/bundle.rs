@@ -343,10 +343,31 @@ pub fn claim_target_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
     bundle.select((bundle_record_columns(), activeness::is_active()))
 }
 
-/// [`claim_target_query`] with the bundle's question rows joined — one
-/// result row per question — so PostgreSQL reads everything in one round
-/// trip. The rows are joined under an alias because the activeness
-/// fragments query `bundle_questions` themselves.
+/// CLAIM-4 on PostgreSQL: locks the enclosing bundle's session row for the
+/// rest of the transaction (the row every session-state change, new turn
+/// and claim of that session locks first).
+#[cfg(feature = "postgres")]
+#[diesel::dsl::auto_type]
+fn session_locked() -> _ {
+    diesel::dsl::exists(
+        crate::schema::sessions::table
+            .filter(crate::schema::sessions::id.eq(bundles::session_id))
+            .select(crate::schema::sessions::id)
+            .for_update(),
+    )
+}
+
+/// The claim's read on PostgreSQL: [`claim_target_query`] with the
+/// bundle's question rows joined (one result row per question; aliased,
+/// because the activeness fragments query `bundle_questions` themselves),
+/// and the session lock taken by the same statement when the bundle looks
+/// active — one round trip for what SQLite reads in two statements. The
+/// lock comes after visibility (rows that fail the filter are never
+/// locked, AUTH-5), and a bundle already inactive is not locked at all, so
+/// losers that arrive after the winner committed never queue behind other
+/// claims. Values other than the lock are those of the statement's start;
+/// the claim's write re-checks ACT-1 after the lock (see `claim`).
+#[cfg(feature = "postgres")]
 #[diesel::dsl::auto_type]
 pub fn claim_target_with_rows_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
     let bundle: visible_bundle<'a> = visible_bundle(scope, pending_id);
@@ -359,9 +380,14 @@ pub fn claim_target_with_rows_query<'a>(scope: &'a Scope, pending_id: &'a str) -
     let rows: diesel::dsl::Nullable<
         diesel::dsl::Fields<diesel::query_source::Alias<ClaimRows>, question_record_columns>,
     > = claim_rows.fields(question_record_columns()).nullable();
+    let locked_if_active: diesel::dsl::case_when<
+        activeness::is_active,
+        session_locked,
+        diesel::sql_types::Bool,
+    > = diesel::dsl::case_when(activeness::is_active(), session_locked());
     bundle
         .left_join(claim_rows.on(rows_of_this_bundle))
-        .select((bundle_record_columns(), activeness::is_active(), rows))
+        .select((bundle_record_columns(), locked_if_active, rows))
 }
 
 /// Where an existing bundle stands.

@@ -82,6 +82,7 @@ pub struct Resolver<'a> {
 pub const ROWS_PER_STATEMENT: usize = *crate::ask::QUESTIONS_PER_BUNDLE.end();
 
 /// The row id that fills unused places of a claim statement.
+#[cfg(feature = "postgres")]
 const NO_ROW: RowWrite = RowWrite {
     row_id: 0,
     response: None,
@@ -316,6 +317,7 @@ pub fn claim_bundle_statement<'a>(
     )
 }
 
+#[cfg(feature = "postgres")]
 diesel::table! {
     /// The rows a PostgreSQL claim changed: the name of the first common
     /// table expression of [`ClaimStatement`], not a stored table.
@@ -323,6 +325,7 @@ diesel::table! {
         id -> Integer,
     }
 }
+#[cfg(feature = "postgres")]
 diesel::allow_tables_to_appear_in_same_query!(claimed, bundles);
 
 /// The claim's writes on PostgreSQL as one statement:
@@ -332,6 +335,7 @@ diesel::allow_tables_to_appear_in_same_query!(claimed, bundles);
 ///
 /// Both updates see one snapshot, taken after the session lock was granted,
 /// and commit or vanish together with the transaction.
+#[cfg(feature = "postgres")]
 #[derive(Debug, Clone)]
 pub struct ClaimStatement<R, B> {
     rows: R,
@@ -341,6 +345,7 @@ pub struct ClaimStatement<R, B> {
 
 /// The claim's writes for PostgreSQL (see [`ClaimStatement`]); `rows` is a
 /// [`claim_rows_statement`].
+#[cfg(feature = "postgres")]
 pub fn claim_statement<'a, R>(
     rows: R,
     pending_id: &'a str,
@@ -381,15 +386,18 @@ where
     }
 }
 
+#[cfg(feature = "postgres")]
 impl<R: QueryId, B: QueryId> QueryId for ClaimStatement<R, B> {
     type QueryId = ClaimStatement<R::QueryId, B::QueryId>;
     const HAS_STATIC_QUERY_ID: bool = R::HAS_STATIC_QUERY_ID && B::HAS_STATIC_QUERY_ID;
 }
 
+#[cfg(feature = "postgres")]
 impl<R, B> diesel::query_builder::Query for ClaimStatement<R, B> {
     type SqlType = Integer;
 }
 
+#[cfg(feature = "postgres")]
 impl<R, B, C> RunQueryDsl<C> for ClaimStatement<R, B> {}
 
 /// The bundle a claim is about, as read inside the claim's transaction.
@@ -407,11 +415,13 @@ pub(crate) struct ClaimTarget<'a> {
 /// A bundle the read found inactive is final on both backends: that branch
 /// writes nothing, so the read's snapshot is as good a moment to decide at
 /// as any later one, and losers arriving after a winner committed go to the
-/// replay without queueing for the session lock. Otherwise PostgreSQL locks
-/// the session row first, which serializes the claim with state changes and
-/// new turns of the same session (CLAIM-4); its write statement starts after
-/// the lock was granted, so its guard sees everything committed before. On
-/// SQLite the transaction has held the write lock since `BEGIN IMMEDIATE`.
+/// replay without queueing for the session lock. A bundle the read found
+/// active is, by then, serialized with every other writer of its session:
+/// on SQLite by the write lock held since `BEGIN IMMEDIATE`, on PostgreSQL
+/// by the session row lock the read itself took (CLAIM-4; see
+/// `bundle::claim_target_with_rows_query`). PostgreSQL's write statement
+/// starts after that lock was granted, so its guard sees everything
+/// committed before.
 pub(crate) fn claim(
     clarion: &Clarion,
     conn: &mut AnyConnection,
@@ -427,8 +437,6 @@ pub(crate) fn claim(
     if !active_when_read || rows.is_empty() {
         return Ok(None);
     }
-    clarion.failpoint(points::CLAIM_AFTER_READ)?;
-    db::serialize_with_session(conn, &record.session_id)?;
     clarion.failpoint(points::CLAIM_BEFORE_WRITES)?;
     let writes = rows
         .iter()

@@ -471,20 +471,6 @@ pub(crate) fn lock_session(
     }
 }
 
-/// CLAIM-4: serializes the rest of the transaction with every other writer
-/// of the session (state changes, new turns, other claims). PostgreSQL locks
-/// the session row; SQLite's `BEGIN IMMEDIATE` already holds the database's
-/// write lock, so there is nothing more to take.
-pub(crate) fn serialize_with_session(
-    conn: &mut AnyConnection,
-    session_id: &str,
-) -> Result<(), Error> {
-    if backend_of(conn) == Backend::Sqlite {
-        return Ok(());
-    }
-    lock_session(conn, session_id).map(|_| ())
-}
-
 /// A statement both backends can run on their concrete connections.
 #[cfg(feature = "postgres")]
 pub trait OnEitherBackend:

@@ -109,11 +109,9 @@ pub mod points {
     pub const ASK_AFTER_BUNDLE_ROW: &str = "ask.after_bundle_row";
     /// Inside `ask`, after the first question row.
     pub const ASK_AFTER_FIRST_QUESTION: &str = "ask.after_first_question";
-    /// Inside the claim, after its read found the bundle active and before
-    /// it serializes with the session's other writers.
-    pub const CLAIM_AFTER_READ: &str = "claim.after_read";
-    /// Inside the claim, holding the session's serialization (the session
-    /// row lock on PostgreSQL, the write lock on SQLite), before its writes.
+    /// Inside the claim, after its read found the bundle active, holding the
+    /// session's serialization (the session row lock on PostgreSQL, the
+    /// write lock on SQLite), before its writes.
     pub const CLAIM_BEFORE_WRITES: &str = "claim.before_writes";
     /// Inside the claim, after the rows took the resolution status.
     pub const CLAIM_AFTER_ROWS: &str = "claim.after_rows";

@@ -5,9 +5,7 @@
 mod common;
 
 use std::sync::{Arc, Barrier};
-use std::time::Duration;
 
-use clarion::failpoints::{points, FailAction, Gate};
 use clarion::{envelope, AnswerInput, Clarion, Principal, ResolveRequest, Resolved};
 use common::*;
 
@@ -249,8 +247,10 @@ fn claim_1_only_the_claim_writes_a_resolution_status() {
 #[cfg(feature = "postgres")]
 mod postgres_serialization {
     use super::*;
+    use clarion::failpoints::{points, FailAction, Gate};
     use diesel::prelude::*;
     use diesel::sql_types::BigInt;
+    use std::time::Duration;
 
     #[derive(QueryableByName)]
     struct Waiting {
@@ -323,17 +323,20 @@ mod postgres_serialization {
         pending_id
     }
 
-    /// CLAIM-1, CLAIM-4: a turn that begins after the claim's read but
-    /// before its session lock is seen by the claim's guarded write: nothing
-    /// is claimed, the rows stay pending, and the caller is told the bundle
-    /// is no longer active.
+    /// CLAIM-1: the guard in PostgreSQL's write re-checks ACT-1 after the
+    /// read. A writer that takes no session lock (here the host corrupting a
+    /// row by hand: a question moved to another turn, ACT-1.4) changes the
+    /// bundle while the claim is paused between its read and its writes:
+    /// nothing is claimed, the rows stay pending, and the caller is told the
+    /// bundle is no longer active.
     #[test]
-    fn claim_4_turn_begun_before_the_lock_defeats_the_claim() {
+    fn claim_1_the_write_rechecks_activeness_after_the_read() {
+        use clarion::schema::bundle_questions;
         let Some(db) = common::postgres() else { return };
         let session = mirror(&db, "s", "alice");
         let pending_id = ask(&db, &session, 2);
         let gate = Gate::new();
-        db.arm_failpoint(points::CLAIM_AFTER_READ, FailAction::Block(gate.clone()));
+        db.arm_failpoint(points::CLAIM_BEFORE_WRITES, FailAction::Block(gate.clone()));
         let _open_on_drop = OpenOnDrop(gate.clone());
         let claimer = {
             let db = db.clarion.clone();
@@ -346,8 +349,17 @@ mod postgres_serialization {
             gate.wait_arrival(Duration::from_secs(10)),
             "claim never finished its read"
         );
-        // The claim holds no lock yet, so the new turn commits at once.
-        db.reopen().begin_turn(&session).unwrap();
+        let moved = db.raw(|conn| {
+            diesel::update(
+                bundle_questions::table
+                    .filter(bundle_questions::pending_id.eq(&pending_id))
+                    .filter(bundle_questions::question_id.eq("q2")),
+            )
+            .set(bundle_questions::turn_id.eq("elsewhere"))
+            .execute(conn)
+            .unwrap()
+        });
+        assert_eq!(moved, 1);
         gate.open();
         let outcome = claimer.join().unwrap();
         assert!(
