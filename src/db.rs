@@ -220,10 +220,34 @@ pub(crate) struct ConnectError(#[from] OpenError);
 /// connection that sat idle — across a server restart, say — is checked.
 const RECENTLY_USED: Duration = Duration::from_millis(500);
 
-/// A pooled connection, and when it last came back to the pool.
+/// A pooled connection, when it last came back to the pool, and whether an
+/// operation on it found it closed.
 pub(crate) struct PooledConn {
     conn: AnyConnection,
     returned_at: Option<Instant>,
+    lost: bool,
+}
+
+impl PooledConn {
+    /// Runs `body` on the connection; if it fails because the connection is
+    /// gone (the server closed it), the pool discards the connection instead
+    /// of handing it out again. (A failure inside a transaction is caught
+    /// anyway: its ROLLBACK fails too, which breaks the transaction manager.)
+    pub(crate) fn run<T>(
+        &mut self,
+        body: impl FnOnce(&mut AnyConnection) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        use diesel::result::DatabaseErrorKind::{ClosedConnection, UnableToSendCommand};
+        let outcome = body(&mut self.conn);
+        if let Err(Error::Database(diesel::result::Error::DatabaseError(
+            ClosedConnection | UnableToSendCommand,
+            _,
+        ))) = &outcome
+        {
+            self.lost = true;
+        }
+        outcome
+    }
 }
 
 impl std::ops::Deref for PooledConn {
@@ -248,6 +272,7 @@ impl ManageConnection for Manager {
         Ok(PooledConn {
             conn: self.connect_target()?,
             returned_at: None,
+            lost: false,
         })
     }
 
@@ -272,6 +297,7 @@ impl ManageConnection for Manager {
         // A connection dropped while unwinding, or still inside a
         // transaction, must not be handed out again.
         let broken = std::thread::panicking()
+            || conn.lost
             || <AnyConnection as Connection>::TransactionManager::is_broken_transaction_manager(
                 &mut conn.conn,
             );

@@ -241,8 +241,7 @@ impl Clarion {
     /// Runs `body` on a pooled connection, on one consistent snapshot
     /// (several reads never mix states from before and after a commit).
     pub(crate) fn read<T>(&self, body: impl FnOnce(&mut AnyConnection) -> Result<T>) -> Result<T> {
-        let mut conn = self.conn()?;
-        db::read_snapshot(&mut conn, body)
+        self.conn()?.run(|conn| db::read_snapshot(conn, body))
     }
 
     /// Runs a single-statement read on a pooled connection; one statement
@@ -251,8 +250,7 @@ impl Clarion {
         &self,
         body: impl FnOnce(&mut AnyConnection) -> Result<T>,
     ) -> Result<T> {
-        let mut conn = self.conn()?;
-        body(&mut conn)
+        self.conn()?.run(body)
     }
 
     /// Runs one single-statement write, which commits by itself (one round
@@ -261,14 +259,12 @@ impl Clarion {
         &self,
         body: impl FnOnce(&mut AnyConnection) -> Result<T>,
     ) -> Result<T> {
-        let mut conn = self.conn()?;
-        body(&mut conn)
+        self.conn()?.run(body)
     }
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE` on SQLite).
     pub(crate) fn write<T>(&self, body: impl FnOnce(&mut AnyConnection) -> Result<T>) -> Result<T> {
-        let mut conn = self.conn()?;
-        db::write_transaction(&mut conn, body)
+        self.conn()?.run(|conn| db::write_transaction(conn, body))
     }
 }
 

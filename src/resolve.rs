@@ -235,26 +235,29 @@ impl Clarion {
         let mut conn = self.inner.pool.get()?;
         // One write transaction: read the bundle (not-found), validate it,
         // then claim. Nothing is written unless the claim is won.
-        let (record, committed) = db::write_transaction(&mut conn, |conn| {
-            let (mut record, active_when_read, rows) =
-                bundle::load_claim_target(conn, &scope, pending_id)?
-                    .ok_or(Error::NotFound(Entity::Bundle))?;
-            let resolution = decide(&rows)?;
-            let target = ClaimTarget {
-                record: &mut record,
-                active_when_read,
-                rows: &rows,
-            };
-            // REPLAY-3: a failed claim is an internal error, logged with the
-            // bundle; nothing is retried.
-            let committed = claim(self, conn, target, &resolution, &resolver).map_err(|error| {
-                tracing::error!(pending_id, %error, "claim failed");
-                Error::Internal(format!("claim of {pending_id} failed: {error}"))
-            })?;
-            Ok((record, committed))
+        let (record, committed) = conn.run(|conn| {
+            db::write_transaction(conn, |conn| {
+                let (mut record, active_when_read, rows) =
+                    bundle::load_claim_target(conn, &scope, pending_id)?
+                        .ok_or(Error::NotFound(Entity::Bundle))?;
+                let resolution = decide(&rows)?;
+                let target = ClaimTarget {
+                    record: &mut record,
+                    active_when_read,
+                    rows: &rows,
+                };
+                // REPLAY-3: a failed claim is an internal error, logged with the
+                // bundle; nothing is retried.
+                let committed =
+                    claim(self, conn, target, &resolution, &resolver).map_err(|error| {
+                        tracing::error!(pending_id, %error, "claim failed");
+                        Error::Internal(format!("claim of {pending_id} failed: {error}"))
+                    })?;
+                Ok((record, committed))
+            })
         })?;
         let Some(committed) = committed else {
-            return db::read_snapshot(&mut conn, |conn| replay(conn, pending_id));
+            return conn.run(|conn| db::read_snapshot(conn, |conn| replay(conn, pending_id)));
         };
         drop(conn);
         self.failpoint(points::RESOLVE_AFTER_COMMIT)?;

@@ -204,13 +204,64 @@ mod postgres {
         let Some(db) = common::postgres() else { return };
         let session = common::mirror(&db, "idle", "alice");
         let dropped = backend_pid(&db);
-        let mut admin = diesel::PgConnection::establish(&common::postgres_base_url()).unwrap();
-        diesel::sql_query(format!("SELECT pg_terminate_backend({dropped})"))
-            .execute(&mut admin)
-            .unwrap();
+        terminate(dropped);
         std::thread::sleep(std::time::Duration::from_millis(700));
         let asked = common::ask(&db, &session, 1);
         assert!(!asked.is_empty());
+        assert_ne!(backend_pid(&db), dropped);
+    }
+
+    /// Ends the server process behind `pid` and waits until it is gone.
+    fn terminate(pid: i32) {
+        let mut admin = diesel::PgConnection::establish(&common::postgres_base_url()).unwrap();
+        diesel::sql_query(format!("SELECT pg_terminate_backend({pid})"))
+            .execute(&mut admin)
+            .unwrap();
+        for _ in 0..200 {
+            let alive = diesel::sql_query(format!(
+                "SELECT pid FROM pg_stat_activity WHERE pid = {pid}"
+            ))
+            .load::<Backend>(&mut admin)
+            .unwrap();
+            if alive.is_empty() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        panic!("backend {pid} never ended");
+    }
+
+    /// A connection the server dropped while it was in steady use (too
+    /// recently used to be checked on check-out) fails the one operation
+    /// that finds it closed, and is then discarded: the next operation runs
+    /// on a new connection.
+    #[test]
+    fn a_connection_found_closed_is_discarded() {
+        let Some(db) = common::postgres() else { return };
+        let dropped = backend_pid(&db);
+        terminate(dropped);
+        // `authorize` reads with one statement and no transaction, so no
+        // failed ROLLBACK marks the connection broken for the pool.
+        let ask = || {
+            db.authorize(
+                &clarion::Principal::user("alice"),
+                clarion::Operation::GetBundle,
+                clarion::Target::Bundle("no-such-bundle"),
+            )
+        };
+        let first = ask();
+        assert!(
+            matches!(
+                first,
+                Err(clarion::Error::Database(_)) | Ok(clarion::Authorization::Denied(_))
+            ),
+            "{first:?}"
+        );
+        let second = ask();
+        assert!(
+            matches!(second, Ok(clarion::Authorization::Denied(_))),
+            "{second:?}"
+        );
         assert_ne!(backend_pid(&db), dropped);
     }
 
