@@ -287,17 +287,22 @@ mod postgres_serialization {
         panic!("the competing transaction never blocked on the session lock");
     }
 
-    /// Pauses a claim after its guard said "active", starts `competitor` on
-    /// another thread, and checks it waits for the claim to commit.
-    fn claim_paused_while(
-        db: &TestDb,
-        competitor: impl FnOnce(Clarion, String) + Send + 'static,
-    ) -> String {
+    /// A claim of a fresh two-question bundle, running on its own thread and
+    /// paused after its read found the bundle active: it holds the session
+    /// lock and has written nothing yet.
+    struct PausedClaim {
+        session: String,
+        pending_id: String,
+        gate: Arc<Gate>,
+        claimer: std::thread::JoinHandle<clarion::Result<Resolved>>,
+        _open_on_drop: OpenOnDrop,
+    }
+
+    fn pause_claim(db: &TestDb) -> PausedClaim {
         let session = mirror(db, "s", "alice");
         let pending_id = ask(db, &session, 2);
         let gate = Gate::new();
         db.arm_failpoint(points::CLAIM_BEFORE_WRITES, FailAction::Block(gate.clone()));
-        let _open_on_drop = OpenOnDrop(gate.clone());
         let claimer = {
             let db = db.clarion.clone();
             let pending_id = pending_id.clone();
@@ -307,20 +312,37 @@ mod postgres_serialization {
         };
         assert!(
             gate.wait_arrival(Duration::from_secs(10)),
-            "claim never reached its guard"
+            "claim never finished its read"
         );
+        PausedClaim {
+            session,
+            pending_id,
+            _open_on_drop: OpenOnDrop(gate.clone()),
+            gate,
+            claimer,
+        }
+    }
+
+    /// Pauses a claim before its writes, starts `competitor` on another
+    /// thread, and checks it waits for the claim to commit.
+    fn claim_paused_while(
+        db: &TestDb,
+        competitor: impl FnOnce(Clarion, String) + Send + 'static,
+    ) -> String {
+        let paused = pause_claim(db);
         let other = db.reopen();
+        let session = paused.session.clone();
         let competing = std::thread::spawn(move || competitor(other, session));
         wait_for_lock_waiter(db);
         assert!(
             !competing.is_finished(),
             "the competitor committed while the claim was open"
         );
-        gate.open();
-        let resolved = claimer.join().unwrap().unwrap();
+        paused.gate.open();
+        let resolved = paused.claimer.join().unwrap().unwrap();
         competing.join().unwrap();
         assert!(resolved.claimed);
-        pending_id
+        paused.pending_id
     }
 
     /// CLAIM-1: the guard in PostgreSQL's write re-checks ACT-1 after the
@@ -333,22 +355,8 @@ mod postgres_serialization {
     fn claim_1_the_write_rechecks_activeness_after_the_read() {
         use clarion::schema::bundle_questions;
         let Some(db) = common::postgres() else { return };
-        let session = mirror(&db, "s", "alice");
-        let pending_id = ask(&db, &session, 2);
-        let gate = Gate::new();
-        db.arm_failpoint(points::CLAIM_BEFORE_WRITES, FailAction::Block(gate.clone()));
-        let _open_on_drop = OpenOnDrop(gate.clone());
-        let claimer = {
-            let db = db.clarion.clone();
-            let pending_id = pending_id.clone();
-            std::thread::spawn(move || {
-                db.resolve_bundle(&Principal::user("alice"), &pending_id, &answer_for(0))
-            })
-        };
-        assert!(
-            gate.wait_arrival(Duration::from_secs(10)),
-            "claim never finished its read"
-        );
+        let paused = pause_claim(&db);
+        let pending_id = paused.pending_id.clone();
         let moved = db.raw(|conn| {
             diesel::update(
                 bundle_questions::table
@@ -360,8 +368,8 @@ mod postgres_serialization {
             .unwrap()
         });
         assert_eq!(moved, 1);
-        gate.open();
-        let outcome = claimer.join().unwrap();
+        paused.gate.open();
+        let outcome = paused.claimer.join().unwrap();
         assert!(
             matches!(outcome, Err(clarion::Error::NoLongerActive)),
             "{outcome:?}"
