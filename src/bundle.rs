@@ -333,10 +333,11 @@ pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
 
 diesel::alias!(bundle_questions as claim_rows: ClaimRows);
 
-/// The claim's read (CLAIM-1): one bundle, if the scope may see it, with
-/// ACT-1 evaluated in the same statement. SQLite reads the question rows
-/// with a second statement, which costs it less than joining them (the
-/// bundle's derived columns would be evaluated once per question row).
+/// The claim's read on SQLite (CLAIM-1): one bundle, if the scope may see
+/// it, with ACT-1 evaluated in the same statement; under the write lock
+/// this is the claim's guard. SQLite reads the question rows with a second
+/// statement, which costs it less than joining them (the bundle's derived
+/// columns would be evaluated once per question row).
 #[diesel::dsl::auto_type]
 pub fn claim_target_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
     let bundle: visible_bundle<'a> = visible_bundle(scope, pending_id);

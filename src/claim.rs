@@ -97,7 +97,7 @@ pub struct RowWrite {
 }
 
 /// A PostgreSQL claim statement's [`ROWS_PER_STATEMENT`] rows, padded with
-/// [`NO_ROW`]. SQLite writes one row per statement (`[RowWrite; 1]`): its
+/// row id 0. SQLite writes one row per statement (`[RowWrite; 1]`): its
 /// statements cost no round trip, and a statement per row tells it which
 /// rows changed without `RETURNING`, which costs SQLite more.
 pub type RowSlots = [RowWrite; ROWS_PER_STATEMENT];

@@ -1,6 +1,6 @@
 //! Resolving a bundle (§8): validation (VAL-*), normalization (NORM-*), the
-//! one claim (CLAIM-*), and the loser's replay (REPLAY-*). `cancel_bundle`
-//! (LIFE-6) goes through the same claim.
+//! call into the one claim (CLAIM-*, in [`crate::claim`]), and the loser's
+//! replay (REPLAY-*). `cancel_bundle` (LIFE-6) goes through the same claim.
 //!
 //! Steps, in order: capability → shape rules that need no database (VAL-4,
 //! VAL-5) → the bundle's durable rows and visibility (not-found) → rules on
