@@ -14,7 +14,9 @@ use diesel::sql_types::Text;
 
 use clarion::sql_catalog::Explain;
 
+/// One line of PostgreSQL's `EXPLAIN` (read only with `--features postgres`).
 #[derive(QueryableByName)]
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))]
 struct Line {
     #[diesel(sql_type = Text)]
     #[diesel(column_name = "QUERY PLAN")]
