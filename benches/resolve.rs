@@ -41,12 +41,7 @@ const RACERS: usize = 32;
 
 fn new_session(clarion: &Clarion, id: &str) {
     clarion
-        .upsert_session(SessionUpsert {
-            id,
-            task_id: "t",
-            state: None,
-            is_primary: None,
-        })
+        .upsert_session(SessionUpsert::new(id, "t"))
         .unwrap();
 }
 

@@ -34,12 +34,7 @@ fn setup(url: &str) -> Clarion {
     clarion.upsert_workspace("w", Some("alice")).unwrap();
     clarion.upsert_task("t", Some("w")).unwrap();
     clarion
-        .upsert_session(SessionUpsert {
-            id: "s",
-            task_id: "t",
-            state: None,
-            is_primary: None,
-        })
+        .upsert_session(SessionUpsert::new("s", "t"))
         .unwrap();
     clarion
 }

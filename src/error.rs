@@ -1,13 +1,24 @@
-//! Typed errors. Every fallible library call returns one of these; nothing
+//! Typed errors, and what each one is on the wire: its HTTP status
+//! (WIRE-1) and its code word (WIRE-4), defined once here beside the
+//! error itself. Every fallible library call returns one of these; nothing
 //! panics on input.
 
 use std::fmt;
 
+use crate::store::failpoints::Injected;
+use crate::store::{DbError, Failure};
+
+pub use crate::store::OpenError;
+
 /// An entity an operation needed and did not find (LIFE-10, AUTH-5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Entity {
+    /// A workspace of the host mirror.
     Workspace,
+    /// A task of the host mirror.
     Task,
+    /// An agent session.
     Session,
     /// A bundle; its public name is "clarification request" (WIRE-1).
     Bundle,
@@ -28,11 +39,14 @@ impl fmt::Display for Entity {
 /// always starts with the offending field (ASK-2, VAL-7).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ValidationError {
+    /// The field's path, e.g. `answers[1].selected_options`.
     pub field: String,
+    /// What is wrong with it.
     pub message: String,
 }
 
 impl ValidationError {
+    /// A validation error about `field`.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             field: field.into(),
@@ -49,11 +63,15 @@ impl fmt::Display for ValidationError {
 
 impl std::error::Error for ValidationError {}
 
-/// The error of every operation on an open [`crate::Clarion`] handle.
+/// The error of every operation on an open [`crate::Clarion`] handle. Its
+/// `Display` text is the `error` member of the wire body (WIRE-1).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
+    /// The entity does not exist, or the principal may not see it (AUTH-5).
     #[error("{0} not found")]
     NotFound(Entity),
+    /// The request breaks a rule; the message names the field.
     #[error(transparent)]
     Validation(#[from] ValidationError),
     /// AUTH-2: the principal may not perform this operation at all.
@@ -69,55 +87,106 @@ pub enum Error {
     /// ASK-5: asking on a session in a terminal state.
     #[error("session has ended")]
     SessionEnded,
-    #[error("database error: {0}")]
-    Database(#[from] diesel::result::Error),
-    #[error("no database connection available: {0}")]
-    Pool(#[from] diesel::r2d2::PoolError),
+    /// The database or the connection pool failed.
+    #[error(transparent)]
+    Database(#[from] DbError),
     /// A broken invariant inside clarion; the message says which.
     #[error("internal error: {0}")]
     Internal(String),
-    /// A fault injected by a test through the `test-hooks` feature.
+    /// A fault injected by a test (feature `test-hooks` only).
+    #[cfg(feature = "test-hooks")]
     #[error("injected fault at {0}")]
     Injected(&'static str),
 }
 
+/// A `Result` whose error is clarion's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// The code word of an error or a denial (WIRE-4 tool errors, `authorize`
+/// reasons, the 403 body).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// `not_found`
+    NotFound,
+    /// `no_longer_active`
+    NoLongerActive,
+    /// `validation`
+    Validation,
+    /// `capability_denied`
+    CapabilityDenied,
+    /// `internal`: everything unexpected.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The word on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::NoLongerActive => "no_longer_active",
+            ErrorCode::Validation => "validation",
+            ErrorCode::CapabilityDenied => "capability_denied",
+            ErrorCode::Internal => "internal",
+        }
+    }
+}
 
 impl Error {
     pub(crate) fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
         Error::Validation(ValidationError::new(field, message))
     }
+
+    /// WIRE-1: the HTTP status this error is reported with.
+    pub fn http_status(&self) -> u16 {
+        match self {
+            Error::NotFound(_) => 404,
+            Error::Validation(_) => 400,
+            Error::CapabilityDenied => 403,
+            Error::NoLongerActive | Error::SessionEnded => 409,
+            Error::TimedOut => 504,
+            Error::Database(_) | Error::Internal(_) => 500,
+            #[cfg(feature = "test-hooks")]
+            Error::Injected(_) => 500,
+        }
+    }
+
+    /// WIRE-4: the code word of this error. Errors without a word of their
+    /// own are `internal`.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Error::NotFound(_) => ErrorCode::NotFound,
+            Error::NoLongerActive => ErrorCode::NoLongerActive,
+            Error::Validation(_) => ErrorCode::Validation,
+            Error::CapabilityDenied => ErrorCode::CapabilityDenied,
+            _ => ErrorCode::Internal,
+        }
+    }
 }
 
-/// Why a database could not be opened. Each variant carries the real cause.
-#[derive(Debug, thiserror::Error)]
-pub enum OpenError {
-    #[error("invalid database URL {url:?}: {reason}")]
-    InvalidUrl { url: String, reason: String },
-    #[error(
-        "{url:?} is a PostgreSQL URL, but this build of clarion has no PostgreSQL support \
-         (enable the cargo feature `postgres`)"
-    )]
-    PostgresNotCompiled { url: String },
-    #[error("could not connect to the {backend} database: {source}")]
-    Connect {
-        backend: &'static str,
-        #[source]
-        source: diesel::ConnectionError,
-    },
-    #[error("could not configure the {backend} connection: {source}")]
-    Configure {
-        backend: &'static str,
-        #[source]
-        source: diesel::result::Error,
-    },
-    #[error("could not migrate the {backend} database: {message}")]
-    Migrate {
-        backend: &'static str,
-        message: String,
-    },
-    #[error("invalid configuration: {0}")]
-    Config(String),
-    #[error("could not build the connection pool: {0}")]
-    Pool(String),
+impl From<diesel::result::Error> for Error {
+    fn from(error: diesel::result::Error) -> Self {
+        Error::Database(DbError::from(error))
+    }
+}
+
+impl From<diesel::r2d2::PoolError> for Error {
+    fn from(error: diesel::r2d2::PoolError) -> Self {
+        Error::Database(DbError::from(error))
+    }
+}
+
+impl From<Injected> for Error {
+    fn from(fault: Injected) -> Self {
+        #[cfg(feature = "test-hooks")]
+        return Error::Injected(fault.0);
+        #[cfg(not(feature = "test-hooks"))]
+        match fault {}
+    }
+}
+
+impl Failure for Error {
+    fn lost_connection(&self) -> bool {
+        matches!(self, Error::Database(error) if error.connection_lost())
+    }
 }

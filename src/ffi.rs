@@ -13,7 +13,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use serde_json::{json, Value};
 
-use crate::envelope::{self, Envelope};
+use crate::doors::envelope::{self, Envelope};
 use crate::Clarion;
 
 /// The version of this ABI: the six symbols and the request and reply

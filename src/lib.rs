@@ -5,85 +5,112 @@
 //! each one exactly once. The library is synchronous and runs on SQLite
 //! (bundled, the default) or PostgreSQL (cargo feature `postgres`).
 //!
-//! The product specification is `SPEC.md`; requirement ids such as ACT-1 or
-//! LIFE-3 are cited where each rule is enforced.
+//! ```
+//! use clarion::{AskRequest, Clarion, OptionSpec, Principal, QuestionSpec, ResolveRequest, AnswerInput, SessionUpsert};
+//!
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let url = format!("sqlite://{}", dir.path().join("inbox.db").display());
+//! let inbox = Clarion::open(&url)?;
+//! inbox.upsert_workspace("w", Some("alice"))?;
+//! inbox.upsert_task("t", Some("w"))?;
+//! inbox.upsert_session(SessionUpsert::new("s", "t"))?;
+//! let option = |label: &str| OptionSpec { label: label.into(), description: format!("{label}, please"), ..Default::default() };
+//! let asked = inbox.ask(&AskRequest {
+//!     session_id: "s".into(),
+//!     questions: vec![QuestionSpec { prompt: "Ship it?".into(), options: vec![option("Yes"), option("No")], ..Default::default() }],
+//!     ..Default::default()
+//! })?;
+//! let alice = Principal::user("alice");
+//! let answer = ResolveRequest {
+//!     answers: vec![AnswerInput { question_id: "q1".into(), selected_options: vec!["q1_opt1".into()], ..Default::default() }],
+//!     ..Default::default()
+//! };
+//! let resolved = inbox.resolve_bundle(&alice, &asked.pending_id, &answer)?;
+//! assert!(resolved.claimed);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The code is layered, and imports only point downwards:
+//! `store` (databases) → `error` → `rules` (decisions as typed fragments,
+//! no I/O) → `domain` (the operations, the one claim, the one change path)
+//! → `doors` (envelopes, the JSON calls, MCP) → this handle and the C ABI.
+//! `docs/architecture.md` draws it; `docs/rules.md` defines every
+//! requirement id (ACT-1, LIFE-3, …) cited where a rule is enforced.
+
+// The public surface is documented in full; `test-hooks` exposes internals
+// (generated query types among them) that are not part of it.
+#![cfg_attr(not(feature = "test-hooks"), warn(missing_docs))]
 
 #[macro_use]
-mod macros;
-
-pub mod activeness;
-pub mod ask;
-pub mod authz;
-pub mod bundle;
-pub mod call;
-pub mod claim;
-pub mod clock;
-pub mod db;
-pub mod delivery;
-pub mod envelope;
-pub mod error;
-pub mod failpoints;
+mod store;
+mod domain;
+pub mod doors;
+mod error;
 pub mod ffi;
-#[cfg(feature = "test-hooks")]
-#[doc(hidden)]
-pub mod fixtures;
-pub mod lifecycle;
-pub mod listing;
-pub mod mcp;
-pub mod resolve;
-pub mod schema;
-#[doc(hidden)]
-pub mod sql_catalog;
-pub mod visibility;
+mod rules;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use ask::{AskRequest, Asked, BundleKind, OptionSpec, QuestionSpec};
-pub use authz::{Authorization, Denial, Grant, Operation, Principal, Target};
-pub use bundle::{
-    Answer, BundleDetail, BundleStatus, BundleView, OptionView, QuestionView, Response,
-};
-pub use clock::{
-    Clock, IdKind, IdSource, ManualClock, SequentialIds, SystemClock, Timestamp, UuidV7Ids,
-};
-pub use db::Backend;
-pub use delivery::{Delivery, DeliveryReport, ResumeDispatcher, WaitOutcome};
-pub use error::{Entity, Error, OpenError, Result, ValidationError};
-pub use lifecycle::{SessionState, SessionUpsert};
-pub use listing::{ListPage, ListRequest, PendingAction, Summary, TaskPendingActions};
-pub use resolve::{AnswerInput, ResolveRequest, Resolved};
+use serde_json::Value;
 
-use db::{AnyConnection, DbConn, DbPool, PoolSettings, Target as DbTarget};
-use failpoints::Failpoints;
+pub use doors::envelope::{self, Envelope};
+pub use doors::mcp::{self, Tool, UnknownTool};
+pub use domain::ask::{AskRequest, Asked, OptionSpec, QuestionSpec};
+pub use domain::lifecycle::SessionUpsert;
+pub use domain::listing::{
+    Cursor, ListPage, ListRequest, PendingAction, Summary, TaskPendingActions,
+};
+pub use domain::model::{
+    Answer, BundleDetail, BundleView, Delivery, DeliveryReport, DispatchError, OptionView,
+    QuestionView, Resolved, Response, ResumeDispatcher, WaitOutcome,
+};
+pub use domain::resolve::{AnswerInput, ResolveRequest};
+pub use error::{Entity, Error, ErrorCode, OpenError, Result, ValidationError};
+pub use rules::capability::{
+    has_capability, Access, AgentAccess, Authorization, Denial, Operation, Target, CAPABILITIES,
+};
+pub use rules::limits;
+pub use rules::principal::{Grant, Principal};
+pub use rules::vocabulary::{BundleKind, BundleStatus, QuestionStatus, Resolution, SessionState};
+pub use store::{
+    Backend, Clock, DbError, IdKind, IdSource, ManualClock, SequentialIds, SystemClock,
+    Timestamp, UuidV7Ids,
+};
+
+use domain::core::Core;
+use store::failpoints::Failpoints;
+use store::{open_pool, PoolSettings, Target as DbTarget};
 
 /// An open clarion database. Cheap to clone; safe to share between threads.
+/// Every operation checks the principal's capability first (AUTH-2), then
+/// what it may see (AUTH-3..6): a bundle it may not see is `NotFound`,
+/// exactly like one that does not exist (AUTH-5).
 #[derive(Clone)]
 pub struct Clarion {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
-    pool: DbPool,
-    backend: Backend,
-    clock: Arc<dyn Clock>,
-    ids: Arc<dyn IdSource>,
-    failpoints: Failpoints,
-    waiters: delivery::Waiters,
-    poll_interval: Duration,
-    dispatcher: Option<Arc<dyn ResumeDispatcher>>,
-    dispatch_timeout: Duration,
+    core: Arc<Core>,
 }
 
 impl std::fmt::Debug for Clarion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Clarion")
-            .field("backend", &self.inner.backend)
+            .field("backend", &self.core.backend)
             .finish_non_exhaustive()
     }
 }
 
 /// Options for [`Clarion::builder`].
+///
+/// ```
+/// use std::time::Duration;
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let url = format!("sqlite://{}", dir.path().join("inbox.db").display());
+/// let inbox = clarion::Clarion::builder(&url)
+///     .pool_size(4)
+///     .poll_interval(Duration::from_millis(100))
+///     .open()?;
+/// # Ok::<(), clarion::OpenError>(())
+/// ```
 pub struct Builder {
     database_url: String,
     pool_size: u32,
@@ -152,7 +179,7 @@ impl Builder {
     pub fn open(self) -> Result<Clarion, OpenError> {
         let target = DbTarget::parse(&self.database_url)?;
         let backend = target.backend();
-        let pool = db::open_pool(
+        let pool = open_pool(
             target,
             &PoolSettings {
                 size: self.pool_size,
@@ -161,13 +188,13 @@ impl Builder {
             },
         )?;
         Ok(Clarion {
-            inner: Arc::new(Inner {
+            core: Arc::new(Core {
                 pool,
                 backend,
                 clock: self.clock,
                 ids: self.ids,
                 failpoints: Failpoints::default(),
-                waiters: delivery::Waiters::default(),
+                waiters: Default::default(),
                 poll_interval: self.poll_interval,
                 dispatcher: self.dispatcher,
                 dispatch_timeout: self.dispatch_timeout,
@@ -184,6 +211,7 @@ impl Clarion {
         Clarion::builder(database_url).open()
     }
 
+    /// A [`Builder`] with the defaults, to change settings before opening.
     pub fn builder(database_url: &str) -> Builder {
         Builder {
             database_url: database_url.to_owned(),
@@ -198,73 +226,244 @@ impl Clarion {
         }
     }
 
+    /// Which backend this handle talks to.
     pub fn backend(&self) -> Backend {
-        self.inner.backend
+        self.core.backend
     }
 
-    /// Arms a failpoint on this handle (tests only).
-    #[cfg(feature = "test-hooks")]
-    pub fn arm_failpoint(&self, name: &'static str, action: failpoints::FailAction) {
-        self.inner.failpoints.arm(name, action);
+    // ---- the host mirror (LIFE-1..10; host operations) ----
+
+    /// LIFE-1: creates the workspace, or sets its owner when `owner_id` is
+    /// given. An empty owner means every user may see it (AUTH-3).
+    pub fn upsert_workspace(&self, id: &str, owner_id: Option<&str>) -> Result<()> {
+        self.core.upsert_workspace(id, owner_id)
     }
 
-    /// Disarms a failpoint on this handle (tests only).
-    #[cfg(feature = "test-hooks")]
-    pub fn disarm_failpoint(&self, name: &'static str) {
-        self.inner.failpoints.disarm(name);
+    /// LIFE-1: deletes the workspace; its tasks' workspace ids then dangle,
+    /// and a dangling workspace is visible to every user (AUTH-3).
+    pub fn delete_workspace(&self, id: &str) -> Result<()> {
+        self.core.delete_workspace(id)
     }
 
-    /// Runs `body` on a raw pooled connection, for tests that write rows
-    /// clarion itself never would (DM-1).
-    #[cfg(feature = "test-hooks")]
-    pub fn with_raw_connection<T>(&self, body: impl FnOnce(&mut AnyConnection) -> T) -> Result<T> {
-        let mut conn = self.conn()?;
-        Ok(body(&mut conn))
+    /// LIFE-1: creates the task, or moves it when `workspace_id` is given.
+    pub fn upsert_task(&self, id: &str, workspace_id: Option<&str>) -> Result<()> {
+        self.core.upsert_task(id, workspace_id)
     }
 
-    pub(crate) fn now(&self) -> Timestamp {
-        self.inner.clock.now()
+    /// LIFE-1: deletes the task with its sessions, turns and bundles.
+    pub fn delete_task(&self, id: &str) -> Result<()> {
+        self.core.delete_task(id)
     }
 
-    pub(crate) fn new_id(&self, kind: IdKind) -> String {
-        self.inner.ids.new_id(kind)
+    /// LIFE-1, LIFE-3: creates or updates a session; a terminal state
+    /// expires the current turn's pending questions.
+    pub fn upsert_session(&self, session: SessionUpsert<'_>) -> Result<()> {
+        self.core.upsert_session(session)
     }
 
-    pub(crate) fn failpoint(&self, name: &'static str) -> Result<()> {
-        self.inner.failpoints.check(name)
+    /// LIFE-1: deletes the session with its turns and bundles.
+    pub fn delete_session(&self, id: &str) -> Result<()> {
+        self.core.delete_session(id)
     }
 
-    fn conn(&self) -> Result<DbConn> {
-        Ok(self.inner.pool.get()?)
+    /// LIFE-3, LIFE-10: sets a session's state, in any direction.
+    pub fn set_session_state(&self, session_id: &str, state: SessionState) -> Result<()> {
+        self.core.set_session_state(session_id, state)
     }
 
-    /// Runs `body` on a pooled connection, on one consistent snapshot
-    /// (several reads never mix states from before and after a commit).
-    pub(crate) fn read<T>(&self, body: impl FnOnce(&mut AnyConnection) -> Result<T>) -> Result<T> {
-        self.conn()?.run(|conn| db::read_snapshot(conn, body))
+    /// LIFE-2: starts a new turn, superseding every bundle of older turns.
+    /// Returns the new turn's id.
+    pub fn begin_turn(&self, session_id: &str) -> Result<String> {
+        self.core.begin_turn(session_id)
     }
 
-    /// Runs a single-statement read on a pooled connection; one statement
-    /// sees one snapshot by itself.
-    pub(crate) fn read_one<T>(
+    /// LIFE-5: detaches the session's current-turn bundles; their
+    /// resolutions go to the outbox.
+    pub fn detach_session(&self, session_id: &str) -> Result<()> {
+        self.core.detach_session(session_id)
+    }
+
+    /// LIFE-7: true iff the session has an active bundle (ACT-1).
+    pub fn has_pending_clarification(&self, session_id: &str) -> Result<bool> {
+        self.core.has_pending_clarification(session_id)
+    }
+
+    // ---- the agent side, through the host ----
+
+    /// ASK-1..5: creates a bundle in the session's current turn.
+    pub fn ask(&self, request: &AskRequest) -> Result<Asked> {
+        self.core.ask(request)
+    }
+
+    /// WAIT-1..4: blocks until the bundle is resolved or stops being
+    /// active, or `timeout` passes (capped at ten minutes). A received
+    /// resolution is acknowledged (WAIT-2); on `TimedOut`, with no other
+    /// waiter of this handle left, the bundle is detached (LIFE-5).
+    pub fn wait(&self, pending_id: &str, timeout: Duration) -> Result<WaitOutcome> {
+        self.core.wait(pending_id, timeout)
+    }
+
+    // ---- the answering side ----
+
+    /// LIST-1..10: the active, answerable bundles the principal may see,
+    /// oldest first, one page.
+    pub fn list_pending(&self, principal: &Principal, request: &ListRequest) -> Result<ListPage> {
+        self.core.list_pending(principal, request)
+    }
+
+    /// WIRE-3: one bundle, its status and its response, from durable state.
+    pub fn get_bundle(&self, principal: &Principal, pending_id: &str) -> Result<BundleDetail> {
+        self.core.get_bundle(principal, pending_id)
+    }
+
+    /// WIRE-3 `wait_bundle`: waits for the bundle's resolution
+    /// (`claimed: false`); `NoLongerActive` if it stops being active
+    /// without one, `TimedOut` otherwise. Acknowledges nothing.
+    pub fn wait_bundle(
         &self,
-        body: impl FnOnce(&mut AnyConnection) -> Result<T>,
-    ) -> Result<T> {
-        self.conn()?.run(body)
+        principal: &Principal,
+        pending_id: &str,
+        timeout: Duration,
+    ) -> Result<Resolved> {
+        self.core.wait_bundle(principal, pending_id, timeout)
     }
 
-    /// Runs one single-statement write, which commits by itself (one round
-    /// trip on PostgreSQL instead of three).
-    pub(crate) fn write_one<T>(
+    /// SUM-1: counts that always equal what paging the listing would collect.
+    pub fn summary(&self, principal: &Principal) -> Result<Summary> {
+        self.core.summary(principal)
+    }
+
+    /// PA-1: what blocks each visible requested task and its primary session.
+    pub fn pending_actions(
         &self,
-        body: impl FnOnce(&mut AnyConnection) -> Result<T>,
-    ) -> Result<T> {
-        self.conn()?.run(body)
+        principal: &Principal,
+        task_ids: &[String],
+    ) -> Result<Vec<TaskPendingActions>> {
+        self.core.pending_actions(principal, task_ids)
     }
 
-    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE` on SQLite).
-    pub(crate) fn write<T>(&self, body: impl FnOnce(&mut AnyConnection) -> Result<T>) -> Result<T> {
-        self.conn()?.run(|conn| db::write_transaction(conn, body))
+    /// §8: answers or rejects a bundle. Exactly one caller claims it; every
+    /// other gets the winner's status and response with `claimed: false`,
+    /// or `NoLongerActive` when nothing won.
+    pub fn resolve_bundle(
+        &self,
+        principal: &Principal,
+        pending_id: &str,
+        request: &ResolveRequest,
+    ) -> Result<Resolved> {
+        self.core.resolve_bundle(principal, pending_id, request)
+    }
+
+    /// LIFE-6: cancels a bundle through the same claim (humans and system).
+    pub fn cancel_bundle(&self, principal: &Principal, pending_id: &str) -> Result<Resolved> {
+        self.core.cancel_bundle(principal, pending_id)
+    }
+
+    /// AUTH-8: may `principal` perform `operation` on `target`? A denial is
+    /// the answer, never an error.
+    pub fn authorize(
+        &self,
+        principal: &Principal,
+        operation: Operation,
+        target: Target<'_>,
+    ) -> Result<Authorization> {
+        self.core.authorize(principal, operation, target)
+    }
+
+    // ---- the outbox (DEL-3..5) ----
+
+    /// LIFE-8: the outbox, oldest resolution first; `limit` defaults to 50,
+    /// below 1 means 50, above 200 is clamped.
+    pub fn pending_deliveries(&self, limit: Option<i64>) -> Result<Vec<Delivery>> {
+        self.core.pending_deliveries(limit)
+    }
+
+    /// LIFE-8: removes an entry from the outbox; idempotent.
+    pub fn ack_delivery(&self, pending_id: &str) -> Result<()> {
+        self.core.ack_delivery(pending_id)
+    }
+
+    /// DEL-4, LIFE-9: offers every outbox entry to the dispatcher once.
+    /// Call it at start-up, and whenever a retry is due.
+    pub fn deliver_pending(&self) -> Result<DeliveryReport> {
+        self.core.deliver_pending()
+    }
+
+    // ---- the doors ----
+
+    /// WIRE-5: performs one JSON request `{"op", "principal", "args"}` and
+    /// returns its envelope. Never panics on input: malformed, oversized or
+    /// too deeply nested text is a 400 naming the problem.
+    pub fn call(&self, request: &str) -> Envelope {
+        doors::json::call(&self.core, request)
+    }
+
+    /// [`Clarion::call`] on raw bytes, which must be UTF-8.
+    pub fn call_bytes(&self, request: &[u8]) -> Envelope {
+        doors::json::call_bytes(&self.core, request)
+    }
+
+    /// [`Clarion::call`] on an already parsed request.
+    pub fn call_value(&self, request: &Value) -> Envelope {
+        doors::json::call_value(&self.core, request)
+    }
+
+    /// WIRE-4: performs one MCP tool call and returns the MCP result
+    /// (`content`, `structuredContent`, `isError`).
+    pub fn call_tool(
+        &self,
+        principal: &Principal,
+        name: &str,
+        arguments: &Value,
+    ) -> std::result::Result<Value, UnknownTool> {
+        doors::mcp::call_tool(&self.core, principal, name, arguments)
+    }
+}
+
+/// What tests and benchmarks reach below the public API (feature
+/// `test-hooks`): failpoints, raw rows, bulk worlds and the typed queries.
+#[cfg(feature = "test-hooks")]
+#[doc(hidden)]
+pub mod test_hooks {
+    #[cfg(feature = "postgres")]
+    pub use crate::domain::claim::postgres::{active_in_the_write, RowSlots};
+    pub use crate::domain::claim::statements::{claim_rows_statement, RowWrite};
+    pub use crate::domain::fixtures::WorldSpec;
+    pub use crate::domain::listing::{page_query, ListFilter};
+    pub use crate::domain::sql_catalog;
+    pub use crate::rules::activeness::active_bundle_ids;
+    pub use crate::rules::visibility::Scope;
+    pub use crate::store::failpoints::{points, FailAction, Gate};
+    pub use crate::store::schema;
+    pub use crate::store::{returning, AnyConnection};
+
+    use crate::{Clarion, Result};
+
+    /// Generates a bulk world (see [`WorldSpec`]).
+    pub fn populate(clarion: &Clarion, spec: &WorldSpec) -> Result<()> {
+        crate::domain::fixtures::populate(&clarion.core, spec)
+    }
+
+    impl Clarion {
+        /// Arms a failpoint on this handle.
+        pub fn arm_failpoint(&self, name: &'static str, action: FailAction) {
+            self.core.failpoints.arm(name, action);
+        }
+
+        /// Disarms a failpoint on this handle.
+        pub fn disarm_failpoint(&self, name: &'static str) {
+            self.core.failpoints.disarm(name);
+        }
+
+        /// Runs `body` on a raw pooled connection, for tests that write rows
+        /// clarion itself never would (DM-1).
+        pub fn with_raw_connection<T>(
+            &self,
+            body: impl FnOnce(&mut AnyConnection) -> T,
+        ) -> Result<T> {
+            let mut conn = self.core.conn()?;
+            Ok(body(&mut conn))
+        }
     }
 }
 

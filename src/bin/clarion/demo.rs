@@ -90,12 +90,7 @@ pub fn run(url: Option<&str>) -> Result<(), Failure> {
     println!("2. mirror workspace w-acme (owner alice), task t-login, session s-1");
     clarion.upsert_workspace("w-acme", Some("alice"))?;
     clarion.upsert_task("t-login", Some("w-acme"))?;
-    clarion.upsert_session(SessionUpsert {
-        id: "s-1",
-        task_id: "t-login",
-        state: None,
-        is_primary: Some(true),
-    })?;
+    clarion.upsert_session(SessionUpsert::new("s-1", "t-login").primary(true))?;
 
     let (asked, asked_id) = mpsc::channel();
     let agent = {

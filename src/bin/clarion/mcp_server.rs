@@ -81,7 +81,7 @@ const PARSE_ERROR: &str =
 
 /// The longest message read from stdin: a request may be up to
 /// `MAX_REQUEST_BYTES`, and JSON-RPC's envelope around it is small.
-const MAX_LINE_BYTES: usize = 2 * clarion::call::MAX_REQUEST_BYTES;
+const MAX_LINE_BYTES: usize = 2 * clarion::limits::MAX_REQUEST_BYTES;
 
 /// JSON-RPC's reply to a line longer than [`MAX_LINE_BYTES`].
 const TOO_LARGE: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: message larger than 2 MiB"}}"#;

@@ -1,0 +1,274 @@
+//! Asking (ASK-1..5): the host creates a bundle on behalf of its in-session
+//! agent. Everything that can be checked without the database is checked
+//! first; all rows are then written in one transaction.
+
+use diesel::prelude::*;
+use serde::Serialize;
+
+use crate::domain::change::Change;
+use crate::domain::core::Core;
+use crate::domain::lifecycle;
+use crate::error::{Entity, Error, Result, ValidationError};
+use crate::rules::limits::{
+    check_count, check_runes, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES, MAX_LABEL_RUNES,
+    MAX_PROMPT_RUNES, MAX_TITLE_RUNES, OPTIONS_PER_QUESTION, QUESTIONS_PER_BUNDLE,
+};
+use crate::rules::vocabulary::{BundleKind, QuestionStatus, SessionState};
+use crate::store::failpoints::points;
+use crate::store::schema::{bundle_questions, bundles, sessions};
+use crate::store::{at_most_one, IdKind};
+
+/// One option of a question as the agent wrote it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OptionSpec {
+    /// Defaults to `<question_id>_opt<N>` when `None` or empty (ASK-3).
+    pub option_id: Option<String>,
+    /// A short label, at most 200 runes.
+    pub label: String,
+    /// What choosing it means, at most 1000 runes.
+    pub description: String,
+}
+
+/// One question as the agent wrote it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QuestionSpec {
+    /// Defaults to `q<N>` when `None` or empty (ASK-3).
+    pub question_id: Option<String>,
+    /// A short title, at most 120 runes.
+    pub title: String,
+    /// The question, at most 4000 runes.
+    pub prompt: String,
+    /// Two to six options.
+    pub options: Vec<OptionSpec>,
+}
+
+/// Arguments of [`Clarion::ask`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AskRequest {
+    /// The asking session.
+    pub session_id: String,
+    /// One to four questions.
+    pub questions: Vec<QuestionSpec>,
+    /// What the agent writes around its questions, at most 4000 runes.
+    pub context: String,
+    /// Who may answer (AUTH-6).
+    pub kind: BundleKind,
+    /// Unique per session; `None` or empty means none (ASK-4).
+    pub idempotency_key: Option<String>,
+}
+
+/// The result of [`Clarion::ask`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Asked {
+    /// The bundle's id.
+    pub pending_id: String,
+    /// False when an earlier ask with the same idempotency key is returned.
+    pub created: bool,
+}
+
+/// The stored display payload of a question (a JSON text column).
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq)]
+pub(crate) struct QuestionPayload {
+    pub title: String,
+    pub prompt: String,
+    pub options: Vec<OptionPayload>,
+}
+
+#[derive(Debug, Clone, Serialize, serde::Deserialize, PartialEq, Eq)]
+pub(crate) struct OptionPayload {
+    pub option_id: String,
+    pub label: String,
+    pub description: String,
+}
+
+/// A question after defaults and validation, ready to store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PreparedQuestion {
+    question_id: String,
+    payload: QuestionPayload,
+}
+
+fn check_not_blank(field: String, value: &str) -> Result<(), ValidationError> {
+    if value.trim().is_empty() {
+        return Err(ValidationError::new(field, "must not be empty"));
+    }
+    Ok(())
+}
+
+/// `value` unless it is missing or empty, else the positional default (ASK-3).
+fn id_or_default(given: &Option<String>, default: impl FnOnce() -> String) -> String {
+    match given.as_deref() {
+        Some(id) if !id.is_empty() => id.to_owned(),
+        _ => default(),
+    }
+}
+
+fn prepare_options(
+    index: usize,
+    question_id: &str,
+    options: &[OptionSpec],
+) -> Result<Vec<OptionPayload>, ValidationError> {
+    let field = |suffix: &str| format!("questions[{index}].options{suffix}");
+    check_count(field(""), options.len(), &OPTIONS_PER_QUESTION, "options")?;
+    let mut prepared: Vec<OptionPayload> = Vec::with_capacity(options.len());
+    for (position, option) in options.iter().enumerate() {
+        let at = |name: &str| field(&format!("[{position}].{name}"));
+        let option_id = id_or_default(&option.option_id, || {
+            format!("{question_id}_opt{}", position + 1)
+        });
+        if prepared
+            .iter()
+            .any(|earlier| earlier.option_id == option_id)
+        {
+            return Err(ValidationError::new(
+                at("option_id"),
+                format!("duplicate option id {option_id:?}"),
+            ));
+        }
+        check_not_blank(at("label"), &option.label)?;
+        check_runes(at("label"), &option.label, MAX_LABEL_RUNES)?;
+        check_not_blank(at("description"), &option.description)?;
+        check_runes(
+            at("description"),
+            &option.description,
+            MAX_DESCRIPTION_RUNES,
+        )?;
+        prepared.push(OptionPayload {
+            option_id,
+            label: option.label.clone(),
+            description: option.description.clone(),
+        });
+    }
+    Ok(prepared)
+}
+
+/// ASK-2/3: every rule that needs no database, in one pass.
+fn prepare(request: &AskRequest) -> Result<Vec<PreparedQuestion>, ValidationError> {
+    if request.session_id.is_empty() {
+        return Err(ValidationError::new("session_id", "must not be empty"));
+    }
+    check_runes("context", &request.context, MAX_CONTEXT_RUNES)?;
+    check_count(
+        "questions",
+        request.questions.len(),
+        &QUESTIONS_PER_BUNDLE,
+        "questions",
+    )?;
+    if let BundleKind::Unknown(other) = &request.kind {
+        BundleKind::parse("kind", other)?;
+    }
+    let mut prepared: Vec<PreparedQuestion> = Vec::with_capacity(request.questions.len());
+    for (index, question) in request.questions.iter().enumerate() {
+        let at = |name: &str| format!("questions[{index}].{name}");
+        let question_id = id_or_default(&question.question_id, || format!("q{}", index + 1));
+        if prepared
+            .iter()
+            .any(|earlier| earlier.question_id == question_id)
+        {
+            return Err(ValidationError::new(
+                at("question_id"),
+                format!("duplicate question id {question_id:?}"),
+            ));
+        }
+        check_runes(at("title"), &question.title, MAX_TITLE_RUNES)?;
+        check_not_blank(at("prompt"), &question.prompt)?;
+        check_runes(at("prompt"), &question.prompt, MAX_PROMPT_RUNES)?;
+        let options = prepare_options(index, &question_id, &question.options)?;
+        prepared.push(PreparedQuestion {
+            payload: QuestionPayload {
+                title: question.title.clone(),
+                prompt: question.prompt.clone(),
+                options,
+            },
+            question_id,
+        });
+    }
+    Ok(prepared)
+}
+
+impl Core {
+    /// ASK-1..5. Creates a bundle in the session's current turn (starting a
+    /// turn if the session has none) and returns its `pending_id`.
+    ///
+    /// Order of checks: content (400) → the session exists (404) → the
+    /// idempotency key (an earlier bundle is returned whatever its state) →
+    /// the session is live (409).
+    pub(crate) fn ask(&self, request: &AskRequest) -> Result<Asked> {
+        let questions = prepare(request)?;
+        let idempotency_key = request
+            .idempotency_key
+            .as_deref()
+            .filter(|key| !key.is_empty());
+        self.change(|conn, changes| {
+            let state = lifecycle::require_session(conn, &request.session_id)?;
+            if let Some(key) = idempotency_key {
+                let earlier: Option<String> = at_most_one(
+                    bundles::table
+                        .filter(bundles::session_id.eq(&request.session_id))
+                        .filter(bundles::idempotency_key.eq(key))
+                        .select(bundles::pending_id),
+                    conn,
+                )?;
+                if let Some(pending_id) = earlier {
+                    return Ok(Asked {
+                        pending_id,
+                        created: false,
+                    });
+                }
+            }
+            if SessionState::parse("state", &state).is_ok_and(SessionState::is_terminal) {
+                return Err(Error::SessionEnded);
+            }
+            let turn_id = match lifecycle::current_turn(conn, &request.session_id)? {
+                Some(turn_id) => turn_id,
+                None => lifecycle::start_turn(self, conn, &request.session_id)?,
+            };
+            let task_id: String = at_most_one(
+                sessions::table
+                    .find(&request.session_id)
+                    .select(sessions::task_id),
+                conn,
+            )?
+            .ok_or(Error::NotFound(Entity::Session))?;
+            let pending_id = self.new_id(IdKind::Bundle);
+            let created_at = self.now().as_micros();
+            diesel::insert_into(bundles::table)
+                .values((
+                    bundles::pending_id.eq(&pending_id),
+                    bundles::session_id.eq(&request.session_id),
+                    bundles::task_id.eq(&task_id),
+                    bundles::turn_id.eq(&turn_id),
+                    bundles::kind.eq(request.kind.as_str()),
+                    bundles::context.eq(&request.context),
+                    bundles::created_at.eq(created_at),
+                    bundles::idempotency_key.eq(idempotency_key),
+                ))
+                .execute(conn)?;
+            self.failpoint(points::ASK_AFTER_BUNDLE_ROW)?;
+            for (index, question) in questions.iter().enumerate() {
+                let payload = serde_json::to_string(&question.payload)
+                    .map_err(|e| Error::Internal(format!("question payload: {e}")))?;
+                diesel::insert_into(bundle_questions::table)
+                    .values((
+                        bundle_questions::pending_id.eq(&pending_id),
+                        bundle_questions::session_id.eq(&request.session_id),
+                        bundle_questions::turn_id.eq(&turn_id),
+                        bundle_questions::question_id.eq(&question.question_id),
+                        bundle_questions::question_index.eq(index as i32),
+                        bundle_questions::payload.eq(payload),
+                        bundle_questions::status.eq(QuestionStatus::PENDING_WORD),
+                        bundle_questions::created_at.eq(created_at),
+                    ))
+                    .execute(conn)?;
+                if index == 0 {
+                    self.failpoint(points::ASK_AFTER_FIRST_QUESTION)?;
+                }
+            }
+            changes.push(Change::Asked);
+            Ok(Asked {
+                pending_id,
+                created: true,
+            })
+        })
+    }
+}

@@ -1,0 +1,51 @@
+//! `authorize` (AUTH-8..10): the capability matrix, then visibility from
+//! durable rows, for hosts that guard their own endpoints with clarion's
+//! rule.
+
+use diesel::prelude::*;
+
+use crate::domain::core::Core;
+use crate::error::Result;
+use crate::rules::capability::{has_capability, Authorization, Denial, Operation, Target};
+use crate::rules::principal::Principal;
+use crate::rules::visibility::{bundle_visibility_query, task_visibility_query, Scope};
+
+impl Core {
+    /// AUTH-8: may `principal` perform `operation` on `target`? Capability
+    /// first (no I/O), then visibility from durable rows only (AUTH-9): the
+    /// task of a bundle is derived from its stored row, never taken from the
+    /// caller. Invisible and nonexistent targets give the same `not_found`.
+    pub(crate) fn authorize(
+        &self,
+        principal: &Principal,
+        operation: Operation,
+        target: Target<'_>,
+    ) -> Result<Authorization> {
+        if !has_capability(principal, operation) {
+            return Ok(Authorization::Denied(Denial::CapabilityDenied));
+        }
+        let Some(scope) = Scope::of(principal) else {
+            return Ok(Authorization::Denied(Denial::CapabilityDenied));
+        };
+        // `authorize` needs no target: answering it with a lookup would let a
+        // principal without any grant probe which bundles exist.
+        if operation == Operation::Authorize {
+            return Ok(Authorization::Allowed);
+        }
+        let visible = self.read_one(|conn| {
+            Ok(match target {
+                Target::Bundle(pending_id) => {
+                    bundle_visibility_query(&scope, pending_id).get_result::<bool>(conn)?
+                }
+                Target::Task(task_id) => {
+                    task_visibility_query(&scope, task_id).get_result::<bool>(conn)?
+                }
+            })
+        })?;
+        Ok(if visible {
+            Authorization::Allowed
+        } else {
+            Authorization::Denied(Denial::NotFound)
+        })
+    }
+}

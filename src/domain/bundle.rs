@@ -1,0 +1,328 @@
+//! The bundle aggregate as read from durable rows: its questions in DM-4
+//! order, its display form (LIST-6/7), its status (WIRE-3) and its stored
+//! response (WIRE-2, REPLAY-2). Nothing here consults memory, so everything
+//! works after a restart.
+
+use diesel::prelude::*;
+use serde_json::Value;
+
+use crate::domain::core::Core;
+use crate::domain::model::{Answer, BundleDetail, BundleView, OptionView, QuestionView, Response};
+use crate::error::{Entity, Error, Result};
+use crate::rules::activeness;
+use crate::rules::capability::{admit, Operation};
+use crate::rules::principal::Principal;
+use crate::rules::visibility::{self, Scope};
+use crate::rules::vocabulary::{BundleKind, BundleStatus, QuestionStatus};
+use crate::store::schema::{bundle_questions, bundles};
+use crate::store::{at_most_one, AnyConnection, Timestamp};
+
+/// A bundle's row with what the rules derive from it.
+#[derive(Debug, Clone, Queryable)]
+pub(crate) struct BundleRecord {
+    pub pending_id: String,
+    pub session_id: String,
+    pub kind: String,
+    pub context: String,
+    pub created_at: i64,
+    pub reject_reason: String,
+    pub responded_at: Option<i64>,
+    /// AUTH-4: own task id, else the session's; `None` unless that task exists.
+    pub task_id: Option<String>,
+}
+
+/// What WIRE-3's status needs beyond the rows: ACT-1 and ACT-1.2. SQL NULL
+/// (a session without turns) reads as false.
+#[derive(Debug, Clone, Copy, Queryable)]
+pub(crate) struct Standing {
+    pub is_active: Option<bool>,
+    pub in_current_turn: Option<bool>,
+    /// LIFE-5: the agent went away; a resolution goes to the outbox.
+    pub agent_disconnected: bool,
+}
+
+/// One question row as stored.
+#[derive(Debug, Clone, Queryable)]
+pub(crate) struct QuestionRecord {
+    pub id: i32,
+    pub pending_id: String,
+    pub question_id: String,
+    pub question_index: Option<i32>,
+    pub payload: String,
+    pub status: Option<String>,
+    pub response: Option<String>,
+    pub created_at: i64,
+}
+
+impl QuestionRecord {
+    /// DM-4: `question_index` (NULL as 0), then `created_at`, then row id.
+    /// Every place that orders questions sorts by this key.
+    pub fn dm4_key(&self) -> (i32, i64, i32) {
+        (self.question_index.unwrap_or(0), self.created_at, self.id)
+    }
+
+    /// The row's status word read through the vocabulary.
+    pub fn status(&self) -> QuestionStatus {
+        QuestionStatus::from_stored(self.status.as_deref())
+    }
+}
+
+/// Sorts question rows into DM-4 order.
+pub(crate) fn sort_dm4(rows: &mut [QuestionRecord]) {
+    rows.sort_by_key(QuestionRecord::dm4_key);
+}
+
+fn text_at(value: &Value, key: &str) -> String {
+    value
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// LIST-7/9: a payload that does not parse shows empty strings and no
+/// options; unknown or mistyped fields show as empty, never as null.
+fn question_view(row: &QuestionRecord) -> QuestionView {
+    let payload: Value = serde_json::from_str(&row.payload).unwrap_or(Value::Null);
+    let options = payload
+        .get("options")
+        .and_then(Value::as_array)
+        .map(|options| {
+            options
+                .iter()
+                .map(|option| OptionView {
+                    option_id: text_at(option, "option_id"),
+                    label: text_at(option, "label"),
+                    description: text_at(option, "description"),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    QuestionView {
+        question_id: row.question_id.clone(),
+        title: text_at(&payload, "title"),
+        prompt: text_at(&payload, "prompt"),
+        status: row.status(),
+        options,
+    }
+}
+
+/// The option ids of a stored question, in their order (VAL-2, NORM-2).
+pub(crate) fn option_ids(row: &QuestionRecord) -> Vec<String> {
+    question_view(row)
+        .options
+        .into_iter()
+        .map(|option| option.option_id)
+        .collect()
+}
+
+/// LIST-6: the display form of a bundle and its DM-4-ordered rows.
+pub(crate) fn bundle_view(
+    record: &BundleRecord,
+    rows: &[QuestionRecord],
+    now: Timestamp,
+) -> BundleView {
+    let created_at = Timestamp::from_micros(record.created_at);
+    BundleView {
+        pending_id: record.pending_id.clone(),
+        task_id: record.task_id.clone().unwrap_or_default(),
+        session_id: record.session_id.clone(),
+        kind: BundleKind::from_stored(&record.kind),
+        created_at,
+        age_seconds: created_at.whole_seconds_until(now),
+        context: record.context.clone(),
+        questions: rows.iter().map(question_view).collect(),
+    }
+}
+
+/// REPLAY-2: the winner's resolution reconstructed from DM-4-ordered rows,
+/// or `None` if no row carries a resolution status.
+pub(crate) fn stored_response(
+    record: &BundleRecord,
+    rows: &[QuestionRecord],
+) -> Option<(BundleStatus, Response)> {
+    let status = BundleStatus::from(rows.iter().find_map(|row| row.status().resolution())?);
+    let answers = rows
+        .iter()
+        .filter_map(|row| row.response.as_deref())
+        .filter_map(|text| serde_json::from_str::<Answer>(text).ok())
+        .collect();
+    Some((
+        status,
+        Response {
+            pending_id: record.pending_id.clone(),
+            answers,
+            rejected: status == BundleStatus::Rejected,
+            reject_reason: record.reject_reason.clone(),
+            responded_at: record.responded_at.map(Timestamp::from_micros),
+        },
+    ))
+}
+
+/// WIRE-3 status precedence: active → pending; else the resolution; else
+/// expired; else superseded; else inactive.
+pub(crate) fn status_of(
+    record: &BundleRecord,
+    standing: Standing,
+    rows: &[QuestionRecord],
+) -> (BundleStatus, Option<Response>) {
+    if standing.is_active == Some(true) {
+        return (BundleStatus::Pending, None);
+    }
+    if let Some((status, response)) = stored_response(record, rows) {
+        return (status, Some(response));
+    }
+    if rows.iter().any(|row| row.status() == QuestionStatus::Expired) {
+        return (BundleStatus::Expired, None);
+    }
+    if standing.in_current_turn != Some(true) {
+        return (BundleStatus::Superseded, None);
+    }
+    (BundleStatus::Inactive, None)
+}
+
+/// The columns of a `BundleRecord`, with the derived task and activeness.
+#[diesel::dsl::auto_type]
+pub fn bundle_record_columns() -> _ {
+    (
+        bundles::pending_id,
+        bundles::session_id,
+        bundles::kind,
+        bundles::context,
+        bundles::created_at,
+        bundles::reject_reason,
+        bundles::responded_at,
+        visibility::resolved_task_id(),
+    )
+}
+
+/// WIRE-3: where one bundle stands (ACT-1, ACT-1.2).
+#[diesel::dsl::auto_type]
+pub fn standing_query<'a>(pending_id: &'a str) -> _ {
+    bundles::table
+        .filter(bundles::pending_id.eq(pending_id))
+        .select((
+            activeness::is_active(),
+            activeness::in_current_turn(),
+            bundles::agent_disconnected,
+        ))
+}
+
+/// One bundle, if the scope may see it.
+#[diesel::dsl::auto_type]
+pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+    let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id);
+    bundle.select(bundle_record_columns())
+}
+
+/// Where an existing bundle stands.
+pub(crate) fn load_standing(conn: &mut AnyConnection, pending_id: &str) -> Result<Standing> {
+    at_most_one(standing_query(pending_id), conn)?
+        .ok_or_else(|| Error::Internal(format!("bundle {pending_id} vanished while being read")))
+}
+
+/// One bundle's record, standing and DM-4-ordered rows, whoever may see it
+/// (for the host side, whose callers were authorized before).
+pub(crate) fn load_any(
+    conn: &mut AnyConnection,
+    pending_id: &str,
+) -> Result<Option<(BundleRecord, Standing, Vec<QuestionRecord>)>> {
+    let record: Option<BundleRecord> = at_most_one(
+        bundles::table
+            .find(pending_id)
+            .select(bundle_record_columns()),
+        conn,
+    )?;
+    let Some(record) = record else {
+        return Ok(None);
+    };
+    let standing = load_standing(conn, pending_id)?;
+    let rows = load_bundle_rows(conn, pending_id)?;
+    Ok(Some((record, standing, rows)))
+}
+
+/// Loads one bundle the scope may see (AUTH-5: invisible and absent are the
+/// same `None`), with its rows in DM-4 order.
+pub(crate) fn load_visible(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    pending_id: &str,
+) -> Result<Option<(BundleRecord, Vec<QuestionRecord>)>> {
+    let record: Option<BundleRecord> = at_most_one(visible_bundle_query(scope, pending_id), conn)?;
+    let Some(record) = record else {
+        return Ok(None);
+    };
+    let rows = load_bundle_rows(conn, &record.pending_id)?;
+    Ok(Some((record, rows)))
+}
+
+/// The question columns of a `QuestionRecord`.
+#[diesel::dsl::auto_type]
+pub(crate) fn question_record_columns() -> _ {
+    (
+        bundle_questions::id,
+        bundle_questions::pending_id,
+        bundle_questions::question_id,
+        bundle_questions::question_index,
+        bundle_questions::payload,
+        bundle_questions::status,
+        bundle_questions::response,
+        bundle_questions::created_at,
+    )
+}
+
+/// One bundle's question rows (in storage order; callers sort by DM-4).
+#[diesel::dsl::auto_type]
+pub(crate) fn rows_of_bundle_query<'a>(pending_id: &'a str) -> _ {
+    bundle_questions::table
+        .filter(bundle_questions::pending_id.eq(pending_id))
+        .select(question_record_columns())
+}
+
+/// One bundle's question rows in DM-4 order.
+pub(crate) fn load_bundle_rows(
+    conn: &mut AnyConnection,
+    pending_id: &str,
+) -> Result<Vec<QuestionRecord>> {
+    let mut rows: Vec<QuestionRecord> =
+        per_backend!(conn, c => rows_of_bundle_query(pending_id).load(c))?;
+    sort_dm4(&mut rows);
+    Ok(rows)
+}
+
+/// The question rows of the given bundles, each bundle's rows in DM-4 order.
+pub(crate) fn load_rows(
+    conn: &mut AnyConnection,
+    pending_ids: &[String],
+) -> Result<Vec<QuestionRecord>> {
+    let mut rows: Vec<QuestionRecord> = bundle_questions::table
+        .filter(bundle_questions::pending_id.eq_any(pending_ids))
+        .select(question_record_columns())
+        .load(conn)?;
+    sort_dm4(&mut rows);
+    Ok(rows)
+}
+
+impl Core {
+    /// WIRE-3 `get_bundle`: the bundle, its status and its response, from
+    /// durable state. Capability first, then visibility (AUTH-10); a bundle
+    /// the principal may not see is `NotFound`, exactly like a missing one.
+    pub(crate) fn get_bundle(&self, principal: &Principal, pending_id: &str) -> Result<BundleDetail> {
+        let scope = admit(principal, Operation::GetBundle)?;
+        let (record, standing, rows) = self
+            .read(|conn| {
+                let Some((record, rows)) = load_visible(conn, &scope, pending_id)? else {
+                    return Ok(None);
+                };
+                let standing = load_standing(conn, pending_id)?;
+                Ok(Some((record, standing, rows)))
+            })?
+            .ok_or(Error::NotFound(Entity::Bundle))?;
+        let (status, response) = status_of(&record, standing, &rows);
+        Ok(BundleDetail {
+            bundle: bundle_view(&record, &rows, self.now()),
+            status,
+            response,
+        })
+    }
+}

@@ -1,0 +1,170 @@
+//! The one change path. Every change that touches a bundle's state runs
+//! through [`Core::change`], which has two halves:
+//! - inside the changing transaction, [`record`]: where the event log's
+//!   append (EVT-1) goes, so an event commits or vanishes with its change;
+//! - right after the commit, [`Core::publish`]: wakes this handle's
+//!   waiters (DEL-2, WAIT-3), offers new outbox entries to the dispatcher
+//!   (DEL-3), and is where the cross-process notification (WAIT-3a) goes.
+//!
+//! Operations say what they changed by pushing a [`Change`]; none wakes a
+//! waiter or dispatches by hand.
+
+use crate::domain::core::Core;
+use crate::domain::model::Response;
+use crate::error::Result;
+use crate::rules::outbox::in_outbox;
+use crate::rules::vocabulary::BundleStatus;
+use crate::store::failpoints::points;
+use crate::store::schema::bundles;
+use crate::store::{write_transaction, AnyConnection};
+
+/// What a committed change did, as far as anyone outside its transaction
+/// cares.
+#[derive(Debug, Clone)]
+pub(crate) enum Change {
+    /// A bundle was asked (ASK-1).
+    Asked,
+    /// The claim resolved a bundle; the response is the committed one.
+    Resolved {
+        pending_id: String,
+        status: BundleStatus,
+        response: Response,
+    },
+    /// One bundle was detached (its last waiter timed out): a resolution
+    /// it holds is now an outbox entry.
+    BundleDetached { pending_id: String },
+    /// A session's bundles changed: a new state, a new turn, a deletion.
+    Session { session_id: String },
+    /// A session was detached: its bundles' resolutions are outbox entries.
+    SessionDetached { session_id: String },
+    /// Anything may have changed (a task and its sessions were deleted).
+    Everything,
+}
+
+/// The changes one transaction made.
+#[derive(Debug, Default)]
+pub(crate) struct Changes(Vec<Change>);
+
+impl Changes {
+    pub(crate) fn push(&mut self, change: Change) {
+        self.0.push(change);
+    }
+}
+
+/// The half inside the transaction. Nothing is appended yet: the event
+/// log (EVT-1) will be written here, from `changes`.
+fn record(_conn: &mut AnyConnection, _changes: &Changes) -> Result<()> {
+    Ok(())
+}
+
+impl Core {
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE` on SQLite),
+    /// records what it changed inside the transaction, and publishes it
+    /// after the commit.
+    pub(crate) fn change<T>(
+        &self,
+        body: impl FnOnce(&mut AnyConnection, &mut Changes) -> Result<T>,
+    ) -> Result<T> {
+        let (value, changes) = self.commit(body)?;
+        self.publish(changes)?;
+        Ok(value)
+    }
+
+    /// [`Core::change`] for a bundle only while no agent of this handle
+    /// waits on it: the registry stays locked until the commit, so no agent
+    /// starts waiting meanwhile. `None` if an agent waits.
+    pub(crate) fn change_unless_waited<T>(
+        &self,
+        pending_id: &str,
+        body: impl FnOnce(&mut AnyConnection, &mut Changes) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let committed = self
+            .waiters
+            .unless_waited(pending_id, || self.commit(body))?;
+        let Some((value, changes)) = committed else {
+            return Ok(None);
+        };
+        self.publish(changes)?;
+        Ok(Some(value))
+    }
+
+    /// A change made by one statement that commits by itself (one round
+    /// trip on PostgreSQL instead of three). It records and publishes
+    /// nothing, so only bookkeeping that no waiter or listener cares about
+    /// uses it: attaching again, acknowledging a delivery.
+    pub(crate) fn change_in_one_statement<T>(
+        &self,
+        body: impl FnOnce(&mut AnyConnection) -> Result<T>,
+    ) -> Result<T> {
+        self.conn()?.run(body)
+    }
+
+    fn commit<T>(
+        &self,
+        body: impl FnOnce(&mut AnyConnection, &mut Changes) -> Result<T>,
+    ) -> Result<(T, Changes)> {
+        let mut changes = Changes::default();
+        let value = self.conn()?.run(|conn| {
+            write_transaction::<T, crate::error::Error>(conn, |conn| {
+                let value = body(conn, &mut changes)?;
+                record(conn, &changes)?;
+                Ok(value)
+            })
+        })?;
+        Ok((value, changes))
+    }
+
+    /// The half after the commit. Neither waking nor dispatching can undo
+    /// what committed (DEL-1, DEL-4): a failed dispatch leaves its entry in
+    /// the outbox and is logged.
+    fn publish(&self, changes: Changes) -> Result<()> {
+        for change in changes.0 {
+            match change {
+                Change::Asked => {}
+                Change::Resolved {
+                    pending_id,
+                    status,
+                    response,
+                } => {
+                    self.failpoint(points::RESOLVE_AFTER_COMMIT)?;
+                    self.waiters.notify_resolved(&pending_id, status, &response);
+                    self.dispatch_logged(&pending_id);
+                }
+                Change::BundleDetached { pending_id } => self.dispatch_logged(&pending_id),
+                Change::Session { session_id } => self.waiters.notify_session(&session_id),
+                Change::SessionDetached { session_id } => {
+                    self.waiters.notify_session(&session_id);
+                    self.dispatch_session(&session_id)?;
+                }
+                Change::Everything => self.waiters.notify_all(),
+            }
+        }
+        Ok(())
+    }
+
+    fn dispatch_logged(&self, pending_id: &str) {
+        if let Err(error) = self.dispatch_one(pending_id) {
+            tracing::warn!(pending_id, %error, "resume dispatch could not start; the entry stays in the outbox");
+        }
+    }
+
+    /// Resolutions that were waiting for this session's agent are now
+    /// outbox entries; offer them to the dispatcher at once.
+    fn dispatch_session(&self, session_id: &str) -> Result<()> {
+        use diesel::prelude::*;
+        if self.dispatcher.is_none() {
+            return Ok(());
+        }
+        let entries: Vec<String> = self.read_one(|conn| {
+            Ok(bundles::table
+                .filter(bundles::session_id.eq(session_id))
+                .filter(in_outbox())
+                .select(bundles::pending_id)
+                .load(conn)?)
+        })?;
+        for pending_id in entries {
+            self.dispatch_logged(&pending_id);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,223 @@
+//! The one claim (CLAIM-1..4): the only transition of an active bundle to a
+//! resolution (`answered`, `rejected`, `cancelled`). Resolve and cancel
+//! both end here; nothing else writes a resolution status.
+//!
+//! [`claim`] is the entry point: it reads the bundle (visibility, ACT-1,
+//! and on PostgreSQL the session lock), lets the caller validate against
+//! the stored rows, and writes. The statements are typed once in
+//! `statements.rs`; each backend assembles them in its own file, where the
+//! SQL really differs:
+//! - `sqlite.rs`: `BEGIN IMMEDIATE` has held the write lock since before
+//!   the read, so the read is the guard and each row's write adds none.
+//! - `postgres.rs`: the read takes the session row lock when the bundle
+//!   looks active, and one statement writes the rows and the bundle row,
+//!   guarded by ACT-1 in the statement itself.
+
+#[cfg(feature = "postgres")]
+pub(crate) mod postgres;
+pub(crate) mod sqlite;
+pub(crate) mod statements;
+
+pub(crate) use statements::Resolver;
+
+use crate::domain::bundle::{BundleRecord, QuestionRecord};
+use crate::domain::model::Answer;
+use crate::error::{Error, Result};
+use crate::rules::visibility::Scope;
+use crate::rules::vocabulary::Resolution;
+use crate::store::failpoints::{points, Failpoints};
+use crate::store::{AnyConnection, Timestamp};
+
+/// What the caller decided, after validation and normalization: what the
+/// claim writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Decision {
+    /// One normalized answer per question, in DM-4 order (NORM-1).
+    Answered(Vec<Answer>),
+    /// A rejection with its trimmed reason (NORM-3).
+    Rejected { reason: String },
+    /// A cancellation (LIFE-6).
+    Cancelled,
+}
+
+impl Decision {
+    fn resolution(&self) -> Resolution {
+        match self {
+            Decision::Answered(_) => Resolution::Answered,
+            Decision::Rejected { .. } => Resolution::Rejected,
+            Decision::Cancelled => Resolution::Cancelled,
+        }
+    }
+
+    fn reject_reason(&self) -> &str {
+        match self {
+            Decision::Rejected { reason } => reason,
+            _ => "",
+        }
+    }
+
+    /// The stored answer object of one row (REPLAY-2: every answered row
+    /// stores one, even an empty "no answer").
+    fn stored_answer(&self, question_id: &str) -> Result<Option<String>> {
+        let Decision::Answered(answers) = self else {
+            return Ok(None);
+        };
+        answers
+            .iter()
+            .find(|answer| answer.question_id == question_id)
+            .map(|answer| {
+                serde_json::to_string(answer)
+                    .map_err(|e| Error::Internal(format!("answer of {question_id}: {e}")))
+            })
+            .transpose()
+    }
+}
+
+/// The bundle a claim is about, as its read found it inside the claim's
+/// transaction.
+pub(crate) struct Target {
+    pub record: BundleRecord,
+    /// ACT-1 as evaluated by the read itself.
+    pub active_when_read: bool,
+    /// The bundle's rows in DM-4 order.
+    pub rows: Vec<QuestionRecord>,
+}
+
+/// How a claim ended.
+pub(crate) enum Claimed {
+    /// This caller won: the bundle and its rows as they will commit.
+    Won {
+        record: BundleRecord,
+        rows: Vec<QuestionRecord>,
+    },
+    /// The bundle was not active (another caller won, or nothing can):
+    /// the caller replays (REPLAY-1).
+    NotWon,
+}
+
+/// What a claim writes besides each row's answer.
+pub(crate) struct Marks<'a> {
+    pub pending_id: &'a str,
+    pub status: &'static str,
+    pub reason: &'a str,
+    pub responded_at: i64,
+    pub resolver: &'a Resolver<'a>,
+}
+
+/// The claim's read (CLAIM-1): the bundle if the scope may see it, with
+/// ACT-1 evaluated in the same read; on PostgreSQL it also takes the
+/// session lock when the bundle looks active (CLAIM-4).
+fn read(conn: &mut AnyConnection, scope: &Scope, pending_id: &str) -> Result<Option<Target>> {
+    // On the concrete connection: `MultiConnection` renders a query's SQL
+    // on every pass over it, which for these costs more than running them.
+    match conn {
+        AnyConnection::Sqlite(conn) => sqlite::read(conn, scope, pending_id),
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(conn) => postgres::read(conn, scope, pending_id),
+    }
+}
+
+/// CLAIM-1: the one transition of an active bundle to a resolution, inside
+/// the caller's write transaction.
+///
+/// Reads the bundle (an invisible or absent one is `NotFound`, AUTH-5),
+/// hands its stored rows to `decide` (validation that needs them, VAL-1,
+/// 2, 6, 8, runs there, before anything is written), then writes — only if
+/// the read found the bundle active.
+///
+/// A bundle the read found inactive is final on both backends: that branch
+/// writes nothing, so the read's snapshot is as good a moment to decide at
+/// as any later one, and losers arriving after a winner committed go to the
+/// replay without queueing for the session lock. A bundle the read found
+/// active is, by then, serialized with every other writer of its session:
+/// on SQLite by the write lock held since `BEGIN IMMEDIATE`, on PostgreSQL
+/// by the session row lock the read itself took (CLAIM-4). PostgreSQL's
+/// write statement starts after that lock was granted, so its guard sees
+/// everything committed before.
+///
+/// REPLAY-3: a failure of the writes is an internal error, logged with the
+/// bundle; nothing is retried.
+pub(crate) fn claim(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    pending_id: &str,
+    decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
+    resolver: &Resolver<'_>,
+    now: Timestamp,
+    failpoints: &Failpoints,
+) -> Result<Claimed> {
+    let mut target = read(conn, scope, pending_id)?.ok_or(Error::NotFound(crate::error::Entity::Bundle))?;
+    let decision = decide(&target.rows)?;
+    if !target.active_when_read || target.rows.is_empty() {
+        return Ok(Claimed::NotWon);
+    }
+    let committed = write(conn, &mut target, &decision, resolver, now, failpoints).map_err(|error| {
+        tracing::error!(pending_id, %error, "claim failed");
+        Error::Internal(format!("claim of {pending_id} failed: {error}"))
+    })?;
+    Ok(match committed {
+        Some(rows) => Claimed::Won {
+            record: target.record,
+            rows,
+        },
+        None => Claimed::NotWon,
+    })
+}
+
+/// The claim's writes. Returns the bundle's rows as they will commit when
+/// this call claimed it, `None` when it did not.
+fn write(
+    conn: &mut AnyConnection,
+    target: &mut Target,
+    decision: &Decision,
+    resolver: &Resolver<'_>,
+    now: Timestamp,
+    failpoints: &Failpoints,
+) -> Result<Option<Vec<QuestionRecord>>> {
+    failpoints.check(points::CLAIM_BEFORE_WRITES)?;
+    let writes = target
+        .rows
+        .iter()
+        .map(|row| {
+            Ok(statements::RowWrite {
+                row_id: row.id,
+                response: decision.stored_answer(&row.question_id)?,
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let status = decision.resolution().as_str();
+    let reason = decision.reject_reason();
+    let responded_at = now.as_micros();
+    let marks = Marks {
+        pending_id: &target.record.pending_id,
+        status,
+        reason,
+        responded_at,
+        resolver,
+    };
+    let claimed = match conn {
+        AnyConnection::Sqlite(conn) => sqlite::write(conn, &marks, &writes, failpoints)?,
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(conn) => postgres::write(conn, &marks, &writes, failpoints)?,
+    };
+    if claimed.is_empty() {
+        return Ok(None);
+    }
+    failpoints.check(points::CLAIM_BEFORE_COMMIT)?;
+    target.record.reject_reason = reason.to_owned();
+    target.record.responded_at = Some(responded_at);
+    let committed = target
+        .rows
+        .iter()
+        .zip(writes)
+        .map(|(row, write)| {
+            let mut row = row.clone();
+            if claimed.contains(&row.id) {
+                row.status = Some(status.to_owned());
+                row.response = write.response;
+            }
+            row
+        })
+        .collect();
+    Ok(Some(committed))
+}

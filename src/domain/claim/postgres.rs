@@ -1,0 +1,265 @@
+//! PostgreSQL's side of the claim (CLAIM-1, CLAIM-4): a read that also
+//! takes the session row lock, and one statement for every write.
+
+use diesel::dsl::exists;
+use diesel::prelude::*;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::sql_types::Integer;
+use diesel::PgConnection;
+
+use diesel::expression::{is_aggregate, ValidGrouping};
+use diesel::sql_types::Bool;
+
+use super::statements::{bundle_marks, claim_rows_statement, Resolver, RowWrite};
+use crate::rules::limits::QUESTIONS_PER_BUNDLE;
+use super::{Marks, Target};
+use crate::domain::bundle::{
+    bundle_record_columns, question_record_columns, sort_dm4, BundleRecord, QuestionRecord,
+};
+use crate::error::Result;
+use crate::rules::activeness;
+use crate::rules::visibility::{self, Scope};
+use crate::store::failpoints::{points, Failpoints};
+use crate::store::schema::{bundle_questions, bundles, sessions};
+use crate::store::{fixed_update, returning, OnEitherBackend};
+
+/// How many question rows one PostgreSQL claim statement writes: a bundle's
+/// most (ASK-1). The statement always names this many rows — unused places
+/// name row id 0, which no row has — so its SQL text never changes and it
+/// stays in the prepared-statement cache under its type, without its SQL
+/// being rendered again on every call.
+pub const ROWS_PER_STATEMENT: usize = *QUESTIONS_PER_BUNDLE.end();
+
+/// A PostgreSQL claim statement's [`ROWS_PER_STATEMENT`] rows, padded with
+/// row id 0. SQLite writes one row per statement (`[RowWrite; 1]`): its
+/// statements cost no round trip, and a statement per row tells it which
+/// rows changed without `RETURNING`, which costs SQLite more.
+pub type RowSlots = [RowWrite; ROWS_PER_STATEMENT];
+
+/// ACT-1 for one bundle, from the one activeness rule.
+#[diesel::dsl::auto_type]
+pub fn bundle_is_active<'a>(pending_id: &'a str) -> _ {
+    exists(activeness::active_bundle_ids().filter(bundles::pending_id.eq(pending_id)))
+}
+
+/// [`bundle_is_active`] as a condition of a statement on `bundle_questions`
+/// (see [`active_in_the_write`]).
+/// Diesel refuses it there on its own, because the activeness fragments
+/// query `bundle_questions` too; SQL resolves those inner references to the
+/// inner `FROM bundle_questions`, which is what the rule means.
+#[derive(Debug, Clone, Copy)]
+pub struct ActiveGuard<E>(E);
+
+impl<E> Expression for ActiveGuard<E> {
+    type SqlType = Bool;
+}
+impl<E> AppearsOnTable<bundle_questions::table> for ActiveGuard<E> {}
+impl<E> ValidGrouping<()> for ActiveGuard<E> {
+    type IsAggregate = is_aggregate::Never;
+}
+impl<E: QueryId> QueryId for ActiveGuard<E> {
+    type QueryId = ActiveGuard<E::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = E::HAS_STATIC_QUERY_ID;
+}
+impl<E: QueryFragment<DB>, DB: diesel::backend::Backend> QueryFragment<DB> for ActiveGuard<E> {
+    fn walk_ast<'b>(&'b self, out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        self.0.walk_ast(out)
+    }
+}
+
+/// The guard of a PostgreSQL claim: ACT-1 for the bundle, evaluated by the
+/// write statement itself. The statement starts after the session lock
+/// was granted, so it sees every state change and new turn committed
+/// before; later ones wait for the claim (CLAIM-4).
+pub fn active_in_the_write(pending_id: &str) -> ActiveGuard<bundle_is_active<'_>> {
+    ActiveGuard(bundle_is_active(pending_id))
+}
+
+diesel::alias!(bundle_questions as claim_rows: ClaimRows);
+
+/// CLAIM-4 on PostgreSQL: locks the enclosing bundle's session row for the
+/// rest of the transaction (the row every session-state change, new turn
+/// and claim of that session locks first).
+#[diesel::dsl::auto_type]
+fn session_locked() -> _ {
+    diesel::dsl::exists(
+        sessions::table
+            .filter(sessions::id.eq(bundles::session_id))
+            .select(sessions::id)
+            .for_update(),
+    )
+}
+
+/// The claim's read on PostgreSQL: [`claim_target_query`] with the
+/// bundle's question rows joined (one result row per question; aliased,
+/// because the activeness fragments query `bundle_questions` themselves),
+/// and the session lock taken by the same statement when the bundle looks
+/// active — one round trip for what SQLite reads in two statements. The
+/// lock comes after visibility (rows that fail the filter are never
+/// locked, AUTH-5), and a bundle already inactive is not locked at all, so
+/// losers that arrive after the winner committed never queue behind other
+/// claims. Values other than the lock are those of the statement's start;
+/// the claim's write re-checks ACT-1 after the lock (see `claim`).
+#[diesel::dsl::auto_type]
+pub fn claim_target_with_rows_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+    let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id);
+    let rows_of_this_bundle: diesel::dsl::Eq<
+        diesel::query_source::AliasedField<ClaimRows, bundle_questions::pending_id>,
+        bundles::pending_id,
+    > = claim_rows
+        .field(bundle_questions::pending_id)
+        .eq(bundles::pending_id);
+    let rows: diesel::dsl::Nullable<
+        diesel::dsl::Fields<diesel::query_source::Alias<ClaimRows>, question_record_columns>,
+    > = claim_rows.fields(question_record_columns()).nullable();
+    let locked_if_active: diesel::dsl::case_when<
+        activeness::is_active,
+        session_locked,
+        diesel::sql_types::Bool,
+    > = diesel::dsl::case_when(activeness::is_active(), session_locked());
+    bundle
+        .left_join(claim_rows.on(rows_of_this_bundle))
+        .select((bundle_record_columns(), locked_if_active, rows))
+}
+
+/// The claim's read: one statement for the bundle, its activeness, the
+/// session lock and its rows.
+pub(crate) fn read(
+    conn: &mut PgConnection,
+    scope: &Scope,
+    pending_id: &str,
+) -> Result<Option<Target>> {
+    type Joined = (BundleRecord, Option<bool>, Option<QuestionRecord>);
+    let joined: Vec<Joined> = claim_target_with_rows_query(scope, pending_id).load(conn)?;
+    let mut joined = joined.into_iter();
+    let Some((record, active, first)) = joined.next() else {
+        return Ok(None);
+    };
+    let mut rows: Vec<QuestionRecord> = first
+        .into_iter()
+        .chain(joined.filter_map(|(_, _, row)| row))
+        .collect();
+    sort_dm4(&mut rows);
+    Ok(Some(Target {
+        record,
+        // SQL NULL (a session without turns) is not active, as in a filter.
+        active_when_read: active.unwrap_or(false),
+        rows,
+    }))
+}
+
+/// The row id that fills unused places of a claim statement.
+const NO_ROW: RowWrite = RowWrite {
+    row_id: 0,
+    response: None,
+};
+
+diesel::table! {
+    /// The rows a PostgreSQL claim changed: the name of the first common
+    /// table expression of [`ClaimStatement`], not a stored table.
+    claimed (id) {
+        id -> Integer,
+    }
+}
+diesel::allow_tables_to_appear_in_same_query!(claimed, bundles);
+
+/// The claim's writes on PostgreSQL as one statement:
+///
+/// `WITH claimed AS (<rows>), marked AS (<the bundle's marks, only if a row
+/// was claimed>) SELECT id FROM claimed`
+///
+/// Both updates see one snapshot, taken after the session lock was granted,
+/// and commit or vanish together with the transaction.
+#[derive(Debug, Clone)]
+pub struct ClaimStatement<R, B> {
+    rows: R,
+    bundle: B,
+    result: diesel::dsl::Select<claimed::table, claimed::id>,
+}
+
+/// The claim's writes for PostgreSQL (see [`ClaimStatement`]); `rows` is a
+/// [`claim_rows_statement`].
+pub fn claim_statement<'a, R>(
+    rows: R,
+    pending_id: &'a str,
+    reason: &'a str,
+    responded_at: i64,
+    resolver: &'a Resolver<'a>,
+) -> ClaimStatement<R, impl OnEitherBackend + 'a> {
+    let some_row_claimed = exists(claimed::table.select(claimed::id));
+    let bundle = fixed_update(
+        bundles::table,
+        bundle_marks(reason, responded_at, resolver.kind, &resolver.id),
+        bundles::pending_id.eq(pending_id).and(some_row_claimed),
+    );
+    ClaimStatement {
+        rows,
+        bundle,
+        result: claimed::table.select(claimed::id),
+    }
+}
+
+impl<R, B> QueryFragment<diesel::pg::Pg> for ClaimStatement<R, B>
+where
+    R: QueryFragment<diesel::pg::Pg>,
+    B: QueryFragment<diesel::pg::Pg>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, diesel::pg::Pg>) -> QueryResult<()> {
+        out.push_sql("WITH ");
+        out.push_identifier("claimed")?;
+        out.push_sql(" AS (");
+        self.rows.walk_ast(out.reborrow())?;
+        out.push_sql("), ");
+        out.push_identifier("marked")?;
+        out.push_sql(" AS (");
+        self.bundle.walk_ast(out.reborrow())?;
+        out.push_sql(") ");
+        QueryFragment::<diesel::pg::Pg>::walk_ast(&self.result, out.reborrow())
+    }
+}
+
+impl<R: QueryId, B: QueryId> QueryId for ClaimStatement<R, B> {
+    type QueryId = ClaimStatement<R::QueryId, B::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = R::HAS_STATIC_QUERY_ID && B::HAS_STATIC_QUERY_ID;
+}
+
+impl<R, B> diesel::query_builder::Query for ClaimStatement<R, B> {
+    type SqlType = Integer;
+}
+
+impl<R, B, C> RunQueryDsl<C> for ClaimStatement<R, B> {}
+
+/// PostgreSQL's claim writes: one [`ClaimStatement`] for the rows and the
+/// bundle row, guarded by ACT-1 in the statement itself. A bundle has at
+/// most [`ROWS_PER_STATEMENT`] rows (ASK-1); more, from rows written by
+/// hand, take several statements alike. Returns the ids of the rows that
+/// changed.
+pub(crate) fn write(
+    conn: &mut PgConnection,
+    marks: &Marks<'_>,
+    writes: &[RowWrite],
+    failpoints: &Failpoints,
+) -> Result<Vec<i32>> {
+    let mut claimed = Vec::new();
+    for chunk in writes.chunks(ROWS_PER_STATEMENT) {
+        let slots: RowSlots =
+            std::array::from_fn(|place| chunk.get(place).cloned().unwrap_or(NO_ROW));
+        let guard = active_in_the_write(marks.pending_id);
+        let rows = returning(
+            claim_rows_statement(marks.pending_id, marks.status, &slots, guard),
+            bundle_questions::id,
+        );
+        let statement = claim_statement(
+            rows,
+            marks.pending_id,
+            marks.reason,
+            marks.responded_at,
+            marks.resolver,
+        );
+        claimed.extend(statement.load::<i32>(conn)?);
+    }
+    if !claimed.is_empty() {
+        failpoints.check(points::CLAIM_AFTER_ROWS)?;
+    }
+    Ok(claimed)
+}

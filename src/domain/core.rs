@@ -1,0 +1,70 @@
+//! The domain's own handle: what every operation needs — the pool, the
+//! clock and id source, the failpoints, this handle's waiters and its
+//! dispatcher — and the few ways an operation reaches the database. The
+//! public `Clarion` handle wraps it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::domain::delivery::waiters::Waiters;
+use crate::domain::model::ResumeDispatcher;
+use crate::error::Result;
+use crate::store::failpoints::Failpoints;
+use crate::store::{
+    read_snapshot, write_transaction, AnyConnection, Backend, Clock, DbConn, DbPool, IdKind,
+    IdSource, Timestamp,
+};
+
+/// Everything one open database handle holds.
+pub(crate) struct Core {
+    pub(crate) pool: DbPool,
+    pub(crate) backend: Backend,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) ids: Arc<dyn IdSource>,
+    pub(crate) failpoints: Failpoints,
+    pub(crate) waiters: Waiters,
+    /// How often a waiter re-reads for changes made elsewhere (WAIT-3).
+    pub(crate) poll_interval: Duration,
+    pub(crate) dispatcher: Option<Arc<dyn ResumeDispatcher>>,
+    pub(crate) dispatch_timeout: Duration,
+}
+
+impl Core {
+    pub(crate) fn now(&self) -> Timestamp {
+        self.clock.now()
+    }
+
+    pub(crate) fn new_id(&self, kind: IdKind) -> String {
+        self.ids.new_id(kind)
+    }
+
+    pub(crate) fn failpoint(&self, name: &'static str) -> Result<()> {
+        Ok(self.failpoints.check(name)?)
+    }
+
+    pub(crate) fn conn(&self) -> Result<DbConn> {
+        Ok(self.pool.get()?)
+    }
+
+    /// Runs `body` on a pooled connection, on one consistent snapshot
+    /// (several reads never mix states from before and after a commit).
+    pub(crate) fn read<T>(&self, body: impl FnOnce(&mut AnyConnection) -> Result<T>) -> Result<T> {
+        self.conn()?.run(|conn| read_snapshot(conn, body))
+    }
+
+    /// Runs a single-statement read on a pooled connection; one statement
+    /// sees one snapshot by itself.
+    pub(crate) fn read_one<T>(
+        &self,
+        body: impl FnOnce(&mut AnyConnection) -> Result<T>,
+    ) -> Result<T> {
+        self.conn()?.run(body)
+    }
+
+    /// Runs `body` in a write transaction (`BEGIN IMMEDIATE` on SQLite), for
+    /// bookkeeping that changes no bundle's state (delivery leases). Every
+    /// change to a bundle goes through [`Core::change`] instead.
+    pub(crate) fn write<T>(&self, body: impl FnOnce(&mut AnyConnection) -> Result<T>) -> Result<T> {
+        self.conn()?.run(|conn| write_transaction(conn, body))
+    }
+}

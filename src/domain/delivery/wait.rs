@@ -1,0 +1,197 @@
+//! Waiting (WAIT-1..4): the agent side's `wait` and the external
+//! `wait_bundle`. A waiter never trusts a notification: it reads the
+//! bundle's durable state, and a notification (or the poll interval, for
+//! changes made by other handles and processes) only tells it to read
+//! again. An outcome is only ever derived from committed rows, so none is
+//! invented.
+
+use std::time::{Duration, Instant};
+
+use diesel::prelude::*;
+
+use crate::domain::bundle;
+use crate::domain::change::Change;
+use crate::domain::core::Core;
+use crate::domain::delivery::waiters::Slot;
+use crate::domain::model::{Resolved, Response, WaitOutcome};
+use crate::error::{Entity, Error, Result};
+use crate::rules::capability::{admit, Operation};
+use crate::rules::limits::wait_time;
+use crate::rules::outbox::detach_bundle_statement;
+use crate::rules::principal::Principal;
+use crate::rules::vocabulary::BundleStatus;
+use crate::store::failpoints::points;
+use crate::store::schema::bundles;
+use crate::store::at_most_one;
+
+/// Where a waited-on bundle stands, from durable rows.
+enum Observed {
+    Gone,
+    Resolved(BundleStatus, Response),
+    Expired,
+    Superseded,
+    /// Inactive for another reason (its session ended without expiry, or it
+    /// is malformed): nothing will ever resolve it.
+    Inactive,
+    Detached,
+    Open,
+}
+
+/// Reads the bundle and classifies it with the precedence of WIRE-3:
+/// resolution, expired, superseded, inactive; then detachment.
+fn observe(core: &Core, pending_id: &str) -> Result<Observed> {
+    let loaded = core.read(|conn| bundle::load_any(conn, pending_id))?;
+    let Some((record, standing, rows)) = loaded else {
+        return Ok(Observed::Gone);
+    };
+    let (status, response) = bundle::status_of(&record, standing, &rows);
+    Ok(match (status, response) {
+        (BundleStatus::Pending, _) if standing.agent_disconnected => Observed::Detached,
+        (BundleStatus::Pending, _) => Observed::Open,
+        (status, Some(response)) => Observed::Resolved(status, response),
+        (BundleStatus::Expired, None) => Observed::Expired,
+        (BundleStatus::Superseded, None) => Observed::Superseded,
+        _ => Observed::Inactive,
+    })
+}
+
+impl Core {
+    /// WAIT-1..4, the agent side (a host operation): blocks until the bundle
+    /// is resolved or stops being active, or `timeout` passes (capped at
+    /// ten minutes). A resolution is acknowledged as it is received (WAIT-2).
+    /// On `TimedOut`, when no other waiter of this handle remains, the
+    /// bundle is detached (LIFE-5) and its later answer goes to the outbox.
+    pub(crate) fn wait(&self, pending_id: &str, timeout: Duration) -> Result<WaitOutcome> {
+        let deadline = Instant::now() + wait_time(timeout);
+        let session_id: String = self
+            .read(|conn| {
+                Ok(at_most_one::<_, String>(
+                    bundles::table.find(pending_id).select(bundles::session_id),
+                    conn,
+                )?)
+            })?
+            .ok_or(Error::NotFound(Entity::Bundle))?;
+        let slot = self.waiters.enter(pending_id, &session_id, true);
+        let watched = self.reattach(pending_id).and_then(|()| {
+            self.watch(pending_id, &slot, deadline, |observed| match observed {
+                Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
+                Observed::Resolved(status, response) => Some(Ok(WaitOutcome::resolved(status, response))),
+                Observed::Expired | Observed::Inactive => Some(Ok(WaitOutcome::Expired)),
+                Observed::Superseded => Some(Ok(WaitOutcome::Superseded)),
+                // The wait re-attached the agent, so a detach seen now
+                // happened during the wait.
+                Observed::Detached => Some(Ok(WaitOutcome::Detached)),
+                Observed::Open => None,
+            })
+        });
+        let remaining = self.waiters.leave(pending_id, &slot, true);
+        let outcome = watched?.unwrap_or(WaitOutcome::TimedOut);
+        if outcome.response().is_some() {
+            // WAIT-2: the agent has it; it leaves the outbox.
+            self.ack_delivery(pending_id)?;
+        }
+        if outcome == WaitOutcome::TimedOut && remaining == 0 {
+            self.detach_bundle(pending_id)?;
+        }
+        Ok(outcome)
+    }
+
+    /// WIRE-3 `wait_bundle`, the external side: authorized first (an
+    /// invisible bundle is not-found at once), then the resolution when it
+    /// arrives (`claimed: false`), `NoLongerActive` if the bundle stops being
+    /// active without one, `TimedOut` otherwise. Acknowledges nothing.
+    pub(crate) fn wait_bundle(
+        &self,
+        principal: &Principal,
+        pending_id: &str,
+        timeout: Duration,
+    ) -> Result<Resolved> {
+        let scope = admit(principal, Operation::WaitBundle)?;
+        let deadline = Instant::now() + wait_time(timeout);
+        let (record, _) = self
+            .read(|conn| bundle::load_visible(conn, &scope, pending_id))?
+            .ok_or(Error::NotFound(Entity::Bundle))?;
+        let slot = self.waiters.enter(pending_id, &record.session_id, false);
+        let watched = self.watch(pending_id, &slot, deadline, |observed| match observed {
+            Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
+            Observed::Resolved(status, response) => Some(Ok(Resolved {
+                claimed: false,
+                status,
+                response,
+            })),
+            Observed::Expired | Observed::Superseded | Observed::Inactive => {
+                Some(Err(Error::NoLongerActive))
+            }
+            Observed::Open | Observed::Detached => None,
+        });
+        self.waiters.leave(pending_id, &slot, false);
+        watched?.ok_or(Error::TimedOut)
+    }
+
+    /// The waiting loop shared by `wait` and `wait_bundle`: read the bundle,
+    /// let `decide` end the wait, else sleep until notified, the poll
+    /// interval, or the deadline (`Ok(None)`). The generation is taken
+    /// before each read, so a notification that lands between the read and
+    /// the sleep is never lost.
+    fn watch<T>(
+        &self,
+        pending_id: &str,
+        slot: &Slot,
+        deadline: Instant,
+        mut decide: impl FnMut(Observed) -> Option<Result<T>>,
+    ) -> Result<Option<T>> {
+        loop {
+            let seen = slot.generation();
+            let handed = slot
+                .resolution
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            let observed = match handed {
+                Some((status, response)) => Observed::Resolved(status, response),
+                None => observe(self, pending_id)?,
+            };
+            if let Some(result) = decide(observed) {
+                return result.map(Some);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Ok(None);
+            }
+            self.failpoint(points::WAIT_BEFORE_SLEEP)?;
+            slot.wait_past(seen, (deadline - now).min(self.poll_interval));
+        }
+    }
+
+    /// LIFE-5 for one bundle, when its last waiter timed out: detached if it
+    /// is still active or holds an undelivered resolution (the same rule as
+    /// `detach_session`). Runs under the registry lock, so an agent that
+    /// starts waiting meanwhile is not detached behind its back.
+    fn detach_bundle(&self, pending_id: &str) -> Result<()> {
+        self.change_unless_waited(pending_id, |conn, changes| {
+            detach_bundle_statement(pending_id).execute(conn)?;
+            changes.push(Change::BundleDetached {
+                pending_id: pending_id.to_owned(),
+            });
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    /// WAIT-1: an agent waiting again on a detached, unresolved bundle is
+    /// attached again, so its answer reaches it directly and not through
+    /// the outbox.
+    fn reattach(&self, pending_id: &str) -> Result<()> {
+        self.change_in_one_statement(|conn| {
+            diesel::update(
+                bundles::table
+                    .find(pending_id)
+                    .filter(bundles::agent_disconnected)
+                    .filter(bundles::responded_at.is_null()),
+            )
+            .set(bundles::agent_disconnected.eq(false))
+            .execute(conn)?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,92 @@
+//! Bulk worlds for the plan tests and the benchmarks (feature `test-hooks`).
+//! Rows are generated inside the database with one portable recursive CTE
+//! per table, so a million bundles take seconds, not minutes. This is test
+//! support, not part of the product: it is the one place outside pragmas and
+//! locks that writes raw SQL.
+
+#![allow(missing_docs)] // test support
+
+use diesel::connection::SimpleConnection;
+
+use crate::domain::core::Core;
+use crate::error::Result;
+
+/// The shape of a generated world.
+#[derive(Debug, Clone, Copy)]
+pub struct WorldSpec {
+    pub bundles: u64,
+    pub sessions: u64,
+    /// Workspaces are owned by `user0` … `user<owners-1>`, round robin.
+    pub owners: u64,
+    /// One bundle in `active_every` is active; of the rest, half are
+    /// answered and half superseded by a newer turn.
+    pub active_every: u64,
+    /// `created_at` of bundle `i` is `base_micros + i * 1000`; bundle `i`
+    /// belongs to session `(i / active_every) % sessions`, so active bundles
+    /// spread over every session, task, workspace and owner.
+    pub base_micros: i64,
+}
+
+impl WorldSpec {
+    /// `bundles` bundles of which about `active` are active, so worlds of
+    /// different sizes can hold the same inbox.
+    pub fn new(bundles: u64, active: u64) -> WorldSpec {
+        WorldSpec {
+            bundles,
+            sessions: (bundles / 100).clamp(1, 10_000),
+            owners: 10,
+            active_every: (bundles / active.max(1)).max(1),
+            base_micros: 1_795_982_400_000_000,
+        }
+    }
+
+    pub fn active_bundles(&self) -> u64 {
+        self.bundles.div_ceil(self.active_every)
+    }
+}
+
+fn series(n: u64) -> String {
+    format!(
+        "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < {last})",
+        last = n.saturating_sub(1)
+    )
+}
+
+/// Generates the world into an empty database and refreshes planner
+/// statistics. Bundle ids are `b<i>`, sessions `s<i>`, tasks `t<i>`.
+pub fn populate(core: &Core, spec: &WorldSpec) -> Result<()> {
+    let WorldSpec {
+        bundles,
+        sessions,
+        owners,
+        active_every,
+        base_micros,
+    } = *spec;
+    let payload = r#"{"title":"T","prompt":"Proceed?","options":[{"option_id":"yes","label":"Yes","description":"Go on"},{"option_id":"no","label":"No","description":"Stop"}]}"#;
+    let script = format!(
+        "{s_sessions} INSERT INTO workspaces (id, owner_id) SELECT 'w' || i, 'user' || (i % {owners}) FROM n;
+         {s_sessions} INSERT INTO tasks (id, workspace_id) SELECT 't' || i, 'w' || i FROM n;
+         {s_sessions} INSERT INTO sessions (id, task_id, state, is_primary) SELECT 's' || i, 't' || i, 'running', TRUE FROM n;
+         {s_sessions} INSERT INTO turns (id, session_id, started_at) SELECT 'old' || i, 's' || i, 1 FROM n;
+         {s_sessions} INSERT INTO turns (id, session_id, started_at) SELECT 'new' || i, 's' || i, 2 FROM n;
+         {s_bundles} INSERT INTO bundles (pending_id, session_id, task_id, turn_id, kind, context, created_at, may_be_active)
+             SELECT 'b' || i, 's' || ((i / {active_every}) % {sessions}), 't' || ((i / {active_every}) % {sessions}),
+                    CASE WHEN i % {active_every} = 0 OR i % 2 = 0 THEN 'new' ELSE 'old' END || ((i / {active_every}) % {sessions}),
+                    'question', 'generated', {base_micros} + i * 1000, i % {active_every} = 0
+             FROM n;
+         INSERT INTO bundle_questions (pending_id, session_id, turn_id, question_id, question_index, payload, status, response, created_at)
+             SELECT pending_id, session_id, turn_id, 'q1', 0, '{payload}',
+                    CASE WHEN may_be_active OR turn_id LIKE 'old%' THEN 'pending' ELSE 'answered' END,
+                    CASE WHEN may_be_active OR turn_id LIKE 'old%' THEN NULL
+                         ELSE '{{\"question_id\":\"q1\",\"selected_options\":[\"yes\"],\"custom_text\":\"\"}}' END,
+                    created_at
+             FROM bundles;
+         ANALYZE;",
+        s_sessions = series(sessions),
+        s_bundles = series(bundles),
+    );
+    core.write(|conn| {
+        conn.batch_execute(&script)?;
+        Ok(())
+    })
+}

@@ -1,0 +1,339 @@
+//! The host mirror (LIFE-1..5, LIFE-7, LIFE-10): workspaces, tasks,
+//! sessions and turns, which the host keeps current and clarion reads.
+
+use diesel::dsl::update;
+use diesel::prelude::*;
+
+use crate::domain::change::{Change, Changes};
+use crate::domain::core::Core;
+use crate::error::{Entity, Error, Result};
+use crate::rules::activeness::{self, question_is_pending};
+use crate::rules::outbox::detach_statement;
+use crate::rules::vocabulary::{QuestionStatus, SessionState};
+use crate::store::schema::{bundle_questions, bundles, sessions, tasks, turns, workspaces};
+use crate::store::{at_most_one, lock_session, AnyConnection, IdKind, Timestamp};
+
+/// Arguments of `upsert_session` (LIFE-1). Fields left unset keep an
+/// existing session's value; a new session gets `running` and not primary.
+///
+/// ```
+/// use clarion::{SessionState, SessionUpsert};
+///
+/// let upsert = SessionUpsert::new("s-1", "t-1").state(SessionState::Running).primary(true);
+/// assert_eq!(upsert.id(), "s-1");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct SessionUpsert<'a> {
+    id: &'a str,
+    task_id: &'a str,
+    state: Option<SessionState>,
+    is_primary: Option<bool>,
+}
+
+impl<'a> SessionUpsert<'a> {
+    /// The session `id` on task `task_id`, changing nothing else.
+    pub fn new(id: &'a str, task_id: &'a str) -> Self {
+        SessionUpsert {
+            id,
+            task_id,
+            state: None,
+            is_primary: None,
+        }
+    }
+
+    /// Sets the state (a terminal one expires the current turn's questions, LIFE-3).
+    pub fn state(mut self, state: SessionState) -> Self {
+        self.state = Some(state);
+        self
+    }
+
+    /// Sets whether this is its task's primary session (PA-1).
+    pub fn primary(mut self, is_primary: bool) -> Self {
+        self.is_primary = Some(is_primary);
+        self
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> &'a str {
+        self.id
+    }
+}
+
+pub(crate) fn require_id(field: &str, value: &str) -> Result<()> {
+    if value.is_empty() {
+        return Err(Error::validation(field, "must not be empty"));
+    }
+    Ok(())
+}
+
+impl Core {
+    /// LIFE-1. Creates the workspace, or sets its owner when `owner_id` is
+    /// given. An empty owner means every user may see it (AUTH-3).
+    pub(crate) fn upsert_workspace(&self, id: &str, owner_id: Option<&str>) -> Result<()> {
+        require_id("id", id)?;
+        self.change(|conn, _| {
+            let inserted = per_backend!(conn, c => diesel::insert_into(workspaces::table)
+                .values((workspaces::id.eq(id), workspaces::owner_id.eq(owner_id.unwrap_or(""))))
+                .on_conflict_do_nothing()
+                .execute(c))?;
+            if let (0, Some(owner_id)) = (inserted, owner_id) {
+                diesel::update(workspaces::table.find(id))
+                    .set(workspaces::owner_id.eq(owner_id))
+                    .execute(conn)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// LIFE-1. Its tasks keep their `workspace_id`, which then dangles — and
+    /// a dangling workspace id is visible to every user (AUTH-3).
+    pub(crate) fn delete_workspace(&self, id: &str) -> Result<()> {
+        require_id("id", id)?;
+        self.change(|conn, _| {
+            diesel::delete(workspaces::table.find(id)).execute(conn)?;
+            Ok(())
+        })
+    }
+
+    /// LIFE-1. Creates the task, or moves it when `workspace_id` is given.
+    /// The workspace need not exist (AUTH-3).
+    pub(crate) fn upsert_task(&self, id: &str, workspace_id: Option<&str>) -> Result<()> {
+        require_id("id", id)?;
+        self.change(|conn, _| {
+            let inserted = per_backend!(conn, c => diesel::insert_into(tasks::table)
+                .values((tasks::id.eq(id), tasks::workspace_id.eq(workspace_id.unwrap_or(""))))
+                .on_conflict_do_nothing()
+                .execute(c))?;
+            if let (0, Some(workspace_id)) = (inserted, workspace_id) {
+                diesel::update(tasks::table.find(id))
+                    .set(tasks::workspace_id.eq(workspace_id))
+                    .execute(conn)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// LIFE-1. Deletes the task with its sessions, turns and bundles.
+    pub(crate) fn delete_task(&self, id: &str) -> Result<()> {
+        require_id("id", id)?;
+        self.change(|conn, changes| {
+            diesel::delete(tasks::table.find(id)).execute(conn)?;
+            changes.push(Change::Everything);
+            Ok(())
+        })
+    }
+
+    /// LIFE-1, LIFE-3. Creates or updates a session. The task must exist.
+    /// A terminal state expires the current turn's pending questions in the
+    /// same transaction.
+    pub(crate) fn upsert_session(&self, session: SessionUpsert<'_>) -> Result<()> {
+        require_id("id", session.id)?;
+        require_id("task_id", session.task_id)?;
+        self.change(|conn, changes| {
+            let task_exists: bool =
+                diesel::select(diesel::dsl::exists(tasks::table.find(session.task_id)))
+                    .get_result(conn)?;
+            if !task_exists {
+                return Err(Error::NotFound(Entity::Task));
+            }
+            changes.push(Change::Session {
+                session_id: session.id.to_owned(),
+            });
+            let inserted = per_backend!(conn, c => diesel::insert_into(sessions::table)
+                .values((
+                    sessions::id.eq(session.id),
+                    sessions::task_id.eq(session.task_id),
+                    sessions::state.eq(session.state.unwrap_or(SessionState::Running).as_str()),
+                    sessions::is_primary.eq(session.is_primary.unwrap_or(false)),
+                ))
+                .on_conflict_do_nothing()
+                .execute(c))?;
+            if inserted == 1 {
+                return Ok(());
+            }
+            lock_session(conn, session.id)?;
+            diesel::update(sessions::table.find(session.id))
+                .set(sessions::task_id.eq(session.task_id))
+                .execute(conn)?;
+            if let Some(is_primary) = session.is_primary {
+                diesel::update(sessions::table.find(session.id))
+                    .set(sessions::is_primary.eq(is_primary))
+                    .execute(conn)?;
+            }
+            if let Some(state) = session.state {
+                change_state(conn, session.id, state)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// LIFE-1. Deletes the session with its turns and bundles.
+    pub(crate) fn delete_session(&self, id: &str) -> Result<()> {
+        require_id("id", id)?;
+        self.change(|conn, changes| {
+            diesel::delete(sessions::table.find(id)).execute(conn)?;
+            session_changed(changes, id);
+            Ok(())
+        })
+    }
+
+    /// LIFE-3, LIFE-10. Sets the state (any direction). Becoming terminal
+    /// expires the pending questions of the current turn's active bundles.
+    pub(crate) fn set_session_state(&self, session_id: &str, state: SessionState) -> Result<()> {
+        require_id("session_id", session_id)?;
+        self.change(|conn, changes| {
+            require_session(conn, session_id)?;
+            change_state(conn, session_id, state)?;
+            session_changed(changes, session_id);
+            Ok(())
+        })
+    }
+
+    /// LIFE-2. Starts a new turn, which supersedes every bundle of older
+    /// turns. Returns the new turn's id.
+    pub(crate) fn begin_turn(&self, session_id: &str) -> Result<String> {
+        require_id("session_id", session_id)?;
+        self.change(|conn, changes| {
+            require_session(conn, session_id)?;
+            let turn_id = start_turn(self, conn, session_id)?;
+            session_changed(changes, session_id);
+            Ok(turn_id)
+        })
+    }
+
+    /// LIFE-5. Marks every bundle of the current turn that is active or holds
+    /// an undelivered resolution as detached. Detached bundles stay
+    /// answerable; their resolutions go to the outbox.
+    pub(crate) fn detach_session(&self, session_id: &str) -> Result<()> {
+        require_id("session_id", session_id)?;
+        self.change(|conn, changes| {
+            require_session(conn, session_id)?;
+            detach_statement(session_id).execute(conn)?;
+            changes.push(Change::SessionDetached {
+                session_id: session_id.to_owned(),
+            });
+            Ok(())
+        })
+    }
+
+    /// LIFE-7. True iff the session has an active bundle (ACT-1).
+    pub(crate) fn has_pending_clarification(&self, session_id: &str) -> Result<bool> {
+        require_id("session_id", session_id)?;
+        self.read(|conn| {
+            let session_exists: bool =
+                diesel::select(diesel::dsl::exists(sessions::table.find(session_id)))
+                    .get_result(conn)?;
+            if !session_exists {
+                return Err(Error::NotFound(Entity::Session));
+            }
+            Ok(diesel::select(has_active_bundle_query(session_id)).get_result(conn)?)
+        })
+    }
+}
+
+fn session_changed(changes: &mut Changes, session_id: &str) {
+    changes.push(Change::Session {
+        session_id: session_id.to_owned(),
+    });
+}
+
+/// Locks the session (PostgreSQL) and fails with "session not found" if it
+/// does not exist. Returns its state.
+pub(crate) fn require_session(conn: &mut AnyConnection, session_id: &str) -> Result<String> {
+    lock_session(conn, session_id)?.ok_or(Error::NotFound(Entity::Session))
+}
+
+/// Writes a new state; entering a terminal state first expires what was
+/// active (evaluated before the change, so ACT-1 is used unchanged).
+fn change_state(conn: &mut AnyConnection, session_id: &str, state: SessionState) -> Result<()> {
+    if state.is_terminal() {
+        let active: Vec<String> = active_bundles_of_session(session_id).load(conn)?;
+        expire_rows_statement(&active).execute(conn)?;
+    }
+    diesel::update(sessions::table.find(session_id))
+        .set(sessions::state.eq(state.as_str()))
+        .execute(conn)?;
+    if state.is_terminal() {
+        clear_hint_statement(session_id).execute(conn)?;
+    }
+    Ok(())
+}
+
+/// Inserts a turn that is the session's newest (ACT-2): its `started_at` is
+/// never earlier than an existing turn's, so a clock behind another process's
+/// cannot make the new turn older than the current one.
+pub(crate) fn start_turn(
+    core: &Core,
+    conn: &mut AnyConnection,
+    session_id: &str,
+) -> Result<String> {
+    let newest: Option<i64> = at_most_one(
+        turns::table
+            .filter(turns::session_id.eq(session_id))
+            .select(diesel::dsl::max(turns::started_at)),
+        conn,
+    )?
+    .flatten();
+    let now: Timestamp = core.now();
+    let started_at = newest.map_or(now.as_micros(), |newest| newest.max(now.as_micros()));
+    let turn_id = core.new_id(IdKind::Turn);
+    diesel::insert_into(turns::table)
+        .values((
+            turns::id.eq(&turn_id),
+            turns::session_id.eq(session_id),
+            turns::started_at.eq(started_at),
+        ))
+        .execute(conn)?;
+    clear_hint_statement(session_id).execute(conn)?;
+    Ok(turn_id)
+}
+
+/// The current turn of a session, if it has any.
+pub(crate) fn current_turn(conn: &mut AnyConnection, session_id: &str) -> Result<Option<String>> {
+    Ok(activeness::current_turn_of(session_id)
+        .first::<String>(conn)
+        .optional()?)
+}
+
+/// LIFE-7: does the session have an active bundle?
+#[diesel::dsl::auto_type]
+pub fn has_active_bundle_query<'a>(session_id: &'a str) -> _ {
+    diesel::dsl::exists(
+        bundles::table
+            .filter(bundles::session_id.eq(session_id))
+            .filter(activeness::is_active()),
+    )
+}
+
+/// LIFE-3/4: the session's active bundles, whose pending rows expiry turns
+/// into `expired`.
+#[diesel::dsl::auto_type]
+pub fn active_bundles_of_session<'a>(session_id: &'a str) -> _ {
+    activeness::active_bundle_ids().filter(bundles::session_id.eq(session_id))
+}
+
+/// LIFE-3/4: the pending rows of the given bundles become `expired`.
+#[diesel::dsl::auto_type]
+pub fn expire_rows_statement<'a>(pending_ids: &'a [String]) -> _ {
+    let expired: &'static str = QuestionStatus::EXPIRED_WORD;
+    diesel::dsl::update(
+        bundle_questions::table
+            .filter(bundle_questions::pending_id.eq_any(pending_ids))
+            .filter(question_is_pending()),
+    )
+    .set(bundle_questions::status.eq(expired))
+}
+
+/// Clears the `may_be_active` index hint of the session's bundles that can
+/// never be active again (ACT-4).
+#[diesel::dsl::auto_type]
+pub fn clear_hint_statement<'a>(session_id: &'a str) -> _ {
+    let cleared: bool = false;
+    update(
+        bundles::table
+            .filter(bundles::session_id.eq(session_id))
+            .filter(bundles::may_be_active)
+            .filter(activeness::permanently_inactive()),
+    )
+    .set(bundles::may_be_active.eq(cleared))
+}

@@ -1,0 +1,395 @@
+//! The inbox (LIST-1..10), its count (SUM-1) and which tasks are blocked
+//! (PA-1). Membership is one typed predicate, [`listable`], built from the
+//! activeness and visibility fragments; the page, the summary and pending
+//! actions all filter by it, so they can never disagree.
+
+use std::collections::{BTreeMap, HashMap};
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine;
+use diesel::dsl::{count_star, min};
+use diesel::prelude::*;
+use diesel::query_source::{Alias, AliasedField};
+
+use crate::domain::bundle::{self, bundle_record_columns, BundleRecord};
+use crate::domain::core::Core;
+use crate::domain::model::BundleView;
+use crate::error::{Result, ValidationError};
+use crate::rules::activeness;
+use crate::rules::capability::{admit, Operation};
+use crate::rules::limits::page_size;
+use crate::rules::principal::Principal;
+use crate::rules::visibility::{self, Scope};
+use crate::rules::vocabulary::BundleKind;
+use crate::store::schema::{bundle_questions, bundles, tasks};
+use crate::store::{at_most_one, Timestamp};
+
+/// Arguments of `list_pending` (LIST-4), all optional. The wire's strings
+/// are parsed at the door ([`Cursor::parse`], RFC 3339 for the time).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ListRequest {
+    /// Narrows to bundles whose task (AUTH-4) is in this workspace; empty
+    /// means not given.
+    pub workspace_id: Option<String>,
+    /// Keeps bundles created at or after it.
+    pub created_since: Option<Timestamp>,
+    /// Returns bundles strictly after this position (an earlier page's
+    /// `next_cursor`).
+    pub cursor: Option<Cursor>,
+    /// Default 50; below 1 means 50; above 200 is clamped to 200.
+    pub limit: Option<i64>,
+}
+
+/// One page of the inbox (LIST-5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListPage {
+    /// The bundles, oldest first (LIST-3).
+    pub bundles: Vec<BundleView>,
+    /// The position of the next page; `None` when no more bundles exist.
+    pub next_cursor: Option<Cursor>,
+}
+
+/// SUM-1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    /// The bundles paging `list_pending` to the end would collect.
+    pub pending_bundles: i64,
+    /// Their still-pending question rows.
+    pub pending_questions: i64,
+    /// Age of the oldest of them; 0 when there are none.
+    pub oldest_age_seconds: i64,
+}
+
+/// What blocks a task (PA-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PendingAction {
+    /// An active `question` bundle.
+    Clarification,
+    /// An active `permission` bundle (takes precedence).
+    Permission,
+}
+
+impl PendingAction {
+    /// The word on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PendingAction::Clarification => "clarification",
+            PendingAction::Permission => "permission",
+        }
+    }
+
+    fn of_kind(kind: &str) -> PendingAction {
+        if BundleKind::from_stored(kind) == BundleKind::Permission {
+            PendingAction::Permission
+        } else {
+            PendingAction::Clarification
+        }
+    }
+
+    /// `permission` takes precedence over `clarification`.
+    fn strongest(a: Option<PendingAction>, b: PendingAction) -> Option<PendingAction> {
+        Some(match (a, b) {
+            (Some(PendingAction::Permission), _) | (_, PendingAction::Permission) => {
+                PendingAction::Permission
+            }
+            _ => PendingAction::Clarification,
+        })
+    }
+}
+
+/// PA-1 for one task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskPendingActions {
+    /// The requested task.
+    pub task_id: String,
+    /// What blocks the task, if anything.
+    pub task_pending_action: Option<PendingAction>,
+    /// What blocks its primary session, if anything.
+    pub primary_session_pending_action: Option<PendingAction>,
+}
+
+/// A position in LIST-3 order: `created_at`, then `pending_id`. Opaque on
+/// the wire ([`Cursor::encode`], [`Cursor::parse`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cursor {
+    pub(crate) created_at: i64,
+    pub(crate) pending_id: String,
+}
+
+const CURSOR_VERSION: &str = "v1";
+
+impl Cursor {
+    /// The wire form. Opaque and versioned: base64url of
+    /// `v1:<micros>:<pending_id>`.
+    pub fn encode(&self) -> String {
+        URL_SAFE_NO_PAD.encode(format!(
+            "{CURSOR_VERSION}:{}:{}",
+            self.created_at, self.pending_id
+        ))
+    }
+
+    /// Reads a cursor from its wire form; anything else is a validation
+    /// error naming `cursor` (LIST-4).
+    pub fn parse(text: &str) -> Result<Cursor, ValidationError> {
+        let malformed = || ValidationError::new("cursor", "malformed cursor");
+        let bytes = URL_SAFE_NO_PAD.decode(text).map_err(|_| malformed())?;
+        let text = String::from_utf8(bytes).map_err(|_| malformed())?;
+        let mut parts = text.splitn(3, ':');
+        let (Some(CURSOR_VERSION), Some(created_at), Some(pending_id)) =
+            (parts.next(), parts.next(), parts.next())
+        else {
+            return Err(malformed());
+        };
+        let created_at = created_at.parse::<i64>().map_err(|_| malformed())?;
+        if pending_id.is_empty() {
+            return Err(malformed());
+        }
+        Ok(Cursor {
+            created_at,
+            pending_id: pending_id.to_owned(),
+        })
+    }
+}
+
+/// A [`ListRequest`] in the form the page query binds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListFilter {
+    /// LIST-4's workspace filter; empty for none.
+    pub workspace_id: String,
+    /// The lower bound of `created_at`, in microseconds.
+    pub created_since: i64,
+    /// The page starts strictly after this position.
+    pub after: Option<Cursor>,
+    /// The page size, clamped.
+    pub limit: i64,
+}
+
+impl ListFilter {
+    /// LIST-4: defaults and the page clamp applied.
+    pub fn from_request(request: &ListRequest) -> ListFilter {
+        ListFilter {
+            workspace_id: request.workspace_id.clone().unwrap_or_default(),
+            created_since: request.created_since.map_or(i64::MIN, Timestamp::as_micros),
+            after: request.cursor.clone(),
+            limit: page_size(request.limit),
+        }
+    }
+
+    /// The index range starts at the later of `created_since` and the cursor.
+    fn lower_bound(&self) -> i64 {
+        self.after.as_ref().map_or(self.created_since, |after| {
+            after.created_at.max(self.created_since)
+        })
+    }
+}
+
+/// Inbox membership (LIST-1, LIST-9, AUTH-3/4/6, ACT-1): the bundle is
+/// active, answerable, has a resolvable task, is visible to the scope, and
+/// lies in the requested workspace (empty: any). `may_be_active` is the index
+/// hint that lets the page walk a partial index; it is never true for fewer
+/// bundles than ACT-1 (ACT-4).
+#[diesel::dsl::auto_type]
+pub fn listable<'a>(scope: &'a Scope, workspace_id: &'a str) -> _ {
+    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+    let in_workspace: visibility::bundle_in_workspace<'a> =
+        visibility::bundle_in_workspace(workspace_id);
+    // Cheapest rejections first: for a scoped principal most candidates fail
+    // visibility, and both engines evaluate these terms in order.
+    bundles::may_be_active
+        .and(visible)
+        .and(in_workspace)
+        .and(visibility::bundle_task_resolves())
+        .and(activeness::is_active())
+        .and(activeness::is_answerable())
+}
+
+/// LIST-2/3: one page in one query; `limit + 1` rows tell whether more exist.
+#[diesel::dsl::auto_type]
+pub fn page_query<'a>(scope: &'a Scope, filter: &'a ListFilter) -> _ {
+    let member: listable<'a> = listable(scope, &filter.workspace_id);
+    let from: i64 = filter.lower_bound();
+    let after_created_at: i64 = filter.after.as_ref().map_or(i64::MIN, |c| c.created_at);
+    let after_pending_id: &'a str = filter.after.as_ref().map_or("", |c| c.pending_id.as_str());
+    let fetch: i64 = filter.limit + 1;
+    bundles::table
+        .filter(bundles::created_at.ge(from))
+        .filter(
+            bundles::created_at
+                .gt(after_created_at)
+                .or(bundles::pending_id.gt(after_pending_id)),
+        )
+        .filter(member)
+        .order_by((bundles::created_at.asc(), bundles::pending_id.asc()))
+        .select(bundle_record_columns())
+        .limit(fetch)
+}
+
+/// SUM-1: the number of listable bundles and the oldest creation time.
+#[diesel::dsl::auto_type]
+pub fn summary_bundles_query<'a>(scope: &'a Scope) -> _ {
+    let empty: &'static str = "";
+    let member: listable<'a> = listable(scope, empty);
+    let oldest: diesel::helper_types::min<bundles::created_at> = min(bundles::created_at);
+    bundles::table.filter(member).select((count_star(), oldest))
+}
+
+diesel::alias!(bundle_questions as counted_rows: CountedRows);
+
+/// SUM-1: the pending question rows of the listable bundles. The rows are
+/// counted through an alias, because the membership predicate itself looks
+/// at `bundle_questions`.
+#[diesel::dsl::auto_type]
+pub fn summary_questions_query<'a>(scope: &'a Scope) -> _ {
+    let empty: &'static str = "";
+    let member: listable<'a> = listable(scope, empty);
+    let rows: Alias<CountedRows> = counted_rows;
+    let status: AliasedField<CountedRows, bundle_questions::status> =
+        rows.field(bundle_questions::status);
+    let pending_id: AliasedField<CountedRows, bundle_questions::pending_id> =
+        rows.field(bundle_questions::pending_id);
+    let pending: activeness::status_is_pending<
+        AliasedField<CountedRows, bundle_questions::status>,
+    > = activeness::status_is_pending(status);
+    rows.filter(pending)
+        .filter(pending_id.eq_any(bundles::table.filter(member).select(bundles::pending_id)))
+        .select(count_star())
+}
+
+/// PA-1: for the requested tasks, the kind of each active bundle the scope
+/// sees and whether its session is the task's primary one.
+#[diesel::dsl::auto_type]
+pub fn pending_actions_query<'a>(scope: &'a Scope, task_ids: &'a [String]) -> _ {
+    // ACT-1 and visibility: what blocks a task, answerable or not (the
+    // same rule as LIFE-7's workflow guard, seen through the principal).
+    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+    let task_id: visibility::resolved_task_id = visibility::resolved_task_id();
+    let primary: visibility::session_is_primary = visibility::session_is_primary();
+    bundles::table
+        .filter(bundles::may_be_active)
+        .filter(visible)
+        .filter(activeness::is_active())
+        .filter(visibility::resolved_task_id().eq_any(task_ids))
+        .select((task_id, bundles::kind, primary))
+        .distinct()
+}
+
+/// PA-1: the requested task ids the scope may see.
+#[diesel::dsl::auto_type]
+pub fn visible_tasks_query<'a>(scope: &'a Scope, task_ids: &'a [String]) -> _ {
+    let visible: visibility::task_visible<'a> = visibility::task_visible(scope);
+    tasks::table
+        .filter(tasks::id.eq_any(task_ids))
+        .filter(visible)
+        .select(tasks::id)
+}
+
+/// Groups DM-4-ordered rows by bundle.
+fn rows_by_bundle(
+    rows: Vec<bundle::QuestionRecord>,
+) -> HashMap<String, Vec<bundle::QuestionRecord>> {
+    let mut grouped: HashMap<String, Vec<bundle::QuestionRecord>> = HashMap::new();
+    for row in rows {
+        grouped.entry(row.pending_id.clone()).or_default().push(row);
+    }
+    grouped
+}
+
+impl Core {
+    /// LIST-1..10: the active, answerable bundles the principal may see, in
+    /// `created_at`, `pending_id` order, read from the database in one query.
+    pub(crate) fn list_pending(&self, principal: &Principal, request: &ListRequest) -> Result<ListPage> {
+        let scope = admit(principal, Operation::ListPending)?;
+        let filter = ListFilter::from_request(request);
+        let (mut records, rows) = self.read(|conn| {
+            let records: Vec<BundleRecord> = page_query(&scope, &filter).load(conn)?;
+            let ids: Vec<String> = records.iter().map(|r| r.pending_id.clone()).collect();
+            let rows = bundle::load_rows(conn, &ids)?;
+            Ok((records, rows))
+        })?;
+        let more = records.len() as i64 > filter.limit;
+        records.truncate(filter.limit as usize);
+        let next_cursor = match (more, records.last()) {
+            (true, Some(last)) => Some(Cursor {
+                created_at: last.created_at,
+                pending_id: last.pending_id.clone(),
+            }),
+            _ => None,
+        };
+        let mut grouped = rows_by_bundle(rows);
+        let now = self.now();
+        let bundles = records
+            .iter()
+            .map(|record| {
+                let rows = grouped.remove(&record.pending_id).unwrap_or_default();
+                bundle::bundle_view(record, &rows, now)
+            })
+            .collect();
+        Ok(ListPage {
+            bundles,
+            next_cursor,
+        })
+    }
+
+    /// SUM-1: counts computed set-wise with the same membership predicate as
+    /// the listing, so `pending_bundles` equals what paging would collect.
+    pub(crate) fn summary(&self, principal: &Principal) -> Result<Summary> {
+        let scope = admit(principal, Operation::Summary)?;
+        let ((bundles, oldest), questions) = self.read(|conn| {
+            // Aggregates return exactly one row.
+            let bundles: (i64, Option<i64>) =
+                at_most_one(summary_bundles_query(&scope), conn)?.unwrap_or((0, None));
+            let questions: i64 = at_most_one(summary_questions_query(&scope), conn)?.unwrap_or(0);
+            Ok((bundles, questions))
+        })?;
+        let now = self.now();
+        Ok(Summary {
+            pending_bundles: bundles,
+            pending_questions: questions,
+            oldest_age_seconds: oldest.map_or(0, |created| {
+                Timestamp::from_micros(created).whole_seconds_until(now)
+            }),
+        })
+    }
+
+    /// PA-1: for each visible requested task (request order, first
+    /// occurrence only), what blocks it and what blocks its primary session.
+    pub(crate) fn pending_actions(
+        &self,
+        principal: &Principal,
+        task_ids: &[String],
+    ) -> Result<Vec<TaskPendingActions>> {
+        let scope = admit(principal, Operation::PendingActions)?;
+        let (visible, pending) = self.read(|conn| {
+            let visible: Vec<String> = visible_tasks_query(&scope, task_ids).load(conn)?;
+            let pending: Vec<(Option<String>, String, Option<bool>)> =
+                pending_actions_query(&scope, task_ids).load(conn)?;
+            Ok((visible, pending))
+        })?;
+        let mut actions: BTreeMap<&str, (Option<PendingAction>, Option<PendingAction>)> =
+            BTreeMap::new();
+        for (task_id, kind, primary) in &pending {
+            let Some(task_id) = task_id.as_deref() else {
+                continue;
+            };
+            let action = PendingAction::of_kind(kind);
+            let entry = actions.entry(task_id).or_default();
+            entry.0 = PendingAction::strongest(entry.0, action);
+            if *primary == Some(true) {
+                entry.1 = PendingAction::strongest(entry.1, action);
+            }
+        }
+        let mut seen = std::collections::HashSet::new();
+        Ok(task_ids
+            .iter()
+            .filter(|id| visible.contains(id) && seen.insert(id.as_str()))
+            .map(|id| {
+                let (task, primary) = actions.get(id.as_str()).copied().unwrap_or_default();
+                TaskPendingActions {
+                    task_id: id.clone(),
+                    task_pending_action: task,
+                    primary_session_pending_action: primary,
+                }
+            })
+            .collect())
+    }
+}

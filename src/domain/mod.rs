@@ -1,0 +1,25 @@
+//! The domain: clarion's operations on bundles, built from the rules and
+//! run against the store. Each operation is a method of [`core::Core`],
+//! the domain's own handle; every change to a bundle goes through the one
+//! change path (`change.rs`), and the one claim lives in `claim/`.
+//!
+//! Import order inside the domain (each imports only those before it):
+//! `model` → `delivery::waiters` → `core` → `bundle` → `claim` →
+//! `delivery::outbox` → `change` → `lifecycle` → `ask`, `listing`,
+//! `authorize`, `resolve`, `delivery::wait`.
+
+pub(crate) mod ask;
+pub(crate) mod authorize;
+pub(crate) mod bundle;
+pub(crate) mod change;
+pub(crate) mod claim;
+pub(crate) mod core;
+pub(crate) mod delivery;
+#[cfg(feature = "test-hooks")]
+pub(crate) mod fixtures;
+pub(crate) mod lifecycle;
+pub(crate) mod listing;
+pub(crate) mod model;
+pub(crate) mod resolve;
+#[cfg(feature = "test-hooks")]
+pub mod sql_catalog;

@@ -1,0 +1,217 @@
+//! The bundle as callers see it: plain data, no queries. Views (LIST-6),
+//! responses (WIRE-2), the result of a resolve (REPLAY-1), the outcome of
+//! a wait (WAIT-1) and outbox entries with the dispatcher that takes them
+//! (DEL-3). The envelope layer turns these into JSON.
+
+use crate::rules::vocabulary::{BundleKind, BundleStatus, QuestionStatus, Resolution};
+use crate::store::Timestamp;
+
+/// An option as shown to a caller (LIST-6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OptionView {
+    /// What an answer selects.
+    pub option_id: String,
+    /// A short label.
+    pub label: String,
+    /// What choosing it means.
+    pub description: String,
+}
+
+/// A question as shown to a caller (LIST-6, LIST-7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionView {
+    /// The question's id within its bundle (empty in a degraded row).
+    pub question_id: String,
+    /// A short title.
+    pub title: String,
+    /// The question itself.
+    pub prompt: String,
+    /// `pending` for an absent or empty status; any other as stored.
+    pub status: QuestionStatus,
+    /// The choices, in their order.
+    pub options: Vec<OptionView>,
+}
+
+/// A bundle as shown to a caller (LIST-6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleView {
+    /// The bundle's id.
+    pub pending_id: String,
+    /// The bundle's task (AUTH-4); empty when it cannot be resolved.
+    pub task_id: String,
+    /// The session that asked.
+    pub session_id: String,
+    /// Who may answer it (AUTH-6).
+    pub kind: BundleKind,
+    /// When it was asked (DM-3).
+    pub created_at: Timestamp,
+    /// Whole seconds since it was asked, floored at zero.
+    pub age_seconds: i64,
+    /// What the agent wrote around its questions.
+    pub context: String,
+    /// Its questions, in DM-4 order.
+    pub questions: Vec<QuestionView>,
+}
+
+/// One answered question of a response (WIRE-2).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Answer {
+    /// Which question.
+    pub question_id: String,
+    /// The chosen option ids, in the question's order.
+    pub selected_options: Vec<String>,
+    /// Free text, trimmed.
+    pub custom_text: String,
+}
+
+/// The stored resolution of a bundle (WIRE-2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    /// The bundle's id.
+    pub pending_id: String,
+    /// One answer per question, in DM-4 order; empty for a rejection or a cancellation.
+    pub answers: Vec<Answer>,
+    /// True iff the bundle was rejected.
+    pub rejected: bool,
+    /// The winner's reason, trimmed; empty unless rejected.
+    pub reject_reason: String,
+    /// The claim time; `None` only for degraded imported rows.
+    pub responded_at: Option<Timestamp>,
+}
+
+/// The result of `get_bundle`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BundleDetail {
+    /// The bundle as listed.
+    pub bundle: BundleView,
+    /// Where it stands.
+    pub status: BundleStatus,
+    /// Present once the bundle is resolved.
+    pub response: Option<Response>,
+}
+
+/// The outcome of a resolve or cancel that reached a winner: this caller's
+/// (`claimed`) or an earlier one's, replayed byte for byte (REPLAY-1/2).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// True for the one caller whose claim won.
+    pub claimed: bool,
+    /// The winner's resolution.
+    pub status: BundleStatus,
+    /// The winner's response.
+    pub response: Response,
+}
+
+/// How `wait` ended (WAIT-1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WaitOutcome {
+    /// Answered, with the response.
+    Answered(Response),
+    /// Rejected, with the response (and its reason).
+    Rejected(Response),
+    /// Cancelled, with the response.
+    Cancelled(Response),
+    /// Its session ended while it waited.
+    Expired,
+    /// A newer turn replaced its turn.
+    Superseded,
+    /// The host detached the session while the agent waited (LIFE-5).
+    Detached,
+    /// The caller's timeout passed first.
+    TimedOut,
+}
+
+impl WaitOutcome {
+    /// A resolution received by a waiter.
+    pub(crate) fn resolved(status: BundleStatus, response: Response) -> WaitOutcome {
+        match status.resolution() {
+            Some(Resolution::Rejected) => WaitOutcome::Rejected(response),
+            Some(Resolution::Cancelled) => WaitOutcome::Cancelled(response),
+            _ => WaitOutcome::Answered(response),
+        }
+    }
+
+    /// The outcome's word on the wire.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            WaitOutcome::Answered(_) => Resolution::Answered.as_str(),
+            WaitOutcome::Rejected(_) => Resolution::Rejected.as_str(),
+            WaitOutcome::Cancelled(_) => Resolution::Cancelled.as_str(),
+            WaitOutcome::Expired => BundleStatus::Expired.as_str(),
+            WaitOutcome::Superseded => BundleStatus::Superseded.as_str(),
+            WaitOutcome::Detached => "detached",
+            WaitOutcome::TimedOut => "timed_out",
+        }
+    }
+
+    /// The WIRE-2 response, for the three resolutions.
+    pub fn response(&self) -> Option<&Response> {
+        match self {
+            WaitOutcome::Answered(r) | WaitOutcome::Rejected(r) | WaitOutcome::Cancelled(r) => {
+                Some(r)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// One outbox entry (DEL-3): everything a host needs to resume the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// The bundle's id: the idempotency key of the resumption (DEL-5).
+    pub pending_id: String,
+    /// The bundle's task.
+    pub task_id: String,
+    /// The session to resume.
+    pub session_id: String,
+    /// The resolution.
+    pub status: BundleStatus,
+    /// What was asked.
+    pub questions: Vec<QuestionView>,
+    /// What was answered.
+    pub response: Response,
+}
+
+/// Why a dispatch failed; the entry stays in the outbox (DEL-4).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct DispatchError(pub String);
+
+impl DispatchError {
+    /// A failure described by `message`.
+    pub fn new(message: impl std::fmt::Display) -> Self {
+        DispatchError(message.to_string())
+    }
+}
+
+/// A Rust host's way to resume a detached agent with its answer (DEL-3).
+/// Called right after the claim commits, outside its transaction, with a
+/// bounded timeout; success acknowledges the entry. The `pending_id` is the
+/// idempotency key: delivery is at least once (DEL-5).
+///
+/// ```
+/// use clarion::{Delivery, DispatchError, ResumeDispatcher};
+///
+/// struct Resume;
+/// impl ResumeDispatcher for Resume {
+///     fn resume(&self, delivery: &Delivery) -> Result<(), DispatchError> {
+///         println!("resume session {} with {}", delivery.session_id, delivery.status.as_str());
+///         Ok(())
+///     }
+/// }
+/// ```
+pub trait ResumeDispatcher: Send + Sync + 'static {
+    /// Resumes the agent of `delivery.session_id` with its answer.
+    fn resume(&self, delivery: &Delivery) -> Result<(), DispatchError>;
+}
+
+/// What `deliver_pending` did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DeliveryReport {
+    /// Entries the dispatcher took (and that are now acknowledged).
+    pub delivered: usize,
+    /// Entries whose dispatch failed or timed out; they stay in the outbox.
+    pub failed: usize,
+    /// Entries another process was dispatching (leased).
+    pub skipped: usize,
+}

@@ -1,0 +1,249 @@
+//! Resolving a bundle (§8): validation (VAL-*), normalization (NORM-*), the
+//! call into the one claim (CLAIM-*, in [`crate::claim`]), and the loser's
+//! replay (REPLAY-*). `cancel_bundle` (LIFE-6) goes through the same claim.
+//!
+//! Steps, in order: capability → shape rules that need no database (VAL-4,
+//! VAL-5) → the bundle's durable rows and visibility (not-found) → rules on
+//! the stored bundle (VAL-1, 2, 6, 8) → normalization → claim → winner or
+//! loser. Nothing decides claimability outside the claim (CLAIM-2).
+
+use diesel::prelude::*;
+
+use crate::domain::bundle::{self, BundleRecord, QuestionRecord};
+use crate::domain::change::Change;
+use crate::domain::claim::{self, Claimed, Decision, Resolver};
+use crate::domain::core::Core;
+use crate::domain::model::{Answer, Resolved};
+use crate::error::{Error, Result, ValidationError};
+use crate::rules::capability::{admit, Operation};
+use crate::rules::limits::{check_runes, MAX_FREE_TEXT_RUNES};
+use crate::rules::principal::Principal;
+use crate::store::schema::bundles;
+use crate::store::{at_most_one, read_snapshot, AnyConnection};
+
+/// One answer as the caller wrote it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AnswerInput {
+    /// Which question this answers.
+    pub question_id: String,
+    /// Option ids of that question; order and repeats do not matter (NORM-2).
+    pub selected_options: Vec<String>,
+    /// Free text, at most 2000 runes; trimmed when stored (NORM-3).
+    pub custom_text: String,
+}
+
+/// Arguments of `resolve_bundle`: answers, or a rejection.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ResolveRequest {
+    /// One answer per question, in any order; empty for a rejection.
+    pub answers: Vec<AnswerInput>,
+    /// Decline to answer.
+    pub rejected: bool,
+    /// Why, at most 2000 runes; trimmed when stored.
+    pub reject_reason: String,
+}
+
+/// VAL-4, VAL-5: what can be checked without the bundle.
+fn check_shape(request: &ResolveRequest) -> Result<(), ValidationError> {
+    if request.rejected && !request.answers.is_empty() {
+        return Err(ValidationError::new(
+            "answers",
+            "must be empty when rejected is true",
+        ));
+    }
+    check_runes("reject_reason", &request.reject_reason, MAX_FREE_TEXT_RUNES)?;
+    for (index, answer) in request.answers.iter().enumerate() {
+        check_runes(
+            format!("answers[{index}].custom_text"),
+            &answer.custom_text,
+            MAX_FREE_TEXT_RUNES,
+        )?;
+    }
+    Ok(())
+}
+
+/// VAL-6: a row without a question id makes the bundle unanswerable.
+fn check_answerable(rows: &[QuestionRecord]) -> Result<(), ValidationError> {
+    if rows.iter().any(|row| row.question_id.is_empty()) {
+        return Err(ValidationError::new(
+            "pending_id",
+            "this clarification request has a question without a question_id and cannot be \
+             answered or rejected; cancel it instead",
+        ));
+    }
+    Ok(())
+}
+
+/// VAL-1, VAL-2 against the stored rows (all of them, terminal siblings
+/// included), then NORM-1..3.
+fn normalize_answers(
+    answers: &[AnswerInput],
+    rows: &[QuestionRecord],
+) -> Result<Vec<Answer>, ValidationError> {
+    if answers.len() != rows.len() {
+        return Err(ValidationError::new(
+            "answers",
+            format!(
+                "expected {} answers (one per question), got {}",
+                rows.len(),
+                answers.len()
+            ),
+        ));
+    }
+    let mut by_row: Vec<Option<Answer>> = vec![None; rows.len()];
+    for (index, answer) in answers.iter().enumerate() {
+        let field = |name: &str| format!("answers[{index}].{name}");
+        if answer.question_id.is_empty() {
+            return Err(ValidationError::new(
+                field("question_id"),
+                "must not be empty",
+            ));
+        }
+        let Some(position) = rows
+            .iter()
+            .position(|row| row.question_id == answer.question_id)
+        else {
+            return Err(ValidationError::new(
+                field("question_id"),
+                format!("unknown question id {:?}", answer.question_id),
+            ));
+        };
+        if by_row[position].is_some() {
+            return Err(ValidationError::new(
+                field("question_id"),
+                format!("duplicate question id {:?}", answer.question_id),
+            ));
+        }
+        let options = bundle::option_ids(&rows[position]);
+        let mut positions = Vec::with_capacity(answer.selected_options.len());
+        for selected in &answer.selected_options {
+            let Some(option) = options.iter().position(|id| id == selected) else {
+                return Err(ValidationError::new(
+                    field("selected_options"),
+                    format!("unknown option id {selected:?}"),
+                ));
+            };
+            positions.push(option);
+        }
+        // NORM-2: the question's option order, exact duplicates removed.
+        positions.sort_unstable();
+        positions.dedup();
+        by_row[position] = Some(Answer {
+            question_id: answer.question_id.clone(),
+            selected_options: positions.into_iter().map(|p| options[p].clone()).collect(),
+            // NORM-3: only leading and trailing whitespace goes.
+            custom_text: answer.custom_text.trim().to_owned(),
+        });
+    }
+    // NORM-1: DM-4 order, because `rows` is in DM-4 order.
+    Ok(by_row.into_iter().flatten().collect())
+}
+
+/// Steps 4–5 for a resolve request: the rules that need the stored bundle,
+/// then the canonical form.
+fn prepare(
+    request: &ResolveRequest,
+    rows: &[QuestionRecord],
+) -> Result<Decision, ValidationError> {
+    check_answerable(rows)?;
+    if request.rejected {
+        return Ok(Decision::Rejected {
+            reason: request.reject_reason.trim().to_owned(),
+        });
+    }
+    Ok(Decision::Answered(normalize_answers(
+        &request.answers,
+        rows,
+    )?))
+}
+
+/// REPLAY-1/2: the loser reads the rows once more; a resolution there is the
+/// winner's. Without one, nothing won.
+fn replay(conn: &mut AnyConnection, pending_id: &str) -> Result<Resolved> {
+    let fresh: Option<BundleRecord> = at_most_one(
+        bundles::table
+            .find(pending_id)
+            .select(bundle::bundle_record_columns()),
+        conn,
+    )?;
+    let Some(fresh) = fresh else {
+        // Deleted since: nothing won.
+        return Err(Error::NoLongerActive);
+    };
+    let rows = bundle::load_bundle_rows(conn, pending_id)?;
+    let (status, response) = bundle::stored_response(&fresh, &rows).ok_or(Error::NoLongerActive)?;
+    Ok(Resolved {
+        claimed: false,
+        status,
+        response,
+    })
+}
+
+impl Core {
+    /// §8: answer or reject a bundle. Exactly one caller claims it; every
+    /// other gets the winner's status and response with `claimed: false`,
+    /// or `NoLongerActive` when nothing won (superseded, ended, expired).
+    pub(crate) fn resolve_bundle(
+        &self,
+        principal: &Principal,
+        pending_id: &str,
+        request: &ResolveRequest,
+    ) -> Result<Resolved> {
+        let scope = admit(principal, Operation::ResolveBundle)?;
+        check_shape(request)?;
+        self.settle(principal, &scope, pending_id, |rows| Ok(prepare(request, rows)?))
+    }
+
+    /// LIFE-6: cancel a bundle through the same claim. Humans and `system`
+    /// only; needs no waiter; clears even a bundle VAL-6 makes unanswerable.
+    pub(crate) fn cancel_bundle(&self, principal: &Principal, pending_id: &str) -> Result<Resolved> {
+        let scope = admit(principal, Operation::CancelBundle)?;
+        self.settle(principal, &scope, pending_id, |_| Ok(Decision::Cancelled))
+    }
+
+    /// Steps 3, 6 and 7 shared by resolve and cancel: one write
+    /// transaction reads the bundle (not-found), validates it, and claims.
+    /// Nothing is written unless the claim is won; a loser replays.
+    fn settle(
+        &self,
+        principal: &Principal,
+        scope: &crate::rules::visibility::Scope,
+        pending_id: &str,
+        decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
+    ) -> Result<Resolved> {
+        let resolver = Resolver {
+            kind: principal.kind(),
+            id: principal.audit_id(),
+        };
+        let now = self.now();
+        let won = self.change(|conn, changes| {
+            let claimed =
+                claim::claim(conn, scope, pending_id, decide, &resolver, now, &self.failpoints)?;
+            let Claimed::Won { record, rows } = claimed else {
+                return Ok(None);
+            };
+            // The winner's response is rebuilt from exactly what is
+            // committed, by the same function a loser's replay uses (NORM-4).
+            let (status, response) = bundle::stored_response(&record, &rows).ok_or_else(|| {
+                Error::Internal(format!("claimed bundle {pending_id} has no resolution"))
+            })?;
+            changes.push(Change::Resolved {
+                pending_id: pending_id.to_owned(),
+                status,
+                response: response.clone(),
+            });
+            Ok(Some(Resolved {
+                claimed: true,
+                status,
+                response,
+            }))
+        })?;
+        match won {
+            Some(resolved) => Ok(resolved),
+            None => self
+                .conn()?
+                .run(|conn| read_snapshot(conn, |conn| replay(conn, pending_id))),
+        }
+    }
+}

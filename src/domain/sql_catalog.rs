@@ -1,0 +1,322 @@
+//! SQL-1: every typed query that decides membership, visibility or the claim,
+//! rendered for each backend. `tests/sql_rendering.rs` compares these with
+//! the files under `sql/`, so a change to the SQL shows up in review as a
+//! diff. The queries are built by the same functions the library runs.
+
+#![allow(missing_docs)] // test support
+
+use diesel::debug_query;
+
+use crate::domain::claim::statements as claim;
+use crate::domain::{bundle, lifecycle, listing};
+use crate::rules::visibility::{self, Scope};
+use crate::rules::{activeness, outbox};
+
+/// One rendered query: a file name under `sql/<backend>/` and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub name: &'static str,
+    pub sql: String,
+}
+
+/// Puts each major clause on its own line so diffs point at the clause
+/// that changed; bind values are listed after the statement.
+fn layout(raw: String) -> String {
+    let (statement, binds) = match raw.rsplit_once(" -- binds: ") {
+        Some((statement, binds)) => (statement.to_owned(), binds.to_owned()),
+        None => (raw, String::new()),
+    };
+    let mut text = statement;
+    for keyword in [
+        " FROM ",
+        " WHERE ",
+        " AND ",
+        " OR ",
+        " ORDER BY ",
+        " LIMIT ",
+        " SET ",
+    ] {
+        text = text.replace(keyword, &format!("\n{}", keyword.trim_start()));
+    }
+    format!("{text};\n-- binds: {binds}\n")
+}
+
+const SESSION: &str = "<session_id>";
+
+/// A two-question bundle's writes, as the claim renders them: two rows
+/// and two unused places.
+fn sample_writes() -> [claim::RowWrite; 4] {
+    [1, 2, 0, 0].map(|row_id| claim::RowWrite {
+        row_id,
+        response: (row_id > 0).then(|| format!("<answer {row_id}>")),
+    })
+}
+
+/// The claim's row write as PostgreSQL's claim statement embeds it.
+#[cfg(feature = "postgres")]
+fn with_returned_ids<S>(
+    statement: S,
+) -> crate::store::Returning<S, crate::store::schema::bundle_questions::id> {
+    crate::store::returning(statement, crate::store::schema::bundle_questions::id)
+}
+
+/// A user's scope, as the scoped queries render it.
+fn sample_scope() -> Scope {
+    Scope {
+        unscoped: false,
+        user_id: "<user_id>".to_owned(),
+        sees_permission_bundles: false,
+    }
+}
+
+fn sample_resolver() -> claim::Resolver<'static> {
+    claim::Resolver {
+        kind: "<kind>",
+        id: "<id>".to_owned(),
+    }
+}
+const PENDING: &str = "<pending_id>";
+const TASK: &str = "<task_id>";
+
+macro_rules! catalog {
+    ($backend:ty) => {{
+        let expired_ids = vec!["<pending_id>".to_owned()];
+        let scope = sample_scope();
+        let filter = listing::ListFilter {
+            workspace_id: "<workspace_id>".to_owned(),
+            created_since: 0,
+            after: Some(listing::Cursor {
+                created_at: 0,
+                pending_id: PENDING.to_owned(),
+            }),
+            limit: 50,
+        };
+        let task_ids = vec![TASK.to_owned()];
+        vec![
+            Rendered {
+                name: "list_pending",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::page_query(&scope, &filter)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "summary_bundles",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::summary_bundles_query(&scope)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "summary_questions",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::summary_questions_query(&scope))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "pending_actions",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::pending_actions_query(&scope, &task_ids))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "standing",
+                sql: layout(
+                    debug_query::<$backend, _>(&bundle::standing_query(PENDING)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "outbox",
+                sql: layout(debug_query::<$backend, _>(&outbox::outbox_query(50)).to_string()),
+            },
+            Rendered {
+                name: "detach_bundle",
+                sql: layout(
+                    debug_query::<$backend, _>(&outbox::detach_bundle_statement(PENDING))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "visibility_bundle",
+                sql: layout(
+                    debug_query::<$backend, _>(&visibility::bundle_visibility_query(&scope, PENDING))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "visibility_task",
+                sql: layout(
+                    debug_query::<$backend, _>(&visibility::task_visibility_query(&scope, TASK))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "get_bundle",
+                sql: layout(
+                    debug_query::<$backend, _>(&bundle::visible_bundle_query(&scope, PENDING))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "activeness",
+                sql: layout(
+                    debug_query::<$backend, _>(&activeness::active_bundle_ids()).to_string(),
+                ),
+            },
+            Rendered {
+                name: "current_turn",
+                sql: layout(
+                    debug_query::<$backend, _>(&activeness::current_turn_of(SESSION)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "has_pending_clarification",
+                sql: layout(
+                    debug_query::<$backend, _>(&diesel::select(
+                        lifecycle::has_active_bundle_query(SESSION),
+                    ))
+                    .to_string(),
+                ),
+            },
+            Rendered {
+                name: "expire_select",
+                sql: layout(
+                    debug_query::<$backend, _>(&lifecycle::active_bundles_of_session(SESSION))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "expire_update",
+                sql: layout(
+                    debug_query::<$backend, _>(&lifecycle::expire_rows_statement(&expired_ids))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "detach",
+                sql: layout(
+                    debug_query::<$backend, _>(&outbox::detach_statement(SESSION)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "clear_hint",
+                sql: layout(
+                    debug_query::<$backend, _>(&lifecycle::clear_hint_statement(SESSION))
+                        .to_string(),
+                ),
+            },
+        ]
+    }};
+}
+
+/// The catalog rendered for SQLite, whose claim writes the bundle row in a
+/// statement of its own.
+pub fn sqlite() -> Vec<Rendered> {
+    let mut catalog = catalog!(diesel::sqlite::Sqlite);
+    let resolver = sample_resolver();
+    catalog.push(Rendered {
+        name: "claim_target",
+        sql: layout(
+            debug_query::<diesel::sqlite::Sqlite, _>(&crate::domain::claim::sqlite::claim_target_query(
+                &sample_scope(),
+                PENDING,
+            ))
+            .to_string(),
+        ),
+    });
+    catalog.push(Rendered {
+        name: "claim_rows",
+        sql: layout(
+            debug_query::<diesel::sqlite::Sqlite, _>(&claim::claim_rows_statement(
+                PENDING,
+                "<status>",
+                &[sample_writes()[0].clone()],
+                crate::domain::claim::sqlite::ReadUnderWriteLock,
+            ))
+            .to_string(),
+        ),
+    });
+    catalog.push(Rendered {
+        name: "claim_bundle",
+        sql: layout(
+            debug_query::<diesel::sqlite::Sqlite, _>(&claim::claim_bundle_statement(
+                PENDING,
+                "<reject_reason>",
+                0,
+                &resolver,
+            ))
+            .to_string(),
+        ),
+    });
+    catalog
+}
+
+/// The catalog rendered for PostgreSQL, whose claim writes the rows and the
+/// bundle row in one statement.
+#[cfg(feature = "postgres")]
+pub fn postgres() -> Vec<Rendered> {
+    let mut catalog = catalog!(diesel::pg::Pg);
+    let (writes, resolver) = (sample_writes(), sample_resolver());
+    catalog.push(Rendered {
+        name: "claim_target",
+        sql: layout(
+            debug_query::<diesel::pg::Pg, _>(&crate::domain::claim::postgres::claim_target_with_rows_query(
+                &sample_scope(),
+                PENDING,
+            ))
+            .to_string(),
+        ),
+    });
+    catalog.push(Rendered {
+        name: "claim",
+        sql: layout(
+            debug_query::<diesel::pg::Pg, _>(&crate::domain::claim::postgres::claim_statement(
+                with_returned_ids(claim::claim_rows_statement(
+                    PENDING,
+                    "<status>",
+                    &writes,
+                    crate::domain::claim::postgres::active_in_the_write(PENDING),
+                )),
+                PENDING,
+                "<reject_reason>",
+                0,
+                &resolver,
+            ))
+            .to_string(),
+        ),
+    });
+    catalog
+}
+
+/// `EXPLAIN …` (or `EXPLAIN QUERY PLAN …`) around a typed query, keeping its
+/// bind parameters: how the plan tests and `examples/explain_listing.rs`
+/// see the plan of the exact query the library runs.
+pub struct Explain<Q> {
+    pub prefix: &'static str,
+    pub query: Q,
+}
+
+impl<Q, DB> diesel::query_builder::QueryFragment<DB> for Explain<Q>
+where
+    DB: diesel::backend::Backend,
+    Q: diesel::query_builder::QueryFragment<DB>,
+{
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, DB>,
+    ) -> diesel::QueryResult<()> {
+        out.push_sql(self.prefix);
+        self.query.walk_ast(out.reborrow())
+    }
+}
+
+impl<Q> diesel::query_builder::QueryId for Explain<Q> {
+    type QueryId = ();
+    const HAS_STATIC_QUERY_ID: bool = false;
+}
+
+impl<Q> diesel::query_builder::Query for Explain<Q> {
+    type SqlType = diesel::sql_types::Untyped;
+}
+
+impl<Q, C> diesel::RunQueryDsl<C> for Explain<Q> {}

@@ -1,0 +1,9 @@
+//! The doors: how the world reaches the domain. Each door only translates
+//! a request into a domain call and a result into an envelope; none
+//! restates a rule. The envelope layer makes every body (WIRE-1..3), the
+//! JSON door reads WIRE-5 requests (the C ABI and the CLI go through it),
+//! and the MCP door serves the external tools (WIRE-4).
+
+pub mod envelope;
+pub(crate) mod json;
+pub mod mcp;

@@ -1,0 +1,95 @@
+//! Every limit clarion enforces, in one place, with the checks and
+//! messages derived from them: page sizes (LIST-4, DEL-3), wait times
+//! (WAIT-1, WIRE-5), text caps in runes (ASK-2, VAL-5), counts (ASK-1,
+//! ASK-2) and request sizes (WIRE-5).
+
+use std::ops::RangeInclusive;
+use std::time::Duration;
+
+use crate::error::ValidationError;
+
+/// A page of `list_pending` or `pending_deliveries` when no limit is given
+/// (or one below 1).
+pub const DEFAULT_PAGE_SIZE: i64 = 50;
+/// The largest page; larger limits are clamped to it.
+pub const MAX_PAGE_SIZE: i64 = 200;
+
+/// A wait's timeout when none is given.
+pub const DEFAULT_WAIT: Duration = Duration::from_millis(30_000);
+/// The longest wait anyone may ask for; longer ones are capped.
+pub const MAX_WAIT: Duration = Duration::from_millis(600_000);
+
+/// `reject_reason` and each `custom_text` (VAL-5).
+pub const MAX_FREE_TEXT_RUNES: usize = 2000;
+/// A question's prompt (ASK-2).
+pub const MAX_PROMPT_RUNES: usize = 4000;
+/// A bundle's context (ASK-2).
+pub const MAX_CONTEXT_RUNES: usize = 4000;
+/// A question's title (ASK-2).
+pub const MAX_TITLE_RUNES: usize = 120;
+/// An option's label (ASK-2).
+pub const MAX_LABEL_RUNES: usize = 200;
+/// An option's description (ASK-2).
+pub const MAX_DESCRIPTION_RUNES: usize = 1000;
+
+/// Questions in one bundle (ASK-1).
+pub const QUESTIONS_PER_BUNDLE: RangeInclusive<usize> = 1..=4;
+/// Options of one question (ASK-2).
+pub const OPTIONS_PER_QUESTION: RangeInclusive<usize> = 2..=6;
+
+/// The longest WIRE-5 request text; larger requests are a 400 before parsing.
+pub const MAX_REQUEST_BYTES: usize = 1 << 20;
+/// The deepest JSON nesting accepted: serde_json refuses anything deeper
+/// with an error (no recursion past it), which becomes a 400.
+pub const MAX_NESTING: usize = 128;
+
+/// LIST-4, DEL-3: default when absent or below 1, clamped at the maximum.
+pub fn page_size(limit: Option<i64>) -> i64 {
+    match limit {
+        Some(n) if n >= 1 => n.min(MAX_PAGE_SIZE),
+        _ => DEFAULT_PAGE_SIZE,
+    }
+}
+
+/// WAIT-1: the timeout actually waited, capped.
+pub fn wait_time(timeout: Duration) -> Duration {
+    timeout.min(MAX_WAIT)
+}
+
+/// Runes (Unicode scalar values) of the raw value: not bytes, not UTF-16
+/// units, and counted before any trimming (ASK-2, VAL-5).
+pub fn runes(text: &str) -> usize {
+    text.chars().count()
+}
+
+/// `field` holds at most `max` runes.
+pub fn check_runes(field: impl Into<String>, value: &str, max: usize) -> Result<(), ValidationError> {
+    let count = runes(value);
+    if count > max {
+        return Err(ValidationError::new(
+            field,
+            format!("must be at most {max} characters, got {count}"),
+        ));
+    }
+    Ok(())
+}
+
+/// `field` holds a number of `items` within `range`.
+pub fn check_count(
+    field: impl Into<String>,
+    count: usize,
+    range: &RangeInclusive<usize>,
+    items: &str,
+) -> Result<(), ValidationError> {
+    if range.contains(&count) {
+        return Ok(());
+    }
+    Err(ValidationError::new(
+        field,
+        format!(
+            "expected {} to {} {items}, got {count}",
+            range.start(),
+            range.end()
+        ),
+    ))
+}

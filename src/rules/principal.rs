@@ -1,0 +1,195 @@
+//! Who is calling (AUTH-1): four kinds of principal, the grants an agent
+//! may hold, and the one parser every door uses to build a principal from
+//! its parts.
+
+use std::collections::BTreeSet;
+
+use serde_json::{json, Value};
+
+use crate::error::ValidationError;
+
+/// What an API-key agent may do beyond nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Grant {
+    /// `questions:read`: list, get, wait on and count bundles.
+    QuestionsRead,
+    /// `questions:answer`: answer or reject bundles.
+    QuestionsAnswer,
+}
+
+impl Grant {
+    /// Every grant.
+    pub const ALL: [Grant; 2] = [Grant::QuestionsRead, Grant::QuestionsAnswer];
+
+    /// The grant's word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Grant::QuestionsRead => "questions:read",
+            Grant::QuestionsAnswer => "questions:answer",
+        }
+    }
+
+    /// The grant a word names.
+    pub fn parse(text: &str) -> Option<Grant> {
+        Grant::ALL.into_iter().find(|grant| grant.as_str() == text)
+    }
+}
+
+/// Who is calling (AUTH-1). Exactly four kinds.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Principal {
+    /// An internal caller, or a deployment with authentication off. Unscoped.
+    System,
+    /// A session-authenticated human.
+    User {
+        /// The user, who owns workspaces.
+        user_id: String,
+    },
+    /// An API-key agent acting for its owner `user_id`.
+    Agent {
+        /// The owner the agent acts for.
+        user_id: String,
+        /// The agent itself, for audit.
+        agent_id: String,
+        /// What it may do beyond nothing.
+        grants: BTreeSet<Grant>,
+    },
+    /// A credential the host cannot classify. Denied everything.
+    Unclassified,
+}
+
+impl Principal {
+    /// A user principal.
+    pub fn user(user_id: impl Into<String>) -> Principal {
+        Principal::User {
+            user_id: user_id.into(),
+        }
+    }
+
+    /// An agent principal acting for `user_id`.
+    pub fn agent(
+        user_id: impl Into<String>,
+        agent_id: impl Into<String>,
+        grants: impl IntoIterator<Item = Grant>,
+    ) -> Principal {
+        Principal::Agent {
+            user_id: user_id.into(),
+            agent_id: agent_id.into(),
+            grants: grants.into_iter().collect(),
+        }
+    }
+
+    /// `system`, `user`, `agent` or `unclassified`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Principal::System => "system",
+            Principal::User { .. } => "user",
+            Principal::Agent { .. } => "agent",
+            Principal::Unclassified => "unclassified",
+        }
+    }
+
+    /// The id recorded for audit: the user id, `user/agent` for an agent.
+    pub fn audit_id(&self) -> String {
+        match self {
+            Principal::System | Principal::Unclassified => String::new(),
+            Principal::User { user_id } => user_id.clone(),
+            Principal::Agent {
+                user_id, agent_id, ..
+            } => format!("{user_id}/{agent_id}"),
+        }
+    }
+
+    /// The one principal parser (AUTH-1): builds a principal from its parts
+    /// as every door spells them. An unknown kind, or a user or agent
+    /// without `user_id`, is refused; an agent without grants holds none.
+    /// Errors name the part (`kind`, `user_id`, `grants[1]`).
+    pub fn from_parts<'a>(
+        kind: &str,
+        user_id: Option<&str>,
+        agent_id: Option<&str>,
+        grants: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Principal, ValidationError> {
+        let user_id = || match user_id {
+            None => Err(ValidationError::new("user_id", "required")),
+            Some("") => Err(ValidationError::new("user_id", "must not be empty")),
+            Some(user_id) => Ok(user_id.to_owned()),
+        };
+        match kind {
+            "system" => Ok(Principal::System),
+            "unclassified" => Ok(Principal::Unclassified),
+            "user" => Ok(Principal::user(user_id()?)),
+            "agent" => {
+                let user_id = user_id()?;
+                let grants = grants
+                    .into_iter()
+                    .enumerate()
+                    .map(|(index, text)| {
+                        Grant::parse(text).ok_or_else(|| {
+                            ValidationError::new(
+                                format!("grants[{index}]"),
+                                format!(
+                                    "unknown grant {text:?} (expected {})",
+                                    Grant::ALL.map(Grant::as_str).join(" or ")
+                                ),
+                            )
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(Principal::agent(user_id, agent_id.unwrap_or_default(), grants))
+            }
+            other => Err(ValidationError::new(
+                "kind",
+                format!("unknown kind {other:?} (expected system, user, agent or unclassified)"),
+            )),
+        }
+    }
+
+    /// The WIRE-5 JSON form, which the JSON door reads back.
+    pub fn to_wire(&self) -> Value {
+        match self {
+            Principal::System => json!({"kind": "system"}),
+            Principal::Unclassified => json!({"kind": "unclassified"}),
+            Principal::User { user_id } => json!({"kind": "user", "user_id": user_id}),
+            Principal::Agent {
+                user_id,
+                agent_id,
+                grants,
+            } => json!({
+                "kind": "agent",
+                "user_id": user_id,
+                "agent_id": agent_id,
+                "grants": grants.iter().map(|grant| grant.as_str()).collect::<Vec<_>>(),
+            }),
+        }
+    }
+}
+
+impl std::str::FromStr for Principal {
+    type Err = String;
+
+    /// The command-line form: `system`, `unclassified`, `user:<id>`, or
+    /// `agent:<user>/<agent>[:<grant>,<grant>]`, read into parts for
+    /// [`Principal::from_parts`].
+    fn from_str(text: &str) -> Result<Principal, String> {
+        let (kind, rest) = text.split_once(':').unwrap_or((text, ""));
+        let refused = |error: ValidationError| format!("principal {text:?}: {error}");
+        match kind {
+            "system" | "unclassified" if rest.is_empty() => {
+                Principal::from_parts(kind, None, None, []).map_err(refused)
+            }
+            "user" => Principal::from_parts(kind, Some(rest), None, []).map_err(refused),
+            "agent" => {
+                let (who, grants) = rest.split_once(':').unwrap_or((rest, ""));
+                let Some((user_id, agent_id)) = who.split_once('/').filter(|(u, a)| !u.is_empty() && !a.is_empty()) else {
+                    return Err(format!("agent principal {text:?} needs <user>/<agent>"));
+                };
+                let grants = grants.split(',').filter(|grant| !grant.is_empty());
+                Principal::from_parts(kind, Some(user_id), Some(agent_id), grants).map_err(refused)
+            }
+            _ => Err(format!(
+                "unknown principal {text:?}: use system, user:<id> or agent:<user>/<agent>:<grants>"
+            )),
+        }
+    }
+}

@@ -1,0 +1,278 @@
+//! The words clarion stores and shows, each written once as an enum: the
+//! states of a session, the kinds of a bundle, the statuses of a question
+//! row, the three resolutions, and where a bundle stands. Stored text is
+//! read through these types; degraded rows (DM-1) keep their unknown word
+//! in an `Unknown` case instead of failing.
+
+use crate::error::ValidationError;
+
+/// The state of an agent session. The host owns it; clarion only reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SessionState {
+    /// Created, not started.
+    Created,
+    /// Starting up.
+    Starting,
+    /// Working.
+    Running,
+    /// Waiting for a human.
+    WaitingForInput,
+    /// Between turns.
+    Idle,
+    /// Finished (terminal).
+    Completed,
+    /// Failed (terminal).
+    Failed,
+    /// Cancelled (terminal).
+    Cancelled,
+}
+
+impl SessionState {
+    /// Every state, in lifecycle order.
+    pub const ALL: [SessionState; 8] = [
+        SessionState::Created,
+        SessionState::Starting,
+        SessionState::Running,
+        SessionState::WaitingForInput,
+        SessionState::Idle,
+        SessionState::Completed,
+        SessionState::Failed,
+        SessionState::Cancelled,
+    ];
+
+    /// The terminal states: a session in one can no longer be answered (ACT-1.3).
+    pub const TERMINAL: [SessionState; 3] = [
+        SessionState::Completed,
+        SessionState::Failed,
+        SessionState::Cancelled,
+    ];
+
+    /// The stored word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionState::Created => "created",
+            SessionState::Starting => "starting",
+            SessionState::Running => "running",
+            SessionState::WaitingForInput => "waiting_for_input",
+            SessionState::Idle => "idle",
+            SessionState::Completed => "completed",
+            SessionState::Failed => "failed",
+            SessionState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses a state name; the error names `field`.
+    pub fn parse(field: &str, text: &str) -> Result<SessionState, ValidationError> {
+        SessionState::ALL
+            .into_iter()
+            .find(|state| state.as_str() == text)
+            .ok_or_else(|| {
+                ValidationError::new(
+                    field,
+                    format!(
+                        "unknown session state {text:?} (expected one of {})",
+                        SessionState::ALL.map(SessionState::as_str).join(", ")
+                    ),
+                )
+            })
+    }
+
+    /// `completed`, `failed` and `cancelled` end a session.
+    pub fn is_terminal(self) -> bool {
+        SessionState::TERMINAL.contains(&self)
+    }
+}
+
+/// Who may answer a bundle (AUTH-6).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+pub enum BundleKind {
+    /// Answerable by humans and by permitted agents.
+    #[default]
+    Question,
+    /// An approval request: humans only.
+    Permission,
+    /// A kind word clarion does not know, as stored in a degraded row
+    /// (DM-1). `ask` refuses it.
+    Unknown(String),
+}
+
+impl BundleKind {
+    const QUESTION: &'static str = "question";
+    const PERMISSION: &'static str = "permission";
+
+    /// The word `permission`, as the visibility fragments bind it (AUTH-6).
+    pub(crate) const PERMISSION_WORD: &'static str = Self::PERMISSION;
+
+    /// The stored word.
+    pub fn as_str(&self) -> &str {
+        match self {
+            BundleKind::Question => Self::QUESTION,
+            BundleKind::Permission => Self::PERMISSION,
+            BundleKind::Unknown(word) => word,
+        }
+    }
+
+    /// A stored kind word; unknown words are kept.
+    pub fn from_stored(text: &str) -> BundleKind {
+        match text {
+            Self::QUESTION => BundleKind::Question,
+            Self::PERMISSION => BundleKind::Permission,
+            other => BundleKind::Unknown(other.to_owned()),
+        }
+    }
+
+    /// Parses a kind given by a caller; the error names `field`.
+    pub fn parse(field: &str, text: &str) -> Result<BundleKind, ValidationError> {
+        match BundleKind::from_stored(text) {
+            BundleKind::Unknown(other) => Err(ValidationError::new(
+                field,
+                format!("unknown kind {other:?} (expected question or permission)"),
+            )),
+            known => Ok(known),
+        }
+    }
+}
+
+/// The three ways a claim resolves a bundle (CLAIM-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Resolution {
+    /// Answered, with one answer per question.
+    Answered,
+    /// Declined, with an optional reason.
+    Rejected,
+    /// Withdrawn by a human or the host (LIFE-6).
+    Cancelled,
+}
+
+impl Resolution {
+    /// Every resolution.
+    pub const ALL: [Resolution; 3] = [
+        Resolution::Answered,
+        Resolution::Rejected,
+        Resolution::Cancelled,
+    ];
+
+    /// The stored and wire word.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Resolution::Answered => "answered",
+            Resolution::Rejected => "rejected",
+            Resolution::Cancelled => "cancelled",
+        }
+    }
+
+    /// The resolution a stored word names, if any.
+    pub fn from_word(text: &str) -> Option<Resolution> {
+        Resolution::ALL
+            .into_iter()
+            .find(|resolution| resolution.as_str() == text)
+    }
+}
+
+/// The status of one question row as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum QuestionStatus {
+    /// NULL, empty or `pending`: still waiting (ACT-1.1).
+    Pending,
+    /// Resolved by the claim.
+    Resolved(Resolution),
+    /// Its session ended while it waited (LIFE-3, LIFE-4).
+    Expired,
+    /// Any other stored word (DM-1): not pending, not a resolution.
+    Unknown(String),
+}
+
+impl QuestionStatus {
+    /// The stored word of a pending row.
+    pub(crate) const PENDING_WORD: &'static str = "pending";
+    /// The stored word of an expired row.
+    pub(crate) const EXPIRED_WORD: &'static str = "expired";
+    /// What counts as pending besides NULL (ACT-1.1); an unrecognized word
+    /// does not.
+    pub(crate) const PENDING_WORDS: [&'static str; 2] = ["", Self::PENDING_WORD];
+
+    /// A stored status: NULL and empty read as pending (LIST-7).
+    pub fn from_stored(text: Option<&str>) -> QuestionStatus {
+        match text {
+            None => QuestionStatus::Pending,
+            Some(word) if Self::PENDING_WORDS.contains(&word) => QuestionStatus::Pending,
+            Some(Self::EXPIRED_WORD) => QuestionStatus::Expired,
+            Some(word) => Resolution::from_word(word).map_or_else(
+                || QuestionStatus::Unknown(word.to_owned()),
+                QuestionStatus::Resolved,
+            ),
+        }
+    }
+
+    /// The word shown to callers: `pending` for an absent or empty status,
+    /// any other as stored (LIST-7).
+    pub fn as_str(&self) -> &str {
+        match self {
+            QuestionStatus::Pending => Self::PENDING_WORD,
+            QuestionStatus::Resolved(resolution) => resolution.as_str(),
+            QuestionStatus::Expired => Self::EXPIRED_WORD,
+            QuestionStatus::Unknown(word) => word,
+        }
+    }
+
+    /// The resolution, for a resolved row.
+    pub fn resolution(&self) -> Option<Resolution> {
+        match self {
+            QuestionStatus::Resolved(resolution) => Some(*resolution),
+            _ => None,
+        }
+    }
+}
+
+/// Where a bundle stands (WIRE-3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BundleStatus {
+    /// Active: it can be answered (ACT-1).
+    Pending,
+    /// Resolved with answers.
+    Answered,
+    /// Resolved as declined.
+    Rejected,
+    /// Resolved as withdrawn.
+    Cancelled,
+    /// Its session ended while it waited.
+    Expired,
+    /// A newer turn replaced its turn (LIFE-2).
+    Superseded,
+    /// Not active for another reason (an ended session without expiry, a
+    /// malformed bundle).
+    Inactive,
+}
+
+impl BundleStatus {
+    /// The wire word.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BundleStatus::Pending => QuestionStatus::PENDING_WORD,
+            BundleStatus::Expired => QuestionStatus::EXPIRED_WORD,
+            BundleStatus::Superseded => "superseded",
+            BundleStatus::Inactive => "inactive",
+            resolved => resolved.resolution().map_or("", Resolution::as_str),
+        }
+    }
+
+    /// The resolution, for a resolved bundle.
+    pub fn resolution(self) -> Option<Resolution> {
+        match self {
+            BundleStatus::Answered => Some(Resolution::Answered),
+            BundleStatus::Rejected => Some(Resolution::Rejected),
+            BundleStatus::Cancelled => Some(Resolution::Cancelled),
+            _ => None,
+        }
+    }
+}
+
+impl From<Resolution> for BundleStatus {
+    fn from(resolution: Resolution) -> Self {
+        match resolution {
+            Resolution::Answered => BundleStatus::Answered,
+            Resolution::Rejected => BundleStatus::Rejected,
+            Resolution::Cancelled => BundleStatus::Cancelled,
+        }
+    }
+}

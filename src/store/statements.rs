@@ -1,0 +1,101 @@
+//! Statement shapes diesel lacks, cached under their types: a fixed
+//! `UPDATE`, `… RETURNING`, and the bound every claim statement meets.
+
+use diesel::query_builder::{QueryFragment, QueryId};
+
+/// A statement both backends can run on their concrete connections.
+#[cfg(feature = "postgres")]
+pub trait OnEitherBackend:
+    QueryFragment<diesel::sqlite::Sqlite> + QueryFragment<diesel::pg::Pg> + QueryId
+{
+}
+#[cfg(feature = "postgres")]
+impl<T> OnEitherBackend for T where
+    T: QueryFragment<diesel::sqlite::Sqlite> + QueryFragment<diesel::pg::Pg> + QueryId
+{
+}
+/// A statement both backends can run on their concrete connections.
+#[cfg(not(feature = "postgres"))]
+pub trait OnEitherBackend: QueryFragment<diesel::sqlite::Sqlite> + QueryId {}
+#[cfg(not(feature = "postgres"))]
+impl<T> OnEitherBackend for T where T: QueryFragment<diesel::sqlite::Sqlite> + QueryId {}
+
+/// `UPDATE <table> SET <changes> WHERE <predicate>`, for the claim's
+/// statements. Diesel's own UPDATE refuses its prepared statement a place
+/// in the cache (a changeset with optional fields can render differently
+/// each time), so every resolve re-prepared the same few statements.
+///
+/// A `FixedUpdate` is cached under its type, like diesel's static queries:
+/// its parts must render the same text every time (no optional fields, no
+/// lists whose length varies), which is what "fixed" promises. That spares
+/// rendering the whole statement on every call just to find it in the
+/// cache, which for the claim's guarded write cost more than running it.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedUpdate<F, V, W, Id = ()> {
+    from: F,
+    changes: V,
+    predicate: W,
+    id: PhantomParts<Id>,
+}
+
+/// The query id of a [`FixedUpdate`]: its table, the changes as written
+/// (diesel gives the rendered changeset no id) and its predicate.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedUpdateId<T, C, W>(PhantomParts<(T, C, W)>);
+
+/// Names types without owning values of them (and stays `Send`/`Sync`).
+type PhantomParts<T> = std::marker::PhantomData<fn() -> T>;
+
+/// A [`FixedUpdate`], typed like
+/// `diesel::update(table.filter(predicate)).set(changes)`.
+#[allow(clippy::type_complexity)]
+pub fn fixed_update<T, C, W>(
+    table: T,
+    changes: C,
+    predicate: W,
+) -> FixedUpdate<T::FromClause, C::Changeset, W, FixedUpdateId<T, C, W>>
+where
+    T: diesel::Table,
+    C: diesel::AsChangeset<Target = T>,
+    W: diesel::AppearsOnTable<T> + diesel::Expression,
+    W::SqlType: diesel::sql_types::BoolOrNullableBool,
+{
+    FixedUpdate {
+        from: table.from_clause(),
+        changes: changes.as_changeset(),
+        predicate,
+        id: std::marker::PhantomData,
+    }
+}
+
+impl<F, V, W, Id, DB> QueryFragment<DB> for FixedUpdate<F, V, W, Id>
+where
+    DB: diesel::backend::Backend,
+    F: QueryFragment<DB>,
+    V: QueryFragment<DB>,
+    W: QueryFragment<DB>,
+{
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, DB>,
+    ) -> diesel::QueryResult<()> {
+        out.push_sql("UPDATE ");
+        self.from.walk_ast(out.reborrow())?;
+        out.push_sql(" SET ");
+        self.changes.walk_ast(out.reborrow())?;
+        out.push_sql(" WHERE ");
+        self.predicate.walk_ast(out.reborrow())
+    }
+}
+
+impl<F, V, W, T, C, P> QueryId for FixedUpdate<F, V, W, FixedUpdateId<T, C, P>>
+where
+    T: QueryId,
+    C: QueryId,
+    P: QueryId,
+{
+    type QueryId = FixedUpdateId<T::QueryId, C::QueryId, P::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool =
+        T::HAS_STATIC_QUERY_ID && C::HAS_STATIC_QUERY_ID && P::HAS_STATIC_QUERY_ID;
+}
+
