@@ -1,10 +1,8 @@
 //! ACT-1..4: the one activeness rule, each conjunct alone, the current-turn
 //! tie-breaks, agreement of every consumer on random worlds, and no backfill.
 
-mod common;
-
-use common::rows::{self, Row};
-use common::*;
+use crate::support::rows::{self, Row};
+use crate::support::*;
 
 dual_backend! {
     /// ACT-1.1: a NULL status counts as pending.

@@ -2,11 +2,9 @@
 //! backends. JSON output is the WIRE-5 reply; exit codes are distinct per
 //! outcome class.
 
-mod common;
-
 use std::process::{Command, Output};
 
-use common::*;
+use crate::support::*;
 use serde_json::{json, Value};
 
 fn clarion(db: &TestDb, args: &[&str]) -> Output {

@@ -1,12 +1,10 @@
 //! LIFE-1..5, LIFE-7, LIFE-10: the host mirror, turns, expiry of ended
 //! sessions, detaching, the workflow guard and unknown entities.
 
-mod common;
-
+use crate::support::rows::{self, Row};
+use crate::support::*;
 use clarion::schema::{bundle_questions, bundles, sessions, tasks, turns, workspaces};
 use clarion::{Entity, Error, SessionState, SessionUpsert};
-use common::rows::{self, Row};
-use common::*;
 use diesel::prelude::*;
 
 const TERMINAL: [SessionState; 3] = [

@@ -3,13 +3,11 @@
 //! no notification crosses the process boundary, so it is the poll that
 //! finds it.
 
-mod common;
-
 use std::process::Command;
 use std::time::Duration;
 
+use crate::support::*;
 use clarion::{Clarion, WaitOutcome};
-use common::*;
 
 dual_backend! {
     fn wait_3_resolution_from_another_process_wakes_the_waiter(db) {

@@ -153,7 +153,6 @@ pub fn postgres() -> Option<TestDb> {
 /// Declares each test once and runs it on both backends:
 /// `dual_backend! { fn act_1_x(db) { ... } }` gives `act_1_x::sqlite` and
 /// `act_1_x::postgres`.
-#[macro_export]
 macro_rules! dual_backend {
     ($( $(#[$meta:meta])* fn $name:ident($db:ident) $body:block )*) => {
         $(
@@ -162,17 +161,17 @@ macro_rules! dual_backend {
                 #[allow(unused_imports)]
                 use super::*;
 
-                fn run($db: &$crate::common::TestDb) $body
+                fn run($db: &$crate::support::TestDb) $body
 
                 #[test]
                 fn sqlite() {
-                    run(&$crate::common::sqlite());
+                    run(&$crate::support::sqlite());
                 }
 
                 #[cfg(feature = "postgres")]
                 #[test]
                 fn postgres() {
-                    if let Some(db) = $crate::common::postgres() {
+                    if let Some(db) = $crate::support::postgres() {
                         run(&db);
                     }
                 }

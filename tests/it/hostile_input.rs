@@ -3,13 +3,11 @@
 //! requests for every operation, cursors, answers and ask payloads. Each
 //! generator prints how many inputs it ran.
 
-mod common;
-
 use std::cell::Cell;
 use std::ffi::{CStr, CString};
 
+use crate::support::*;
 use clarion::ffi::{clarion_call, clarion_close, clarion_open, clarion_string_free};
-use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{json, Value};

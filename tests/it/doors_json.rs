@@ -2,10 +2,8 @@
 //! every operation, the order of checks, argument rules, and REL-4 through
 //! the envelopes. Assertions read the raw reply text.
 
-mod common;
-
+use crate::support::*;
 use clarion::failpoints::{points, FailAction};
-use common::*;
 use serde_json::{json, Value};
 
 const SYSTEM: &str = r#"{"kind":"system"}"#;

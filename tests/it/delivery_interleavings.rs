@@ -5,13 +5,11 @@
 //! notification was kept for it. Deterministic: a gate, not a sleep, orders
 //! the two threads.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
+use crate::support::*;
 use clarion::failpoints::{points, FailAction, Gate};
 use clarion::{AnswerInput, Clarion, Principal, ResolveRequest, SessionState, WaitOutcome};
-use common::*;
 
 fn answer() -> ResolveRequest {
     ResolveRequest {

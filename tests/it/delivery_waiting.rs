@@ -13,14 +13,14 @@
 //! waiters re-reading every millisecond and must hold whatever the
 //! interleaving.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::support::rows;
+use crate::support::*;
 use clarion::envelope;
 use clarion::failpoints::{points, FailAction, Gate};
 use clarion::schema::bundles;
@@ -29,8 +29,6 @@ use clarion::{
     Entity, Error, Grant, Principal, ResolveRequest, Resolved, Response, ResumeDispatcher,
     SessionState, WaitOutcome,
 };
-use common::rows;
-use common::*;
 use diesel::prelude::*;
 use serde_json::json;
 

@@ -3,13 +3,11 @@
 //! committed header (`tests/ffi/smoke.c`), both loading the cdylib that
 //! this same cargo invocation built.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[allow(unused_imports)]
-use common::*;
+use crate::support::*;
 
 /// The cdylib built beside this test binary (`target/<profile>/deps`), so
 /// its features match the run (PostgreSQL support in the PostgreSQL pass).

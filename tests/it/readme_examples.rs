@@ -2,13 +2,11 @@
 //! extracts them, builds the C one against the committed header, and runs
 //! both against the library on each backend.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 #[allow(unused_imports)]
-use common::*;
+use crate::support::*;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,14 +1,12 @@
 //! AUTH-1..10, WIRE-3 get_bundle, REL-4: who sees which bundle, from durable
 //! rows only, with not-found indistinguishable from foreign.
 
-mod common;
-
+use crate::support::rows::{self, Row};
+use crate::support::*;
 use clarion::{
     Authorization, BundleKind, BundleStatus, Clarion, Denial, Entity, Error, Grant, Operation,
     Principal, SessionUpsert, Target,
 };
-use common::rows::{self, Row};
-use common::*;
 
 const DENIED_NOT_FOUND: Authorization = Authorization::Denied(Denial::NotFound);
 const DENIED_CAPABILITY: Authorization = Authorization::Denied(Denial::CapabilityDenied);

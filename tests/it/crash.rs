@@ -5,18 +5,16 @@
 //! still in the outbox. The victims are this test binary itself, re-run with
 //! environment variables that turn `crash_child` into the resolver.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::support::*;
 use clarion::failpoints::{points, FailAction, Gate};
 use clarion::{
     AnswerInput, BundleStatus, Clarion, Delivery, Principal, ResolveRequest, ResumeDispatcher,
 };
-use common::*;
 
 const URL: &str = "CLARION_CRASH_URL";
 const PENDING: &str = "CLARION_CRASH_PENDING";
@@ -83,7 +81,12 @@ fn crash_child() {
 /// Runs the victim until it reports reaching `point`, then SIGKILLs it.
 fn kill_at(db: &TestDb, pending_id: &str, point: &str) {
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "crash::crash_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(URL, &db.url)
         .env(PENDING, pending_id)
         .env(POINT, point)
@@ -131,7 +134,7 @@ dual_backend! {
         let reopened = db.reopen();
         let detail = reopened.get_bundle(&Principal::System, &pending_id).unwrap();
         assert_eq!(detail.status, BundleStatus::Pending);
-        assert_eq!(common::rows::statuses(db, &pending_id), [Some("pending".to_owned())]);
+        assert_eq!(crate::support::rows::statuses(db, &pending_id), [Some("pending".to_owned())]);
         let page = reopened.list_pending(&Principal::user("alice"), &Default::default()).unwrap();
         assert_eq!(page.bundles.len(), 1);
         assert!(reopened.resolve_bundle(&Principal::user("alice"), &pending_id, &answer()).unwrap().claimed);

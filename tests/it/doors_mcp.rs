@@ -2,21 +2,19 @@
 //! result kind pinned byte for byte under `snapshots/`, argument checks
 //! against the declared schemas, and REL-1 across entry points.
 
-mod common;
-
 use std::ffi::{CStr, CString};
 use std::sync::{Arc, Barrier};
 
+use crate::support::*;
 use clarion::failpoints::{points, FailAction};
 use clarion::ffi::{clarion_call, clarion_close, clarion_open, clarion_string_free, Handle};
 use clarion::mcp::{self, Tool, UnknownTool};
 use clarion::{envelope, AnswerInput, Grant, Principal, ResolveRequest};
-use common::*;
 use serde_json::{json, Value};
 
 fn snapshot(name: &str, text: &str) {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots");
+    settings.set_snapshot_path("../../snapshots");
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     settings.bind(|| insta::assert_snapshot!(format!("mcp_{name}"), text));

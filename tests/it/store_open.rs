@@ -1,8 +1,6 @@
 //! Opening a database: URL forms, real causes in errors, SQLite pragmas,
 //! migrations that are idempotent and safe to race.
 
-mod common;
-
 use clarion::{Clarion, OpenError};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
@@ -80,7 +78,7 @@ struct Pragma {
 
 #[test]
 fn sqlite_connections_are_configured() {
-    let db = common::sqlite();
+    let db = crate::support::sqlite();
     let read = |pragma: &str| -> String {
         db.raw(|conn| {
             diesel::sql_query(format!(
@@ -147,11 +145,11 @@ mod postgres {
 
     #[test]
     fn unknown_database_reports_the_server_message() {
-        let base = common::postgres_base_url();
+        let base = crate::support::postgres_base_url();
         let Some((server, _)) = base.rsplit_once('/') else {
             panic!("{base}")
         };
-        if common::postgres().is_none() {
+        if crate::support::postgres().is_none() {
             return;
         }
         let error = open_error(&format!("{server}/clarion_no_such_database"));
@@ -174,7 +172,7 @@ mod postgres {
         pid: i32,
     }
 
-    fn backend_pid(db: &common::TestDb) -> i32 {
+    fn backend_pid(db: &crate::support::TestDb) -> i32 {
         db.raw(|conn| {
             diesel::sql_query("SELECT pg_backend_pid() AS pid")
                 .get_result::<Backend>(conn)
@@ -186,7 +184,9 @@ mod postgres {
     /// Every statement keeps one generic plan (see `configure_postgres`).
     #[test]
     fn postgres_connections_are_configured() {
-        let Some(db) = common::postgres() else { return };
+        let Some(db) = crate::support::postgres() else {
+            return;
+        };
         let mode = db.raw(|conn| {
             diesel::sql_query("SELECT current_setting('plan_cache_mode') AS value")
                 .get_result::<Setting>(conn)
@@ -201,19 +201,22 @@ mod postgres {
     /// failing the caller's operation.
     #[test]
     fn an_idle_connection_the_server_dropped_is_replaced() {
-        let Some(db) = common::postgres() else { return };
-        let session = common::mirror(&db, "idle", "alice");
+        let Some(db) = crate::support::postgres() else {
+            return;
+        };
+        let session = crate::support::mirror(&db, "idle", "alice");
         let dropped = backend_pid(&db);
         terminate(dropped);
         std::thread::sleep(std::time::Duration::from_millis(700));
-        let asked = common::ask(&db, &session, 1);
+        let asked = crate::support::ask(&db, &session, 1);
         assert!(!asked.is_empty());
         assert_ne!(backend_pid(&db), dropped);
     }
 
     /// Ends the server process behind `pid` and waits until it is gone.
     fn terminate(pid: i32) {
-        let mut admin = diesel::PgConnection::establish(&common::postgres_base_url()).unwrap();
+        let mut admin =
+            diesel::PgConnection::establish(&crate::support::postgres_base_url()).unwrap();
         diesel::sql_query(format!("SELECT pg_terminate_backend({pid})"))
             .execute(&mut admin)
             .unwrap();
@@ -237,7 +240,9 @@ mod postgres {
     /// on a new connection.
     #[test]
     fn a_connection_found_closed_is_discarded() {
-        let Some(db) = common::postgres() else { return };
+        let Some(db) = crate::support::postgres() else {
+            return;
+        };
         let dropped = backend_pid(&db);
         terminate(dropped);
         // `authorize` reads with one statement and no transaction, so no
@@ -267,7 +272,9 @@ mod postgres {
 
     #[test]
     fn racing_opens_of_a_fresh_schema_all_succeed() {
-        let Some(db) = common::postgres() else { return };
+        let Some(db) = crate::support::postgres() else {
+            return;
+        };
         // A second fresh schema, migrated by six handles at once.
         let fresh = db.url.replace("search_path%3D", "search_path%3Drace_");
         let schema = fresh.rsplit("search_path%3D").next().unwrap().to_owned();

@@ -4,13 +4,11 @@
 //! response. The children are this test binary itself, re-run with an
 //! environment variable that turns `race_child` into the racer.
 
-mod common;
-
 use std::collections::HashMap;
 use std::process::{Command, Stdio};
 
+use crate::support::*;
 use clarion::{envelope, AnswerInput, Clarion, Principal, ResolveRequest};
-use common::*;
 
 const CHILD_URL: &str = "CLARION_RACE_URL";
 const CHILD_IDS: &str = "CLARION_RACE_IDS";
@@ -56,7 +54,12 @@ fn race_across_processes(db: &TestDb) {
     let children: Vec<_> = (0..PROCESSES)
         .map(|tag| {
             Command::new(&exe)
-                .args(["--exact", "race_child", "--nocapture", "--test-threads=1"])
+                .args([
+                    "--exact",
+                    "claim_processes::race_child",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
                 .env(CHILD_URL, &db.url)
                 .env(CHILD_IDS, ids.join(","))
                 .env(CHILD_TAG, tag.to_string())

@@ -3,18 +3,16 @@
 //! must produce the same bytes, so each backend's run is checked against
 //! the same files. Deterministic clock (`EPOCH`) and ids (`pending-000001`…).
 
-mod common;
-
 use std::time::Duration;
 
+use crate::support::rows::{self, Row};
+use crate::support::*;
 use clarion::envelope::{self, Envelope};
 use clarion::failpoints::{points, FailAction};
 use clarion::{
     AnswerInput, BundleKind, Grant, ListRequest, Operation, Principal, ResolveRequest,
     SessionState, SessionUpsert, Target,
 };
-use common::rows::{self, Row};
-use common::*;
 
 fn text(envelope: Envelope) -> String {
     format!("{} {}", envelope.status, envelope.body_text())
@@ -379,7 +377,7 @@ fn envelopes(db: &TestDb) -> Vec<(&'static str, String)> {
 
 fn check(db: &TestDb) {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots");
+    settings.set_snapshot_path("../../snapshots");
     settings.set_prepend_module_to_snapshot(false);
     settings.set_omit_expression(true);
     settings.bind(|| {

@@ -1,8 +1,8 @@
 //! LIST-1..10, SUM-1, PA-1 and the listing envelopes of WIRE-3: the inbox,
 //! its count and which tasks are blocked, on both backends.
 
-mod common;
-
+use crate::support::rows::{self, Row};
+use crate::support::*;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use clarion::envelope;
@@ -11,8 +11,6 @@ use clarion::{
     BundleKind, Clarion, Error, Grant, ListPage, ListRequest, OptionSpec, PendingAction, Principal,
     QuestionSpec, SessionState, SessionUpsert, Summary, TaskPendingActions, Timestamp,
 };
-use common::rows::{self, Row};
-use common::*;
 use diesel::prelude::*;
 
 const SECOND: i64 = 1_000_000;

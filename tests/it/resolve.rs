@@ -3,8 +3,8 @@
 //! replay and the no-winner conflict (REPLAY-1..3), not-found and
 //! capabilities (AUTH-2/5/6), and the exact WIRE-1/WIRE-2 bytes.
 
-mod common;
-
+use crate::support::rows::{self, Row};
+use crate::support::*;
 use clarion::envelope;
 use clarion::failpoints::{points, FailAction};
 use clarion::schema::{bundle_questions, bundles};
@@ -13,8 +13,6 @@ use clarion::{
     ListRequest, OptionSpec, Principal, QuestionSpec, ResolveRequest, Resolved, SessionState,
     Timestamp, ValidationError,
 };
-use common::rows::{self, Row};
-use common::*;
 use diesel::prelude::*;
 use serde_json::{json, Value};
 

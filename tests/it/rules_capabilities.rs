@@ -49,7 +49,7 @@ fn matrix() -> String {
 #[test]
 fn auth_2_capability_matrix() {
     let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../snapshots");
+    settings.set_snapshot_path("../../snapshots");
     settings.set_prepend_module_to_snapshot(false);
     settings.bind(|| insta::assert_snapshot!("capability_matrix", matrix()));
 }

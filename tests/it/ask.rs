@@ -2,16 +2,14 @@
 //! rule with the exact field named, default ids, idempotent replays and
 //! asking on ended sessions.
 
-mod common;
-
+use crate::support::rows;
+use crate::support::*;
 use clarion::failpoints::{points, FailAction};
 use clarion::schema::{bundle_questions, bundles, sessions, turns};
 use clarion::{
     AskRequest, Asked, BundleKind, Entity, Error, OptionSpec, QuestionSpec, SessionState,
     SessionUpsert,
 };
-use common::rows;
-use common::*;
 use diesel::prelude::*;
 
 /// A four-byte character: one rune, four bytes in UTF-8.

@@ -4,16 +4,14 @@
 //! `get_bundle`; resolve is allowed for exactly the same bundles as get; and
 //! `summary.pending_bundles` equals the number collected.
 
-mod common;
-
 use std::collections::BTreeSet;
 
+use crate::support::rows::{self, Row};
+use crate::support::TestDb;
 use clarion::schema::{bundles, tasks, workspaces};
 use clarion::{
     BundleStatus, Grant, ListRequest, Operation, Principal, SessionState, SessionUpsert, Target,
 };
-use common::rows::{self, Row};
-use common::TestDb;
 use diesel::prelude::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
@@ -266,13 +264,13 @@ fn run(db: &TestDb) {
 
 #[test]
 fn auth_7_listing_and_authorize_agree_sqlite() {
-    run(&common::sqlite());
+    run(&crate::support::sqlite());
 }
 
 #[cfg(feature = "postgres")]
 #[test]
 fn auth_7_listing_and_authorize_agree_postgres() {
-    if let Some(db) = common::postgres() {
+    if let Some(db) = crate::support::postgres() {
         run(&db);
     }
 }

@@ -4,16 +4,14 @@
 //! protocol errors and never ends the server, even when the database goes
 //! away underneath it.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use crate::support::*;
 use clarion::{envelope, Principal};
-use common::*;
 use serde_json::{json, Value};
 
 fn root() -> &'static Path {

@@ -2,12 +2,10 @@
 //! serializes with session-state changes and new turns; no code path but
 //! the claim writes a resolution.
 
-mod common;
-
 use std::sync::{Arc, Barrier};
 
+use crate::support::*;
 use clarion::{envelope, AnswerInput, Clarion, Principal, ResolveRequest, Resolved};
-use common::*;
 
 /// Thread `n`'s answer to a two-question bundle: different for every n.
 fn answer_for(n: usize) -> ResolveRequest {
@@ -146,7 +144,7 @@ dual_backend! {
     /// pending row takes the resolution, and a row already terminal stays
     /// as it was, wherever it sits.
     fn claim_3_more_rows_than_one_statement_names(db) {
-        use common::rows::Row;
+        use crate::support::rows::Row;
         let session = mirror(db, "many", "alice");
         let turn = db.begin_turn(&session).unwrap();
         rows::insert_bundle(db, "wide", &session, &turn, "t-many");
@@ -354,7 +352,9 @@ mod postgres_serialization {
     #[test]
     fn claim_1_the_write_rechecks_activeness_after_the_read() {
         use clarion::schema::bundle_questions;
-        let Some(db) = common::postgres() else { return };
+        let Some(db) = crate::support::postgres() else {
+            return;
+        };
         let paused = pause_claim(&db);
         let pending_id = paused.pending_id.clone();
         let moved = db.raw(|conn| {
@@ -375,7 +375,7 @@ mod postgres_serialization {
             "{outcome:?}"
         );
         assert_eq!(
-            common::rows::statuses(&db, &pending_id),
+            crate::support::rows::statuses(&db, &pending_id),
             [Some("pending".to_owned()), Some("pending".to_owned())]
         );
     }
@@ -385,14 +385,16 @@ mod postgres_serialization {
     /// and expiry then finds nothing pending.
     #[test]
     fn claim_4_claim_serializes_with_session_ending() {
-        let Some(db) = common::postgres() else { return };
+        let Some(db) = crate::support::postgres() else {
+            return;
+        };
         let pending_id = claim_paused_while(&db, |other, session| {
             other
                 .set_session_state(&session, clarion::SessionState::Completed)
                 .unwrap();
         });
         assert_eq!(
-            common::rows::statuses(&db, &pending_id),
+            crate::support::rows::statuses(&db, &pending_id),
             [Some("answered".to_owned()), Some("answered".to_owned())]
         );
     }
@@ -401,7 +403,9 @@ mod postgres_serialization {
     /// never committed against a turn that was superseded meanwhile.
     #[test]
     fn claim_4_claim_serializes_with_begin_turn() {
-        let Some(db) = common::postgres() else { return };
+        let Some(db) = crate::support::postgres() else {
+            return;
+        };
         let pending_id = claim_paused_while(&db, |other, session| {
             other.begin_turn(&session).unwrap();
         });

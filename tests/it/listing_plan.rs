@@ -3,8 +3,6 @@
 //! after `limit` rows — no scan of the bundle table, no sort. Checked on the
 //! plan each backend chooses for the exact query the library runs.
 
-mod common;
-
 use clarion::db::AnyConnection;
 use clarion::fixtures::{populate, WorldSpec};
 use clarion::listing::{page_query, Cursor, ListFilter};
