@@ -6,8 +6,6 @@
 
 use std::collections::BTreeSet;
 
-use crate::support::rows::{self, Row};
-use crate::support::TestDb;
 use clarion::schema::{bundles, tasks, workspaces};
 use clarion::{
     BundleStatus, Grant, ListRequest, Operation, Principal, SessionState, SessionUpsert, Target,
@@ -15,6 +13,10 @@ use clarion::{
 use diesel::prelude::*;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
+
+use crate::support;
+use crate::support::rows::{self, Row};
+use crate::support::{alice, bob, TestDb};
 
 #[derive(Debug, Clone)]
 struct BundleSpec {
@@ -173,8 +175,8 @@ fn build(db: &TestDb, world: &World) -> Vec<(String, bool)> {
 fn principals() -> Vec<Principal> {
     vec![
         Principal::System,
-        Principal::user("alice"),
-        Principal::user("bob"),
+        alice(),
+        bob(),
         Principal::user("carol"),
         Principal::agent("alice", "reader", [Grant::QuestionsRead]),
         Principal::agent("alice", "worker", Grant::ALL),
@@ -264,13 +266,13 @@ fn run(db: &TestDb) {
 
 #[test]
 fn auth_7_listing_and_authorize_agree_sqlite() {
-    run(&crate::support::sqlite());
+    run(&support::sqlite());
 }
 
 #[cfg(feature = "postgres")]
 #[test]
 fn auth_7_listing_and_authorize_agree_postgres() {
-    if let Some(db) = crate::support::postgres() {
+    if let Some(db) = support::postgres() {
         run(&db);
     }
 }

@@ -2,8 +2,6 @@
 //! rule with the exact field named, default ids, idempotent replays and
 //! asking on ended sessions.
 
-use crate::support::rows;
-use crate::support::*;
 use clarion::failpoints::{points, FailAction};
 use clarion::schema::{bundle_questions, bundles, sessions, turns};
 use clarion::{
@@ -12,22 +10,8 @@ use clarion::{
 };
 use diesel::prelude::*;
 
-/// A four-byte character: one rune, four bytes in UTF-8.
-const CLEF: char = '𝄞';
-
-fn clefs(count: usize) -> String {
-    std::iter::repeat_n(CLEF, count).collect()
-}
-
-/// Asserts a validation error that names exactly `field`.
-fn assert_invalid(result: clarion::Result<Asked>, field: &str) {
-    match result {
-        Err(Error::Validation(error)) => {
-            assert_eq!(error.field, field, "wrong field named: {error}")
-        }
-        other => panic!("expected a validation error naming {field}, got {other:?}"),
-    }
-}
+use crate::support::rows;
+use crate::support::*;
 
 /// Row counts of (turns, bundles, question rows) across the database.
 fn counts(db: &TestDb) -> (i64, i64, i64) {

@@ -1,14 +1,16 @@
 //! CLAIM-5 across OS processes: several processes, each with its own handle
 //! and pool, race through the same bundles in the same order. Every bundle
 //! has exactly one winner; every process's result carries the stored
-//! response. The children are this test binary itself, re-run with an
-//! environment variable that turns `race_child` into the racer.
+//! response. The children are this test binary itself, re-run
+//! (`support::rerun`) for exactly `claim_processes::race_child`, with
+//! environment variables that turn that test into the racer.
 
 use std::collections::HashMap;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
+
+use clarion::{envelope, Clarion, Principal};
 
 use crate::support::*;
-use clarion::{envelope, AnswerInput, Clarion, Principal, ResolveRequest};
 
 const CHILD_URL: &str = "CLARION_RACE_URL";
 const CHILD_IDS: &str = "CLARION_RACE_IDS";
@@ -19,6 +21,9 @@ const BUNDLES: usize = 30;
 /// The racer: a no-op unless started by `race_across_processes`.
 #[test]
 fn race_child() {
+    if !is_child(module_path!(), "race_child") {
+        return;
+    }
     let (Ok(url), Ok(ids), Ok(tag)) = (
         std::env::var(CHILD_URL),
         std::env::var(CHILD_IDS),
@@ -28,14 +33,7 @@ fn race_child() {
     };
     let clarion = Clarion::open(&url).unwrap();
     for id in ids.split(',') {
-        let request = ResolveRequest {
-            answers: vec![AnswerInput {
-                question_id: "q1".into(),
-                selected_options: vec!["q1_opt1".into()],
-                custom_text: format!("process {tag}"),
-            }],
-            ..ResolveRequest::default()
-        };
+        let request = one_answer(&format!("process {tag}"));
         let resolved = clarion
             .resolve_bundle(&Principal::System, id, &request)
             .unwrap();
@@ -50,16 +48,9 @@ fn race_child() {
 fn race_across_processes(db: &TestDb) {
     let session = mirror(db, "p", "alice");
     let ids: Vec<String> = (0..BUNDLES).map(|_| ask(db, &session, 1)).collect();
-    let exe = std::env::current_exe().unwrap();
     let children: Vec<_> = (0..PROCESSES)
         .map(|tag| {
-            Command::new(&exe)
-                .args([
-                    "--exact",
-                    "claim_processes::race_child",
-                    "--nocapture",
-                    "--test-threads=1",
-                ])
+            rerun(module_path!(), "race_child")
                 .env(CHILD_URL, &db.url)
                 .env(CHILD_IDS, ids.join(","))
                 .env(CHILD_TAG, tag.to_string())
@@ -78,7 +69,8 @@ fn race_across_processes(db: &TestDb) {
             "racer failed: {}",
             String::from_utf8_lossy(&output.stderr)
         );
-        // libtest prints "test race_child ... " before the first line.
+        // libtest prints "test claim_processes::race_child ... " before the
+        // first line.
         let stdout = String::from_utf8(output.stdout).unwrap();
         for line in stdout
             .lines()

@@ -4,8 +4,9 @@
 
 use std::sync::{Arc, Barrier};
 
-use crate::support::*;
 use clarion::{envelope, AnswerInput, Clarion, Principal, ResolveRequest, Resolved};
+
+use crate::support::*;
 
 /// Thread `n`'s answer to a two-question bundle: different for every n.
 fn answer_for(n: usize) -> ResolveRequest {
@@ -37,7 +38,7 @@ fn race(handles: &[Clarion], pending_id: &str, racers: usize) -> Vec<Resolved> {
             let pending_id = pending_id.to_owned();
             std::thread::spawn(move || {
                 start.wait();
-                handle.resolve_bundle(&Principal::user("alice"), &pending_id, &answer_for(n))
+                handle.resolve_bundle(&alice(), &pending_id, &answer_for(n))
             })
         })
         .collect();
@@ -144,7 +145,7 @@ dual_backend! {
     /// pending row takes the resolution, and a row already terminal stays
     /// as it was, wherever it sits.
     fn claim_3_more_rows_than_one_statement_names(db) {
-        use crate::support::rows::Row;
+        use rows::Row;
         let session = mirror(db, "many", "alice");
         let turn = db.begin_turn(&session).unwrap();
         rows::insert_bundle(db, "wide", &session, &turn, "t-many");
@@ -172,7 +173,7 @@ dual_backend! {
 /// `bundle_questions::status` writes `pending` (ask) or `expired` (expiry).
 #[test]
 fn claim_1_only_the_claim_writes_a_resolution_status() {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let src = root().join("src");
     let mut writers = Vec::new();
     let mut stack = vec![src];
     while let Some(dir) = stack.pop() {
@@ -218,10 +219,7 @@ fn claim_1_only_the_claim_writes_a_resolution_status() {
             writers.join("\n")
         );
     }
-    let claim = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/claim.rs"),
-    )
-    .unwrap();
+    let claim = std::fs::read_to_string(root().join("src/claim.rs")).unwrap();
     assert_eq!(
         claim.matches("pub fn claim_rows_statement<").count(),
         1,
@@ -235,10 +233,7 @@ fn claim_1_only_the_claim_writes_a_resolution_status() {
         "called by the claim only, once per backend"
     );
     // The raw-SQL fixtures write statuses too, but only behind the test-hooks feature.
-    let lib = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs"),
-    )
-    .unwrap();
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
     assert!(lib.contains("#[cfg(feature = \"test-hooks\")]\n#[doc(hidden)]\npub mod fixtures;"));
 }
 
@@ -304,9 +299,7 @@ mod postgres_serialization {
         let claimer = {
             let db = db.clarion.clone();
             let pending_id = pending_id.clone();
-            std::thread::spawn(move || {
-                db.resolve_bundle(&Principal::user("alice"), &pending_id, &answer_for(0))
-            })
+            std::thread::spawn(move || db.resolve_bundle(&alice(), &pending_id, &answer_for(0)))
         };
         assert!(
             gate.wait_arrival(Duration::from_secs(10)),
@@ -375,7 +368,7 @@ mod postgres_serialization {
             "{outcome:?}"
         );
         assert_eq!(
-            crate::support::rows::statuses(&db, &pending_id),
+            rows::statuses(&db, &pending_id),
             [Some("pending".to_owned()), Some("pending".to_owned())]
         );
     }
@@ -394,7 +387,7 @@ mod postgres_serialization {
                 .unwrap();
         });
         assert_eq!(
-            crate::support::rows::statuses(&db, &pending_id),
+            rows::statuses(&db, &pending_id),
             [Some("answered".to_owned()), Some("answered".to_owned())]
         );
     }

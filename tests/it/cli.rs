@@ -4,8 +4,9 @@
 
 use std::process::{Command, Output};
 
-use crate::support::*;
 use serde_json::{json, Value};
+
+use crate::support::*;
 
 fn clarion(db: &TestDb, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_clarion"))

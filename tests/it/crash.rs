@@ -2,33 +2,28 @@
 //! after reopening with no repair step, a bundle that is either answerable
 //! (nothing committed) or resolved with the submitted answer — never
 //! half-written — and every undelivered resolution of a detached session
-//! still in the outbox. The victims are this test binary itself, re-run with
-//! environment variables that turn `crash_child` into the resolver.
+//! still in the outbox. The victims are this test binary itself, re-run
+//! (`support::rerun`) for exactly `crash::crash_child`, with environment
+//! variables that turn that test into the resolver.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::*;
 use clarion::failpoints::{points, FailAction, Gate};
-use clarion::{
-    AnswerInput, BundleStatus, Clarion, Delivery, Principal, ResolveRequest, ResumeDispatcher,
-};
+use clarion::{BundleStatus, Clarion, Delivery, Principal, ResolveRequest, ResumeDispatcher};
+
+use crate::support::rows;
+use crate::support::*;
 
 const URL: &str = "CLARION_CRASH_URL";
 const PENDING: &str = "CLARION_CRASH_PENDING";
 const POINT: &str = "CLARION_CRASH_POINT";
 
-fn answer() -> ResolveRequest {
-    ResolveRequest {
-        answers: vec![AnswerInput {
-            question_id: "q1".into(),
-            selected_options: vec!["q1_opt2".into()],
-            custom_text: "from the victim".into(),
-        }],
-        ..ResolveRequest::default()
-    }
+/// The victim's answer to a one-question bundle.
+fn victims_answer() -> ResolveRequest {
+    answering(vec![answer("q1", &["q1_opt2"], "from the victim")])
 }
 
 /// Announces that dispatch started, then never returns.
@@ -45,6 +40,9 @@ impl ResumeDispatcher for Hang {
 /// The victim: a no-op unless started by `kill_at`.
 #[test]
 fn crash_child() {
+    if !is_child(module_path!(), "crash_child") {
+        return;
+    }
     let (Ok(url), Ok(pending_id), Ok(point)) = (
         std::env::var(URL),
         std::env::var(PENDING),
@@ -70,23 +68,17 @@ fn crash_child() {
                 println!("REACHED {point}");
             }
         });
-        let _ = clarion.resolve_bundle(&Principal::System, &pending_id, &answer());
+        let _ = clarion.resolve_bundle(&Principal::System, &pending_id, &victims_answer());
         announcer.join().unwrap();
     } else {
-        let _ = clarion.resolve_bundle(&Principal::System, &pending_id, &answer());
+        let _ = clarion.resolve_bundle(&Principal::System, &pending_id, &victims_answer());
     }
     std::thread::sleep(Duration::from_secs(3600));
 }
 
 /// Runs the victim until it reports reaching `point`, then SIGKILLs it.
 fn kill_at(db: &TestDb, pending_id: &str, point: &str) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "crash::crash_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let mut child = rerun(module_path!(), "crash_child")
         .env(URL, &db.url)
         .env(PENDING, pending_id)
         .env(POINT, point)
@@ -134,10 +126,10 @@ dual_backend! {
         let reopened = db.reopen();
         let detail = reopened.get_bundle(&Principal::System, &pending_id).unwrap();
         assert_eq!(detail.status, BundleStatus::Pending);
-        assert_eq!(crate::support::rows::statuses(db, &pending_id), [Some("pending".to_owned())]);
-        let page = reopened.list_pending(&Principal::user("alice"), &Default::default()).unwrap();
+        assert_eq!(rows::statuses(db, &pending_id), [Some("pending".to_owned())]);
+        let page = reopened.list_pending(&alice(), &Default::default()).unwrap();
         assert_eq!(page.bundles.len(), 1);
-        assert!(reopened.resolve_bundle(&Principal::user("alice"), &pending_id, &answer()).unwrap().claimed);
+        assert!(reopened.resolve_bundle(&alice(), &pending_id, &victims_answer()).unwrap().claimed);
     }
 
     /// Killed after the commit, before any waiter or dispatcher ran: the
@@ -151,7 +143,7 @@ dual_backend! {
         assert_eq!(stored_answer_text(db, &pending_id), "from the victim");
         let outbox = reopened.pending_deliveries(None).unwrap();
         assert_eq!(outbox.iter().map(|d| d.pending_id.as_str()).collect::<Vec<_>>(), [pending_id.as_str()]);
-        let late = reopened.resolve_bundle(&Principal::user("alice"), &pending_id, &answer()).unwrap();
+        let late = reopened.resolve_bundle(&alice(), &pending_id, &victims_answer()).unwrap();
         assert!(!late.claimed, "a committed resolution is never taken back");
     }
 

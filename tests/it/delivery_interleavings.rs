@@ -7,20 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::*;
 use clarion::failpoints::{points, FailAction, Gate};
-use clarion::{AnswerInput, Clarion, Principal, ResolveRequest, SessionState, WaitOutcome};
+use clarion::{Clarion, SessionState, WaitOutcome};
 
-fn answer() -> ResolveRequest {
-    ResolveRequest {
-        answers: vec![AnswerInput {
-            question_id: "q1".into(),
-            selected_options: vec!["q1_opt1".into()],
-            custom_text: String::new(),
-        }],
-        ..ResolveRequest::default()
-    }
-}
+use crate::support::*;
 
 /// Starts a waiter (poll interval one minute), stops it right before it
 /// sleeps, runs `event`, lets it go, and returns its outcome and how long it
@@ -29,12 +19,7 @@ fn event_in_the_gap(
     db: &TestDb,
     event: impl FnOnce(&Clarion, &str, &str),
 ) -> (clarion::Result<WaitOutcome>, Duration) {
-    let handle = Clarion::builder(&db.url)
-        .clock(db.clock.clone())
-        .ids(db.ids.clone())
-        .poll_interval(Duration::from_secs(60))
-        .open()
-        .unwrap();
+    let handle = db.reopen_polling(Duration::from_secs(60));
     let session = mirror(&handle, "g", "alice");
     let pending_id = handle.ask(&ask_request(&session, 1)).unwrap().pending_id;
     let gate = Gate::new();
@@ -66,7 +51,7 @@ fn assert_prompt(took: Duration) {
 dual_backend! {
     fn wait_3_resolve_in_the_gap_is_not_lost(db) {
         let (outcome, took) = event_in_the_gap(db, |h, _, p| {
-            h.resolve_bundle(&Principal::user("alice"), p, &answer()).unwrap();
+            h.resolve_bundle(&alice(), p, &one_answer("")).unwrap();
         });
         assert!(matches!(outcome, Ok(WaitOutcome::Answered(_))), "{outcome:?}");
         assert_prompt(took);
@@ -74,7 +59,7 @@ dual_backend! {
 
     fn wait_3_cancel_in_the_gap_is_not_lost(db) {
         let (outcome, took) = event_in_the_gap(db, |h, _, p| {
-            h.cancel_bundle(&Principal::user("alice"), p).unwrap();
+            h.cancel_bundle(&alice(), p).unwrap();
         });
         assert!(matches!(outcome, Ok(WaitOutcome::Cancelled(_))), "{outcome:?}");
         assert_prompt(took);

@@ -6,19 +6,15 @@
 use std::process::Command;
 use std::time::Duration;
 
+use clarion::WaitOutcome;
+
 use crate::support::*;
-use clarion::{Clarion, WaitOutcome};
 
 dual_backend! {
     fn wait_3_resolution_from_another_process_wakes_the_waiter(db) {
         let session = mirror(db, "x", "alice");
         let pending_id = ask(db, &session, 1);
-        let waiting = Clarion::builder(&db.url)
-            .clock(db.clock.clone())
-            .ids(db.ids.clone())
-            .poll_interval(Duration::from_millis(50))
-            .open()
-            .unwrap();
+        let waiting = db.reopen_polling(Duration::from_millis(50));
         let waiter = {
             let pending_id = pending_id.clone();
             std::thread::spawn(move || waiting.wait(&pending_id, Duration::from_secs(20)))

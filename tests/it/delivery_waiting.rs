@@ -19,18 +19,18 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::support::rows;
-use crate::support::*;
 use clarion::envelope;
 use clarion::failpoints::{points, FailAction, Gate};
 use clarion::schema::bundles;
 use clarion::{
-    AnswerInput, AskRequest, BundleKind, BundleStatus, Clarion, Clock, Delivery, DeliveryReport,
-    Entity, Error, Grant, Principal, ResolveRequest, Resolved, Response, ResumeDispatcher,
-    SessionState, WaitOutcome,
+    BundleStatus, Clarion, Clock, Delivery, DeliveryReport, Entity, Error, Grant, Principal,
+    ResolveRequest, Resolved, Response, ResumeDispatcher, SessionState, WaitOutcome,
 };
 use diesel::prelude::*;
 use serde_json::json;
+
+use crate::support::rows;
+use crate::support::*;
 
 /// A poll interval no test outlives: a wake-up seen with it came from a
 /// notification of the same handle.
@@ -43,26 +43,13 @@ const LONG_WAIT: Duration = Duration::from_secs(30);
 const PROMPT: Duration = Duration::from_secs(5);
 
 const TIMED_OUT_BODY: &str = r#"{"error":"timed out waiting for a response"}"#;
-const NO_LONGER_ACTIVE_BODY: &str = r#"{"error":"clarification request is no longer active"}"#;
 const NOT_FOUND_BODY: &str = r#"{"error":"clarification request not found"}"#;
 
 // ---- handles ---------------------------------------------------------------
 
-/// Another handle on the test database with its own poll interval.
-fn handle(db: &TestDb, poll: Duration) -> Clarion {
-    Clarion::builder(&db.url)
-        .clock(db.clock.clone())
-        .ids(db.ids.clone())
-        .poll_interval(poll)
-        .open()
-        .expect("open a waiting handle")
-}
-
 /// Another handle with a resume dispatcher (DEL-3).
 fn with_dispatcher(db: &TestDb, dispatcher: Arc<Recorder>, timeout: Duration) -> Clarion {
-    Clarion::builder(&db.url)
-        .clock(db.clock.clone())
-        .ids(db.ids.clone())
+    db.builder()
         .poll_interval(NO_POLL)
         .dispatcher(dispatcher)
         .dispatch_timeout(timeout)
@@ -155,47 +142,14 @@ fn promptly<T>(body: impl FnOnce() -> T) -> T {
     result
 }
 
-// ---- requests and principals ----------------------------------------------
+// ---- requests --------------------------------------------------------------
 
-fn alice() -> Principal {
-    Principal::user("alice")
-}
-
-fn one_answer(text: &str) -> ResolveRequest {
-    ResolveRequest {
-        answers: vec![AnswerInput {
-            question_id: "q1".to_owned(),
-            selected_options: vec!["q1_opt1".to_owned()],
-            custom_text: text.to_owned(),
-        }],
-        ..ResolveRequest::default()
-    }
-}
-
+/// Answers a two-question bundle, in the other order than its questions.
 fn two_answers() -> ResolveRequest {
-    ResolveRequest {
-        answers: vec![
-            AnswerInput {
-                question_id: "q2".to_owned(),
-                selected_options: vec!["q2_opt2".to_owned()],
-                custom_text: String::new(),
-            },
-            AnswerInput {
-                question_id: "q1".to_owned(),
-                selected_options: vec!["q1_opt1".to_owned()],
-                custom_text: "first".to_owned(),
-            },
-        ],
-        ..ResolveRequest::default()
-    }
-}
-
-fn rejecting(reason: &str) -> ResolveRequest {
-    ResolveRequest {
-        answers: Vec::new(),
-        rejected: true,
-        reject_reason: reason.to_owned(),
-    }
+    answering(vec![
+        answer("q2", &["q2_opt2"], ""),
+        answer("q1", &["q1_opt1"], "first"),
+    ])
 }
 
 // ---- reads -------------------------------------------------------------------
@@ -354,7 +308,7 @@ dual_backend! {
     /// "settled" test; during a read: the "overlapping" test.)
     fn wait_1_resolutions_wake_the_waiter_with_the_stored_response(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         type Settle = fn(&Clarion, &str) -> Resolved;
         let cases: [(&str, Settle); 3] = [
             ("answered", |h, id| {
@@ -405,7 +359,7 @@ dual_backend! {
     /// waiter with `expired`.
     fn wait_1_expired_when_the_session_ends(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 2);
         let waiter = already_waiting(&h, || spawn_wait(&h, &id, LONG_WAIT));
         h.set_session_state(&session, SessionState::Completed)
@@ -418,7 +372,7 @@ dual_backend! {
     /// with `superseded`.
     fn wait_1_superseded_by_a_new_turn(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         let waiter = already_waiting(&h, || spawn_wait(&h, &id, LONG_WAIT));
         h.begin_turn(&session).unwrap();
@@ -438,7 +392,7 @@ dual_backend! {
     /// notification can wake it.
     fn wait_1_detached_while_waiting(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         let waiter = already_waiting(&h, || spawn_wait(&h, &id, LONG_WAIT));
         h.detach_session(&session).unwrap();
@@ -457,7 +411,7 @@ dual_backend! {
     /// waiter directly and never the outbox or a dispatcher (WAIT-2).
     fn wait_1_waiting_on_a_detached_bundle_receives_its_answer(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         h.detach_session(&session).unwrap();
         let waiter = already_waiting(&h, || spawn_wait(&h, &id, LONG_WAIT));
@@ -474,7 +428,7 @@ dual_backend! {
     /// the same zero-timeout wait returns the resolution.
     fn wait_1_timeout_zero_checks_once(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         assert_eq!(
             promptly(|| h.wait(&id, Duration::ZERO)).unwrap(),
@@ -490,7 +444,7 @@ dual_backend! {
     /// WAIT-1: a non-zero timeout is honoured before `timed_out`.
     fn wait_1_timed_out_after_its_timeout(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         let timeout = Duration::from_millis(300);
         let started = Instant::now();
@@ -503,7 +457,7 @@ dual_backend! {
     /// WAIT-1: an unknown bundle is not-found (404).
     fn wait_1_unknown_bundle_is_not_found(db) {
         mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let error = promptly(|| h.wait("pending-999999", LONG_WAIT)).unwrap_err();
         assert!(
             matches!(error, Error::NotFound(Entity::Bundle)),
@@ -517,7 +471,7 @@ dual_backend! {
     /// WAIT-1, LIFE-1: deleting the session or the task of a waited-on
     /// bundle wakes the waiter with not-found.
     fn wait_1_deleted_while_waited_on_is_not_found(db) {
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let by_session = mirror(db, "s", "alice");
         let by_task = mirror(db, "t", "alice");
         let first = ask(&h, &by_session, 1);
@@ -541,7 +495,7 @@ dual_backend! {
     /// superseded returns at once, with get_bundle's precedence: resolution
     /// over expiry, expiry over supersession.
     fn wait_1_settled_bundles_return_at_once_with_get_bundle_precedence(db) {
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let ended = mirror(db, "e", "alice");
         let answered = ask(&h, &ended, 1);
         let rejected = ask(&h, &ended, 1);
@@ -588,7 +542,7 @@ dual_backend! {
     /// that re-reads every millisecond make such overlaps likely; a correct
     /// library passes whatever the interleaving.
     fn wait_1_a_read_overlapping_a_commit_returns_the_committed_outcome(db) {
-        let busy = handle(db, Duration::from_millis(1));
+        let busy = db.reopen_polling(Duration::from_millis(1));
         let other = db.reopen();
         let session = mirror(db, "x", "alice");
         for round in 0..20 {
@@ -620,7 +574,7 @@ dual_backend! {
     /// bundle gets not-found, like every other waiter of a deleted bundle
     /// (same set-up as the test above).
     fn wait_1_a_read_overlapping_a_deletion_is_not_found(db) {
-        let busy = handle(db, Duration::from_millis(1));
+        let busy = db.reopen_polling(Duration::from_millis(1));
         let other = db.reopen();
         for round in 0..15 {
             let session = mirror(db, &format!("d{round}"), "alice");
@@ -654,7 +608,7 @@ dual_backend! {
     /// in the outbox.
     fn wait_1_timed_out_detaches_and_the_answer_goes_to_the_outbox(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         assert!(!rows::detached(db, &id));
         assert_eq!(
@@ -678,8 +632,8 @@ dual_backend! {
     /// handle (another process) do not count.
     fn wait_1_timed_out_keeps_the_bundle_attached_while_another_waiter_remains(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
-        let elsewhere = handle(db, FAST_POLL);
+        let h = db.reopen_polling(NO_POLL);
+        let elsewhere = db.reopen_polling(FAST_POLL);
         let id = ask(&h, &session, 1);
         let patient = already_waiting(&h, || spawn_wait(&h, &id, LONG_WAIT));
         assert_eq!(
@@ -720,7 +674,7 @@ dual_backend! {
     /// later is never an outbox entry (DEL-3) although no agent waits for it.
     fn wait_1_an_external_wait_bundle_does_not_keep_a_timed_out_agent_attached(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         let human = already_waiting(&h, || spawn_wait_bundle(&h, alice(), &id, LONG_WAIT));
         assert_eq!(h.wait(&id, Duration::ZERO).unwrap(), WaitOutcome::TimedOut);
@@ -739,7 +693,7 @@ dual_backend! {
     /// a later `wait` receives it, which acknowledges it.
     fn wait_2_a_later_wait_receives_and_acknowledges_an_outbox_entry(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 2);
         h.detach_session(&session).unwrap();
         let resolved = h.resolve_bundle(&alice(), &id, &two_answers()).unwrap();
@@ -757,7 +711,7 @@ dual_backend! {
     /// put into the outbox by a later detach.
     fn wait_2_a_received_resolution_never_reaches_the_outbox(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         let waiter = already_waiting(&h, || spawn_wait(&h, &id, LONG_WAIT));
         let resolved = h.resolve_bundle(&alice(), &id, &one_answer("")).unwrap();
@@ -772,7 +726,7 @@ dual_backend! {
     /// the waiter's poll interval.
     fn wait_3_a_resolution_through_another_handle_is_seen_by_polling(db) {
         let session = mirror(db, "x", "alice");
-        let waiting = handle(db, FAST_POLL);
+        let waiting = db.reopen_polling(FAST_POLL);
         let other = db.reopen();
         let id = ask(&other, &session, 1);
         let waiter = already_waiting(&waiting, || spawn_wait(&waiting, &id, LONG_WAIT));
@@ -787,7 +741,7 @@ dual_backend! {
     /// waiter at once even though the handle polls only every 60 s.
     fn wait_3_a_resolution_through_the_same_handle_wakes_at_once(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         let waiter = already_waiting(&h, || spawn_wait(&h, &id, LONG_WAIT));
         let resolved = h
@@ -799,7 +753,7 @@ dual_backend! {
     /// WAIT-3: supersession, expiry and deletion through another handle are
     /// seen within the poll interval too.
     fn wait_3_other_events_through_another_handle_are_seen_by_polling(db) {
-        let waiting = handle(db, FAST_POLL);
+        let waiting = db.reopen_polling(FAST_POLL);
         let other = db.reopen();
         let superseded = mirror(db, "a", "alice");
         let expired = mirror(db, "b", "alice");
@@ -830,7 +784,7 @@ dual_backend! {
     /// disturbing them (nor detaching the bundle under them).
     fn wait_4_waiters_share_the_outcome_and_keep_their_own_timeouts(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         let waiters: Vec<_> = (0..5)
             .map(|_| already_waiting(&h, || spawn_wait(&h, &id, LONG_WAIT)))
@@ -858,7 +812,7 @@ dual_backend! {
     /// WAIT-4: the same holds for an event other than a resolution.
     fn wait_4_waiters_share_a_supersession(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         let waiters: Vec<_> = (0..5)
             .map(|_| already_waiting(&h, || spawn_wait(&h, &id, LONG_WAIT)))
@@ -1227,10 +1181,10 @@ dual_backend! {
     /// wait too.
     fn wire_3_wait_bundle_returns_the_resolution_unclaimed(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         let human = already_waiting(&h, || spawn_wait_bundle(&h, alice(), &id, LONG_WAIT));
-        let reader = Principal::agent("alice", "bot", [Grant::QuestionsRead]);
+        let reader = alice_bot_with([Grant::QuestionsRead]);
         let bot = already_waiting(&h, || spawn_wait_bundle(&h, reader.clone(), &id, LONG_WAIT));
         let resolved = h
             .resolve_bundle(&Principal::System, &id, &one_answer("decided"))
@@ -1263,7 +1217,7 @@ dual_backend! {
     /// WIRE-3: `409` when the bundle stops being active without a
     /// resolution, while or before the caller waits.
     fn wire_3_wait_bundle_no_longer_active(db) {
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let turned = mirror(db, "a", "alice");
         let ended = mirror(db, "b", "alice");
         let superseded = ask(&h, &turned, 1);
@@ -1291,7 +1245,7 @@ dual_backend! {
     /// timing out detaches nothing.
     fn wire_3_wait_bundle_times_out_with_504(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         let error = promptly(|| h.wait_bundle(&alice(), &id, Duration::ZERO)).unwrap_err();
         assert!(matches!(error, Error::TimedOut), "{error:?}");
@@ -1313,7 +1267,7 @@ dual_backend! {
     /// same not-found, at once (no waiting on a bundle the caller may not
     /// see); AUTH-6: a permission bundle is not-found for an agent.
     fn wire_3_wait_bundle_not_found_is_identical_for_foreign_and_fabricated(db) {
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         mirror(db, "a", "alice");
         let bobs = mirror(db, "b", "bob");
         let foreign = ask(&h, &bobs, 1);
@@ -1335,14 +1289,8 @@ dual_backend! {
         assert_eq!(envelope::error(&foreign_error).body_text(), NOT_FOUND_BODY);
 
         let alices = mirror(db, "c", "alice");
-        let permission = h
-            .ask(&AskRequest {
-                kind: BundleKind::Permission,
-                ..ask_request(&alices, 1)
-            })
-            .unwrap()
-            .pending_id;
-        let bot = Principal::agent("alice", "bot", Grant::ALL);
+        let permission = ask_permission(&h, &alices, 1);
+        let bot = alice_bot();
         let hidden = promptly(|| h.wait_bundle(&bot, &permission, LONG_WAIT)).unwrap_err();
         assert_eq!(format!("{hidden:?}"), format!("{fabricated_error:?}"));
         // The human owner may wait on it.
@@ -1356,11 +1304,11 @@ dual_backend! {
     /// unclassified caller) is denied before anything is looked up.
     fn wire_3_wait_bundle_needs_questions_read(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         let denied = [
-            Principal::agent("alice", "bot", [Grant::QuestionsAnswer]),
-            Principal::agent("alice", "bot", []),
+            alice_bot_with([Grant::QuestionsAnswer]),
+            alice_bot_with([]),
             Principal::Unclassified,
         ];
         for principal in denied {
@@ -1380,7 +1328,7 @@ dual_backend! {
     /// received it.
     fn wire_3_wait_bundle_does_not_acknowledge(db) {
         let session = mirror(db, "x", "alice");
-        let h = handle(db, NO_POLL);
+        let h = db.reopen_polling(NO_POLL);
         let id = ask(&h, &session, 1);
         h.detach_session(&session).unwrap();
         let human = already_waiting(&h, || spawn_wait_bundle(&h, alice(), &id, LONG_WAIT));

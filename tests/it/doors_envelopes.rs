@@ -5,14 +5,15 @@
 
 use std::time::Duration;
 
-use crate::support::rows::{self, Row};
-use crate::support::*;
 use clarion::envelope::{self, Envelope};
 use clarion::failpoints::{points, FailAction};
 use clarion::{
-    AnswerInput, BundleKind, Grant, ListRequest, Operation, Principal, ResolveRequest,
-    SessionState, SessionUpsert, Target,
+    AnswerInput, Grant, ListRequest, Operation, Principal, ResolveRequest, SessionState,
+    SessionUpsert, Target,
 };
+
+use crate::support::rows::{self, Row};
+use crate::support::*;
 
 fn text(envelope: Envelope) -> String {
     format!("{} {}", envelope.status, envelope.body_text())
@@ -23,10 +24,6 @@ fn of<T>(result: clarion::Result<T>, ok: impl FnOnce(&T) -> Envelope) -> String 
         Ok(value) => ok(value),
         Err(error) => envelope::error(error),
     })
-}
-
-fn alice() -> Principal {
-    Principal::user("alice")
 }
 
 fn answers(text: &str) -> ResolveRequest {
@@ -105,7 +102,7 @@ fn envelopes(db: &TestDb) -> Vec<(&'static str, String)> {
         "authorize_denied_not_found",
         of(
             db.authorize(
-                &Principal::user("bob"),
+                &bob(),
                 Operation::GetBundle,
                 Target::Bundle("pending-000001"),
             ),
@@ -229,10 +226,7 @@ fn envelopes(db: &TestDb) -> Vec<(&'static str, String)> {
 
     out.push((
         "error_not_found",
-        of(
-            db.get_bundle(&Principal::user("bob"), &inactive),
-            envelope::bundle_detail,
-        ),
+        of(db.get_bundle(&bob(), &inactive), envelope::bundle_detail),
     ));
     out.push((
         "error_session_not_found",
@@ -257,7 +251,7 @@ fn envelopes(db: &TestDb) -> Vec<(&'static str, String)> {
         "error_capability_denied",
         of(
             db.list_pending(
-                &Principal::agent("alice", "bot", [Grant::QuestionsAnswer]),
+                &alice_bot_with([Grant::QuestionsAnswer]),
                 &ListRequest::default(),
             ),
             envelope::list_page,
@@ -359,9 +353,7 @@ fn envelopes(db: &TestDb) -> Vec<(&'static str, String)> {
             envelope::list_page,
         ),
     ));
-    let mut permission = ask_request(&degraded_session, 1);
-    permission.kind = BundleKind::Permission;
-    db.ask(&permission).unwrap();
+    ask_permission(db, &degraded_session, 1);
     out.push((
         "list_pending_empty",
         of(
@@ -376,9 +368,7 @@ fn envelopes(db: &TestDb) -> Vec<(&'static str, String)> {
 }
 
 fn check(db: &TestDb) {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../../snapshots");
-    settings.set_prepend_module_to_snapshot(false);
+    let mut settings = snapshot_settings();
     settings.set_omit_expression(true);
     settings.bind(|| {
         for (name, text) in envelopes(db) {

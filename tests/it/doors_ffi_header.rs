@@ -2,11 +2,11 @@
 //! and committed; this test fails when the committed header drifts.
 //! `CLARION_BLESS_HEADER=1` rewrites it.
 
-use std::path::Path;
+use crate::support::root;
 
 #[test]
 fn wire_5_committed_header_matches_a_fresh_generation() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = root();
     let config = cbindgen::Config::from_file(root.join("cbindgen.toml")).unwrap();
     let mut fresh = Vec::new();
     cbindgen::Builder::new()
@@ -25,7 +25,7 @@ fn wire_5_committed_header_matches_a_fresh_generation() {
     assert!(
         committed == fresh,
         "include/clarion.h differs from a fresh cbindgen generation; \
-         run CLARION_BLESS_HEADER=1 cargo test --test header and commit it.\n--- fresh ---\n{fresh}"
+         run CLARION_BLESS_HEADER=1 cargo test --test it doors_ffi_header and commit it.\n--- fresh ---\n{fresh}"
     );
     for symbol in [
         "clarion_abi_version",

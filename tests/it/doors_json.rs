@@ -2,9 +2,10 @@
 //! every operation, the order of checks, argument rules, and REL-4 through
 //! the envelopes. Assertions read the raw reply text.
 
-use crate::support::*;
 use clarion::failpoints::{points, FailAction};
 use serde_json::{json, Value};
+
+use crate::support::*;
 
 const SYSTEM: &str = r#"{"kind":"system"}"#;
 const ALICE: &str = r#"{"kind":"user","user_id":"alice"}"#;

@@ -5,23 +5,18 @@
 use std::ffi::{CStr, CString};
 use std::sync::{Arc, Barrier};
 
-use crate::support::*;
 use clarion::failpoints::{points, FailAction};
 use clarion::ffi::{clarion_call, clarion_close, clarion_open, clarion_string_free, Handle};
 use clarion::mcp::{self, Tool, UnknownTool};
 use clarion::{envelope, AnswerInput, Grant, Principal, ResolveRequest};
 use serde_json::{json, Value};
 
+use crate::support::*;
+
 fn snapshot(name: &str, text: &str) {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../../snapshots");
-    settings.set_prepend_module_to_snapshot(false);
+    let mut settings = snapshot_settings();
     settings.set_omit_expression(true);
     settings.bind(|| insta::assert_snapshot!(format!("mcp_{name}"), text));
-}
-
-fn alice() -> Principal {
-    Principal::user("alice")
 }
 
 fn tool(db: &TestDb, principal: &Principal, name: &str, arguments: Value) -> String {
@@ -73,16 +68,16 @@ fn wire_4_tools_for_lists_only_callable_tools() {
     let both = vec!["list_pending_questions", "answer_question"];
     assert_eq!(names(&Principal::System), both);
     assert_eq!(names(&alice()), both);
-    assert_eq!(names(&Principal::agent("alice", "bot", Grant::ALL)), both);
+    assert_eq!(names(&alice_bot()), both);
     assert_eq!(
-        names(&Principal::agent("alice", "bot", [Grant::QuestionsRead])),
+        names(&alice_bot_with([Grant::QuestionsRead])),
         ["list_pending_questions"]
     );
     assert_eq!(
-        names(&Principal::agent("alice", "bot", [Grant::QuestionsAnswer])),
+        names(&alice_bot_with([Grant::QuestionsAnswer])),
         ["answer_question"]
     );
-    assert!(names(&Principal::agent("alice", "bot", [])).is_empty());
+    assert!(names(&alice_bot_with([])).is_empty());
     assert!(names(&Principal::Unclassified).is_empty());
 }
 
@@ -181,16 +176,16 @@ dual_backend! {
         snapshot("result_list_pending_questions", &page);
         let won = tool(db, &alice(), "answer_question", answer_args(&first, "  first  "));
         snapshot("result_answer_won", &won);
-        let lost = tool(db, &Principal::agent("alice", "bot", Grant::ALL), "answer_question", answer_args(&first, "late"));
+        let lost = tool(db, &alice_bot(), "answer_question", answer_args(&first, "late"));
         snapshot("result_answer_beaten", &lost);
         assert_eq!(structured(&lost)["response"], structured(&won)["response"]);
         let raw: Value = serde_json::from_str(&won).unwrap();
         assert_eq!(raw.as_object().unwrap().keys().collect::<Vec<_>>(), ["content", "structuredContent", "isError"]);
         assert_eq!(raw["structuredContent"].as_object().unwrap().keys().collect::<Vec<_>>(), ["claimed", "status", "response"]);
 
-        snapshot("result_not_found", &tool(db, &Principal::user("bob"), "answer_question", answer_args(&first, "x")));
+        snapshot("result_not_found", &tool(db, &bob(), "answer_question", answer_args(&first, "x")));
         snapshot("result_validation", &tool(db, &alice(), "answer_question", json!({"pending_id": second, "answers": []})));
-        snapshot("result_capability_denied", &tool(db, &Principal::agent("alice", "bot", [Grant::QuestionsRead]), "answer_question", answer_args(&second, "x")));
+        snapshot("result_capability_denied", &tool(db, &alice_bot_with([Grant::QuestionsRead]), "answer_question", answer_args(&second, "x")));
         db.arm_failpoint(points::CLAIM_AFTER_ROWS, FailAction::Error);
         snapshot("result_internal", &tool(db, &alice(), "answer_question", answer_args(&second, "x")));
         db.disarm_failpoint(points::CLAIM_AFTER_ROWS);

@@ -10,13 +10,10 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::support::*;
 use clarion::{envelope, Principal};
 use serde_json::{json, Value};
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::support::*;
 
 /// A Python with the official MCP client: `CLARION_MCP_PYTHON`, else a
 /// virtual environment under target/ that `.ci/run` (or this function, on

@@ -6,11 +6,12 @@
 use std::cell::Cell;
 use std::ffi::{CStr, CString};
 
-use crate::support::*;
 use clarion::ffi::{clarion_call, clarion_close, clarion_open, clarion_string_free};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
 use serde_json::{json, Value};
+
+use crate::support::*;
 
 fn runner(cases: u32) -> TestRunner {
     TestRunner::new(Config {

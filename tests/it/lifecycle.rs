@@ -1,26 +1,18 @@
 //! LIFE-1..5, LIFE-7, LIFE-10: the host mirror, turns, expiry of ended
 //! sessions, detaching, the workflow guard and unknown entities.
 
-use crate::support::rows::{self, Row};
-use crate::support::*;
 use clarion::schema::{bundle_questions, bundles, sessions, tasks, turns, workspaces};
 use clarion::{Entity, Error, SessionState, SessionUpsert};
 use diesel::prelude::*;
+
+use crate::support::rows::{self, Row};
+use crate::support::*;
 
 const TERMINAL: [SessionState; 3] = [
     SessionState::Completed,
     SessionState::Failed,
     SessionState::Cancelled,
 ];
-
-fn assert_invalid<T: std::fmt::Debug>(result: clarion::Result<T>, field: &str) {
-    match result {
-        Err(Error::Validation(error)) => {
-            assert_eq!(error.field, field, "wrong field named: {error}")
-        }
-        other => panic!("expected a validation error naming {field}, got {other:?}"),
-    }
-}
 
 fn assert_not_found<T: std::fmt::Debug>(result: clarion::Result<T>, entity: Entity) {
     match result {
@@ -111,15 +103,6 @@ fn rows_of_session(db: &TestDb, session_id: &str) -> (i64, i64, i64) {
                 .unwrap(),
         )
     })
-}
-
-fn set_statuses(db: &TestDb, pending_id: &str, status: &str) {
-    db.raw(|conn| {
-        diesel::update(bundle_questions::table.filter(bundle_questions::pending_id.eq(pending_id)))
-            .set(bundle_questions::status.eq(status))
-            .execute(conn)
-            .unwrap()
-    });
 }
 
 /// Sets the status of the `index`-th row (row-id order) of a bundle.
@@ -464,10 +447,10 @@ dual_backend! {
     fn life_5_detach_marks_resolved_undelivered_bundles(db) {
         let session = mirror(db, "a", "alice");
         let undelivered = ask(db, &session, 2);
-        set_statuses(db, &undelivered, "answered");
+        rows::answer_all(db, &undelivered);
         rows::mark_undelivered(db, &undelivered);
         let delivered = ask(db, &session, 1);
-        set_statuses(db, &delivered, "answered");
+        rows::answer_all(db, &delivered);
         assert!(!db.has_pending_clarification(&session).unwrap());
         db.detach_session(&session).unwrap();
         assert!(rows::detached(db, &undelivered));
@@ -482,7 +465,7 @@ dual_backend! {
         let other = mirror(db, "b", "alice");
         let old_pending = ask(db, &session, 1);
         let old_undelivered = ask(db, &session, 1);
-        set_statuses(db, &old_undelivered, "answered");
+        rows::answer_all(db, &old_undelivered);
         rows::mark_undelivered(db, &old_undelivered);
         db.begin_turn(&session).unwrap();
         let current = ask(db, &session, 1);
@@ -515,7 +498,7 @@ dual_backend! {
         db.detach_session(&empty).unwrap();
         ask(db, &session, 2);
         let undelivered = ask(db, &session, 1);
-        set_statuses(db, &undelivered, "answered");
+        rows::answer_all(db, &undelivered);
         rows::mark_undelivered(db, &undelivered);
         db.detach_session(&session).unwrap();
         let once = rows::dump(db);

@@ -1,50 +1,18 @@
 //! LIST-1..10, SUM-1, PA-1 and the listing envelopes of WIRE-3: the inbox,
 //! its count and which tasks are blocked, on both backends.
 
-use crate::support::rows::{self, Row};
-use crate::support::*;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine;
 use clarion::envelope;
-use clarion::schema::bundle_questions;
 use clarion::{
-    BundleKind, Clarion, Error, Grant, ListPage, ListRequest, OptionSpec, PendingAction, Principal,
+    Clarion, Error, Grant, ListPage, ListRequest, OptionSpec, PendingAction, Principal,
     QuestionSpec, SessionState, SessionUpsert, Summary, TaskPendingActions, Timestamp,
 };
-use diesel::prelude::*;
+
+use crate::support::rows::{self, Row};
+use crate::support::*;
 
 const SECOND: i64 = 1_000_000;
-
-fn alice() -> Principal {
-    Principal::user("alice")
-}
-
-fn bob() -> Principal {
-    Principal::user("bob")
-}
-
-fn alice_bot() -> Principal {
-    Principal::agent("alice", "bot", Grant::ALL)
-}
-
-fn bob_bot() -> Principal {
-    Principal::agent("bob", "bot", [Grant::QuestionsRead])
-}
-
-/// A session `s-<name>` on a new task `t-<name>` in `workspace_id`.
-fn session_in(db: &Clarion, name: &str, workspace_id: &str, is_primary: bool) -> String {
-    db.upsert_task(&format!("t-{name}"), Some(workspace_id))
-        .unwrap();
-    let session = format!("s-{name}");
-    db.upsert_session(SessionUpsert {
-        id: &session,
-        task_id: &format!("t-{name}"),
-        state: None,
-        is_primary: Some(is_primary),
-    })
-    .unwrap();
-    session
-}
 
 /// Another session `s-<name>` on an existing task.
 fn session_on(db: &Clarion, name: &str, task_id: &str, is_primary: bool) -> String {
@@ -57,39 +25,6 @@ fn session_on(db: &Clarion, name: &str, task_id: &str, is_primary: bool) -> Stri
     })
     .unwrap();
     session
-}
-
-/// Asks a `permission` bundle (AUTH-6) of `count` questions.
-fn ask_permission(db: &Clarion, session_id: &str, count: usize) -> String {
-    let mut request = ask_request(session_id, count);
-    request.kind = BundleKind::Permission;
-    db.ask(&request).unwrap().pending_id
-}
-
-/// Writes a question row's status directly (what a claim or an import would
-/// leave behind).
-fn set_status(db: &TestDb, pending_id: &str, question_id: &str, status: Option<&str>) {
-    let updated = db.raw(|conn| {
-        diesel::update(
-            bundle_questions::table
-                .filter(bundle_questions::pending_id.eq(pending_id))
-                .filter(bundle_questions::question_id.eq(question_id)),
-        )
-        .set(bundle_questions::status.eq(status))
-        .execute(conn)
-        .unwrap()
-    });
-    assert_eq!(updated, 1, "one row {pending_id}/{question_id}");
-}
-
-/// Makes every row of the bundle `answered` (no longer active).
-fn answer_all(db: &TestDb, pending_id: &str) {
-    db.raw(|conn| {
-        diesel::update(bundle_questions::table.filter(bundle_questions::pending_id.eq(pending_id)))
-            .set(bundle_questions::status.eq("answered"))
-            .execute(conn)
-            .unwrap()
-    });
 }
 
 fn with_limit(limit: i64) -> ListRequest {
@@ -164,15 +99,6 @@ fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
 }
 
-fn assert_invalid<T: std::fmt::Debug>(result: clarion::Result<T>, field: &str) {
-    match result {
-        Err(Error::Validation(error)) => {
-            assert_eq!(error.field, field, "wrong field named: {error}")
-        }
-        other => panic!("expected a validation error naming {field}, got {other:?}"),
-    }
-}
-
 fn assert_denied<T: std::fmt::Debug>(result: clarion::Result<T>) {
     assert!(
         matches!(result, Err(Error::CapabilityDenied)),
@@ -225,22 +151,6 @@ fn entry(
 const CLARIFICATION: Option<PendingAction> = Some(PendingAction::Clarification);
 const PERMISSION: Option<PendingAction> = Some(PendingAction::Permission);
 
-/// Workspaces owned by alice, by bob and by nobody; tasks in each, one
-/// without a workspace and one in a dangling workspace. Returns the pending
-/// ids of one active bundle on each, in that order.
-fn visibility_world(db: &Clarion) -> [String; 5] {
-    db.upsert_workspace("w-alice", Some("alice")).unwrap();
-    db.upsert_workspace("w-bob", Some("bob")).unwrap();
-    db.upsert_workspace("w-open", Some("")).unwrap();
-    [
-        ask(db, &session_in(db, "alice", "w-alice", true), 1),
-        ask(db, &session_in(db, "bob", "w-bob", true), 1),
-        ask(db, &session_in(db, "open", "w-open", true), 1),
-        ask(db, &session_in(db, "none", "", true), 1),
-        ask(db, &session_in(db, "dangling", "w-gone", true), 1),
-    ]
-}
-
 /// Expected SUM-1 results in a world with visible, invisible, inactive,
 /// permission, mixed and unanswerable bundles.
 struct Expected {
@@ -253,12 +163,12 @@ fn summary_world(db: &TestDb) -> Vec<Expected> {
     db.upsert_workspace("w-alice", Some("alice")).unwrap();
     db.upsert_workspace("w-bob", Some("bob")).unwrap();
     db.upsert_workspace("w-open", Some("")).unwrap();
-    let a = session_in(db, "alice", "w-alice", true);
-    let b = session_in(db, "bob", "w-bob", true);
-    let open = session_in(db, "open", "w-open", true);
-    let dangling = session_in(db, "dangling", "w-gone", true);
-    let ended = session_in(db, "ended", "", true);
-    let superseded = session_in(db, "superseded", "w-alice", true);
+    let a = session_in(db, "alice", "w-alice", Some(true));
+    let b = session_in(db, "bob", "w-bob", Some(true));
+    let open = session_in(db, "open", "w-open", Some(true));
+    let dangling = session_in(db, "dangling", "w-gone", Some(true));
+    let ended = session_in(db, "ended", "", Some(true));
+    let superseded = session_in(db, "superseded", "w-alice", Some(true));
     let tick = || db.clock.advance_micros(SECOND);
 
     tick();
@@ -269,7 +179,7 @@ fn summary_world(db: &TestDb) -> Vec<Expected> {
     let a_perm = ask_permission(db, &a, 1);
     tick();
     let a_mixed = ask(db, &a, 3);
-    set_status(db, &a_mixed, "q2", Some("answered"));
+    rows::set_status(db, &a_mixed, "q2", Some("answered"));
     tick();
     let b1 = ask(db, &b, 2);
     tick();
@@ -278,7 +188,7 @@ fn summary_world(db: &TestDb) -> Vec<Expected> {
     let o1 = ask(db, &open, 1);
     tick();
     let o_done = ask(db, &open, 2);
-    answer_all(db, &o_done);
+    rows::answer_all(db, &o_done);
     tick();
     let d1 = ask(db, &dangling, 1);
     tick();
@@ -360,18 +270,18 @@ fn summary_world(db: &TestDb) -> Vec<Expected> {
 dual_backend! {
     /// LIST-1: exactly the active bundles visible to the principal.
     fn list_1_lists_active_bundles_visible_to_the_principal(db) {
-        let [own, foreign, unowned, none, dangling] = visibility_world(db);
+        let [own, foreign, unowned, none, dangling] = visibility_world(db, Some(true));
         // Inactive bundles on tasks alice can see.
         let superseded = ask(db, "s-alice", 1);
         db.begin_turn("s-alice").unwrap();
         let current = ask(db, "s-alice", 1);
         let expired = ask(db, "s-none", 1);
         db.set_session_state("s-none", SessionState::Completed).unwrap();
-        let ended = session_in(db, "ended", "w-alice", false);
+        let ended = session_in(db, "ended", "w-alice", Some(false));
         let forced = ask(db, &ended, 1);
         rows::force_state(db, &ended, "failed");
         let answered = ask(db, "s-open", 1);
-        answer_all(db, &answered);
+        rows::answer_all(db, &answered);
 
         let alice_sees = list_ids(db, &alice(), &ListRequest::default());
         for inactive in [&superseded, &expired, &forced, &answered, &own, &none] {
@@ -392,7 +302,7 @@ dual_backend! {
     /// LIST-1: the listing is read from the database, so a fresh handle (a
     /// restart) lists the same page.
     fn list_1_listing_survives_a_restart(db) {
-        visibility_world(db);
+        visibility_world(db, Some(true));
         let before = db.list_pending(&alice(), &ListRequest::default()).unwrap();
         assert_eq!(before.bundles.len(), 4);
         let restarted = db.reopen();
@@ -405,10 +315,10 @@ dual_backend! {
     fn list_2_pages_are_full_despite_unlisted_bundles_in_between(db) {
         db.upsert_workspace("w-alice", Some("alice")).unwrap();
         db.upsert_workspace("w-bob", Some("bob")).unwrap();
-        let mine = session_in(db, "mine", "w-alice", true);
-        let foreign = session_in(db, "foreign", "w-bob", true);
-        let ending = session_in(db, "ending", "w-alice", false);
-        let old = session_in(db, "old", "w-alice", false);
+        let mine = session_in(db, "mine", "w-alice", Some(true));
+        let foreign = session_in(db, "foreign", "w-bob", Some(true));
+        let ending = session_in(db, "ending", "w-alice", Some(false));
+        let old = session_in(db, "old", "w-alice", Some(false));
         let mut questions = Vec::new();
         let mut permissions = Vec::new();
         for _ in 0..6 {
@@ -424,7 +334,7 @@ dual_backend! {
             permissions.push(ask_permission(db, &mine, 1));
             db.clock.advance_micros(SECOND);
             let answered = ask(db, &mine, 1);
-            answer_all(db, &answered);
+            rows::answer_all(db, &answered);
         }
         db.set_session_state(&ending, SessionState::Cancelled).unwrap();
         db.begin_turn(&old).unwrap();
@@ -448,7 +358,7 @@ dual_backend! {
     fn list_3_orders_by_created_at(db) {
         db.upsert_workspace("w", Some("alice")).unwrap();
         let sessions: Vec<String> =
-            (1..=4).map(|n| session_in(db, &n.to_string(), "w", true)).collect();
+            (1..=4).map(|n| session_in(db, &n.to_string(), "w", Some(true))).collect();
         db.clock.set(Timestamp::from_micros(micros(10 * SECOND)));
         let at_10 = ask(db, &sessions[0], 1);
         db.clock.set(Timestamp::from_micros(micros(5 * SECOND)));
@@ -508,7 +418,7 @@ dual_backend! {
     /// LIST-4: `workspace_id` narrows to bundles whose task (AUTH-4) is in
     /// that workspace, and never widens visibility.
     fn list_4_workspace_id_narrows_within_visibility(db) {
-        let [own, foreign, unowned, none, dangling] = visibility_world(db);
+        let [own, foreign, unowned, none, dangling] = visibility_world(db, Some(true));
         // A bundle without its own task id belongs to its session's task.
         let turn = rows::turn_of(db, &unowned);
         rows::insert_bundle(db, "via-session", "s-open", &turn, "");
@@ -830,13 +740,13 @@ dual_backend! {
     fn list_7_unrecognized_status_shown_as_stored(db) {
         let session = mirror(db, "a", "alice");
         let pending_id = ask(db, &session, 2);
-        set_status(db, &pending_id, "q2", Some("Needs-Review"));
+        rows::set_status(db, &pending_id, "q2", Some("Needs-Review"));
         let page = db.list_pending(&alice(), &ListRequest::default()).unwrap();
         assert_eq!(ids(&page), [pending_id.as_str()]);
         let statuses: Vec<&str> = page.bundles[0].questions.iter().map(|q| q.status.as_str()).collect();
         assert_eq!(statuses, ["pending", "Needs-Review"]);
         // With no pending row left, the unrecognized status does not count.
-        set_status(db, &pending_id, "q1", Some("Needs-Review"));
+        rows::set_status(db, &pending_id, "q1", Some("Needs-Review"));
         assert_eq!(list_ids(db, &alice(), &ListRequest::default()), Vec::<String>::new());
     }
 }
@@ -870,7 +780,7 @@ dual_backend! {
         // Session 2 ends (b1 seen; b5, b9, b13 not yet); the cursor's own
         // bundle b2 is answered.
         db.set_session_state(&sessions[1], SessionState::Completed).unwrap();
-        answer_all(db, &b[2]);
+        rows::answer_all(db, &b[2]);
 
         let page2 = next(db, &mut request);
         assert_eq!(ids(&page2), [b[3].clone(), b[4].clone(), b[6].clone()]);
@@ -881,7 +791,7 @@ dual_backend! {
         assert_eq!(ids(&page3), [b[7].clone(), b[8].clone(), b[11].clone()]);
         assert!(!page3.next_cursor.is_empty());
         // b12 (not yet seen) is answered through its row.
-        set_status(db, &b[12], "q1", Some("answered"));
+        rows::set_status(db, &b[12], "q1", Some("answered"));
 
         let page4 = next(db, &mut request);
         assert_eq!(ids(&page4), [b[15].clone()]);
@@ -962,10 +872,10 @@ dual_backend! {
     fn list_10_mixed_bundle_is_listed_with_per_question_status(db) {
         let session = mirror(db, "a", "alice");
         let mixed = ask(db, &session, 3);
-        set_status(db, &mixed, "q1", Some("answered"));
-        set_status(db, &mixed, "q3", Some("cancelled"));
+        rows::set_status(db, &mixed, "q1", Some("answered"));
+        rows::set_status(db, &mixed, "q3", Some("cancelled"));
         let done = ask(db, &session, 2);
-        answer_all(db, &done);
+        rows::answer_all(db, &done);
         let page = db.list_pending(&alice(), &ListRequest::default()).unwrap();
         assert_eq!(ids(&page), [mixed]);
         let statuses: Vec<(&str, &str)> = page.bundles[0]
@@ -1053,7 +963,7 @@ dual_backend! {
         assert_eq!(envelope::summary(&summary_of(db, &Principal::System)).body_text(), r#"{"pending_bundles":3,"pending_questions":4,"oldest_age_seconds":60}"#);
 
         // The oldest bundle stops being pending: the next one is the oldest.
-        answer_all(db, &first);
+        rows::answer_all(db, &first);
         assert_eq!(summary_of(db, &alice()), Summary { pending_bundles: 1, pending_questions: 1, oldest_age_seconds: 30 });
         // Nothing pending any more: all zero.
         db.set_session_state(&mine, SessionState::Completed).unwrap();
@@ -1069,9 +979,9 @@ dual_backend! {
     fn pa_1_request_order_first_occurrence_and_visibility(db) {
         db.upsert_workspace("w-alice", Some("alice")).unwrap();
         db.upsert_workspace("w-bob", Some("bob")).unwrap();
-        ask(db, &session_in(db, "a", "w-alice", true), 1);
-        session_in(db, "c", "w-alice", true);
-        ask(db, &session_in(db, "b", "w-bob", true), 1);
+        ask(db, &session_in(db, "a", "w-alice", Some(true)), 1);
+        session_in(db, "c", "w-alice", Some(true));
+        ask(db, &session_in(db, "b", "w-bob", Some(true)), 1);
         let request = ["t-c", "t-b", "t-a", "t-unknown", "t-c", "t-a", "t-b"];
 
         assert_eq!(
@@ -1116,13 +1026,13 @@ dual_backend! {
     fn pa_1_primary_session_action_counts_only_primary_sessions(db) {
         db.upsert_workspace("w", Some("alice")).unwrap();
         // t-side: the primary session has nothing pending; a side session asks.
-        session_in(db, "side", "w", true);
+        session_in(db, "side", "w", Some(true));
         ask(db, &session_on(db, "side-helper", "t-side", false), 1);
         // t-mix: the primary asks a question, a side session a permission.
-        ask(db, &session_in(db, "mix", "w", true), 1);
+        ask(db, &session_in(db, "mix", "w", Some(true)), 1);
         ask_permission(db, &session_on(db, "mix-helper", "t-mix", false), 1);
         // t-flip: the same session is made primary later.
-        let flip = session_in(db, "flip", "w", false);
+        let flip = session_in(db, "flip", "w", Some(false));
         ask_permission(db, &flip, 1);
         let tasks = ["t-side", "t-mix", "t-flip"];
         assert_eq!(
@@ -1157,7 +1067,7 @@ dual_backend! {
         db.set_session_state(&ended, SessionState::Failed).unwrap();
         let answered = mirror(db, "z", "alice");
         let done = ask(db, &answered, 1);
-        answer_all(db, &done);
+        rows::answer_all(db, &done);
         mirror(db, "e", "alice");
         let tasks = ["t-x", "t-y", "t-z", "t-e"];
         for principal in [alice(), Principal::System] {
@@ -1207,8 +1117,8 @@ dual_backend! {
             ..ListRequest::default()
         };
         for principal in [
-            Principal::agent("alice", "bot", []),
-            Principal::agent("alice", "bot", [Grant::QuestionsAnswer]),
+            alice_bot_with([]),
+            alice_bot_with([Grant::QuestionsAnswer]),
             Principal::Unclassified,
         ] {
             assert_denied(db.list_pending(&principal, &ListRequest::default()));
@@ -1216,7 +1126,7 @@ dual_backend! {
             assert_denied(db.summary(&principal));
             assert_denied(db.pending_actions(&principal, &strings(&["t-a"])));
         }
-        let reader = Principal::agent("alice", "bot", [Grant::QuestionsRead]);
+        let reader = alice_bot_with([Grant::QuestionsRead]);
         assert_eq!(db.list_pending(&reader, &ListRequest::default()).unwrap().bundles.len(), 1);
         assert_eq!(summary_of(db, &reader).pending_bundles, 1);
         assert_eq!(actions(db, &reader, &["t-a"]), [entry("t-a", CLARIFICATION, CLARIFICATION)]);
@@ -1233,7 +1143,7 @@ dual_backend! {
         rows::insert_bundle(db, "no-id", &session, &turn, "");
         Row::new("no-id", &session, &turn).question_id("").insert(db);
         assert!(db.has_pending_clarification(&session).unwrap());
-        let alice = Principal::user("alice");
+        let alice = alice();
         assert!(db.list_pending(&alice, &ListRequest::default()).unwrap().bundles.is_empty());
         let actions = db.pending_actions(&alice, &["t-u".to_owned()]).unwrap();
         assert_eq!(actions[0].task_pending_action, Some(clarion::PendingAction::Clarification));

@@ -2,15 +2,9 @@
 //! extracts them, builds the C one against the committed header, and runs
 //! both against the library on each backend.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-#[allow(unused_imports)]
 use crate::support::*;
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// The fenced block of `language` that contains `marker`.
 fn example(language: &str, marker: &str) -> String {
@@ -24,24 +18,6 @@ fn example(language: &str, marker: &str) -> String {
         .unwrap_or_else(|| panic!("no {language} example containing {marker:?} in README.md"))
 }
 
-fn library_dir() -> PathBuf {
-    std::env::current_exe()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .to_owned()
-}
-
-fn check(output: std::process::Output, what: &str) -> String {
-    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
-    assert!(
-        output.status.success(),
-        "{what} failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    stdout
-}
-
 dual_backend! {
     fn readme_c_example_compiles_and_runs(db) {
         let dir = tempfile::tempdir().unwrap();
@@ -49,7 +25,7 @@ dual_backend! {
         std::fs::write(&source, example("c", "int main")).unwrap();
         let program = dir.path().join("example");
         let libs = library_dir();
-        check(
+        succeeded(
             Command::new("cc")
                 .args(["-std=c11", "-Wall", "-Werror", "-o"])
                 .arg(&program)
@@ -61,7 +37,7 @@ dual_backend! {
                 .unwrap(),
             "compiling the README's C example",
         );
-        let stdout = check(
+        let stdout = succeeded(
             Command::new(&program).arg(&db.url).env("LD_LIBRARY_PATH", &libs).output().unwrap(),
             "the README's C example",
         );
@@ -72,7 +48,7 @@ dual_backend! {
         let dir = tempfile::tempdir().unwrap();
         let script = dir.path().join("example.py");
         std::fs::write(&script, example("python", "ctypes.CDLL")).unwrap();
-        let stdout = check(
+        let stdout = succeeded(
             Command::new("python3")
                 .arg(&script)
                 .env("CLARION_LIB", library_dir().join("libclarion.so"))

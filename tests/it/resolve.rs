@@ -3,58 +3,18 @@
 //! replay and the no-winner conflict (REPLAY-1..3), not-found and
 //! capabilities (AUTH-2/5/6), and the exact WIRE-1/WIRE-2 bytes.
 
-use crate::support::rows::{self, Row};
-use crate::support::*;
 use clarion::envelope;
 use clarion::failpoints::{points, FailAction};
 use clarion::schema::{bundle_questions, bundles};
 use clarion::{
-    Answer, AnswerInput, AskRequest, BundleKind, BundleStatus, Clarion, Entity, Error, Grant,
-    ListRequest, OptionSpec, Principal, QuestionSpec, ResolveRequest, Resolved, SessionState,
-    Timestamp, ValidationError,
+    Answer, AskRequest, BundleStatus, Clarion, Entity, Error, Grant, ListRequest, OptionSpec,
+    Principal, QuestionSpec, ResolveRequest, Resolved, SessionState, Timestamp, ValidationError,
 };
 use diesel::prelude::*;
 use serde_json::{json, Value};
 
-/// A four-byte character: one rune, four bytes in UTF-8, two UTF-16 units.
-const CLEF: char = '𝄞';
-
-const NO_LONGER_ACTIVE_BODY: &str = r#"{"error":"clarification request is no longer active"}"#;
-
-fn clefs(count: usize) -> String {
-    std::iter::repeat_n(CLEF, count).collect()
-}
-
-fn alice() -> Principal {
-    Principal::user("alice")
-}
-
-fn alice_bot() -> Principal {
-    Principal::agent("alice", "bot", Grant::ALL)
-}
-
-fn answer(question_id: &str, options: &[&str], text: &str) -> AnswerInput {
-    AnswerInput {
-        question_id: question_id.to_owned(),
-        selected_options: options.iter().map(|o| (*o).to_owned()).collect(),
-        custom_text: text.to_owned(),
-    }
-}
-
-fn answering(answers: Vec<AnswerInput>) -> ResolveRequest {
-    ResolveRequest {
-        answers,
-        ..ResolveRequest::default()
-    }
-}
-
-fn rejecting(reason: &str) -> ResolveRequest {
-    ResolveRequest {
-        answers: Vec::new(),
-        rejected: true,
-        reject_reason: reason.to_owned(),
-    }
-}
+use crate::support::rows::{self, Row};
+use crate::support::*;
 
 /// A valid answer to a two-question bundle asked with `ask(db, _, 2)`.
 fn two_answers() -> ResolveRequest {
@@ -97,13 +57,6 @@ fn invalid(result: clarion::Result<Resolved>) -> ValidationError {
         Err(Error::Validation(error)) => error,
         other => panic!("expected a validation error, got {other:?}"),
     }
-}
-
-/// Asserts a validation error naming exactly `field`.
-fn assert_invalid(result: clarion::Result<Resolved>, field: &str) -> ValidationError {
-    let error = invalid(result);
-    assert_eq!(error.field, field, "wrong field named: {error}");
-    error
 }
 
 fn assert_no_longer_active(result: clarion::Result<Resolved>) {
@@ -202,19 +155,6 @@ fn assert_untouched(db: &TestDb, pending_id: &str) {
         assert_eq!(response, None, "row {question_id}");
     }
     assert_eq!(resolution(db, pending_id), unresolved());
-}
-
-fn set_row_status(db: &TestDb, pending_id: &str, question_id: &str, status: &str) {
-    db.raw(|conn| {
-        diesel::update(
-            bundle_questions::table
-                .filter(bundle_questions::pending_id.eq(pending_id))
-                .filter(bundle_questions::question_id.eq(question_id)),
-        )
-        .set(bundle_questions::status.eq(status))
-        .execute(conn)
-        .unwrap()
-    });
 }
 
 fn set_row_response(db: &TestDb, pending_id: &str, question_id: &str, response: &str) {
@@ -331,7 +271,7 @@ dual_backend! {
     /// untouched by the claim.
     fn val_1_expected_set_includes_terminal_siblings(db) {
         let id = ask(db, &mirror(db, "a", "alice"), 2);
-        set_row_status(db, &id, "q1", "answered");
+        rows::set_status(db, &id, "q1", Some("answered"));
         let only_pending = answering(vec![answer("q2", &["q2_opt1"], "")]);
         assert_invalid(db.resolve_bundle(&alice(), &id, &only_pending), "answers");
         assert_eq!(
@@ -718,9 +658,9 @@ dual_backend! {
         let session = mirror(db, "a", "alice");
         let legacy = r#"{"question_id":"q1","selected_options":[],"custom_text":"legacy"}"#;
         let answered = ask(db, &session, 3);
-        set_row_status(db, &answered, "q1", "answered");
+        rows::set_status(db, &answered, "q1", Some("answered"));
         set_row_response(db, &answered, "q1", legacy);
-        set_row_status(db, &answered, "q3", "expired");
+        rows::set_status(db, &answered, "q3", Some("expired"));
         let request = answering(vec![
             answer("q1", &["q1_opt1"], "new"),
             answer("q2", &["q2_opt1"], "new"),
@@ -737,7 +677,7 @@ dual_backend! {
         assert_eq!(rows[2], ("q3".into(), Some("expired".into()), None));
 
         let rejected = ask(db, &session, 2);
-        set_row_status(db, &rejected, "q1", "expired");
+        rows::set_status(db, &rejected, "q1", Some("expired"));
         assert!(db.resolve_bundle(&alice(), &rejected, &rejecting("no")).unwrap().claimed);
         assert_eq!(
             stored_rows(db, &rejected),
@@ -922,7 +862,7 @@ dual_backend! {
     /// LIFE-6, AUTH-2: agents never cancel, whatever their grants.
     fn life_6_agents_cannot_cancel(db) {
         let id = ask(db, &mirror(db, "a", "alice"), 1);
-        for agent in [alice_bot(), Principal::agent("alice", "bot", []), Principal::agent("alice", "bot", [Grant::QuestionsAnswer])] {
+        for agent in [alice_bot(), alice_bot_with([]), alice_bot_with([Grant::QuestionsAnswer])] {
             assert!(matches!(db.cancel_bundle(&agent, &id), Err(Error::CapabilityDenied)));
             assert!(matches!(db.cancel_bundle(&agent, "fabricated"), Err(Error::CapabilityDenied)));
         }
@@ -1011,8 +951,8 @@ dual_backend! {
         let mut rejected_with_answers = two_answers();
         rejected_with_answers.rejected = true;
         for principal in [
-            Principal::agent("alice", "bot", [Grant::QuestionsRead]),
-            Principal::agent("alice", "bot", []),
+            alice_bot_with([Grant::QuestionsRead]),
+            alice_bot_with([]),
             Principal::Unclassified,
         ] {
             for request in [two_answers(), rejected_with_answers.clone()] {
@@ -1029,15 +969,13 @@ dual_backend! {
     /// bundle; a permission bundle is not-found to it, and humans resolve it.
     fn auth_6_agent_resolves_questions_not_permissions(db) {
         let session = mirror(db, "a", "alice");
-        let agent = Principal::agent("alice", "bot", [Grant::QuestionsAnswer]);
+        let agent = alice_bot_with([Grant::QuestionsAnswer]);
         let question = ask(db, &session, 2);
         let won = db.resolve_bundle(&agent, &question, &two_answers()).unwrap();
         assert!(won.claimed);
         assert_eq!(resolution(db, &question).resolved_by_id.as_deref(), Some("alice/bot"));
 
-        let mut request = ask_request(&session, 1);
-        request.kind = BundleKind::Permission;
-        let permission = db.ask(&request).unwrap().pending_id;
+        let permission = ask_permission(db, &session, 1);
         let one = answering(vec![answer("q1", &["q1_opt1"], "")]);
         for request in [one.clone(), rejecting("no")] {
             let on_permission = format!("{:?}", db.resolve_bundle(&agent, &permission, &request));

@@ -4,6 +4,8 @@
 use clarion::authz::has_capability;
 use clarion::{Grant, Operation, Principal};
 
+use crate::support::snapshot_settings;
+
 fn principals() -> Vec<(&'static str, Principal)> {
     vec![
         ("system", Principal::System),
@@ -48,10 +50,7 @@ fn matrix() -> String {
 
 #[test]
 fn auth_2_capability_matrix() {
-    let mut settings = insta::Settings::clone_current();
-    settings.set_snapshot_path("../../snapshots");
-    settings.set_prepend_module_to_snapshot(false);
-    settings.bind(|| insta::assert_snapshot!("capability_matrix", matrix()));
+    snapshot_settings().bind(|| insta::assert_snapshot!("capability_matrix", matrix()));
 }
 
 #[test]

@@ -1,55 +1,16 @@
 //! AUTH-1..10, WIRE-3 get_bundle, REL-4: who sees which bundle, from durable
 //! rows only, with not-found indistinguishable from foreign.
 
+use clarion::{
+    Authorization, BundleStatus, Clarion, Denial, Entity, Error, Grant, Operation, Principal,
+    SessionUpsert, Target,
+};
+
 use crate::support::rows::{self, Row};
 use crate::support::*;
-use clarion::{
-    Authorization, BundleKind, BundleStatus, Clarion, Denial, Entity, Error, Grant, Operation,
-    Principal, SessionUpsert, Target,
-};
 
 const DENIED_NOT_FOUND: Authorization = Authorization::Denied(Denial::NotFound);
 const DENIED_CAPABILITY: Authorization = Authorization::Denied(Denial::CapabilityDenied);
-
-fn alice() -> Principal {
-    Principal::user("alice")
-}
-fn bob() -> Principal {
-    Principal::user("bob")
-}
-fn alice_bot() -> Principal {
-    Principal::agent("alice", "bot", Grant::ALL)
-}
-
-/// A session on task `t-<name>` whose task sits in `workspace_id`.
-fn session_in(db: &Clarion, name: &str, workspace_id: &str) -> String {
-    db.upsert_task(&format!("t-{name}"), Some(workspace_id))
-        .unwrap();
-    let session = format!("s-{name}");
-    db.upsert_session(SessionUpsert {
-        id: &session,
-        task_id: &format!("t-{name}"),
-        state: None,
-        is_primary: None,
-    })
-    .unwrap();
-    session
-}
-
-/// Workspaces: alice's, bob's, one owned by nobody. Returns the pending ids of
-/// bundles on tasks in: alice's, bob's, unowned, no workspace, a dangling one.
-fn world(db: &Clarion) -> [String; 5] {
-    db.upsert_workspace("w-alice", Some("alice")).unwrap();
-    db.upsert_workspace("w-bob", Some("bob")).unwrap();
-    db.upsert_workspace("w-open", Some("")).unwrap();
-    [
-        ask(db, &session_in(db, "alice", "w-alice"), 1),
-        ask(db, &session_in(db, "bob", "w-bob"), 1),
-        ask(db, &session_in(db, "open", "w-open"), 1),
-        ask(db, &session_in(db, "none", ""), 1),
-        ask(db, &session_in(db, "dangling", "w-gone"), 1),
-    ]
-}
 
 fn can_get(db: &Clarion, principal: &Principal, pending_id: &str) -> bool {
     let by_authorize = db
@@ -68,7 +29,7 @@ dual_backend! {
     /// AUTH-3: empty, dangling and unowned workspaces are visible to every
     /// user; a workspace owned by someone else is not.
     fn auth_3_task_visibility_by_workspace(db) {
-        let [own, foreign, unowned, none, dangling] = world(db);
+        let [own, foreign, unowned, none, dangling] = visibility_world(db, None);
         for id in [&own, &unowned, &none, &dangling] {
             assert!(can_get(db, &alice(), id), "alice sees {id}");
             assert!(can_get(db, &alice_bot(), id), "alice's agent sees {id}");
@@ -81,7 +42,7 @@ dual_backend! {
 
     /// AUTH-3: `system` sees every task and bundle.
     fn auth_3_system_sees_everything(db) {
-        for id in world(db) {
+        for id in visibility_world(db, None) {
             assert!(can_get(db, &Principal::System, &id));
         }
         for task in ["t-alice", "t-bob", "t-open", "t-none", "t-dangling"] {
@@ -91,7 +52,7 @@ dual_backend! {
 
     /// AUTH-3, AUTH-8: authorize on a task target follows the same rule.
     fn auth_8_task_targets(db) {
-        world(db);
+        visibility_world(db, None);
         let allowed = |p: &Principal, task: &str| {
             db.authorize(p, Operation::ListPending, Target::Task(task)).unwrap()
         };
@@ -106,7 +67,7 @@ dual_backend! {
 
     /// AUTH-4 [seed M5]: an empty bundle task id resolves through the session.
     fn auth_4_empty_task_id_resolves_through_the_session(db) {
-        world(db);
+        visibility_world(db, None);
         let turn = db.begin_turn("s-alice").unwrap();
         rows::insert_bundle(db, "no-task", "s-alice", &turn, "");
         Row::new("no-task", "s-alice", &turn).insert(db);
@@ -118,7 +79,7 @@ dual_backend! {
     /// AUTH-4 [seed M5a]: a bundle whose task cannot be resolved is
     /// not-found for users and agents, but `system` may still reach it.
     fn auth_4_unresolvable_task_is_hidden_from_scoped_principals(db) {
-        world(db);
+        visibility_world(db, None);
         let turn = db.begin_turn("s-open").unwrap();
         rows::insert_bundle(db, "orphan", "s-open", &turn, "t-deleted-long-ago");
         Row::new("orphan", "s-open", &turn).insert(db);
@@ -133,9 +94,7 @@ dual_backend! {
     /// AUTH-6: permission bundles are invisible to agents, visible to humans.
     fn auth_6_permission_bundles_are_human_only(db) {
         let session = mirror(db, "p", "alice");
-        let mut request = ask_request(&session, 1);
-        request.kind = BundleKind::Permission;
-        let pending_id = db.ask(&request).unwrap().pending_id;
+        let pending_id = ask_permission(db, &session, 1);
         assert!(can_get(db, &alice(), &pending_id));
         assert!(can_get(db, &Principal::System, &pending_id));
         assert!(!can_get(db, &alice_bot(), &pending_id));
@@ -147,7 +106,7 @@ dual_backend! {
 
     /// AUTH-1/2: `unclassified` is denied on every operation, before any read.
     fn auth_2_unclassified_is_denied_everything(db) {
-        let [own, ..] = world(db);
+        let [own, ..] = visibility_world(db, None);
         for operation in Operation::all() {
             for target in [Target::Bundle(&own), Target::Task("t-alice"), Target::Bundle("nope")] {
                 assert_eq!(db.authorize(&Principal::Unclassified, operation, target).unwrap(), DENIED_CAPABILITY);
@@ -159,11 +118,11 @@ dual_backend! {
     /// AUTH-2: agents need `questions:read` to read and `questions:answer`
     /// to resolve; they never cancel and never run host operations.
     fn auth_2_agent_grants(db) {
-        let [own, ..] = world(db);
+        let [own, ..] = visibility_world(db, None);
         let bundle = Target::Bundle(&own);
-        let none = Principal::agent("alice", "bot", []);
-        let read = Principal::agent("alice", "bot", [Grant::QuestionsRead]);
-        let answer = Principal::agent("alice", "bot", [Grant::QuestionsAnswer]);
+        let none = alice_bot_with([]);
+        let read = alice_bot_with([Grant::QuestionsRead]);
+        let answer = alice_bot_with([Grant::QuestionsAnswer]);
         let check = |p: &Principal, op: Operation| db.authorize(p, op, bundle).unwrap();
         assert_eq!(check(&none, Operation::GetBundle), DENIED_CAPABILITY);
         assert_eq!(check(&read, Operation::GetBundle), Authorization::Allowed);
@@ -181,8 +140,8 @@ dual_backend! {
     /// AUTH-10: the capability is checked first: a principal without it
     /// gets `capability_denied` even for a bundle it could never see.
     fn auth_10_capability_before_visibility(db) {
-        let [_, foreign, ..] = world(db);
-        let none = Principal::agent("alice", "bot", []);
+        let [_, foreign, ..] = visibility_world(db, None);
+        let none = alice_bot_with([]);
         assert_eq!(db.authorize(&none, Operation::GetBundle, Target::Bundle(&foreign)).unwrap(), DENIED_CAPABILITY);
         assert_eq!(db.authorize(&none, Operation::GetBundle, Target::Bundle("fabricated")).unwrap(), DENIED_CAPABILITY);
     }
@@ -191,7 +150,7 @@ dual_backend! {
     /// to another task does not move its existing bundles, and a task moved
     /// to a foreign workspace is hidden at once (nothing is cached).
     fn auth_9_authorizing_task_comes_from_durable_rows(db) {
-        let [own, ..] = world(db);
+        let [own, ..] = visibility_world(db, None);
         db.upsert_session(SessionUpsert { id: "s-alice", task_id: "t-bob", state: None, is_primary: None }).unwrap();
         assert!(can_get(db, &alice(), &own), "the bundle keeps its stored task");
         assert!(!can_get(db, &bob(), &own));
@@ -204,11 +163,9 @@ dual_backend! {
     /// foreign bundle, a permission bundle asked for by an agent, and a
     /// fabricated id.
     fn auth_5_no_existence_oracle(db) {
-        let [_, foreign, ..] = world(db);
+        let [_, foreign, ..] = visibility_world(db, None);
         let session = mirror(db, "p", "alice");
-        let mut request = ask_request(&session, 1);
-        request.kind = BundleKind::Permission;
-        let permission = db.ask(&request).unwrap().pending_id;
+        let permission = ask_permission(db, &session, 1);
 
         let get = |p: &Principal, id: &str| format!("{:?}", db.get_bundle(p, id));
         let auth = |p: &Principal, op: Operation, id: &str| format!("{:?}", db.authorize(p, op, Target::Bundle(id)));
@@ -226,7 +183,7 @@ dual_backend! {
     /// AUTH-7 (visibility half): resolve and get are allowed for exactly the
     /// same bundles, whatever their activeness.
     fn auth_7_resolve_and_get_allow_the_same_bundles(db) {
-        let ids = world(db);
+        let ids = visibility_world(db, None);
         db.begin_turn("s-open").unwrap();
         db.set_session_state("s-none", clarion::SessionState::Failed).unwrap();
         for principal in [alice(), bob(), alice_bot(), Principal::System] {
@@ -346,8 +303,8 @@ dual_backend! {
     /// lookup, so it cannot reveal whether a bundle exists — even to an agent
     /// without grants.
     fn auth_5_authorize_about_authorize_reveals_nothing(db) {
-        let [_, foreign, ..] = world(db);
-        let bare = Principal::agent("alice", "bot", []);
+        let [_, foreign, ..] = visibility_world(db, None);
+        let bare = alice_bot_with([]);
         for principal in [bare, alice(), alice_bot()] {
             let about_foreign = db.authorize(&principal, Operation::Authorize, Target::Bundle(&foreign)).unwrap();
             let about_nothing = db.authorize(&principal, Operation::Authorize, Target::Bundle("fabricated")).unwrap();

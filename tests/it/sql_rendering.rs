@@ -1,14 +1,12 @@
 //! SQL-1: the rendered SQL of every membership, visibility and claim query
 //! equals the reviewed file under `sql/<backend>/`. Regenerate with
-//! `CLARION_BLESS_SQL=1 cargo test --all-features --test sql_rendering`,
+//! `CLARION_BLESS_SQL=1 cargo test --all-features --test it sql_rendering`,
 //! then read the diff before committing it.
 
-use std::path::PathBuf;
+use crate::support::root;
 
 fn check(backend: &str, rendered: Vec<clarion::sql_catalog::Rendered>) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("sql")
-        .join(backend);
+    let dir = root().join("sql").join(backend);
     let bless = std::env::var("CLARION_BLESS_SQL").as_deref() == Ok("1")
         && std::env::var("CI").as_deref() != Ok("true");
     let mut stale = Vec::new();

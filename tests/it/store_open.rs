@@ -2,8 +2,11 @@
 //! migrations that are idempotent and safe to race.
 
 use clarion::{Clarion, OpenError};
+
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
+
+use crate::support;
 
 fn open_error(url: &str) -> OpenError {
     Clarion::open(url).expect_err("opening should fail")
@@ -78,7 +81,7 @@ struct Pragma {
 
 #[test]
 fn sqlite_connections_are_configured() {
-    let db = crate::support::sqlite();
+    let db = support::sqlite();
     let read = |pragma: &str| -> String {
         db.raw(|conn| {
             diesel::sql_query(format!(
@@ -145,11 +148,11 @@ mod postgres {
 
     #[test]
     fn unknown_database_reports_the_server_message() {
-        let base = crate::support::postgres_base_url();
+        let base = support::postgres_base_url();
         let Some((server, _)) = base.rsplit_once('/') else {
             panic!("{base}")
         };
-        if crate::support::postgres().is_none() {
+        if support::postgres().is_none() {
             return;
         }
         let error = open_error(&format!("{server}/clarion_no_such_database"));
@@ -172,7 +175,7 @@ mod postgres {
         pid: i32,
     }
 
-    fn backend_pid(db: &crate::support::TestDb) -> i32 {
+    fn backend_pid(db: &support::TestDb) -> i32 {
         db.raw(|conn| {
             diesel::sql_query("SELECT pg_backend_pid() AS pid")
                 .get_result::<Backend>(conn)
@@ -184,7 +187,7 @@ mod postgres {
     /// Every statement keeps one generic plan (see `configure_postgres`).
     #[test]
     fn postgres_connections_are_configured() {
-        let Some(db) = crate::support::postgres() else {
+        let Some(db) = support::postgres() else {
             return;
         };
         let mode = db.raw(|conn| {
@@ -201,22 +204,21 @@ mod postgres {
     /// failing the caller's operation.
     #[test]
     fn an_idle_connection_the_server_dropped_is_replaced() {
-        let Some(db) = crate::support::postgres() else {
+        let Some(db) = support::postgres() else {
             return;
         };
-        let session = crate::support::mirror(&db, "idle", "alice");
+        let session = support::mirror(&db, "idle", "alice");
         let dropped = backend_pid(&db);
         terminate(dropped);
         std::thread::sleep(std::time::Duration::from_millis(700));
-        let asked = crate::support::ask(&db, &session, 1);
+        let asked = support::ask(&db, &session, 1);
         assert!(!asked.is_empty());
         assert_ne!(backend_pid(&db), dropped);
     }
 
     /// Ends the server process behind `pid` and waits until it is gone.
     fn terminate(pid: i32) {
-        let mut admin =
-            diesel::PgConnection::establish(&crate::support::postgres_base_url()).unwrap();
+        let mut admin = diesel::PgConnection::establish(&support::postgres_base_url()).unwrap();
         diesel::sql_query(format!("SELECT pg_terminate_backend({pid})"))
             .execute(&mut admin)
             .unwrap();
@@ -240,7 +242,7 @@ mod postgres {
     /// on a new connection.
     #[test]
     fn a_connection_found_closed_is_discarded() {
-        let Some(db) = crate::support::postgres() else {
+        let Some(db) = support::postgres() else {
             return;
         };
         let dropped = backend_pid(&db);
@@ -249,7 +251,7 @@ mod postgres {
         // failed ROLLBACK marks the connection broken for the pool.
         let ask = || {
             db.authorize(
-                &clarion::Principal::user("alice"),
+                &support::alice(),
                 clarion::Operation::GetBundle,
                 clarion::Target::Bundle("no-such-bundle"),
             )
@@ -272,7 +274,7 @@ mod postgres {
 
     #[test]
     fn racing_opens_of_a_fresh_schema_all_succeed() {
-        let Some(db) = crate::support::postgres() else {
+        let Some(db) = support::postgres() else {
             return;
         };
         // A second fresh schema, migrated by six handles at once.

@@ -13,7 +13,7 @@ type Shape = BTreeMap<String, (Vec<String>, BTreeMap<String, String>)>;
 
 /// Reads the `table!` blocks of src/schema.rs.
 fn declared() -> Shape {
-    let text = include_str!("../../src/schema.rs");
+    let text = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/src/schema.rs"));
     let mut shape = Shape::new();
     let mut current: Option<String> = None;
     for line in text.lines().map(str::trim) {

@@ -1,23 +1,33 @@
-//! One harness for every behavioural test: each case runs on a fresh SQLite
-//! file and on a fresh PostgreSQL schema, so tests run in parallel.
+//! What the suites share. One harness for every behavioural test: each case
+//! runs on a fresh SQLite file and on a fresh PostgreSQL schema, so tests
+//! run in parallel. Beside it: the world-building helpers ([`world`]), the
+//! principals ([`principals`]), requests and checks several suites use
+//! ([`requests`], [`checks`]), programs outside this binary ([`outside`])
+//! and direct row access ([`rows`]).
 //!
 //! PostgreSQL: `CLARION_TEST_DATABASE_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`). When it is unreachable the
 //! PostgreSQL half is skipped with a message — except under `CI=true`, where
 //! that is a failure.
 
-#![allow(dead_code)]
-
+pub mod checks;
+pub mod outside;
+pub mod principals;
+pub mod requests;
 pub mod rows;
+pub mod world;
 
-use std::sync::atomic::AtomicU64;
+pub use checks::*;
+pub use outside::*;
+pub use principals::*;
+pub use requests::*;
+pub use world::*;
+
 use std::sync::Arc;
+use std::time::Duration;
 
 use clarion::db::AnyConnection;
-use clarion::{
-    AskRequest, Clarion, ManualClock, OptionSpec, QuestionSpec, SequentialIds, SessionUpsert,
-    Timestamp,
-};
+use clarion::{Builder, Clarion, ManualClock, SequentialIds, Timestamp};
 
 /// 2026-11-29T20:00:00Z: every test clock starts here.
 pub const EPOCH: Timestamp = Timestamp::from_micros(1_795_982_400_000_000);
@@ -61,13 +71,25 @@ impl std::ops::Deref for TestDb {
 }
 
 impl TestDb {
-    /// Opens another handle on the same database (a second "process").
-    pub fn reopen(&self) -> Clarion {
+    /// A builder for another handle on the same database, sharing its clock
+    /// and id source.
+    pub fn builder(&self) -> Builder {
         Clarion::builder(&self.url)
             .clock(self.clock.clone())
             .ids(self.ids.clone())
+    }
+
+    /// Opens another handle on the same database (a second "process").
+    pub fn reopen(&self) -> Clarion {
+        self.builder().open().expect("reopen test database")
+    }
+
+    /// Another handle on the same database whose waits poll every `poll`.
+    pub fn reopen_polling(&self, poll: Duration) -> Clarion {
+        self.builder()
+            .poll_interval(poll)
             .open()
-            .expect("reopen test database")
+            .expect("open a waiting handle")
     }
 
     /// Runs `body` on a raw connection, for rows clarion never writes (DM-1).
@@ -102,8 +124,10 @@ pub fn sqlite() -> TestDb {
     }
 }
 
-static SCHEMA_COUNTER: AtomicU64 = AtomicU64::new(0);
+#[cfg(feature = "postgres")]
+static SCHEMA_COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
+#[cfg(feature = "postgres")]
 pub fn postgres_base_url() -> String {
     std::env::var("CLARION_TEST_DATABASE_URL")
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
@@ -152,7 +176,8 @@ pub fn postgres() -> Option<TestDb> {
 
 /// Declares each test once and runs it on both backends:
 /// `dual_backend! { fn act_1_x(db) { ... } }` gives `act_1_x::sqlite` and
-/// `act_1_x::postgres`.
+/// `act_1_x::postgres` (so `cargo test -- postgres` selects every
+/// PostgreSQL half).
 macro_rules! dual_backend {
     ($( $(#[$meta:meta])* fn $name:ident($db:ident) $body:block )*) => {
         $(
@@ -178,57 +203,4 @@ macro_rules! dual_backend {
             }
         )*
     };
-}
-
-// ---- world-building helpers -------------------------------------------
-
-/// A workspace, task and running session: `w-<name>`, `t-<name>`, `s-<name>`.
-pub fn mirror(db: &Clarion, name: &str, owner: &str) -> String {
-    db.upsert_workspace(&format!("w-{name}"), Some(owner))
-        .unwrap();
-    db.upsert_task(&format!("t-{name}"), Some(&format!("w-{name}")))
-        .unwrap();
-    let session = format!("s-{name}");
-    db.upsert_session(SessionUpsert {
-        id: &session,
-        task_id: &format!("t-{name}"),
-        state: None,
-        is_primary: Some(true),
-    })
-    .unwrap();
-    session
-}
-
-pub fn option(label: &str) -> OptionSpec {
-    OptionSpec {
-        option_id: None,
-        label: label.to_owned(),
-        description: format!("{label}, described"),
-    }
-}
-
-pub fn question(prompt: &str) -> QuestionSpec {
-    QuestionSpec {
-        question_id: None,
-        title: format!("About {prompt}"),
-        prompt: prompt.to_owned(),
-        options: vec![option("Yes"), option("No")],
-    }
-}
-
-/// A well-formed request for `count` questions on `session_id`.
-pub fn ask_request(session_id: &str, count: usize) -> AskRequest {
-    AskRequest {
-        session_id: session_id.to_owned(),
-        questions: (1..=count)
-            .map(|n| question(&format!("question {n}?")))
-            .collect(),
-        context: "the agent needs a decision".to_owned(),
-        ..AskRequest::default()
-    }
-}
-
-/// Asks a well-formed bundle and returns its `pending_id`.
-pub fn ask(db: &Clarion, session_id: &str, count: usize) -> String {
-    db.ask(&ask_request(session_id, count)).unwrap().pending_id
 }

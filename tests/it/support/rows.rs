@@ -1,8 +1,6 @@
 //! Direct row access for tests: degraded rows clarion never writes (DM-1)
 //! and reads of what it stored.
 
-#![allow(dead_code)]
-
 use clarion::schema::{bundle_questions, bundles, sessions, tasks, turns, workspaces};
 use diesel::prelude::*;
 
@@ -83,11 +81,13 @@ impl<'a> Row<'a> {
         self
     }
 
+    #[allow(dead_code)]
     pub fn turn(mut self, turn_id: &'a str) -> Self {
         self.turn_id = turn_id;
         self
     }
 
+    #[allow(dead_code)]
     pub fn session(mut self, session_id: &'a str) -> Self {
         self.session_id = session_id;
         self
@@ -122,6 +122,32 @@ pub fn statuses(db: &TestDb, pending_id: &str) -> Vec<Option<String>> {
             .load(conn)
             .unwrap()
     })
+}
+
+/// Writes the status of the bundle's row `question_id` directly (what a
+/// claim or an import would leave behind); exactly one row must match.
+pub fn set_status(db: &TestDb, pending_id: &str, question_id: &str, status: Option<&str>) {
+    let updated = db.raw(|conn| {
+        diesel::update(
+            bundle_questions::table
+                .filter(bundle_questions::pending_id.eq(pending_id))
+                .filter(bundle_questions::question_id.eq(question_id)),
+        )
+        .set(bundle_questions::status.eq(status))
+        .execute(conn)
+        .unwrap()
+    });
+    assert_eq!(updated, 1, "one row {pending_id}/{question_id}");
+}
+
+/// Makes every row of the bundle `answered` (no longer active).
+pub fn answer_all(db: &TestDb, pending_id: &str) {
+    db.raw(|conn| {
+        diesel::update(bundle_questions::table.filter(bundle_questions::pending_id.eq(pending_id)))
+            .set(bundle_questions::status.eq("answered"))
+            .execute(conn)
+            .unwrap()
+    });
 }
 
 pub fn detached(db: &TestDb, pending_id: &str) -> bool {
