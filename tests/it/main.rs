@@ -4,8 +4,8 @@
 //! PostgreSQL half has `postgres` in its name, so `cargo test --features
 //! postgres -- postgres` selects exactly those halves.
 //!
-//! Select one concern with its module name, e.g. `cargo test --test it
-//! resolve::` or `cargo test --test it doors_`.
+//! A name filter selects modules, e.g. `cargo test --test it doors_` (every
+//! door) or `cargo test --test it delivery_`.
 
 #[macro_use]
 mod support;
