@@ -22,9 +22,9 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use clarion::db::AnyConnection;
-use clarion::fixtures::{populate, WorldSpec};
-use clarion::listing::Cursor;
+use clarion::test_hooks::AnyConnection;
+use clarion::test_hooks::{populate, WorldSpec};
+use clarion::Cursor;
 use clarion::{Backend, Clarion, ListRequest, Principal};
 use common::{median, ms, Raw};
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
@@ -138,9 +138,7 @@ fn floor_page(
     user: Option<&str>,
     after: &Option<Cursor>,
 ) -> Vec<FloorRow> {
-    let (at, id) = after
-        .as_ref()
-        .map_or((i64::MIN, ""), |c| (c.created_at, c.pending_id.as_str()));
+    let (at, id) = after.as_ref().map_or((i64::MIN, ""), Cursor::position);
     let mut query = Raw::new(sql).int(at).int(at).text(id);
     if let Some(user) = user {
         query = query.text(user);
@@ -157,7 +155,7 @@ fn time_page(
     runs: usize,
 ) -> (Duration, Duration, usize) {
     let request = ListRequest {
-        cursor: after.as_ref().map(Cursor::encode),
+        cursor: after.clone(),
         ..ListRequest::default()
     };
     let list = || clarion.list_pending(principal, &request).expect("list");
@@ -223,10 +221,10 @@ fn bench_backend(name: &str, place_for: common::Place, sizes: &[u64], runs: usiz
             || populate(&clarion, &spec).expect("populate"),
         );
         let deep_index = (size * 9 / 10) / spec.active_every * spec.active_every;
-        let deep = Cursor {
-            created_at: spec.base_micros + deep_index as i64 * 1000,
-            pending_id: format!("b{deep_index}"),
-        };
+        let deep = Cursor::at(
+            spec.base_micros + deep_index as i64 * 1000,
+            &format!("b{deep_index}"),
+        );
         for (who, principal) in [
             ("unscoped", Principal::System),
             ("scoped", Principal::user("user3")),

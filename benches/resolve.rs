@@ -30,7 +30,7 @@ mod common;
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use clarion::db::AnyConnection;
+use clarion::test_hooks::AnyConnection;
 use clarion::{Backend, Clarion, Principal, SessionUpsert};
 use common::{median, ms, percentile, two_answers, two_questions, Raw, ANSWER_Q1, ANSWER_Q2};
 use diesel::connection::SimpleConnection;
@@ -40,9 +40,7 @@ use diesel::RunQueryDsl;
 const RACERS: usize = 32;
 
 fn new_session(clarion: &Clarion, id: &str) {
-    clarion
-        .upsert_session(SessionUpsert::new(id, "t"))
-        .unwrap();
+    clarion.upsert_session(SessionUpsert::new(id, "t")).unwrap();
 }
 
 fn timed<T>(work: impl FnOnce() -> T) -> (Duration, T) {

@@ -6,13 +6,13 @@
 //! Shows the unscoped and the scoped (`user`, default `user3`) first page,
 //! and on PostgreSQL both the custom and the generic plan.
 
-use clarion::db::AnyConnection;
-use clarion::listing::{page_query, ListFilter};
-use clarion::visibility::Scope;
+use clarion::test_hooks::AnyConnection;
+use clarion::test_hooks::Scope;
+use clarion::test_hooks::{page_query, ListFilter};
 use diesel::prelude::*;
 use diesel::sql_types::Text;
 
-use clarion::sql_catalog::Explain;
+use clarion::test_hooks::sql_catalog::Explain;
 
 /// One line of PostgreSQL's `EXPLAIN` (read only with `--features postgres`).
 #[derive(QueryableByName)]

@@ -54,8 +54,6 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub use doors::envelope::{self, Envelope};
-pub use doors::mcp::{self, Tool, UnknownTool};
 pub use domain::ask::{AskRequest, Asked, OptionSpec, QuestionSpec};
 pub use domain::lifecycle::SessionUpsert;
 pub use domain::listing::{
@@ -66,6 +64,8 @@ pub use domain::model::{
     QuestionView, Resolved, Response, ResumeDispatcher, WaitOutcome,
 };
 pub use domain::resolve::{AnswerInput, ResolveRequest};
+pub use doors::envelope::{self, Envelope};
+pub use doors::mcp::{self, Tool, UnknownTool};
 pub use error::{Entity, Error, ErrorCode, OpenError, Result, ValidationError};
 pub use rules::capability::{
     has_capability, Access, AgentAccess, Authorization, Denial, Operation, Target, CAPABILITIES,
@@ -74,8 +74,8 @@ pub use rules::limits;
 pub use rules::principal::{Grant, Principal};
 pub use rules::vocabulary::{BundleKind, BundleStatus, QuestionStatus, Resolution, SessionState};
 pub use store::{
-    Backend, Clock, DbError, IdKind, IdSource, ManualClock, SequentialIds, SystemClock,
-    Timestamp, UuidV7Ids,
+    Backend, Clock, DbError, IdKind, IdSource, ManualClock, SequentialIds, SystemClock, Timestamp,
+    UuidV7Ids,
 };
 
 use domain::core::Core;
@@ -425,8 +425,7 @@ impl Clarion {
 #[cfg(feature = "test-hooks")]
 #[doc(hidden)]
 pub mod test_hooks {
-    #[cfg(feature = "postgres")]
-    pub use crate::domain::claim::postgres::{active_in_the_write, RowSlots};
+    pub use crate::domain::claim::guard::{active_in_the_write, RowSlots};
     pub use crate::domain::claim::statements::{claim_rows_statement, RowWrite};
     pub use crate::domain::fixtures::WorldSpec;
     pub use crate::domain::listing::{page_query, ListFilter};

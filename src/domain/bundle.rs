@@ -172,7 +172,10 @@ pub(crate) fn status_of(
     if let Some((status, response)) = stored_response(record, rows) {
         return (status, Some(response));
     }
-    if rows.iter().any(|row| row.status() == QuestionStatus::Expired) {
+    if rows
+        .iter()
+        .any(|row| row.status() == QuestionStatus::Expired)
+    {
         return (BundleStatus::Expired, None);
     }
     if standing.in_current_turn != Some(true) {
@@ -307,7 +310,11 @@ impl Core {
     /// WIRE-3 `get_bundle`: the bundle, its status and its response, from
     /// durable state. Capability first, then visibility (AUTH-10); a bundle
     /// the principal may not see is `NotFound`, exactly like a missing one.
-    pub(crate) fn get_bundle(&self, principal: &Principal, pending_id: &str) -> Result<BundleDetail> {
+    pub(crate) fn get_bundle(
+        &self,
+        principal: &Principal,
+        pending_id: &str,
+    ) -> Result<BundleDetail> {
         let scope = admit(principal, Operation::GetBundle)?;
         let (record, standing, rows) = self
             .read(|conn| {

@@ -119,6 +119,23 @@ pub struct Cursor {
 const CURSOR_VERSION: &str = "v1";
 
 impl Cursor {
+    /// A cursor at a raw position (tests build pages at known places).
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn at(created_at_micros: i64, pending_id: &str) -> Cursor {
+        Cursor {
+            created_at: created_at_micros,
+            pending_id: pending_id.to_owned(),
+        }
+    }
+
+    /// The raw position (benchmarks bind it in their hand-written floor).
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn position(&self) -> (i64, &str) {
+        (self.created_at, &self.pending_id)
+    }
+
     /// The wire form. Opaque and versioned: base64url of
     /// `v1:<micros>:<pending_id>`.
     pub fn encode(&self) -> String {
@@ -148,6 +165,21 @@ impl Cursor {
             created_at,
             pending_id: pending_id.to_owned(),
         })
+    }
+}
+
+impl std::fmt::Display for Cursor {
+    /// The wire form ([`Cursor::encode`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.encode())
+    }
+}
+
+impl std::str::FromStr for Cursor {
+    type Err = ValidationError;
+
+    fn from_str(text: &str) -> Result<Cursor, ValidationError> {
+        Cursor::parse(text)
     }
 }
 
@@ -297,7 +329,11 @@ fn rows_by_bundle(
 impl Core {
     /// LIST-1..10: the active, answerable bundles the principal may see, in
     /// `created_at`, `pending_id` order, read from the database in one query.
-    pub(crate) fn list_pending(&self, principal: &Principal, request: &ListRequest) -> Result<ListPage> {
+    pub(crate) fn list_pending(
+        &self,
+        principal: &Principal,
+        request: &ListRequest,
+    ) -> Result<ListPage> {
         let scope = admit(principal, Operation::ListPending)?;
         let filter = ListFilter::from_request(request);
         let (mut records, rows) = self.read(|conn| {

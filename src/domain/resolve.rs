@@ -142,10 +142,7 @@ fn normalize_answers(
 
 /// Steps 4–5 for a resolve request: the rules that need the stored bundle,
 /// then the canonical form.
-fn prepare(
-    request: &ResolveRequest,
-    rows: &[QuestionRecord],
-) -> Result<Decision, ValidationError> {
+fn prepare(request: &ResolveRequest, rows: &[QuestionRecord]) -> Result<Decision, ValidationError> {
     check_answerable(rows)?;
     if request.rejected {
         return Ok(Decision::Rejected {
@@ -192,12 +189,18 @@ impl Core {
     ) -> Result<Resolved> {
         let scope = admit(principal, Operation::ResolveBundle)?;
         check_shape(request)?;
-        self.settle(principal, &scope, pending_id, |rows| Ok(prepare(request, rows)?))
+        self.settle(principal, &scope, pending_id, |rows| {
+            Ok(prepare(request, rows)?)
+        })
     }
 
     /// LIFE-6: cancel a bundle through the same claim. Humans and `system`
     /// only; needs no waiter; clears even a bundle VAL-6 makes unanswerable.
-    pub(crate) fn cancel_bundle(&self, principal: &Principal, pending_id: &str) -> Result<Resolved> {
+    pub(crate) fn cancel_bundle(
+        &self,
+        principal: &Principal,
+        pending_id: &str,
+    ) -> Result<Resolved> {
         let scope = admit(principal, Operation::CancelBundle)?;
         self.settle(principal, &scope, pending_id, |_| Ok(Decision::Cancelled))
     }
@@ -218,8 +221,15 @@ impl Core {
         };
         let now = self.now();
         let won = self.change(|conn, changes| {
-            let claimed =
-                claim::claim(conn, scope, pending_id, decide, &resolver, now, &self.failpoints)?;
+            let claimed = claim::claim(
+                conn,
+                scope,
+                pending_id,
+                decide,
+                &resolver,
+                now,
+                &self.failpoints,
+            )?;
             let Claimed::Won { record, rows } = claimed else {
                 return Ok(None);
             };

@@ -139,8 +139,10 @@ macro_rules! catalog {
             Rendered {
                 name: "visibility_bundle",
                 sql: layout(
-                    debug_query::<$backend, _>(&visibility::bundle_visibility_query(&scope, PENDING))
-                        .to_string(),
+                    debug_query::<$backend, _>(&visibility::bundle_visibility_query(
+                        &scope, PENDING,
+                    ))
+                    .to_string(),
                 ),
             },
             Rendered {
@@ -217,10 +219,9 @@ pub fn sqlite() -> Vec<Rendered> {
     catalog.push(Rendered {
         name: "claim_target",
         sql: layout(
-            debug_query::<diesel::sqlite::Sqlite, _>(&crate::domain::claim::sqlite::claim_target_query(
-                &sample_scope(),
-                PENDING,
-            ))
+            debug_query::<diesel::sqlite::Sqlite, _>(
+                &crate::domain::claim::sqlite::claim_target_query(&sample_scope(), PENDING),
+            )
             .to_string(),
         ),
     });
@@ -260,10 +261,12 @@ pub fn postgres() -> Vec<Rendered> {
     catalog.push(Rendered {
         name: "claim_target",
         sql: layout(
-            debug_query::<diesel::pg::Pg, _>(&crate::domain::claim::postgres::claim_target_with_rows_query(
-                &sample_scope(),
-                PENDING,
-            ))
+            debug_query::<diesel::pg::Pg, _>(
+                &crate::domain::claim::postgres::claim_target_with_rows_query(
+                    &sample_scope(),
+                    PENDING,
+                ),
+            )
             .to_string(),
         ),
     });
@@ -275,7 +278,7 @@ pub fn postgres() -> Vec<Rendered> {
                     PENDING,
                     "<status>",
                     &writes,
-                    crate::domain::claim::postgres::active_in_the_write(PENDING),
+                    crate::domain::claim::guard::active_in_the_write(PENDING),
                 )),
                 PENDING,
                 "<reject_reason>",

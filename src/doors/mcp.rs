@@ -134,12 +134,21 @@ pub(crate) fn call_tool(
     })
 }
 
-fn perform_tool(core: &Core, principal: &Principal, tool: Tool, arguments: &Value) -> Result<Value> {
+fn perform_tool(
+    core: &Core,
+    principal: &Principal,
+    tool: Tool,
+    arguments: &Value,
+) -> Result<Value> {
     if !has_capability(principal, tool.operation()) {
         return Err(Error::CapabilityDenied);
     }
     let empty = json!({});
-    let arguments = if arguments.is_null() { &empty } else { arguments };
+    let arguments = if arguments.is_null() {
+        &empty
+    } else {
+        arguments
+    };
     let args = Fields::top(arguments, "arguments")?;
     match tool {
         Tool::ListPendingQuestions => {

@@ -63,7 +63,11 @@ pub fn runes(text: &str) -> usize {
 }
 
 /// `field` holds at most `max` runes.
-pub fn check_runes(field: impl Into<String>, value: &str, max: usize) -> Result<(), ValidationError> {
+pub fn check_runes(
+    field: impl Into<String>,
+    value: &str,
+    max: usize,
+) -> Result<(), ValidationError> {
     let count = runes(value);
     if count > max {
         return Err(ValidationError::new(

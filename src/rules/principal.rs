@@ -136,7 +136,11 @@ impl Principal {
                         })
                     })
                     .collect::<Result<Vec<_>, _>>()?;
-                Ok(Principal::agent(user_id, agent_id.unwrap_or_default(), grants))
+                Ok(Principal::agent(
+                    user_id,
+                    agent_id.unwrap_or_default(),
+                    grants,
+                ))
             }
             other => Err(ValidationError::new(
                 "kind",
@@ -181,7 +185,10 @@ impl std::str::FromStr for Principal {
             "user" => Principal::from_parts(kind, Some(rest), None, []).map_err(refused),
             "agent" => {
                 let (who, grants) = rest.split_once(':').unwrap_or((rest, ""));
-                let Some((user_id, agent_id)) = who.split_once('/').filter(|(u, a)| !u.is_empty() && !a.is_empty()) else {
+                let Some((user_id, agent_id)) = who
+                    .split_once('/')
+                    .filter(|(u, a)| !u.is_empty() && !a.is_empty())
+                else {
                     return Err(format!("agent principal {text:?} needs <user>/<agent>"));
                 };
                 let grants = grants.split(',').filter(|grant| !grant.is_empty());

@@ -31,4 +31,3 @@ pub(crate) fn backend_of(conn: &AnyConnection) -> Backend {
         AnyConnection::Postgres(_) => Backend::Postgres,
     }
 }
-

@@ -31,7 +31,10 @@ pub(super) fn migrate(conn: &mut AnyConnection) -> Result<(), OpenError> {
         #[cfg(feature = "postgres")]
         AnyConnection::Postgres(conn) => conn
             .transaction::<_, diesel::result::Error, _>(|conn| {
-                diesel::connection::SimpleConnection::batch_execute(conn, "SELECT pg_advisory_xact_lock(7426118023)")?;
+                diesel::connection::SimpleConnection::batch_execute(
+                    conn,
+                    "SELECT pg_advisory_xact_lock(7426118023)",
+                )?;
                 Ok(conn
                     .run_pending_migrations(POSTGRES_MIGRATIONS)
                     .map(|_| ())
@@ -58,4 +61,3 @@ where
         }
     }
 }
-

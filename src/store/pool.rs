@@ -229,4 +229,3 @@ pub(crate) fn open_pool(target: Target, settings: &PoolSettings) -> Result<DbPoo
         .build(manager)
         .map_err(|e| OpenError::Pool(e.to_string()))
 }
-

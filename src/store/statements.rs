@@ -98,4 +98,3 @@ where
     const HAS_STATIC_QUERY_ID: bool =
         T::HAS_STATIC_QUERY_ID && C::HAS_STATIC_QUERY_ID && P::HAS_STATIC_QUERY_ID;
 }
-

@@ -56,11 +56,13 @@ fn transaction<T, E: From<DbError> + std::fmt::Display>(
 ) -> Result<T, E> {
     match conn {
         AnyConnection::Sqlite(inner) => {
-            AnsiTransactionManager::begin_transaction_sql(inner, sqlite_begin).map_err(DbError::from)?
+            AnsiTransactionManager::begin_transaction_sql(inner, sqlite_begin)
+                .map_err(DbError::from)?
         }
         #[cfg(feature = "postgres")]
         AnyConnection::Postgres(inner) => {
-            AnsiTransactionManager::begin_transaction_sql(inner, postgres_begin).map_err(DbError::from)?
+            AnsiTransactionManager::begin_transaction_sql(inner, postgres_begin)
+                .map_err(DbError::from)?
         }
     }
     #[cfg(not(feature = "postgres"))]
@@ -108,4 +110,3 @@ pub(crate) fn lock_session(
             .pop()),
     }
 }
-

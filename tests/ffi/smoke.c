@@ -1,6 +1,7 @@
 /* A small C host of the clarion C ABI (WIRE-5): compiled against the
- * committed header, linked to the library, run by tests/ffi_consumers.rs
- * on both backends. Exits non-zero on the first surprise. */
+ * committed header, linked to the library, run by
+ * tests/it/doors_ffi_consumers.rs on both backends. Exits non-zero on the
+ * first surprise. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

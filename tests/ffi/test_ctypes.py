@@ -1,6 +1,6 @@
 """The clarion C ABI (WIRE-5) from Python through ctypes: every operation,
 every error class, hostile pointers and bytes, and 32 threads racing one
-bundle. Run by tests/ffi_consumers.rs on both backends:
+bundle. Run by tests/it/doors_ffi_consumers.rs on both backends:
 
     CLARION_LIB=target/debug/deps/libclarion.so \
     CLARION_DATABASE_URL=sqlite:///tmp/x.db python3 tests/ffi/test_ctypes.py

@@ -1,6 +1,6 @@
 """`clarion mcp` under the official Python MCP client (PyPI `mcp`), over
-stdio. Run by tests/mcp_server.rs on both backends, with a database it
-prepared through the library:
+stdio. Run by tests/it/doors_mcp_server.rs on both backends, with a database
+it prepared through the library:
 
     CLARION_BIN=target/debug/clarion CLARION_DATABASE_URL=... \
     CLARION_PENDING_ID=... python tests/mcp_client/test_stdio.py

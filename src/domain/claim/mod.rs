@@ -13,6 +13,8 @@
 //!   looks active, and one statement writes the rows and the bundle row,
 //!   guarded by ACT-1 in the statement itself.
 
+#[cfg(any(feature = "postgres", feature = "test-hooks"))]
+pub(crate) mod guard;
 #[cfg(feature = "postgres")]
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
@@ -146,15 +148,17 @@ pub(crate) fn claim(
     now: Timestamp,
     failpoints: &Failpoints,
 ) -> Result<Claimed> {
-    let mut target = read(conn, scope, pending_id)?.ok_or(Error::NotFound(crate::error::Entity::Bundle))?;
+    let mut target =
+        read(conn, scope, pending_id)?.ok_or(Error::NotFound(crate::error::Entity::Bundle))?;
     let decision = decide(&target.rows)?;
     if !target.active_when_read || target.rows.is_empty() {
         return Ok(Claimed::NotWon);
     }
-    let committed = write(conn, &mut target, &decision, resolver, now, failpoints).map_err(|error| {
-        tracing::error!(pending_id, %error, "claim failed");
-        Error::Internal(format!("claim of {pending_id} failed: {error}"))
-    })?;
+    let committed =
+        write(conn, &mut target, &decision, resolver, now, failpoints).map_err(|error| {
+            tracing::error!(pending_id, %error, "claim failed");
+            Error::Internal(format!("claim of {pending_id} failed: {error}"))
+        })?;
     Ok(match committed {
         Some(rows) => Claimed::Won {
             record: target.record,

@@ -10,13 +10,15 @@ use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::Bool;
 
 use super::statements::{claim_bundle_statement, claim_rows_statement, RowWrite};
-use crate::store::schema::bundle_questions;
 use super::{Marks, Target};
-use crate::domain::bundle::{bundle_record_columns, rows_of_bundle_query, sort_dm4, BundleRecord, QuestionRecord};
+use crate::domain::bundle::{
+    bundle_record_columns, rows_of_bundle_query, sort_dm4, BundleRecord, QuestionRecord,
+};
 use crate::error::Result;
 use crate::rules::activeness;
 use crate::rules::visibility::{self, Scope};
 use crate::store::failpoints::{points, Failpoints};
+use crate::store::schema::bundle_questions;
 
 /// The guard of a SQLite claim: the claim's read evaluated ACT-1, and the
 /// write lock `BEGIN IMMEDIATE` took before that read is still held, so
@@ -107,4 +109,3 @@ pub(crate) fn write(
     }
     Ok(claimed)
 }
-

@@ -125,10 +125,7 @@ pub fn claim_rows_statement<'a, G, const N: usize>(
     guard: G,
 ) -> impl OnEitherBackend + 'a
 where
-    G: Expression<SqlType = Bool>
-        + AppearsOnTable<bundle_questions::table>
-        + OnEitherBackend
-        + 'a,
+    G: Expression<SqlType = Bool> + AppearsOnTable<bundle_questions::table> + OnEitherBackend + 'a,
 {
     fixed_update(
         bundle_questions::table,
@@ -179,4 +176,3 @@ pub fn claim_bundle_statement<'a>(
         bundles::pending_id.eq(pending_id),
     )
 }
-

@@ -142,10 +142,7 @@ pub(crate) enum Dispatch {
     NotDue,
 }
 
-fn load_delivery(
-    conn: &mut AnyConnection,
-    pending_id: &str,
-) -> Result<Option<Delivery>> {
+fn load_delivery(conn: &mut AnyConnection, pending_id: &str) -> Result<Option<Delivery>> {
     let Some((record, _, rows)) = bundle::load_any(conn, pending_id)? else {
         return Ok(None);
     };

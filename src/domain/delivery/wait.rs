@@ -20,9 +20,9 @@ use crate::rules::limits::wait_time;
 use crate::rules::outbox::detach_bundle_statement;
 use crate::rules::principal::Principal;
 use crate::rules::vocabulary::BundleStatus;
+use crate::store::at_most_one;
 use crate::store::failpoints::points;
 use crate::store::schema::bundles;
-use crate::store::at_most_one;
 
 /// Where a waited-on bundle stands, from durable rows.
 enum Observed {
@@ -75,7 +75,9 @@ impl Core {
         let watched = self.reattach(pending_id).and_then(|()| {
             self.watch(pending_id, &slot, deadline, |observed| match observed {
                 Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
-                Observed::Resolved(status, response) => Some(Ok(WaitOutcome::resolved(status, response))),
+                Observed::Resolved(status, response) => {
+                    Some(Ok(WaitOutcome::resolved(status, response)))
+                }
                 Observed::Expired | Observed::Inactive => Some(Ok(WaitOutcome::Expired)),
                 Observed::Superseded => Some(Ok(WaitOutcome::Superseded)),
                 // The wait re-attached the agent, so a detach seen now

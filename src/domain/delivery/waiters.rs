@@ -154,4 +154,3 @@ impl Waiters {
         slots.iter().for_each(|slot| slot.bump());
     }
 }
-

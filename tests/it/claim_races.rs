@@ -1,0 +1,411 @@
+//! CLAIM-1..5, REL-1: any number of racers, one winner; the claim
+//! serializes with session-state changes and new turns; no code path but
+//! the claim writes a resolution.
+
+use std::sync::{Arc, Barrier};
+
+use clarion::{envelope, AnswerInput, Clarion, Principal, ResolveRequest, Resolved};
+
+use crate::support::*;
+
+/// Thread `n`'s answer to a two-question bundle: different for every n.
+fn answer_for(n: usize) -> ResolveRequest {
+    ResolveRequest {
+        answers: vec![
+            AnswerInput {
+                question_id: "q1".into(),
+                selected_options: vec![format!("q1_opt{}", 1 + n % 2)],
+                custom_text: format!("racer {n}"),
+            },
+            AnswerInput {
+                question_id: "q2".into(),
+                selected_options: vec![],
+                custom_text: String::new(),
+            },
+        ],
+        ..ResolveRequest::default()
+    }
+}
+
+/// Resolves one bundle from `racers` threads at once, spread over the given
+/// handles; returns every result.
+fn race(handles: &[Clarion], pending_id: &str, racers: usize) -> Vec<Resolved> {
+    let start = Arc::new(Barrier::new(racers));
+    let threads: Vec<_> = (0..racers)
+        .map(|n| {
+            let handle = handles[n % handles.len()].clone();
+            let start = start.clone();
+            let pending_id = pending_id.to_owned();
+            std::thread::spawn(move || {
+                start.wait();
+                handle.resolve_bundle(&alice(), &pending_id, &answer_for(n))
+            })
+        })
+        .collect();
+    threads
+        .into_iter()
+        .map(|t| t.join().unwrap().unwrap())
+        .collect()
+}
+
+dual_backend! {
+    /// CLAIM-5, REL-1: 32 threads on two handles, 50 bundles: exactly one
+    /// claim each, and every result carries the stored response byte for byte.
+    fn claim_5_thirty_two_racers_one_winner(db) {
+        let second = db.reopen();
+        let handles = [db.clarion.clone(), second];
+        let session = mirror(db, "race", "alice");
+        for round in 0..50 {
+            let pending_id = ask(db, &session, 2);
+            let results = race(&handles, &pending_id, 32);
+            let winners = results.iter().filter(|r| r.claimed).count();
+            assert_eq!(winners, 1, "round {round}");
+            let stored = db.get_bundle(&Principal::System, &pending_id).unwrap().response.unwrap();
+            let stored_json = envelope::response(&stored).to_string();
+            for result in &results {
+                assert_eq!(envelope::response(&result.response).to_string(), stored_json, "round {round}");
+            }
+            let winner = results.iter().find(|r| r.claimed).unwrap();
+            assert!(winner.response.answers[0].custom_text.starts_with("racer "));
+        }
+    }
+}
+
+/// Runs the claim's row statement by hand on a raw connection; returns
+/// the ids it changed.
+fn run_claim_rows(db: &TestDb, pending_id: &str) -> Vec<i32> {
+    use clarion::test_hooks::schema::bundle_questions;
+    use clarion::test_hooks::AnyConnection;
+    use clarion::test_hooks::{active_in_the_write, claim_rows_statement, RowWrite};
+    use diesel::prelude::*;
+    let row_ids: Vec<i32> = db.raw(|conn| {
+        bundle_questions::table
+            .filter(bundle_questions::pending_id.eq(pending_id))
+            .select(bundle_questions::id)
+            .load(conn)
+            .unwrap()
+    });
+    assert!(row_ids.len() <= 4);
+    let writes: clarion::test_hooks::RowSlots =
+        std::array::from_fn(|place| match row_ids.get(place) {
+            Some(&row_id) => RowWrite {
+                row_id,
+                response: Some(format!("{{\"row\":{row_id}}}")),
+            },
+            None => RowWrite {
+                row_id: 0,
+                response: None,
+            },
+        });
+    // The guard evaluated by the write itself, as PostgreSQL's claim runs it.
+    let statement = clarion::test_hooks::returning(
+        claim_rows_statement(
+            pending_id,
+            "answered",
+            &writes,
+            active_in_the_write(pending_id),
+        ),
+        clarion::test_hooks::schema::bundle_questions::id,
+    );
+    db.raw(|conn| match conn {
+        AnyConnection::Sqlite(c) => statement.load::<i32>(c).unwrap(),
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(c) => statement.load::<i32>(c).unwrap(),
+    })
+}
+
+dual_backend! {
+    /// CLAIM-1: with the guard PostgreSQL's claim puts in its write, the one
+    /// statement that writes a resolution changes nothing once ACT-1 fails
+    /// for the bundle (its turn superseded, its session ended), and changes
+    /// exactly the pending rows while ACT-1 holds. (SQLite's claim checks
+    /// ACT-1 in its read under the write lock; the fragment is the same.)
+    fn claim_1_the_write_itself_is_guarded(db) {
+        let session = mirror(db, "s", "alice");
+        let superseded = ask(db, &session, 2);
+        db.begin_turn(&session).unwrap();
+        assert_eq!(run_claim_rows(db, &superseded), Vec::<i32>::new());
+        assert_eq!(rows::statuses(db, &superseded), [Some("pending".to_owned()), Some("pending".to_owned())]);
+
+        let ended = ask(db, &session, 1);
+        rows::force_state(db, &session, "completed");
+        assert_eq!(run_claim_rows(db, &ended), Vec::<i32>::new());
+        assert_eq!(rows::statuses(db, &ended), [Some("pending".to_owned())]);
+
+        rows::force_state(db, &session, "running");
+        let claimed = run_claim_rows(db, &ended);
+        assert_eq!(claimed.len(), 1);
+        assert_eq!(rows::statuses(db, &ended), [Some("answered".to_owned())]);
+        assert_eq!(run_claim_rows(db, &ended), Vec::<i32>::new(), "a second claim finds nothing pending");
+    }
+}
+
+dual_backend! {
+    /// CLAIM-3: a bundle written by hand with more rows than one claim
+    /// statement names (ROWS_PER_STATEMENT) is still claimed whole: every
+    /// pending row takes the resolution, and a row already terminal stays
+    /// as it was, wherever it sits.
+    fn claim_3_more_rows_than_one_statement_names(db) {
+        use rows::Row;
+        let session = mirror(db, "many", "alice");
+        let turn = db.begin_turn(&session).unwrap();
+        rows::insert_bundle(db, "wide", &session, &turn, "t-many");
+        let ids = ["q1", "q2", "q3", "q4", "q5", "q6"];
+        for (index, question_id) in ids.iter().enumerate() {
+            let status = if index == 1 { Some("expired") } else { Some("pending") };
+            Row::new("wide", &session, &turn)
+                .question_id(question_id)
+                .index(Some(index as i32))
+                .status(status)
+                .insert(db);
+        }
+        let cancelled = db.cancel_bundle(&Principal::System, "wide").unwrap();
+        assert!(cancelled.claimed);
+        let mut expected = vec![Some("cancelled".to_owned()); 6];
+        expected[1] = Some("expired".to_owned());
+        assert_eq!(rows::statuses(db, "wide"), expected);
+        let again = db.cancel_bundle(&Principal::System, "wide").unwrap();
+        assert!(!again.claimed);
+    }
+}
+
+/// CLAIM-1: the structural guard. A resolution status is written in exactly
+/// one place: `claim_rows_statement` in src/domain/claim/statements.rs. Every other write of
+/// `bundle_questions::status` writes `pending` (ask) or `expired` (expiry).
+#[test]
+fn claim_1_only_the_claim_writes_a_resolution_status() {
+    let src = root().join("src");
+    let mut writers = Vec::new();
+    let mut stack = vec![src];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap();
+            for (line_no, line) in text.lines().enumerate() {
+                if line.contains("bundle_questions::status.eq(") {
+                    writers.push(format!(
+                        "{}:{}: {}",
+                        path.file_name().unwrap().to_string_lossy(),
+                        line_no + 1,
+                        line.trim()
+                    ));
+                }
+            }
+        }
+    }
+    let expected = [
+        "ask.rs",
+        "bundle_questions::status.eq(QuestionStatus::PENDING_WORD)",
+        "lifecycle.rs",
+        "bundle_questions::status.eq(expired)",
+        "statements.rs",
+        "bundle_questions::status.eq(status)",
+    ];
+    assert_eq!(
+        writers.len(),
+        3,
+        "unexpected status writers:\n{}",
+        writers.join("\n")
+    );
+    for pair in expected.chunks(2) {
+        assert!(
+            writers
+                .iter()
+                .any(|w| w.starts_with(pair[0]) && w.contains(pair[1])),
+            "missing {pair:?} in:\n{}",
+            writers.join("\n")
+        );
+    }
+    let claim = ["statements.rs", "sqlite.rs", "postgres.rs"]
+        .map(|file| std::fs::read_to_string(root().join("src/domain/claim").join(file)).unwrap())
+        .concat();
+    assert_eq!(
+        claim.matches("pub fn claim_rows_statement<").count(),
+        1,
+        "defined once"
+    );
+    assert_eq!(
+        claim
+            .matches("claim_rows_statement(marks.pending_id, marks.status, &")
+            .count(),
+        2,
+        "called by the claim only, once per backend"
+    );
+    // The raw-SQL fixtures write statuses too, but only behind the test-hooks feature.
+    let domain = std::fs::read_to_string(root().join("src/domain/mod.rs")).unwrap();
+    assert!(domain.contains("#[cfg(feature = \"test-hooks\")]\npub(crate) mod fixtures;"));
+}
+
+#[cfg(feature = "postgres")]
+mod postgres_serialization {
+    use super::*;
+    use clarion::test_hooks::{points, FailAction, Gate};
+    use diesel::prelude::*;
+    use diesel::sql_types::BigInt;
+    use std::time::Duration;
+
+    #[derive(QueryableByName)]
+    struct Waiting {
+        #[diesel(sql_type = BigInt)]
+        waiting: i64,
+    }
+
+    /// Opens the gate even when an assertion fails, so a paused claim ends
+    /// and the schema can be dropped.
+    struct OpenOnDrop(Arc<Gate>);
+    impl Drop for OpenOnDrop {
+        fn drop(&mut self) {
+            self.0.open();
+        }
+    }
+
+    /// Waits until some backend of this database is blocked on a lock.
+    fn wait_for_lock_waiter(db: &TestDb) {
+        for _ in 0..400 {
+            let waiting = db.raw(|conn| {
+                diesel::sql_query(
+                    "SELECT count(*) AS waiting FROM pg_stat_activity \
+                     WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                )
+                .get_result::<Waiting>(conn)
+                .unwrap()
+                .waiting
+            });
+            if waiting > 0 {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        panic!("the competing transaction never blocked on the session lock");
+    }
+
+    /// A claim of a fresh two-question bundle, running on its own thread and
+    /// paused after its read found the bundle active: it holds the session
+    /// lock and has written nothing yet.
+    struct PausedClaim {
+        session: String,
+        pending_id: String,
+        gate: Arc<Gate>,
+        claimer: std::thread::JoinHandle<clarion::Result<Resolved>>,
+        _open_on_drop: OpenOnDrop,
+    }
+
+    fn pause_claim(db: &TestDb) -> PausedClaim {
+        let session = mirror(db, "s", "alice");
+        let pending_id = ask(db, &session, 2);
+        let gate = Gate::new();
+        db.arm_failpoint(points::CLAIM_BEFORE_WRITES, FailAction::Block(gate.clone()));
+        let claimer = {
+            let db = db.clarion.clone();
+            let pending_id = pending_id.clone();
+            std::thread::spawn(move || db.resolve_bundle(&alice(), &pending_id, &answer_for(0)))
+        };
+        assert!(
+            gate.wait_arrival(Duration::from_secs(10)),
+            "claim never finished its read"
+        );
+        PausedClaim {
+            session,
+            pending_id,
+            _open_on_drop: OpenOnDrop(gate.clone()),
+            gate,
+            claimer,
+        }
+    }
+
+    /// Pauses a claim before its writes, starts `competitor` on another
+    /// thread, and checks it waits for the claim to commit.
+    fn claim_paused_while(
+        db: &TestDb,
+        competitor: impl FnOnce(Clarion, String) + Send + 'static,
+    ) -> String {
+        let paused = pause_claim(db);
+        let other = db.reopen();
+        let session = paused.session.clone();
+        let competing = std::thread::spawn(move || competitor(other, session));
+        wait_for_lock_waiter(db);
+        assert!(
+            !competing.is_finished(),
+            "the competitor committed while the claim was open"
+        );
+        paused.gate.open();
+        let resolved = paused.claimer.join().unwrap().unwrap();
+        competing.join().unwrap();
+        assert!(resolved.claimed);
+        paused.pending_id
+    }
+
+    /// CLAIM-1: the guard in PostgreSQL's write re-checks ACT-1 after the
+    /// read. A writer that takes no session lock (here the host corrupting a
+    /// row by hand: a question moved to another turn, ACT-1.4) changes the
+    /// bundle while the claim is paused between its read and its writes:
+    /// nothing is claimed, the rows stay pending, and the caller is told the
+    /// bundle is no longer active.
+    #[test]
+    fn claim_1_the_write_rechecks_activeness_after_the_read() {
+        use clarion::test_hooks::schema::bundle_questions;
+        let Some(db) = crate::support::postgres() else {
+            return;
+        };
+        let paused = pause_claim(&db);
+        let pending_id = paused.pending_id.clone();
+        let moved = db.raw(|conn| {
+            diesel::update(
+                bundle_questions::table
+                    .filter(bundle_questions::pending_id.eq(&pending_id))
+                    .filter(bundle_questions::question_id.eq("q2")),
+            )
+            .set(bundle_questions::turn_id.eq("elsewhere"))
+            .execute(conn)
+            .unwrap()
+        });
+        assert_eq!(moved, 1);
+        paused.gate.open();
+        let outcome = paused.claimer.join().unwrap();
+        assert!(
+            matches!(outcome, Err(clarion::Error::NoLongerActive)),
+            "{outcome:?}"
+        );
+        assert_eq!(
+            rows::statuses(&db, &pending_id),
+            [Some("pending".to_owned()), Some("pending".to_owned())]
+        );
+    }
+
+    /// CLAIM-4: a transaction making the session terminal waits for an open
+    /// claim; the resolution is never committed against an ended session,
+    /// and expiry then finds nothing pending.
+    #[test]
+    fn claim_4_claim_serializes_with_session_ending() {
+        let Some(db) = crate::support::postgres() else {
+            return;
+        };
+        let pending_id = claim_paused_while(&db, |other, session| {
+            other
+                .set_session_state(&session, clarion::SessionState::Completed)
+                .unwrap();
+        });
+        assert_eq!(
+            rows::statuses(&db, &pending_id),
+            [Some("answered".to_owned()), Some("answered".to_owned())]
+        );
+    }
+
+    /// CLAIM-4: `begin_turn` waits for an open claim, so a resolution is
+    /// never committed against a turn that was superseded meanwhile.
+    #[test]
+    fn claim_4_claim_serializes_with_begin_turn() {
+        let Some(db) = crate::support::postgres() else {
+            return;
+        };
+        let pending_id = claim_paused_while(&db, |other, session| {
+            other.begin_turn(&session).unwrap();
+        });
+        let detail = db.get_bundle(&Principal::System, &pending_id).unwrap();
+        assert_eq!(detail.status, clarion::BundleStatus::Answered);
+    }
+}

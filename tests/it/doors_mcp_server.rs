@@ -1,0 +1,187 @@
+//! `clarion mcp` (WIRE-4 over stdio), on both backends: the official Python
+//! MCP client lists, answers and loses a race against a database prepared
+//! through the library; raw JSON-RPC lines check that bad input gets
+//! protocol errors and never ends the server, even when the database goes
+//! away underneath it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use clarion::{envelope, Principal};
+use serde_json::{json, Value};
+
+use crate::support::*;
+
+/// A Python with the official MCP client: `CLARION_MCP_PYTHON`, else a
+/// virtual environment under target/ that `.ci/run` (or this function, on
+/// first use) creates from tests/mcp_client/requirements.txt. `None` (skip) only outside CI.
+fn mcp_python() -> Option<PathBuf> {
+    static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
+    PYTHON
+        .get_or_init(|| {
+            if let Ok(python) = std::env::var("CLARION_MCP_PYTHON") {
+                return Some(PathBuf::from(python));
+            }
+            let venv = root().join("target/mcp-venv");
+            let python = venv.join("bin/python");
+            let has_client = |python: &Path| {
+                Command::new(python)
+                    .args(["-c", "import mcp.client.stdio"])
+                    .status()
+                    .is_ok_and(|s| s.success())
+            };
+            if !has_client(&python) {
+                let _ = Command::new("python3")
+                    .arg("-m")
+                    .arg("venv")
+                    .arg(&venv)
+                    .status();
+                let _ = Command::new(&python)
+                    .args(["-m", "pip", "install", "--quiet", "-r"])
+                    .arg(root().join("tests/mcp_client/requirements.txt"))
+                    .status();
+            }
+            if has_client(&python) {
+                Some(python)
+            } else if std::env::var("CI").as_deref() == Ok("true") {
+                panic!("the Python MCP client is not installable under CI=true")
+            } else {
+                eprintln!("skipping: the Python MCP client could not be installed");
+                None
+            }
+        })
+        .clone()
+}
+
+dual_backend! {
+    /// WIRE-4 with a real client: tools/list, list_pending_questions,
+    /// answer_question; a second client is beaten and told the winner's
+    /// answer; a read-only agent sees one tool and is denied the other.
+    fn wire_4_official_python_client_over_stdio(db) {
+        let Some(python) = mcp_python() else { return };
+        let session = mirror(db, "mcp", "alice");
+        let pending_id = ask(db, &session, 2);
+        let output = Command::new(python)
+            .arg(root().join("tests/mcp_client/test_stdio.py"))
+            .env("CLARION_BIN", env!("CARGO_BIN_EXE_clarion"))
+            .env("CLARION_DATABASE_URL", &db.url)
+            .env("CLARION_PENDING_ID", &pending_id)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+        let winner: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        let stored = db.get_bundle(&Principal::System, &pending_id).unwrap();
+        assert_eq!(stored.status.as_str(), "answered");
+        assert_eq!(envelope::response(&stored.response.unwrap()), winner);
+    }
+
+    /// Malformed JSON-RPC, unknown tools, wrong argument types and a
+    /// database that disappears: protocol-correct errors, and the server
+    /// keeps serving until stdin closes.
+    fn mcp_server_survives_bad_input(db) {
+        let session = mirror(db, "rough", "alice");
+        let pending_id = ask(db, &session, 1);
+        let mut server = Server::start(&db.url, "user:alice");
+        server.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
+        assert_eq!(server.receive()["result"]["serverInfo"]["name"], json!("clarion"));
+        server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+
+        server.send("this is not json {");
+        let parse_error = server.receive();
+        assert_eq!(parse_error["error"]["code"], json!(-32700), "{parse_error}");
+        assert_eq!(parse_error["id"], Value::Null);
+        server.send_bytes(b"\xff\xfe\n");
+        assert_eq!(server.receive()["error"]["code"], json!(-32700));
+        // An overlong line is refused without being kept in memory.
+        let huge = format!(r#"{{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{{"pad":"{}"}}}}"#, "x".repeat(3 << 20));
+        server.send(&huge);
+        let too_large = server.receive();
+        assert_eq!(too_large["error"]["code"], json!(-32700), "{too_large}");
+        assert!(too_large["error"]["message"].as_str().unwrap().contains("larger than"));
+        server.send(r#"{"no":"jsonrpc"}"#);
+        assert_eq!(server.receive()["error"]["code"], json!(-32600));
+        server.send(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#);
+        let unknown_method = server.receive();
+        assert_eq!((unknown_method["id"].clone(), unknown_method["error"]["code"].clone()), (json!(2), json!(-32601)));
+        server.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","arguments":{}}}"#);
+        let unknown_tool = server.receive();
+        assert_eq!(unknown_tool["id"], json!(3));
+        assert_eq!(unknown_tool["error"]["code"], json!(-32602), "{unknown_tool}");
+        server.send(&json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"answer_question","arguments":{"pending_id": pending_id, "rejected": "yes"}}}).to_string());
+        let wrong_type = server.receive();
+        assert_eq!(wrong_type["result"]["isError"], json!(true));
+        assert_eq!(wrong_type["result"]["structuredContent"], json!({"error": "rejected: expected a boolean, got a string", "code": "validation"}));
+
+        // The database loses a table under the running server.
+        db.raw(|conn| {
+            use diesel::connection::SimpleConnection;
+            conn.batch_execute("DROP TABLE bundle_questions").unwrap();
+        });
+        server.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"list_pending_questions","arguments":{}}}"#);
+        let broken = server.receive();
+        assert_eq!(broken["id"], json!(5));
+        assert_eq!(broken["result"]["isError"], json!(true), "{broken}");
+        assert_eq!(broken["result"]["structuredContent"]["code"], json!("internal"));
+        server.send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
+        assert_eq!(server.receive()["result"]["tools"].as_array().unwrap().len(), 2);
+        assert!(server.finish().success(), "the server exits cleanly at end of input");
+    }
+}
+
+/// `clarion mcp` as a child process speaking newline-delimited JSON-RPC.
+struct Server {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Server {
+    fn start(url: &str, principal: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_clarion"))
+            .args(["mcp", "--database-url", url, "--as", principal])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        // A hung server fails the test instead of stalling the suite.
+        let pid = child.id();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(120));
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+        });
+        Server {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        self.send_bytes(format!("{line}\n").as_bytes());
+    }
+
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn receive(&mut self) -> Value {
+        let mut line = String::new();
+        let read = self.stdout.read_line(&mut line).unwrap();
+        assert!(read > 0, "the server closed its output");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    fn finish(mut self) -> std::process::ExitStatus {
+        drop(self.stdin.take());
+        self.child.wait().unwrap()
+    }
+}

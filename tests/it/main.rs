@@ -1,0 +1,54 @@
+//! The integration tests: one crate, one binary, one module per concern,
+//! named like the code it tests. Behavioural cases run on SQLite and on
+//! PostgreSQL through `dual_backend!` (see [`support`]); each case's
+//! PostgreSQL half has `postgres` in its name, so `cargo test --features
+//! postgres -- postgres` selects exactly those halves.
+//!
+//! A name filter selects modules, e.g. `cargo test --test it doors_` (every
+//! door) or `cargo test --test it delivery_`.
+
+#[macro_use]
+mod support;
+
+// The repository explains itself: layers that import downwards only, and
+// every cited requirement id defined in docs/rules.md.
+mod layers;
+mod rules_doc;
+
+// The store: opening a database, its schema, the SQL it renders, the plans.
+mod listing_plan;
+mod sql_rendering;
+mod store_open;
+mod store_schema;
+
+// The rules: activeness, capabilities, visibility, and their agreement.
+mod agreement;
+mod rules_activeness;
+mod rules_capabilities;
+mod rules_visibility;
+
+// The domain: asking, the lifecycle, listing, resolving, claiming, waiting
+// and delivery, surviving crashes.
+mod ask;
+mod claim_processes;
+mod claim_races;
+mod crash;
+mod delivery_interleavings;
+mod delivery_processes;
+mod delivery_waiting;
+mod lifecycle;
+mod listing;
+mod resolve;
+
+// The doors: envelopes, the JSON layer, MCP, the C ABI, the command line,
+// and what the README promises.
+mod cli;
+mod demo;
+mod doors_envelopes;
+mod doors_ffi_consumers;
+mod doors_ffi_header;
+mod doors_json;
+mod doors_mcp;
+mod doors_mcp_server;
+mod hostile_input;
+mod readme_examples;

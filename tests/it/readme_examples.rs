@@ -1,0 +1,62 @@
+//! The README's C and Python examples are complete programs: this test
+//! extracts them, builds the C one against the committed header, and runs
+//! both against the library on each backend.
+
+use std::process::Command;
+
+use crate::support::*;
+
+/// The fenced block of `language` that contains `marker`.
+fn example(language: &str, marker: &str) -> String {
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let fence = format!("```{language}\n");
+    readme
+        .split(&fence)
+        .skip(1)
+        .map(|rest| rest.split("```").next().unwrap().to_owned())
+        .find(|block| block.contains(marker))
+        .unwrap_or_else(|| panic!("no {language} example containing {marker:?} in README.md"))
+}
+
+dual_backend! {
+    fn readme_c_example_compiles_and_runs(db) {
+        let dir = tempfile::tempdir().unwrap();
+        let source = dir.path().join("example.c");
+        std::fs::write(&source, example("c", "int main")).unwrap();
+        let program = dir.path().join("example");
+        let libs = library_dir();
+        succeeded(
+            Command::new("cc")
+                .args(["-std=c11", "-Wall", "-Werror", "-o"])
+                .arg(&program)
+                .arg(&source)
+                .arg("-I").arg(root().join("include"))
+                .arg("-L").arg(&libs)
+                .arg("-lclarion")
+                .output()
+                .unwrap(),
+            "compiling the README's C example",
+        );
+        let stdout = succeeded(
+            Command::new(&program).arg(&db.url).env("LD_LIBRARY_PATH", &libs).output().unwrap(),
+            "the README's C example",
+        );
+        assert!(stdout.contains(r#"-> {"status":200,"body":{"bundles":[{"pending_id""#), "{stdout}");
+    }
+
+    fn readme_python_example_runs(db) {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("example.py");
+        std::fs::write(&script, example("python", "ctypes.CDLL")).unwrap();
+        let stdout = succeeded(
+            Command::new("python3")
+                .arg(&script)
+                .env("CLARION_LIB", library_dir().join("libclarion.so"))
+                .env("CLARION_DATABASE_URL", &db.url)
+                .output()
+                .unwrap(),
+            "the README's Python example",
+        );
+        assert!(stdout.starts_with("200 True [{'question_id': 'q1', 'selected_options': ['q1_opt2'], 'custom_text': 'navy, please'}]"), "{stdout}");
+    }
+}

@@ -1,0 +1,338 @@
+//! ACT-1..4: the one activeness rule, each conjunct alone, the current-turn
+//! tie-breaks, agreement of every consumer on random worlds, and no backfill.
+
+use crate::support::rows::{self, Row};
+use crate::support::*;
+
+dual_backend! {
+    /// ACT-1.1: a NULL status counts as pending.
+    fn act_1_null_status_counts_as_pending(db) {
+        let session = mirror(db, "a", "alice");
+        let turn = db.begin_turn(&session).unwrap();
+        rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+        Row::new("b1", &session, &turn).status(None).insert(db);
+        assert!(db.has_pending_clarification(&session).unwrap());
+        assert_eq!(rows::active_ids(db), ["b1"]);
+    }
+
+    /// ACT-1.1: an empty status counts as pending.
+    fn act_1_empty_status_counts_as_pending(db) {
+        let session = mirror(db, "a", "alice");
+        let turn = db.begin_turn(&session).unwrap();
+        rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+        Row::new("b1", &session, &turn).status(Some("")).insert(db);
+        assert!(db.has_pending_clarification(&session).unwrap());
+    }
+
+    /// ACT-1.1: an unrecognized status does not count as pending.
+    fn act_1_unrecognized_status_is_not_pending(db) {
+        let session = mirror(db, "a", "alice");
+        let turn = db.begin_turn(&session).unwrap();
+        rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+        Row::new("b1", &session, &turn).status(Some("PENDING")).insert(db);
+        Row::new("b1", &session, &turn).question_id("q2").status(Some("snoozed")).insert(db);
+        assert!(!db.has_pending_clarification(&session).unwrap());
+        assert!(rows::active_ids(db).is_empty());
+    }
+
+    /// ACT-1.1: a bundle without question rows is not active.
+    fn act_1_bundle_without_rows_is_not_active(db) {
+        let session = mirror(db, "a", "alice");
+        let turn = db.begin_turn(&session).unwrap();
+        rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+        assert!(!db.has_pending_clarification(&session).unwrap());
+    }
+
+    /// ACT-1.1, LIST-10: a mixed bundle is active while one row is pending,
+    /// and inactive once none is.
+    fn act_1_mixed_bundle_active_while_a_row_is_pending(db) {
+        let session = mirror(db, "a", "alice");
+        let turn = db.begin_turn(&session).unwrap();
+        rows::insert_bundle(db, "mixed", &session, &turn, "t-a");
+        Row::new("mixed", &session, &turn).status(Some("answered")).insert(db);
+        Row::new("mixed", &session, &turn).question_id("q2").status(Some("pending")).insert(db);
+        rows::insert_bundle(db, "done", &session, &turn, "t-a");
+        Row::new("done", &session, &turn).status(Some("answered")).insert(db);
+        Row::new("done", &session, &turn).question_id("q2").status(Some("expired")).insert(db);
+        assert_eq!(rows::active_ids(db), ["mixed"]);
+    }
+
+    /// ACT-1.2, LIFE-2: a bundle of an older turn is superseded.
+    fn act_1_superseded_turn_is_not_active(db) {
+        let session = mirror(db, "a", "alice");
+        let pending_id = ask(db, &session, 1);
+        assert!(db.has_pending_clarification(&session).unwrap());
+        db.begin_turn(&session).unwrap();
+        assert!(!db.has_pending_clarification(&session).unwrap());
+        assert!(rows::active_ids(db).is_empty());
+        assert_eq!(rows::statuses(db, &pending_id), [Some("pending".to_owned())]);
+    }
+
+    /// ACT-1.3: each terminal state alone makes a bundle inactive, each
+    /// other state leaves it active. The state is forced directly so expiry
+    /// (LIFE-3) does not hide the conjunct.
+    fn act_1_terminal_session_states_are_not_active(db) {
+        let session = mirror(db, "a", "alice");
+        ask(db, &session, 1);
+        for state in clarion::SessionState::ALL {
+            rows::force_state(db, &session, state.as_str());
+            assert_eq!(
+                db.has_pending_clarification(&session).unwrap(),
+                !state.is_terminal(),
+                "state {}",
+                state.as_str()
+            );
+        }
+    }
+
+    /// ACT-1.4: rows spread over two turns make a malformed bundle.
+    fn act_1_bundle_spanning_two_turns_is_not_active(db) {
+        let session = mirror(db, "a", "alice");
+        let old_turn = db.begin_turn(&session).unwrap();
+        let turn = db.begin_turn(&session).unwrap();
+        rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+        Row::new("b1", &session, &turn).insert(db);
+        Row::new("b1", &session, &old_turn).question_id("q2").insert(db);
+        assert!(!db.has_pending_clarification(&session).unwrap());
+    }
+
+    /// ACT-1.4: rows spread over two sessions make a malformed bundle.
+    fn act_1_bundle_spanning_two_sessions_is_not_active(db) {
+        let session = mirror(db, "a", "alice");
+        let other = mirror(db, "b", "alice");
+        let turn = db.begin_turn(&session).unwrap();
+        rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+        Row::new("b1", &session, &turn).insert(db);
+        Row::new("b1", &other, &turn).question_id("q2").insert(db);
+        assert!(!db.has_pending_clarification(&session).unwrap());
+    }
+
+    /// ACT-2: the latest `started_at` wins over creation order.
+    fn act_2_latest_started_at_is_current(db) {
+        let session = mirror(db, "a", "alice");
+        rows::insert_turn(db, "late", &session, 2_000);
+        rows::insert_turn(db, "early", &session, 1_000);
+        rows::insert_bundle(db, "in-late", &session, "late", "t-a");
+        Row::new("in-late", &session, "late").insert(db);
+        rows::insert_bundle(db, "in-early", &session, "early", "t-a");
+        Row::new("in-early", &session, "early").insert(db);
+        assert_eq!(rows::active_ids(db), ["in-late"]);
+    }
+
+    /// ACT-2: with equal `started_at`, the later-created turn wins, even
+    /// when its id sorts first.
+    fn act_2_equal_started_at_breaks_tie_by_creation_order(db) {
+        let session = mirror(db, "a", "alice");
+        rows::insert_turn(db, "zzz-first", &session, 1_000);
+        rows::insert_turn(db, "aaa-second", &session, 1_000);
+        rows::insert_bundle(db, "b-first", &session, "zzz-first", "t-a");
+        Row::new("b-first", &session, "zzz-first").insert(db);
+        rows::insert_bundle(db, "b-second", &session, "aaa-second", "t-a");
+        Row::new("b-second", &session, "aaa-second").insert(db);
+        assert_eq!(rows::active_ids(db), ["b-second"]);
+    }
+
+    /// ACT-2, LIFE-2: `begin_turn` always makes the newest turn, even when
+    /// the clock is behind an existing turn's `started_at`.
+    fn act_2_begin_turn_is_current_despite_a_clock_behind(db) {
+        let session = mirror(db, "a", "alice");
+        rows::insert_turn(db, "from-the-future", &session, EPOCH.as_micros() + 60_000_000);
+        let pending_id = ask(db, &session, 1);
+        assert_eq!(rows::turn_of(db, &pending_id), "from-the-future");
+        db.begin_turn(&session).unwrap();
+        let newer = ask(db, &session, 1);
+        assert_eq!(rows::active_ids(db), [newer]);
+    }
+
+    /// ACT-4: supersession writes no row; the bundle stays in history as it was.
+    fn act_4_supersession_changes_no_row(db) {
+        let session = mirror(db, "a", "alice");
+        let pending_id = ask(db, &session, 2);
+        let before = rows::statuses(db, &pending_id);
+        db.begin_turn(&session).unwrap();
+        assert_eq!(rows::statuses(db, &pending_id), before);
+        assert!(!rows::detached(db, &pending_id));
+    }
+}
+
+/// ACT-3: a small deterministic generator, so a failure names its seed.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// What a bundle in a random world looks like, for the reference model.
+struct ModelBundle {
+    pending_id: String,
+    session: usize,
+    turn: usize,
+    statuses: Vec<Option<&'static str>>,
+    stray_turn: bool,
+}
+
+const STATUSES: [Option<&str>; 8] = [
+    None,
+    Some(""),
+    Some("pending"),
+    Some("answered"),
+    Some("rejected"),
+    Some("cancelled"),
+    Some("expired"),
+    Some("bogus"),
+];
+
+/// ACT-1 restated in Rust over the generated world: the oracle.
+fn model_active(bundle: &ModelBundle, current_turn: &[usize], terminal: &[bool]) -> bool {
+    bundle
+        .statuses
+        .iter()
+        .any(|s| matches!(s, None | Some("") | Some("pending")))
+        && current_turn[bundle.session] == bundle.turn
+        && !terminal[bundle.session]
+        && !bundle.stray_turn
+}
+
+fn build_world(db: &TestDb, seed: u64) -> (Vec<ModelBundle>, Vec<String>) {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let sessions = 1 + rng.below(4) as usize;
+    let mut session_ids = Vec::new();
+    let mut turns: Vec<Vec<String>> = Vec::new();
+    let mut terminal = Vec::new();
+    let mut bundles = Vec::new();
+    for s in 0..sessions {
+        let session = mirror(db, &format!("{seed}-{s}"), "alice");
+        let turn_count = 1 + rng.below(3) as usize;
+        let mut session_turns = Vec::new();
+        for t in 0..turn_count {
+            let id = format!("turn-{seed}-{s}-{t}");
+            // Equal started_at values exercise the creation-order tie-break.
+            rows::insert_turn(db, &id, &session, 1_000 + rng.below(2) as i64 * (t as i64));
+            session_turns.push(id);
+        }
+        for b in 0..rng.below(4) {
+            let turn = rng.below(turn_count as u64) as usize;
+            let pending_id = format!("b-{seed}-{s}-{b}");
+            rows::insert_bundle(db, &pending_id, &session, &session_turns[turn], "");
+            let row_count = rng.below(4) as usize;
+            let stray_turn = turn_count > 1 && row_count > 0 && rng.chance(15);
+            let mut statuses = Vec::new();
+            for r in 0..row_count {
+                let status = STATUSES[rng.below(STATUSES.len() as u64) as usize];
+                let row_turn = if stray_turn && r == 0 {
+                    &session_turns[(turn + 1) % turn_count]
+                } else {
+                    &session_turns[turn]
+                };
+                Row::new(&pending_id, &session, row_turn)
+                    .question_id(&format!("q{r}"))
+                    .status(status)
+                    .insert(db);
+                statuses.push(status);
+            }
+            bundles.push(ModelBundle {
+                pending_id,
+                session: s,
+                turn,
+                statuses,
+                stray_turn,
+            });
+        }
+        let is_terminal = rng.chance(25);
+        if is_terminal {
+            rows::force_state(
+                db,
+                &session,
+                ["completed", "failed", "cancelled"][rng.below(3) as usize],
+            );
+        }
+        terminal.push(is_terminal);
+        session_ids.push(session);
+        turns.push(session_turns);
+    }
+    // The current turn per ACT-2: latest started_at, then the later-inserted.
+    let current: Vec<usize> = (0..sessions)
+        .map(|s| {
+            let mut best = 0;
+            let started = |t: usize| -> i64 {
+                db.raw(|conn| {
+                    use clarion::test_hooks::schema::turns;
+                    use diesel::prelude::*;
+                    turns::table
+                        .filter(turns::id.eq(&turns_of(&session_ids, s, t)))
+                        .select(turns::started_at)
+                        .first::<i64>(conn)
+                        .unwrap()
+                })
+            };
+            for t in 1..turns[s].len() {
+                if started(t) >= started(best) {
+                    best = t;
+                }
+            }
+            best
+        })
+        .collect();
+    let active: Vec<String> = bundles
+        .iter()
+        .filter(|b| model_active(b, &current, &terminal))
+        .map(|b| b.pending_id.clone())
+        .collect();
+    (bundles, {
+        let mut a = active;
+        a.sort();
+        a
+    })
+}
+
+fn turns_of(session_ids: &[String], s: usize, t: usize) -> String {
+    let seed_and_session = session_ids[s].trim_start_matches("s-");
+    format!("turn-{seed_and_session}-{t}")
+}
+
+dual_backend! {
+    /// ACT-3: on random worlds, the SQL rule, the workflow guard (LIFE-7),
+    /// detach (LIFE-5) and expiry (LIFE-3/4) all agree with the oracle.
+    fn act_3_every_consumer_agrees_on_random_worlds(db) {
+        for seed in 1..=12u64 {
+            let (bundles, expected) = build_world(db, seed);
+            let mine: Vec<String> = rows::active_ids(db)
+                .into_iter()
+                .filter(|id| id.starts_with(&format!("b-{seed}-")))
+                .collect();
+            assert_eq!(mine, expected, "seed {seed}: SQL rule vs oracle");
+
+            let sessions: std::collections::BTreeSet<usize> = bundles.iter().map(|b| b.session).collect();
+            for s in sessions {
+                let session = format!("s-{seed}-{s}");
+                let expect_pending = expected.iter().any(|id| id.starts_with(&format!("b-{seed}-{s}-")));
+                assert_eq!(
+                    db.has_pending_clarification(&session).unwrap(),
+                    expect_pending,
+                    "seed {seed} session {s}: workflow guard"
+                );
+                db.detach_session(&session).unwrap();
+                db.set_session_state(&session, clarion::SessionState::Completed).unwrap();
+            }
+            for bundle in &bundles {
+                let was_active = expected.contains(&bundle.pending_id);
+                assert_eq!(rows::detached(db, &bundle.pending_id), was_active, "seed {seed}: detach of {}", bundle.pending_id);
+                let now = rows::statuses(db, &bundle.pending_id);
+                for (before, after) in bundle.statuses.iter().zip(&now) {
+                    let was_pending = matches!(before, None | Some("") | Some("pending"));
+                    let expected_after = if was_active && was_pending { Some("expired") } else { *before };
+                    assert_eq!(after.as_deref(), expected_after, "seed {seed}: expiry of {}", bundle.pending_id);
+                }
+            }
+        }
+    }
+}

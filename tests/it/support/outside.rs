@@ -1,0 +1,72 @@
+//! Programs outside this test binary: the repository's files, the library
+//! cargo built beside it, and this binary re-run as a child process.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Where cargo put this test binary (`target/<profile>/deps`), beside the
+/// cdylib this same cargo invocation built, so its features match the run
+/// (PostgreSQL support in the PostgreSQL pass).
+pub fn library_dir() -> PathBuf {
+    std::env::current_exe()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .to_owned()
+}
+
+/// The cdylib in [`library_dir`], which must exist.
+pub fn library() -> PathBuf {
+    let library = library_dir().join("libclarion.so");
+    assert!(library.exists(), "{} was not built", library.display());
+    library
+}
+
+/// Asserts that a program succeeded, showing its output if not; prints and
+/// returns its stdout.
+pub fn succeeded(output: Output, what: &str) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "{what} failed:\n{stdout}\n{stderr}"
+    );
+    stdout
+}
+
+/// The environment variable that marks a child of [`rerun`]: it holds the
+/// name of the one test the child runs.
+pub const CHILD_ROLE: &str = "CLARION_TEST_CHILD";
+
+/// Whether this process is a child that [`rerun`] started for `test` (a
+/// function of the module whose `module_path!()` is `module`).
+pub fn is_child(module: &str, test: &str) -> bool {
+    std::env::var(CHILD_ROLE).as_deref() == Ok(test_name(module, test).as_str())
+}
+
+/// This test binary as a child process that runs exactly one test, `test`
+/// of the module whose `module_path!()` is `module`, with output shown and
+/// [`CHILD_ROLE`] set. Callers add the child's own environment.
+pub fn rerun(module: &str, test: &str) -> Command {
+    let name = test_name(module, test);
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command
+        .args(["--exact", &name, "--nocapture", "--test-threads=1"])
+        .env(CHILD_ROLE, &name);
+    command
+}
+
+/// The libtest name of `test` in `module`: the module path without the
+/// crate name, e.g. `crash::crash_child`.
+fn test_name(module: &str, test: &str) -> String {
+    match module.split_once("::") {
+        Some((_crate, path)) => format!("{path}::{test}"),
+        None => test.to_owned(),
+    }
+}
