@@ -504,7 +504,7 @@ dual_backend! {
         }
         let size = |limit: Option<i64>| {
             let page = db.list_pending(&alice(), &ListRequest { limit, ..ListRequest::default() }).unwrap();
-            assert!(!page.next_cursor.is_none(), "limit {limit:?} leaves more");
+            assert!(page.next_cursor.is_some(), "limit {limit:?} leaves more");
             page.bundles.len()
         };
         assert_eq!(size(None), 50);
@@ -625,7 +625,7 @@ dual_backend! {
         }
         let first = db.list_pending(&alice(), &with_limit(2)).unwrap();
         assert_eq!(first.bundles.len(), 2);
-        assert!(!first.next_cursor.is_none());
+        assert!(first.next_cursor.is_some());
         let second_request = ListRequest { cursor: first.next_cursor.clone(), ..with_limit(2) };
         let second = db.list_pending(&alice(), &second_request).unwrap();
         assert_eq!(ids(&second), ["pending-000003", "pending-000004"]);
@@ -801,7 +801,7 @@ dual_backend! {
 
         let page3 = next(db, &mut request);
         assert_eq!(ids(&page3), [b[7].clone(), b[8].clone(), b[11].clone()]);
-        assert!(!page3.next_cursor.is_none());
+        assert!(page3.next_cursor.is_some());
         // b12 (not yet seen) is answered through its row.
         rows::set_status(db, &b[12], "q1", Some("answered"));
 
