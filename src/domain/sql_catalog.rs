@@ -1,5 +1,5 @@
 //! SQL-1: every typed query that decides membership, visibility or the claim,
-//! rendered for each backend. `tests/sql_rendering.rs` compares these with
+//! rendered for each backend. `tests/it/sql_rendering.rs` compares these with
 //! the files under `sql/`, so a change to the SQL shows up in review as a
 //! diff. The queries are built by the same functions the library runs.
 
