@@ -42,7 +42,7 @@ pub struct QuestionSpec {
     pub options: Vec<OptionSpec>,
 }
 
-/// Arguments of [`Clarion::ask`].
+/// Arguments of [`crate::Clarion::ask`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AskRequest {
     /// The asking session.
@@ -57,7 +57,7 @@ pub struct AskRequest {
     pub idempotency_key: Option<String>,
 }
 
-/// The result of [`Clarion::ask`].
+/// The result of [`crate::Clarion::ask`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Asked {
     /// The bundle's id.

@@ -49,7 +49,7 @@ pub struct ListPage {
     pub next_cursor: Option<Cursor>,
 }
 
-/// SUM-1.
+/// SUM-1: what waits for the principal, counted set-wise with the listing's predicate.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Summary {
     /// The bundles paging `list_pending` to the end would collect.

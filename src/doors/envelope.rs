@@ -117,7 +117,7 @@ pub fn bundle_detail(detail: &BundleDetail) -> Envelope {
     Envelope::ok(body)
 }
 
-/// LIST-5.
+/// LIST-5: one page of the inbox, `count` always equal to its length.
 pub fn list_page(page: &ListPage) -> Envelope {
     Envelope::ok(json!({
         "bundles": page.bundles.iter().map(bundle).collect::<Vec<_>>(),
@@ -126,7 +126,7 @@ pub fn list_page(page: &ListPage) -> Envelope {
     }))
 }
 
-/// SUM-1.
+/// SUM-1: the pending counts and the oldest age.
 pub fn summary(summary: &Summary) -> Envelope {
     Envelope::ok(json!({
         "pending_bundles": summary.pending_bundles,

@@ -9,6 +9,7 @@ use crate::doors::envelope;
 use crate::doors::json::{self, Fields};
 use crate::error::{Error, Result};
 use crate::rules::capability::{has_capability, Operation};
+use crate::rules::limits::{DEFAULT_PAGE_SIZE, MAX_FREE_TEXT_RUNES, MAX_PAGE_SIZE};
 use crate::rules::principal::Principal;
 
 /// The external tools and the operation each one performs.
@@ -59,7 +60,7 @@ impl Tool {
                         "workspace_id": {"type": "string", "description": "Only bundles of this workspace."},
                         "created_since": {"type": "string", "format": "date-time", "description": "Only bundles created at or after this RFC 3339 time."},
                         "cursor": {"type": "string", "description": "next_cursor of the previous page."},
-                        "limit": {"type": "integer", "description": "Page size: default 50, at most 200."},
+                        "limit": {"type": "integer", "description": format!("Page size: default {DEFAULT_PAGE_SIZE}, at most {MAX_PAGE_SIZE}.")},
                     },
                     "additionalProperties": false,
                 },
@@ -81,14 +82,14 @@ impl Tool {
                                 "properties": {
                                     "question_id": {"type": "string"},
                                     "selected_options": {"type": "array", "items": {"type": "string"}, "description": "option_ids of the chosen options."},
-                                    "custom_text": {"type": "string", "description": "Free text, at most 2000 characters."},
+                                    "custom_text": {"type": "string", "description": format!("Free text, at most {MAX_FREE_TEXT_RUNES} characters.")},
                                 },
                                 "required": ["question_id"],
                                 "additionalProperties": false,
                             },
                         },
                         "rejected": {"type": "boolean", "description": "Decline to answer; then give no answers."},
-                        "reject_reason": {"type": "string", "description": "Why, at most 2000 characters."},
+                        "reject_reason": {"type": "string", "description": format!("Why, at most {MAX_FREE_TEXT_RUNES} characters.")},
                     },
                     "required": ["pending_id"],
                     "additionalProperties": false,

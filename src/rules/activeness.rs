@@ -113,9 +113,10 @@ pub fn in_current_turn() -> _ {
 /// ACT-1.3: the bundle's session exists and is not in a terminal state.
 #[diesel::dsl::auto_type]
 pub fn session_is_live() -> _ {
-    let completed: &'static str = SessionState::Completed.as_str();
-    let failed: &'static str = SessionState::Failed.as_str();
-    let cancelled: &'static str = SessionState::Cancelled.as_str();
+    // The three terminal states, from the vocabulary's one list.
+    let completed: &'static str = SessionState::TERMINAL[0].as_str();
+    let failed: &'static str = SessionState::TERMINAL[1].as_str();
+    let cancelled: &'static str = SessionState::TERMINAL[2].as_str();
     exists_per_row(
         sessions::table
             .filter(sessions::id.eq(bundles::session_id))
