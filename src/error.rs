@@ -133,10 +133,6 @@ impl ErrorCode {
 }
 
 impl Error {
-    pub(crate) fn validation(field: impl Into<String>, message: impl Into<String>) -> Self {
-        Error::Validation(ValidationError::new(field, message))
-    }
-
     /// WIRE-1: the HTTP status this error is reported with.
     pub fn http_status(&self) -> u16 {
         match self {

@@ -154,11 +154,10 @@ pub unsafe extern "C" fn clarion_call(
         handle.clarion.call_bytes(request.to_bytes())
     }));
     let envelope = replied.unwrap_or_else(|payload| {
-        let message = panic_message(&*payload);
-        tracing::error!(%message, "panic inside clarion_call");
+        let cause = format!("panic inside clarion_call: {}", panic_message(&*payload));
         Envelope {
             status: 500,
-            body: json!({"error": format!("internal error: {message}")}),
+            body: json!({"error": envelope::internal_error(&cause)}),
         }
     });
     into_owned_reply(&envelope)

@@ -74,8 +74,8 @@ pub use rules::limits;
 pub use rules::principal::{Grant, Principal};
 pub use rules::vocabulary::{BundleKind, BundleStatus, QuestionStatus, Resolution, SessionState};
 pub use store::{
-    Backend, Clock, DbError, IdKind, IdSource, ManualClock, SequentialIds, SystemClock, Timestamp,
-    UuidV7Ids,
+    Backend, Clock, DbError, IdKind, IdSource, ManualClock, SequentialIds, Synchronous,
+    SystemClock, Timestamp, UuidV7Ids,
 };
 
 use domain::core::Core;
@@ -121,9 +121,21 @@ pub struct Builder {
     poll_interval: Duration,
     dispatcher: Option<Arc<dyn ResumeDispatcher>>,
     dispatch_timeout: Duration,
+    synchronous: Synchronous,
 }
 
 impl Builder {
+    /// When a SQLite commit reaches the disk (REL-5). The default,
+    /// [`Synchronous::Full`], makes every `200` survive power loss;
+    /// [`Synchronous::Normal`] commits faster but may lose the last commits
+    /// on power loss (never on a process crash), so an answer reported as
+    /// won could be pending again after a reboot. PostgreSQL ignores it:
+    /// its durability is the server's `synchronous_commit`.
+    pub fn synchronous(mut self, synchronous: Synchronous) -> Self {
+        self.synchronous = synchronous;
+        self
+    }
+
     /// How often a waiter re-reads the database for changes made by other
     /// handles or processes (WAIT-3; default 250 ms). Changes made through
     /// this handle wake waiters at once.
@@ -185,6 +197,7 @@ impl Builder {
                 size: self.pool_size,
                 busy_timeout: self.busy_timeout,
                 connection_timeout: self.connection_timeout,
+                synchronous: self.synchronous,
             },
         )?;
         Ok(Clarion {
@@ -223,6 +236,7 @@ impl Clarion {
             poll_interval: Duration::from_millis(250),
             dispatcher: None,
             dispatch_timeout: Duration::from_secs(5),
+            synchronous: Synchronous::Full,
         }
     }
 

@@ -10,8 +10,8 @@ use crate::domain::core::Core;
 use crate::domain::lifecycle;
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::limits::{
-    check_count, check_runes, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES, MAX_LABEL_RUNES,
-    MAX_PROMPT_RUNES, MAX_TITLE_RUNES, OPTIONS_PER_QUESTION, QUESTIONS_PER_BUNDLE,
+    check_count, check_id, check_runes, check_text, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES,
+    MAX_LABEL_RUNES, MAX_PROMPT_RUNES, MAX_TITLE_RUNES, OPTIONS_PER_QUESTION, QUESTIONS_PER_BUNDLE,
 };
 use crate::rules::vocabulary::{BundleKind, QuestionStatus, SessionState};
 use crate::store::failpoints::points;
@@ -116,6 +116,7 @@ fn prepare_options(
         let option_id = id_or_default(&option.option_id, || {
             format!("{question_id}_opt{}", position + 1)
         });
+        check_text(at("option_id"), &option_id)?;
         if prepared
             .iter()
             .any(|earlier| earlier.option_id == option_id)
@@ -144,8 +145,9 @@ fn prepare_options(
 
 /// ASK-2/3: every rule that needs no database, in one pass.
 fn prepare(request: &AskRequest) -> Result<Vec<PreparedQuestion>, ValidationError> {
-    if request.session_id.is_empty() {
-        return Err(ValidationError::new("session_id", "must not be empty"));
+    check_id("session_id", &request.session_id)?;
+    if let Some(key) = &request.idempotency_key {
+        check_text("idempotency_key", key)?;
     }
     check_runes("context", &request.context, MAX_CONTEXT_RUNES)?;
     check_count(
@@ -161,6 +163,7 @@ fn prepare(request: &AskRequest) -> Result<Vec<PreparedQuestion>, ValidationErro
     for (index, question) in request.questions.iter().enumerate() {
         let at = |name: &str| format!("questions[{index}].{name}");
         let question_id = id_or_default(&question.question_id, || format!("q{}", index + 1));
+        check_text(at("question_id"), &question_id)?;
         if prepared
             .iter()
             .any(|earlier| earlier.question_id == question_id)

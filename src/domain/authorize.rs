@@ -7,6 +7,7 @@ use diesel::prelude::*;
 use crate::domain::core::Core;
 use crate::error::Result;
 use crate::rules::capability::{has_capability, Authorization, Denial, Operation, Target};
+use crate::rules::limits::check_text;
 use crate::rules::principal::Principal;
 use crate::rules::visibility::{bundle_visibility_query, task_visibility_query, Scope};
 
@@ -23,6 +24,11 @@ impl Core {
     ) -> Result<Authorization> {
         if !has_capability(principal, operation) {
             return Ok(Authorization::Denied(Denial::CapabilityDenied));
+        }
+        principal.check_text()?;
+        match target {
+            Target::Bundle(pending_id) => check_text("pending_id", pending_id)?,
+            Target::Task(task_id) => check_text("task_id", task_id)?,
         }
         let Some(scope) = Scope::of(principal) else {
             return Ok(Authorization::Denied(Denial::CapabilityDenied));

@@ -10,7 +10,7 @@ use crate::domain::core::Core;
 use crate::domain::model::{Answer, BundleDetail, BundleView, OptionView, QuestionView, Response};
 use crate::error::{Entity, Error, Result};
 use crate::rules::activeness;
-use crate::rules::capability::{admit, Operation};
+use crate::rules::capability::{admit_to_bundle, Operation};
 use crate::rules::principal::Principal;
 use crate::rules::visibility::{self, Scope};
 use crate::rules::vocabulary::{BundleKind, BundleStatus, QuestionStatus};
@@ -315,7 +315,7 @@ impl Core {
         principal: &Principal,
         pending_id: &str,
     ) -> Result<BundleDetail> {
-        let scope = admit(principal, Operation::GetBundle)?;
+        let scope = admit_to_bundle(principal, Operation::GetBundle, pending_id)?;
         let (record, standing, rows) = self
             .read(|conn| {
                 let Some((record, rows)) = load_visible(conn, &scope, pending_id)? else {

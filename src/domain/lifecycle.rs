@@ -8,6 +8,7 @@ use crate::domain::change::{Change, Changes};
 use crate::domain::core::Core;
 use crate::error::{Entity, Error, Result};
 use crate::rules::activeness::{self, question_is_pending};
+use crate::rules::limits::{check_id, check_text};
 use crate::rules::outbox::detach_statement;
 use crate::rules::vocabulary::{QuestionStatus, SessionState};
 use crate::store::schema::{bundle_questions, bundles, sessions, tasks, turns, workspaces};
@@ -59,11 +60,8 @@ impl<'a> SessionUpsert<'a> {
     }
 }
 
-pub(crate) fn require_id(field: &str, value: &str) -> Result<()> {
-    if value.is_empty() {
-        return Err(Error::validation(field, "must not be empty"));
-    }
-    Ok(())
+fn require_id(field: &str, value: &str) -> Result<()> {
+    Ok(check_id(field, value)?)
 }
 
 impl Core {
@@ -71,6 +69,7 @@ impl Core {
     /// given. An empty owner means every user may see it (AUTH-3).
     pub(crate) fn upsert_workspace(&self, id: &str, owner_id: Option<&str>) -> Result<()> {
         require_id("id", id)?;
+        check_text("owner_id", owner_id.unwrap_or_default())?;
         self.change(|conn, _| {
             let inserted = per_backend!(conn, c => diesel::insert_into(workspaces::table)
                 .values((workspaces::id.eq(id), workspaces::owner_id.eq(owner_id.unwrap_or(""))))
@@ -99,6 +98,7 @@ impl Core {
     /// The workspace need not exist (AUTH-3).
     pub(crate) fn upsert_task(&self, id: &str, workspace_id: Option<&str>) -> Result<()> {
         require_id("id", id)?;
+        check_text("workspace_id", workspace_id.unwrap_or_default())?;
         self.change(|conn, _| {
             let inserted = per_backend!(conn, c => diesel::insert_into(tasks::table)
                 .values((tasks::id.eq(id), tasks::workspace_id.eq(workspace_id.unwrap_or(""))))

@@ -17,7 +17,7 @@ use crate::domain::model::BundleView;
 use crate::error::{Result, ValidationError};
 use crate::rules::activeness;
 use crate::rules::capability::{admit, Operation};
-use crate::rules::limits::page_size;
+use crate::rules::limits::{check_text, page_size, MAX_TASK_IDS};
 use crate::rules::principal::Principal;
 use crate::rules::visibility::{self, Scope};
 use crate::rules::vocabulary::BundleKind;
@@ -158,7 +158,7 @@ impl Cursor {
             return Err(malformed());
         };
         let created_at = created_at.parse::<i64>().map_err(|_| malformed())?;
-        if pending_id.is_empty() {
+        if pending_id.is_empty() || pending_id.contains('\0') {
             return Err(malformed());
         }
         Ok(Cursor {
@@ -315,6 +315,20 @@ pub fn visible_tasks_query<'a>(scope: &'a Scope, task_ids: &'a [String]) -> _ {
         .select(tasks::id)
 }
 
+/// REL-6: at most [`MAX_TASK_IDS`] ids, each text clarion can bind.
+fn check_task_ids(task_ids: &[String]) -> Result<(), ValidationError> {
+    if task_ids.len() > MAX_TASK_IDS {
+        return Err(ValidationError::new(
+            "task_ids",
+            format!("at most {MAX_TASK_IDS} task ids, got {}", task_ids.len()),
+        ));
+    }
+    for (index, task_id) in task_ids.iter().enumerate() {
+        check_text(format!("task_ids[{index}]"), task_id)?;
+    }
+    Ok(())
+}
+
 /// Groups DM-4-ordered rows by bundle.
 fn rows_by_bundle(
     rows: Vec<bundle::QuestionRecord>,
@@ -335,6 +349,10 @@ impl Core {
         request: &ListRequest,
     ) -> Result<ListPage> {
         let scope = admit(principal, Operation::ListPending)?;
+        check_text(
+            "workspace_id",
+            request.workspace_id.as_deref().unwrap_or_default(),
+        )?;
         let filter = ListFilter::from_request(request);
         let (mut records, rows) = self.read(|conn| {
             let records: Vec<BundleRecord> = page_query(&scope, &filter).load(conn)?;
@@ -395,6 +413,7 @@ impl Core {
         task_ids: &[String],
     ) -> Result<Vec<TaskPendingActions>> {
         let scope = admit(principal, Operation::PendingActions)?;
+        check_task_ids(task_ids)?;
         let (visible, pending) = self.read(|conn| {
             let visible: Vec<String> = visible_tasks_query(&scope, task_ids).load(conn)?;
             let pending: Vec<(Option<String>, String, Option<bool>)> =

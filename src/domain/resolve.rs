@@ -15,8 +15,8 @@ use crate::domain::claim::{self, Claimed, Decision, Resolver};
 use crate::domain::core::Core;
 use crate::domain::model::{Answer, Resolved};
 use crate::error::{Error, Result, ValidationError};
-use crate::rules::capability::{admit, Operation};
-use crate::rules::limits::{check_runes, MAX_FREE_TEXT_RUNES};
+use crate::rules::capability::{admit_to_bundle, Operation};
+use crate::rules::limits::{check_runes, check_text, MAX_FREE_TEXT_RUNES};
 use crate::rules::principal::Principal;
 use crate::store::schema::bundles;
 use crate::store::{at_most_one, read_snapshot, AnyConnection};
@@ -54,11 +54,16 @@ fn check_shape(request: &ResolveRequest) -> Result<(), ValidationError> {
     }
     check_runes("reject_reason", &request.reject_reason, MAX_FREE_TEXT_RUNES)?;
     for (index, answer) in request.answers.iter().enumerate() {
+        let field = |name: &str| format!("answers[{index}].{name}");
         check_runes(
-            format!("answers[{index}].custom_text"),
+            field("custom_text"),
             &answer.custom_text,
             MAX_FREE_TEXT_RUNES,
         )?;
+        check_text(field("question_id"), &answer.question_id)?;
+        for (position, option) in answer.selected_options.iter().enumerate() {
+            check_text(format!("{}[{position}]", field("selected_options")), option)?;
+        }
     }
     Ok(())
 }
@@ -187,7 +192,7 @@ impl Core {
         pending_id: &str,
         request: &ResolveRequest,
     ) -> Result<Resolved> {
-        let scope = admit(principal, Operation::ResolveBundle)?;
+        let scope = admit_to_bundle(principal, Operation::ResolveBundle, pending_id)?;
         check_shape(request)?;
         self.settle(principal, &scope, pending_id, |rows| {
             Ok(prepare(request, rows)?)
@@ -201,7 +206,7 @@ impl Core {
         principal: &Principal,
         pending_id: &str,
     ) -> Result<Resolved> {
-        let scope = admit(principal, Operation::CancelBundle)?;
+        let scope = admit_to_bundle(principal, Operation::CancelBundle, pending_id)?;
         self.settle(principal, &scope, pending_id, |_| Ok(Decision::Cancelled))
     }
 

@@ -41,18 +41,40 @@ impl Envelope {
 }
 
 /// WIRE-1: the status and body of every error. The message is the
-/// error's own text; a capability denial also carries its code.
+/// error's own text; a capability denial also carries its code. An
+/// internal error (500) shows only a reference (REL-6).
 pub fn error(error: &Error) -> Envelope {
     let body = match error.code() {
         ErrorCode::CapabilityDenied => {
             json!({"error": error.to_string(), "code": ErrorCode::CapabilityDenied.as_str()})
         }
-        _ => json!({"error": error.to_string()}),
+        _ => json!({"error": message(error)}),
     };
     Envelope {
         status: error.http_status(),
         body,
     }
+}
+
+/// What an external caller reads of an error. An internal one (a database
+/// failure, a broken invariant) is logged with its cause under a fresh
+/// reference, and only `internal error (ref <id>)` leaves the process
+/// (REL-6): database messages never reach a caller.
+fn message(error: &Error) -> String {
+    if error.http_status() != 500 {
+        return error.to_string();
+    }
+    internal_error(&error.to_string())
+}
+
+/// Logs `cause` under a fresh reference and returns the message a caller
+/// sees instead of it (REL-6).
+pub fn internal_error(cause: &str) -> String {
+    let reference = uuid::Uuid::now_v7().simple().to_string();
+    // The last 16 hex digits are random; enough to find the log line.
+    let reference = &reference[reference.len() - 16..];
+    tracing::error!(reference, cause, "internal error");
+    format!("internal error (ref {reference})")
 }
 
 /// WIRE-3 ask.
@@ -227,7 +249,7 @@ pub fn tool_answered(resolved: &Resolved) -> Value {
 /// WIRE-4: an MCP tool error, `{"error", "code"}`. "No longer active" is
 /// distinct from not-found; everything unexpected is `internal`.
 pub fn tool_error(error: &Error) -> Value {
-    json!({"error": error.to_string(), "code": error.code().as_str()})
+    json!({"error": message(error), "code": error.code().as_str()})
 }
 
 /// The MCP `CallToolResult` shape: the JSON as text content, and again as

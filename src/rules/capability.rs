@@ -6,6 +6,7 @@
 use std::fmt;
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::rules::limits::check_text;
 use crate::rules::principal::{Grant, Principal};
 use crate::rules::visibility::Scope;
 
@@ -189,12 +190,27 @@ pub fn has_capability(principal: &Principal, operation: Operation) -> bool {
 }
 
 /// The start of every operation (AUTH-10): the capability check, then the
-/// scope the visibility fragments bind. `unclassified` never gets this far.
+/// principal's ids (REL-6), then the scope the visibility fragments bind.
+/// Operations that name a bundle check its id with [`admit_to_bundle`]. `unclassified` never gets this far.
 pub(crate) fn admit(principal: &Principal, operation: Operation) -> Result<Scope> {
     if !has_capability(principal, operation) {
         return Err(Error::CapabilityDenied);
     }
+    principal.check_text()?;
     Scope::of(principal).ok_or(Error::CapabilityDenied)
+}
+
+/// [`admit`] for an operation on one bundle: its `pending_id` is text
+/// clarion can bind (REL-6) — a check that needs no database, so it comes
+/// before visibility (AUTH-10).
+pub(crate) fn admit_to_bundle(
+    principal: &Principal,
+    operation: Operation,
+    pending_id: &str,
+) -> Result<Scope> {
+    let scope = admit(principal, operation)?;
+    check_text("pending_id", pending_id)?;
+    Ok(scope)
 }
 
 /// What `authorize` is asked about.

@@ -43,6 +43,31 @@ pub const MAX_REQUEST_BYTES: usize = 1 << 20;
 /// with an error (no recursion past it), which becomes a 400.
 pub const MAX_NESTING: usize = 128;
 
+/// Task ids in one `pending_actions` request (REL-6): the membership check
+/// stays small, and SQLite's bound-variable limit is never reached.
+pub const MAX_TASK_IDS: usize = 1000;
+
+/// REL-6: a string clarion stores or binds holds no NUL character.
+/// PostgreSQL refuses one in text (SQLite would store it), so it is a
+/// validation error naming the field on both backends, never a `500`.
+pub fn check_text(field: impl Into<String>, value: &str) -> Result<(), ValidationError> {
+    if value.contains('\0') {
+        return Err(ValidationError::new(
+            field,
+            "must not contain a NUL character",
+        ));
+    }
+    Ok(())
+}
+
+/// A required id: not empty (WIRE-5), and text clarion can store (REL-6).
+pub fn check_id(field: &str, value: &str) -> Result<(), ValidationError> {
+    if value.is_empty() {
+        return Err(ValidationError::new(field, "must not be empty"));
+    }
+    check_text(field, value)
+}
+
 /// LIST-4, DEL-3: default when absent or below 1, clamped at the maximum.
 pub fn page_size(limit: Option<i64>) -> i64 {
     match limit {
@@ -62,12 +87,14 @@ pub fn runes(text: &str) -> usize {
     text.chars().count()
 }
 
-/// `field` holds at most `max` runes.
+/// `field` is stored text: no NUL (REL-6), and at most `max` runes.
 pub fn check_runes(
     field: impl Into<String>,
     value: &str,
     max: usize,
 ) -> Result<(), ValidationError> {
+    let field = field.into();
+    check_text(field.clone(), value)?;
     let count = runes(value);
     if count > max {
         return Err(ValidationError::new(

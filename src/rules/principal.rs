@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::{json, Value};
 
 use crate::error::ValidationError;
+use crate::rules::limits::{check_id, check_text};
 
 /// What an API-key agent may do beyond nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -100,6 +101,17 @@ impl Principal {
         }
     }
 
+    /// REL-6: the principal's ids are text clarion can bind (no NUL).
+    pub fn check_text(&self) -> Result<(), ValidationError> {
+        if let Principal::User { user_id } | Principal::Agent { user_id, .. } = self {
+            check_text("principal.user_id", user_id)?;
+        }
+        if let Principal::Agent { agent_id, .. } = self {
+            check_text("principal.agent_id", agent_id)?;
+        }
+        Ok(())
+    }
+
     /// The one principal parser (AUTH-1): builds a principal from its parts
     /// as every door spells them. An unknown kind, or a user or agent
     /// without `user_id`, is refused; an agent without grants holds none.
@@ -112,9 +124,9 @@ impl Principal {
     ) -> Result<Principal, ValidationError> {
         let user_id = || match user_id {
             None => Err(ValidationError::new("user_id", "required")),
-            Some("") => Err(ValidationError::new("user_id", "must not be empty")),
-            Some(user_id) => Ok(user_id.to_owned()),
+            Some(user_id) => check_id("user_id", user_id).map(|()| user_id.to_owned()),
         };
+        check_text("agent_id", agent_id.unwrap_or_default())?;
         match kind {
             "system" => Ok(Principal::System),
             "unclassified" => Ok(Principal::Unclassified),

@@ -30,6 +30,7 @@ pub use clock::{
 pub use connection::AnyConnection;
 pub(crate) use error::Failure;
 pub use error::{DbError, OpenError};
+pub use pool::Synchronous;
 pub(crate) use pool::{open_pool, DbConn, DbPool, PoolSettings};
 #[cfg(any(feature = "postgres", feature = "test-hooks"))]
 #[allow(unused_imports)] // `Returning` is named by tests and the SQL catalog

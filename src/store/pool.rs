@@ -18,6 +18,28 @@ use super::url::{Backend, Target};
 pub(crate) struct Manager {
     target: Target,
     busy_timeout: Duration,
+    synchronous: Synchronous,
+}
+
+/// When a SQLite commit is on disk (REL-5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Synchronous {
+    /// `synchronous = FULL`, the default: a commit is on disk before the
+    /// call that made it returns, so a `200` survives power loss.
+    #[default]
+    Full,
+    /// `synchronous = NORMAL`: faster commits that may lose the last ones
+    /// on power loss (never on a process crash).
+    Normal,
+}
+
+impl Synchronous {
+    fn pragma(self) -> &'static str {
+        match self {
+            Synchronous::Full => "PRAGMA synchronous = FULL",
+            Synchronous::Normal => "PRAGMA synchronous = NORMAL",
+        }
+    }
 }
 
 impl Manager {
@@ -29,12 +51,12 @@ impl Manager {
                         backend: "SQLite",
                         message: source.to_string(),
                     })?;
-                configure_sqlite(&mut conn, self.busy_timeout).map_err(|source| {
-                    OpenError::Configure {
+                configure_sqlite(&mut conn, self.busy_timeout, self.synchronous).map_err(
+                    |source| OpenError::Configure {
                         backend: "SQLite",
                         message: source.to_string(),
-                    }
-                })?;
+                    },
+                )?;
                 Ok(AnyConnection::Sqlite(conn))
             }
             #[cfg(feature = "postgres")]
@@ -61,13 +83,14 @@ impl Manager {
 fn configure_sqlite(
     conn: &mut SqliteConnection,
     busy_timeout: Duration,
+    synchronous: Synchronous,
 ) -> diesel::QueryResult<()> {
     conn.batch_execute(&format!(
         "PRAGMA busy_timeout = {}",
         busy_timeout.as_millis()
     ))?;
     switch_to_wal(conn, busy_timeout)?;
-    conn.batch_execute("PRAGMA synchronous = NORMAL")?;
+    conn.batch_execute(synchronous.pragma())?;
     conn.batch_execute("PRAGMA foreign_keys = ON")?;
     // Reads through a memory map share the OS page cache between pooled
     // connections instead of copying pages into each connection's small
@@ -205,6 +228,7 @@ pub(crate) struct PoolSettings {
     pub size: u32,
     pub busy_timeout: Duration,
     pub connection_timeout: Duration,
+    pub synchronous: Synchronous,
 }
 
 /// Connects once directly (so a failure reports the server's own message),
@@ -216,6 +240,7 @@ pub(crate) fn open_pool(target: Target, settings: &PoolSettings) -> Result<DbPoo
     let manager = Manager {
         target,
         busy_timeout: settings.busy_timeout,
+        synchronous: settings.synchronous,
     };
     let mut first = manager.connect_target()?;
     migrate(&mut first)?;

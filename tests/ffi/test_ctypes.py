@@ -272,7 +272,8 @@ def test_every_error_class(db):
 
 
 def test_internal_error_is_500():
-    """A database broken under the handle: 500 with the cause, no crash."""
+    """A database broken under the handle: 500, no crash, and the database's
+    message stays in the log: the caller sees only a reference (REL-6)."""
     with tempfile.TemporaryDirectory() as scratch:
         path = os.path.join(scratch, "broken.db")
         handle = open_db("sqlite://" + path)
@@ -281,7 +282,9 @@ def test_internal_error_is_500():
         connection.commit()
         connection.close()
         status, body = call(handle, "summary", SYSTEM)
-        assert status == 500 and "bundle_questions" in body["error"], (status, body)
+        assert status == 500, (status, body)
+        assert body["error"].startswith("internal error (ref "), body
+        assert "bundle_questions" not in body["error"], body
         LIB.clarion_close(handle)
 
 

@@ -16,7 +16,7 @@ use crate::support::*;
 fn snapshot(name: &str, text: &str) {
     let mut settings = snapshot_settings();
     settings.set_omit_expression(true);
-    settings.bind(|| insta::assert_snapshot!(format!("mcp_{name}"), text));
+    settings.bind(|| insta::assert_snapshot!(format!("mcp_{name}"), redact_references(text)));
 }
 
 fn tool(db: &TestDb, principal: &Principal, name: &str, arguments: Value) -> String {

@@ -88,7 +88,7 @@ fn sqlite_connections_are_configured() {
         })
     };
     assert_eq!(read("journal_mode"), "wal");
-    assert_eq!(read("synchronous"), "1", "NORMAL");
+    assert_eq!(read("synchronous"), "2", "FULL (REL-5)");
     assert_eq!(read("foreign_keys"), "1");
     #[derive(QueryableByName)]
     struct Timeout {
@@ -295,5 +295,45 @@ mod postgres {
         for result in results {
             result.unwrap();
         }
+    }
+}
+
+/// The durability setting a handle's connection runs with: SQLite's
+/// `synchronous` (2 = FULL, 1 = NORMAL) or PostgreSQL's `synchronous_commit`.
+fn durability(clarion: &Clarion) -> String {
+    clarion
+        .with_raw_connection(|conn| {
+            let sql = match clarion.backend() {
+                clarion::Backend::Sqlite => {
+                    "SELECT CAST(synchronous AS TEXT) AS value FROM pragma_synchronous"
+                }
+                clarion::Backend::Postgres => {
+                    "SELECT current_setting('synchronous_commit') AS value"
+                }
+            };
+            diesel::sql_query(sql)
+                .get_result::<Pragma>(conn)
+                .unwrap()
+                .value
+        })
+        .unwrap()
+}
+
+dual_backend! {
+    /// REL-5: by default a commit is on disk before the call returns
+    /// (SQLite `synchronous = FULL`; PostgreSQL `synchronous_commit = on`).
+    /// A host may choose SQLite's `NORMAL` through the builder.
+    fn rel_5_commits_are_durable_by_default(db) {
+        let expected = match db.backend() {
+            clarion::Backend::Sqlite => "2",
+            clarion::Backend::Postgres => "on",
+        };
+        assert_eq!(durability(db), expected);
+        let normal = db.builder().synchronous(clarion::Synchronous::Normal).open().unwrap();
+        let expected = match db.backend() {
+            clarion::Backend::Sqlite => "1",
+            clarion::Backend::Postgres => "on",
+        };
+        assert_eq!(durability(&normal), expected);
     }
 }

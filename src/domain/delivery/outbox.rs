@@ -8,7 +8,7 @@ use crate::domain::bundle;
 use crate::domain::core::Core;
 use crate::domain::model::{Delivery, DeliveryReport};
 use crate::error::Result;
-use crate::rules::limits::page_size;
+use crate::rules::limits::{check_text, page_size};
 use crate::rules::outbox::{in_outbox, outbox_entries, outbox_query};
 use crate::store::schema::bundles;
 use crate::store::AnyConnection;
@@ -35,6 +35,7 @@ impl Core {
     /// acknowledging an unresolved bundle does not stop its later
     /// resolution from being delivered (the claim marks it again).
     pub(crate) fn ack_delivery(&self, pending_id: &str) -> Result<()> {
+        check_text("pending_id", pending_id)?;
         self.change_in_one_statement(|conn| {
             diesel::update(
                 bundles::table

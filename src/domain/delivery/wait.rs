@@ -15,7 +15,8 @@ use crate::domain::core::Core;
 use crate::domain::delivery::waiters::Slot;
 use crate::domain::model::{Resolved, Response, WaitOutcome};
 use crate::error::{Entity, Error, Result};
-use crate::rules::capability::{admit, Operation};
+use crate::rules::capability::{admit_to_bundle, Operation};
+use crate::rules::limits::check_text;
 use crate::rules::limits::wait_time;
 use crate::rules::outbox::detach_bundle_statement;
 use crate::rules::principal::Principal;
@@ -62,6 +63,7 @@ impl Core {
     /// On `TimedOut`, when no other waiter of this handle remains, the
     /// bundle is detached (LIFE-5) and its later answer goes to the outbox.
     pub(crate) fn wait(&self, pending_id: &str, timeout: Duration) -> Result<WaitOutcome> {
+        check_text("pending_id", pending_id)?;
         let deadline = Instant::now() + wait_time(timeout);
         let session_id: String = self
             .read(|conn| {
@@ -108,7 +110,7 @@ impl Core {
         pending_id: &str,
         timeout: Duration,
     ) -> Result<Resolved> {
-        let scope = admit(principal, Operation::WaitBundle)?;
+        let scope = admit_to_bundle(principal, Operation::WaitBundle, pending_id)?;
         let deadline = Instant::now() + wait_time(timeout);
         let (record, _) = self
             .read(|conn| bundle::load_visible(conn, &scope, pending_id))?
