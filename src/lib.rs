@@ -79,6 +79,7 @@ pub use store::{
 };
 
 use domain::core::Core;
+use domain::delivery::dispatch::DispatchWorker;
 use store::failpoints::Failpoints;
 use store::{open_pool, PoolSettings, Target as DbTarget};
 
@@ -150,8 +151,10 @@ impl Builder {
         self
     }
 
-    /// How long one dispatch may take before it counts as failed (default
-    /// 5 s); its lease lasts twice as long (DEL-4).
+    /// How long `deliver_pending` waits for one dispatch before it counts
+    /// as failed (default 5 s); its lease lasts twice as long (DEL-4). A
+    /// winning resolve never waits: its entry is queued for the handle's
+    /// one dispatch thread.
     pub fn dispatch_timeout(mut self, timeout: Duration) -> Self {
         self.dispatch_timeout = timeout;
         self
@@ -200,6 +203,16 @@ impl Builder {
                 synchronous: self.synchronous,
             },
         )?;
+        let dispatch = match self.dispatcher {
+            None => None,
+            Some(dispatcher) => Some(
+                DispatchWorker::start(dispatcher, pool.clone(), self.dispatch_timeout).map_err(
+                    |error| {
+                        OpenError::Config(format!("could not start the dispatch thread: {error}"))
+                    },
+                )?,
+            ),
+        };
         Ok(Clarion {
             core: Arc::new(Core {
                 pool,
@@ -209,8 +222,7 @@ impl Builder {
                 failpoints: Failpoints::default(),
                 waiters: Default::default(),
                 poll_interval: self.poll_interval,
-                dispatcher: self.dispatcher,
-                dispatch_timeout: self.dispatch_timeout,
+                dispatch,
             }),
         })
     }

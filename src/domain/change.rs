@@ -143,7 +143,7 @@ impl Core {
     }
 
     fn dispatch_logged(&self, pending_id: &str) {
-        if let Err(error) = self.dispatch_one(pending_id) {
+        if let Err(error) = self.dispatch_one(pending_id, false) {
             tracing::warn!(pending_id, %error, "resume dispatch could not start; the entry stays in the outbox");
         }
     }
@@ -152,7 +152,7 @@ impl Core {
     /// outbox entries; offer them to the dispatcher at once.
     fn dispatch_session(&self, session_id: &str) -> Result<()> {
         use diesel::prelude::*;
-        if self.dispatcher.is_none() {
+        if self.dispatch.is_none() {
             return Ok(());
         }
         let entries: Vec<String> = self.read_one(|conn| {

@@ -6,8 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::domain::delivery::dispatch::DispatchWorker;
 use crate::domain::delivery::waiters::Waiters;
-use crate::domain::model::ResumeDispatcher;
 use crate::error::Result;
 use crate::store::failpoints::Failpoints;
 use crate::store::{
@@ -25,8 +25,8 @@ pub(crate) struct Core {
     pub(crate) waiters: Waiters,
     /// How often a waiter re-reads for changes made elsewhere (WAIT-3).
     pub(crate) poll_interval: Duration,
-    pub(crate) dispatcher: Option<Arc<dyn ResumeDispatcher>>,
-    pub(crate) dispatch_timeout: Duration,
+    /// The resume dispatcher's worker, when the host registered one (DEL-3).
+    pub(crate) dispatch: Option<DispatchWorker>,
 }
 
 impl Core {

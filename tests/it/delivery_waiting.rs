@@ -133,6 +133,16 @@ fn already_waiting<T: std::fmt::Debug + Send + 'static>(
     waiter
 }
 
+/// Waits until `settled` holds, at most [`PROMPT`]: the handle's dispatch
+/// worker takes a winner's entry after the winner replied.
+fn eventually(what: &str, settled: impl Fn() -> bool) {
+    let deadline = Instant::now() + PROMPT;
+    while !settled() {
+        assert!(Instant::now() < deadline, "never happened: {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 /// Runs `body` and checks it returned within [`PROMPT`].
 fn promptly<T>(body: impl FnOnce() -> T) -> T {
     let started = Instant::now();
@@ -1026,8 +1036,9 @@ dual_backend! {
     // ---- DEL-3/4: the resume dispatcher ----------------------------------------------
 
     /// DEL-3: a registered dispatcher is called once, right after the claim
-    /// commits, for a detached bundle, and success acknowledges the entry;
-    /// an attached bundle is left to its waiter until a detach hands it over.
+    /// commits (by the handle's dispatch worker), for a detached bundle, and
+    /// success acknowledges the entry; an attached bundle is left to its
+    /// waiter until a detach hands it over.
     fn del_3_the_dispatcher_resumes_a_detached_bundle(db) {
         let recorder = Arc::new(Recorder::default());
         let h = with_dispatcher(db, recorder.clone(), Duration::from_secs(5));
@@ -1041,9 +1052,11 @@ dual_backend! {
             .resolve_bundle(&alice(), &detached, &two_answers())
             .unwrap();
         assert!(resolved.claimed);
+        eventually("the detached bundle is dispatched and acknowledged", || {
+            !recorder.calls().is_empty() && outbox(db).is_empty()
+        });
         assert_eq!(recorder.calls(), [expected_delivery(db, &detached)]);
         assert_eq!(recorder.calls()[0].response, resolved.response);
-        assert!(outbox(db).is_empty());
         assert!(!undelivered(db, &detached));
         // A loser dispatches nothing.
         let replay = h
@@ -1061,8 +1074,10 @@ dual_backend! {
         );
         assert!(undelivered(db, &attached));
         h.detach_session(&session).unwrap();
+        eventually("the detach hands the answer over", || {
+            recorder.calls().len() == 2 && outbox(db).is_empty()
+        });
         assert_eq!(recorder.called_for(), [detached.clone(), attached.clone()]);
-        assert!(outbox(db).is_empty());
         assert!(!undelivered(db, &attached));
     }
 
@@ -1081,7 +1096,9 @@ dual_backend! {
             resolved.claimed,
             "a failed dispatch does not fail the resolve"
         );
-        assert_eq!(recorder.calls().len(), 1);
+        eventually("the failed attempt released its lease", || {
+            recorder.calls().len() == 1 && lease(db, &id).is_none()
+        });
         assert_eq!(status(db, &id), BundleStatus::Answered);
         assert_eq!(stored(db, &id), Some(resolved.response.clone()));
         assert_eq!(outbox(db), vec![id.clone()]);
@@ -1115,13 +1132,15 @@ dual_backend! {
         assert_eq!(recorder.calls().len(), 3);
     }
 
-    /// DEL-3/4: a dispatcher slower than `dispatch_timeout` does not hold the
-    /// resolve up beyond about the timeout; its entry stays, leased, so
-    /// another handle skips it until the lease (2 × timeout) expires.
+    /// DEL-3/4: a dispatcher that never answers does not hold the winner's
+    /// reply up at all (the entry is queued for the dispatch worker); its
+    /// entry stays, leased, so another handle skips it until the lease
+    /// (2 × timeout) expires.
     fn del_4_a_slow_dispatch_times_out_and_its_lease_expires(db) {
         let latch = Arc::new(Latch::default());
         let slow = Recorder::blocking(latch.clone());
-        let timeout = Duration::from_millis(300);
+        // Long enough that a resolve waiting for the dispatcher would fail.
+        let timeout = Duration::from_secs(60);
         let first = with_dispatcher(db, slow.clone(), timeout);
         let quick = Arc::new(Recorder::default());
         let second = with_dispatcher(db, quick.clone(), Duration::from_secs(5));
@@ -1135,11 +1154,8 @@ dual_backend! {
             .unwrap();
         let took = started.elapsed();
         assert!(resolved.claimed);
-        assert!(took >= timeout, "the dispatch was given its time: {took:?}");
-        assert!(
-            took < timeout + PROMPT,
-            "the resolve hung on the dispatcher: {took:?}"
-        );
+        assert!(took < PROMPT, "the resolve waited for the dispatcher: {took:?}");
+        eventually("the worker called the slow dispatcher", || !slow.calls().is_empty());
         assert_eq!(slow.called_for(), vec![id.clone()]);
         assert_eq!(status(db, &id), BundleStatus::Answered);
         assert_eq!(outbox(db), vec![id.clone()]);
@@ -1364,5 +1380,67 @@ dual_backend! {
         assert_eq!((report.delivered, report.failed, report.skipped), (205, 0, 0));
         assert_eq!(recorder.called_for().len(), 205);
         assert!(outbox(db).is_empty());
+    }
+}
+
+/// Records the thread each dispatch ran on, taking `pause` per call.
+struct ThreadRecorder {
+    threads: Mutex<Vec<std::thread::ThreadId>>,
+    pause: Duration,
+}
+
+impl ResumeDispatcher for ThreadRecorder {
+    fn resume(&self, _: &Delivery) -> Result<(), clarion::DispatchError> {
+        self.threads
+            .lock()
+            .unwrap()
+            .push(std::thread::current().id());
+        std::thread::sleep(self.pause);
+        Ok(())
+    }
+}
+
+dual_backend! {
+    /// DEL-4: dispatches run on the handle's one dispatch thread, never a
+    /// thread each: a dispatcher slower than the timeout for every entry is
+    /// still called on one thread, and every entry is delivered in the end.
+    fn del_4_dispatches_share_one_thread_per_handle(db) {
+        let session = mirror(db, "x", "alice");
+        let ids: Vec<String> = (0..5).map(|_| ask(db, &session, 1)).collect();
+        db.detach_session(&session).unwrap();
+        for id in &ids {
+            db.resolve_bundle(&alice(), id, &one_answer("")).unwrap();
+        }
+        let recorder = Arc::new(ThreadRecorder {
+            threads: Mutex::new(Vec::new()),
+            pause: Duration::from_millis(30),
+        });
+        let host = db
+            .builder()
+            .dispatcher(recorder.clone())
+            .dispatch_timeout(Duration::from_millis(5))
+            .open()
+            .unwrap();
+        let report = host.deliver_pending().unwrap();
+        assert_eq!(report.delivered + report.failed, 5, "{report:?}");
+        eventually("every entry reached the dispatcher and was acknowledged", || {
+            recorder.threads.lock().unwrap().len() == 5 && outbox(db).is_empty()
+        });
+        let threads = recorder.threads.lock().unwrap().clone();
+        assert!(threads.iter().all(|thread| *thread == threads[0]), "{threads:?}");
+    }
+
+    /// DEL-4: the lease is twice the dispatch timeout, saturating: a huge
+    /// timeout makes a lease that never runs out, not an overflow.
+    fn del_4_lease_arithmetic_saturates(db) {
+        let recorder = Arc::new(Recorder::default());
+        let huge = Duration::from_micros(i64::MAX as u64);
+        let h = with_dispatcher(db, recorder.clone(), huge);
+        let session = mirror(db, "x", "alice");
+        let id = ask(&h, &session, 1);
+        h.detach_session(&session).unwrap();
+        assert!(h.resolve_bundle(&alice(), &id, &one_answer("")).unwrap().claimed);
+        eventually("the entry is delivered", || outbox(db).is_empty());
+        assert_eq!(recorder.called_for(), [id]);
     }
 }

@@ -6,6 +6,7 @@ use diesel::prelude::*;
 
 use crate::domain::bundle;
 use crate::domain::core::Core;
+use crate::domain::delivery::dispatch::{acknowledge, Offered};
 use crate::domain::model::{Delivery, DeliveryReport};
 use crate::error::Result;
 use crate::rules::limits::{check_text, page_size};
@@ -36,36 +37,24 @@ impl Core {
     /// resolution from being delivered (the claim marks it again).
     pub(crate) fn ack_delivery(&self, pending_id: &str) -> Result<()> {
         check_text("pending_id", pending_id)?;
-        self.change_in_one_statement(|conn| {
-            diesel::update(
-                bundles::table
-                    .find(pending_id)
-                    .filter(bundles::responded_at.is_not_null()),
-            )
-            .set((
-                bundles::response_delivery_pending.eq(false),
-                bundles::delivery_lease_until.eq(None::<i64>),
-            ))
-            .execute(conn)?;
-            Ok(())
-        })
+        self.change_in_one_statement(|conn| acknowledge(conn, pending_id))
     }
 
     /// DEL-4, LIFE-9: offers every outbox entry to the dispatcher once.
     /// Call it at start-up, and whenever a retry is due.
     pub(crate) fn deliver_pending(&self) -> Result<DeliveryReport> {
         let mut report = DeliveryReport::default();
-        if self.dispatcher.is_none() {
+        if self.dispatch.is_none() {
             return Ok(report);
         }
         // Every entry, not a page: failed entries stay oldest, and a page
         // of them would hide everything behind it.
         let ids: Vec<String> = self.read_one(|conn| Ok(outbox_entries().load(conn)?))?;
         for id in ids {
-            match self.dispatch_one(&id) {
+            match self.dispatch_one(&id, true) {
                 Ok(Dispatch::Delivered) => report.delivered += 1,
                 Ok(Dispatch::Failed) => report.failed += 1,
-                Ok(Dispatch::Leased | Dispatch::NotDue) => report.skipped += 1,
+                Ok(Dispatch::Leased | Dispatch::NotDue | Dispatch::Queued) => report.skipped += 1,
                 Err(error) => {
                     tracing::warn!(pending_id = %id, %error, "dispatch attempt failed");
                     report.failed += 1;
@@ -76,14 +65,19 @@ impl Core {
     }
 
     /// Offers one outbox entry to the dispatcher under an expiring lease, so
-    /// two processes never dispatch it at once (DEL-4). Never touches the
-    /// resolution itself.
-    pub(crate) fn dispatch_one(&self, pending_id: &str) -> Result<Dispatch> {
-        let Some(dispatcher) = self.dispatcher.clone() else {
+    /// two processes never dispatch it at once (DEL-4). With `wait`, the
+    /// caller waits for the outcome (at most the dispatch timeout);
+    /// without, the entry is only queued for the handle's dispatch worker.
+    /// Never touches the resolution itself.
+    pub(crate) fn dispatch_one(&self, pending_id: &str, wait: bool) -> Result<Dispatch> {
+        let Some(worker) = &self.dispatch else {
             return Ok(Dispatch::NotDue);
         };
         let now = self.now().as_micros();
-        let lease_until = now + 2 * self.dispatch_timeout.as_micros() as i64;
+        // Twice the timeout, saturating: a huge timeout means a long lease,
+        // never an overflow.
+        let timeout = i64::try_from(worker.timeout.as_micros()).unwrap_or(i64::MAX);
+        let lease_until = now.saturating_add(timeout.saturating_mul(2));
         let leased = self.write(|conn| {
             Ok(diesel::update(
                 bundles::table.find(pending_id).filter(in_outbox()).filter(
@@ -101,36 +95,14 @@ impl Core {
         let Some(delivery) = self.read(|conn| load_delivery(conn, pending_id))? else {
             return Ok(Dispatch::NotDue);
         };
-        let (done, result) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let outcome = dispatcher.resume(&delivery);
-            let _ = done.send(outcome);
-        });
-        match result.recv_timeout(self.dispatch_timeout) {
-            Ok(Ok(())) => {
-                self.ack_delivery(pending_id)?;
-                Ok(Dispatch::Delivered)
-            }
-            Ok(Err(message)) => {
-                tracing::warn!(pending_id, %message, "resume dispatch failed; the entry stays in the outbox");
-                self.write(|conn| {
-                    diesel::update(bundles::table.find(pending_id))
-                        .set(bundles::delivery_lease_until.eq(None::<i64>))
-                        .execute(conn)?;
-                    Ok(())
-                })?;
-                Ok(Dispatch::Failed)
-            }
-            // Timed out: the dispatcher may still be running, so its lease
-            // stays until it expires.
-            Err(_) => {
-                tracing::warn!(
-                    pending_id,
-                    "resume dispatch timed out; the entry stays in the outbox"
-                );
-                Ok(Dispatch::Failed)
-            }
+        if !wait {
+            worker.queue(delivery);
+            return Ok(Dispatch::Queued);
         }
+        Ok(match worker.offer(delivery) {
+            Offered::Delivered => Dispatch::Delivered,
+            Offered::Failed => Dispatch::Failed,
+        })
     }
 }
 
@@ -139,6 +111,8 @@ impl Core {
 pub(crate) enum Dispatch {
     Delivered,
     Failed,
+    /// Handed to the worker without waiting for it.
+    Queued,
     Leased,
     NotDue,
 }
