@@ -132,6 +132,53 @@ dual_backend! {
     }
 }
 
+dual_backend! {
+    /// The server's output stays whole lines: parse-error replies written
+    /// while a large response is being copied out never cut into it (a
+    /// partly read response line used to be dropped when a parse error won
+    /// the race for stdout).
+    fn mcp_server_replies_are_never_cut(db) {
+        let session = mirror(db, "big", "alice");
+        for _ in 0..50 {
+            let mut request = ask_request(&session, 1);
+            request.questions[0].prompt = "p".repeat(3_900);
+            db.ask(&request).unwrap();
+        }
+        let mut server = Server::start(&db.url, "user:alice");
+        server.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
+        server.receive();
+        server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        const ROUNDS: usize = 20;
+        const GARBAGE: usize = 20;
+        let mut stdin = server.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            for round in 1..=ROUNDS {
+                let call = json!({"jsonrpc": "2.0", "id": round, "method": "tools/call", "params": {"name": "list_pending_questions", "arguments": {}}});
+                let mut burst = format!("{call}\n");
+                for _ in 0..GARBAGE {
+                    burst.push_str("not json {\n");
+                }
+                stdin.write_all(burst.as_bytes()).unwrap();
+                stdin.flush().unwrap();
+            }
+            stdin
+        });
+        let (mut results, mut parse_errors) = (0, 0);
+        for _ in 0..ROUNDS * (GARBAGE + 1) {
+            let reply = server.receive();
+            if reply["error"]["code"] == json!(-32700) {
+                parse_errors += 1;
+            } else {
+                assert_eq!(reply["result"]["structuredContent"]["count"], json!(50), "{reply}");
+                results += 1;
+            }
+        }
+        assert_eq!((results, parse_errors), (ROUNDS, ROUNDS * GARBAGE));
+        server.stdin = Some(writer.join().unwrap());
+        assert!(server.finish().success());
+    }
+}
+
 /// `clarion mcp` as a child process speaking newline-delimited JSON-RPC.
 struct Server {
     child: Child,

@@ -165,8 +165,9 @@ async fn write_replies(from_server: DuplexStream, mut replies: mpsc::UnboundedRe
     let mut stdout = tokio::io::stdout();
     let mut server_lines = BufReader::new(from_server);
     let mut line = Vec::new();
+    // `line` is emptied only by taking a whole line out of it: a read that
+    // loses the race to a reply keeps what it had read for the next pass.
     loop {
-        line.clear();
         let message = tokio::select! {
             read = server_lines.read_until(b'\n', &mut line) => match read {
                 Ok(0) | Err(_) => break,
