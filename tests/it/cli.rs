@@ -144,6 +144,26 @@ dual_backend! {
     }
 }
 
+dual_backend! {
+    /// `--text` never prints agent-written control characters raw: an
+    /// escape sequence or a forged line in a prompt shows escaped.
+    fn ops_1_text_escapes_control_characters(db) {
+        let session = mirror(db, "t", "alice");
+        let mut request = ask_request(&session, 1);
+        request.questions[0].prompt = "red \u{1b}[31malert\nforged line\u{7}".to_owned();
+        request.context = "tab\there".to_owned();
+        let pending_id = db.ask(&request).unwrap().pending_id;
+        for args in [vec!["list", "--as", "user:alice", "--text"], vec!["get", pending_id.as_str(), "--as", "user:alice", "--text"]] {
+            let output = clarion(db, &args);
+            let text = String::from_utf8_lossy(&output.stdout);
+            assert!(!text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\t'), "{text:?}");
+            assert!(text.contains(r"red \u{1b}[31malert\nforged line\u{7}"), "{text}");
+            assert!(text.contains(r"context: tab\there"), "{text}");
+            assert!(!text.lines().any(|line| line.starts_with("forged line")), "{text}");
+        }
+    }
+}
+
 #[test]
 fn ops_1_unopenable_database_is_exit_1_with_the_cause() {
     let output = Command::new(env!("CARGO_BIN_EXE_clarion"))

@@ -3,8 +3,21 @@
 
 use serde_json::Value;
 
-fn s(value: &Value) -> &str {
-    value.as_str().unwrap_or_default()
+/// A string of the reply, safe to print: agent-written text may hold
+/// control characters (an escape sequence could rewrite the operator's
+/// terminal, a newline could forge a line), so each is shown escaped
+/// (`\u{1b}`, `\n`); everything else prints as written.
+fn s(value: &Value) -> String {
+    let text = value.as_str().unwrap_or_default();
+    let mut shown = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            shown.extend(c.escape_debug());
+        } else {
+            shown.push(c);
+        }
+    }
+    shown
 }
 
 fn bundle(out: &mut Vec<String>, bundle: &Value) {
@@ -41,12 +54,12 @@ fn response(out: &mut Vec<String>, response: &Value) {
         out.push(format!("  rejected: {}", s(&response["reject_reason"])));
     }
     for answer in response["answers"].as_array().into_iter().flatten() {
-        let picked: Vec<&str> = answer["selected_options"]
+        let picked = answer["selected_options"]
             .as_array()
             .into_iter()
             .flatten()
             .map(s)
-            .collect();
+            .collect::<Vec<String>>();
         out.push(format!(
             "  {}: {} {}",
             s(&answer["question_id"]),
