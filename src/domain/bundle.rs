@@ -219,23 +219,29 @@ pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
 }
 
 /// Where an existing bundle stands.
-pub(crate) fn load_standing(conn: &mut AnyConnection, pending_id: &str) -> Result<Standing> {
+fn load_standing(conn: &mut AnyConnection, pending_id: &str) -> Result<Standing> {
     at_most_one(standing_query(pending_id), conn)?
         .ok_or_else(|| Error::Internal(format!("bundle {pending_id} vanished while being read")))
 }
 
-/// One bundle's record, standing and DM-4-ordered rows, whoever may see it
-/// (for the host side, whose callers were authorized before).
-pub(crate) fn load_any(
+/// One bundle's record, standing and DM-4-ordered rows: any bundle for
+/// the host side (`scope` is `None`; its callers were authorized before),
+/// else only one the scope may see (AUTH-5: invisible and absent are the
+/// same `None`).
+pub(crate) fn load_detail(
     conn: &mut AnyConnection,
+    scope: Option<&Scope>,
     pending_id: &str,
 ) -> Result<Option<(BundleRecord, Standing, Vec<QuestionRecord>)>> {
-    let record: Option<BundleRecord> = at_most_one(
-        bundles::table
-            .find(pending_id)
-            .select(bundle_record_columns()),
-        conn,
-    )?;
+    let record: Option<BundleRecord> = match scope {
+        None => at_most_one(
+            bundles::table
+                .find(pending_id)
+                .select(bundle_record_columns()),
+            conn,
+        )?,
+        Some(scope) => at_most_one(visible_bundle_query(scope, pending_id), conn)?,
+    };
     let Some(record) = record else {
         return Ok(None);
     };
@@ -317,13 +323,7 @@ impl Core {
     ) -> Result<BundleDetail> {
         let scope = admit_to_bundle(principal, Operation::GetBundle, pending_id)?;
         let (record, standing, rows) = self
-            .read(|conn| {
-                let Some((record, rows)) = load_visible(conn, &scope, pending_id)? else {
-                    return Ok(None);
-                };
-                let standing = load_standing(conn, pending_id)?;
-                Ok(Some((record, standing, rows)))
-            })?
+            .read(|conn| load_detail(conn, Some(&scope), pending_id))?
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let (status, response) = status_of(&record, standing, &rows);
         Ok(BundleDetail {

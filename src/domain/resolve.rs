@@ -7,19 +7,18 @@
 //! the stored bundle (VAL-1, 2, 6, 8) → normalization → claim → winner or
 //! loser. Nothing decides claimability outside the claim (CLAIM-2).
 
-use diesel::prelude::*;
-
-use crate::domain::bundle::{self, BundleRecord, QuestionRecord};
+use crate::domain::bundle::{self, QuestionRecord};
 use crate::domain::change::Change;
 use crate::domain::claim::{self, Claimed, Decision, Resolver};
 use crate::domain::core::Core;
 use crate::domain::model::{Answer, Resolved};
-use crate::error::{Error, Result, ValidationError};
+use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::capability::{admit_to_bundle, Operation};
 use crate::rules::limits::{check_runes, check_text, MAX_FREE_TEXT_RUNES};
 use crate::rules::principal::Principal;
-use crate::store::schema::bundles;
-use crate::store::{at_most_one, read_snapshot, AnyConnection};
+use crate::rules::visibility::Scope;
+use crate::store::failpoints::points;
+use crate::store::{read_snapshot, AnyConnection};
 
 /// One answer as the caller wrote it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
@@ -162,18 +161,13 @@ fn prepare(request: &ResolveRequest, rows: &[QuestionRecord]) -> Result<Decision
 
 /// REPLAY-1/2: the loser reads the rows once more; a resolution there is the
 /// winner's. Without one, nothing won.
-fn replay(conn: &mut AnyConnection, pending_id: &str) -> Result<Resolved> {
-    let fresh: Option<BundleRecord> = at_most_one(
-        bundles::table
-            .find(pending_id)
-            .select(bundle::bundle_record_columns()),
-        conn,
-    )?;
-    let Some(fresh) = fresh else {
-        // Deleted since: nothing won.
-        return Err(Error::NoLongerActive);
-    };
-    let rows = bundle::load_bundle_rows(conn, pending_id)?;
+///
+/// The read goes through the principal's scope again: a bundle deleted,
+/// or moved out of the principal's sight, since the claim's read is
+/// not-found (AUTH-5), and its winner is never revealed.
+fn replay(conn: &mut AnyConnection, scope: &Scope, pending_id: &str) -> Result<Resolved> {
+    let (fresh, rows) =
+        bundle::load_visible(conn, scope, pending_id)?.ok_or(Error::NotFound(Entity::Bundle))?;
     let (status, response) = bundle::stored_response(&fresh, &rows).ok_or(Error::NoLongerActive)?;
     Ok(Resolved {
         claimed: false,
@@ -216,7 +210,7 @@ impl Core {
     fn settle(
         &self,
         principal: &Principal,
-        scope: &crate::rules::visibility::Scope,
+        scope: &Scope,
         pending_id: &str,
         decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
     ) -> Result<Resolved> {
@@ -256,9 +250,11 @@ impl Core {
         })?;
         match won {
             Some(resolved) => Ok(resolved),
-            None => self
-                .conn()?
-                .run(|conn| read_snapshot(conn, |conn| replay(conn, pending_id))),
+            None => {
+                self.failpoint(points::RESOLVE_BEFORE_REPLAY)?;
+                self.conn()?
+                    .run(|conn| read_snapshot(conn, |conn| replay(conn, scope, pending_id)))
+            }
         }
     }
 }

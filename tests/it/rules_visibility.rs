@@ -313,3 +313,51 @@ dual_backend! {
         }
     }
 }
+
+dual_backend! {
+    /// AUTH-5 while waiting: a bundle moved out of the waiter's sight is
+    /// not-found for an external `wait_bundle` that was already waiting,
+    /// and its resolution — committed through the same handle, which hands
+    /// resolutions to its waiters — is never revealed.
+    fn auth_5_a_bundle_moved_away_while_waited_on_is_not_found(db) {
+        let session = mirror(db, "a", "alice");
+        let pending_id = ask(db, &session, 1);
+        let handle = db.reopen_polling(std::time::Duration::from_millis(20));
+        let waiter = {
+            let (handle, pending_id) = (handle.clone(), pending_id.clone());
+            std::thread::spawn(move || handle.wait_bundle(&alice(), &pending_id, std::time::Duration::from_secs(30)))
+        };
+        // Let the waiter see the bundle once, then take it away from alice.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        db.upsert_workspace("w-bob", Some("bob")).unwrap();
+        db.upsert_task("t-a", Some("w-bob")).unwrap();
+        handle
+            .resolve_bundle(&Principal::System, &pending_id, &one_answer("secret"))
+            .unwrap();
+        let outcome = waiter.join().unwrap();
+        assert!(matches!(outcome, Err(Error::NotFound(Entity::Bundle))), "{outcome:?}");
+    }
+
+    /// AUTH-5 for a loser: a bundle moved out of the principal's sight
+    /// between the claim's read and the replay is not-found; the winner's
+    /// answer is not replayed to someone who may no longer see it.
+    fn auth_5_a_loser_whose_bundle_moved_away_gets_not_found(db) {
+        use clarion::test_hooks::{points, FailAction, Gate};
+        let session = mirror(db, "a", "alice");
+        let pending_id = ask(db, &session, 1);
+        db.resolve_bundle(&Principal::System, &pending_id, &one_answer("first")).unwrap();
+        let loser = db.reopen();
+        let gate = Gate::new();
+        loser.arm_failpoint(points::RESOLVE_BEFORE_REPLAY, FailAction::Block(gate.clone()));
+        let racing = {
+            let (loser, pending_id) = (loser.clone(), pending_id.clone());
+            std::thread::spawn(move || loser.resolve_bundle(&alice(), &pending_id, &one_answer("late")))
+        };
+        assert!(gate.wait_arrival(std::time::Duration::from_secs(10)), "the loser reached its replay");
+        db.upsert_workspace("w-bob", Some("bob")).unwrap();
+        db.upsert_task("t-a", Some("w-bob")).unwrap();
+        gate.open();
+        let outcome = racing.join().unwrap();
+        assert!(matches!(outcome, Err(Error::NotFound(Entity::Bundle))), "{outcome:?}");
+    }
+}

@@ -20,6 +20,7 @@ use crate::rules::limits::check_text;
 use crate::rules::limits::wait_time;
 use crate::rules::outbox::detach_bundle_statement;
 use crate::rules::principal::Principal;
+use crate::rules::visibility::Scope;
 use crate::rules::vocabulary::BundleStatus;
 use crate::store::at_most_one;
 use crate::store::failpoints::points;
@@ -40,8 +41,10 @@ enum Observed {
 
 /// Reads the bundle and classifies it with the precedence of WIRE-3:
 /// resolution, expired, superseded, inactive; then detachment.
-fn observe(core: &Core, pending_id: &str) -> Result<Observed> {
-    let loaded = core.read(|conn| bundle::load_any(conn, pending_id))?;
+/// An external waiter reads through its scope, so a bundle moved out of
+/// its sight while it waits is `Gone` (AUTH-5), never revealed.
+fn observe(core: &Core, scope: Option<&Scope>, pending_id: &str) -> Result<Observed> {
+    let loaded = core.read(|conn| bundle::load_detail(conn, scope, pending_id))?;
     let Some((record, standing, rows)) = loaded else {
         return Ok(Observed::Gone);
     };
@@ -75,18 +78,24 @@ impl Core {
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let slot = self.waiters.enter(pending_id, &session_id, true);
         let watched = self.reattach(pending_id).and_then(|()| {
-            self.watch(pending_id, &slot, deadline, |observed| match observed {
-                Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
-                Observed::Resolved(status, response) => {
-                    Some(Ok(WaitOutcome::resolved(status, response)))
-                }
-                Observed::Expired | Observed::Inactive => Some(Ok(WaitOutcome::Expired)),
-                Observed::Superseded => Some(Ok(WaitOutcome::Superseded)),
-                // The wait re-attached the agent, so a detach seen now
-                // happened during the wait.
-                Observed::Detached => Some(Ok(WaitOutcome::Detached)),
-                Observed::Open => None,
-            })
+            self.watch(
+                None,
+                pending_id,
+                &slot,
+                deadline,
+                |observed| match observed {
+                    Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
+                    Observed::Resolved(status, response) => {
+                        Some(Ok(WaitOutcome::resolved(status, response)))
+                    }
+                    Observed::Expired | Observed::Inactive => Some(Ok(WaitOutcome::Expired)),
+                    Observed::Superseded => Some(Ok(WaitOutcome::Superseded)),
+                    // The wait re-attached the agent, so a detach seen now
+                    // happened during the wait.
+                    Observed::Detached => Some(Ok(WaitOutcome::Detached)),
+                    Observed::Open => None,
+                },
+            )
         });
         let remaining = self.waiters.leave(pending_id, &slot, true);
         let outcome = watched?.unwrap_or(WaitOutcome::TimedOut);
@@ -116,18 +125,25 @@ impl Core {
             .read(|conn| bundle::load_visible(conn, &scope, pending_id))?
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let slot = self.waiters.enter(pending_id, &record.session_id, false);
-        let watched = self.watch(pending_id, &slot, deadline, |observed| match observed {
-            Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
-            Observed::Resolved(status, response) => Some(Ok(Resolved {
-                claimed: false,
-                status,
-                response,
-            })),
-            Observed::Expired | Observed::Superseded | Observed::Inactive => {
-                Some(Err(Error::NoLongerActive))
-            }
-            Observed::Open | Observed::Detached => None,
-        });
+        let watched =
+            self.watch(
+                Some(&scope),
+                pending_id,
+                &slot,
+                deadline,
+                |observed| match observed {
+                    Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
+                    Observed::Resolved(status, response) => Some(Ok(Resolved {
+                        claimed: false,
+                        status,
+                        response,
+                    })),
+                    Observed::Expired | Observed::Superseded | Observed::Inactive => {
+                        Some(Err(Error::NoLongerActive))
+                    }
+                    Observed::Open | Observed::Detached => None,
+                },
+            );
         self.waiters.leave(pending_id, &slot, false);
         watched?.ok_or(Error::TimedOut)
     }
@@ -139,6 +155,7 @@ impl Core {
     /// the sleep is never lost.
     fn watch<T>(
         &self,
+        scope: Option<&Scope>,
         pending_id: &str,
         slot: &Slot,
         deadline: Instant,
@@ -146,14 +163,20 @@ impl Core {
     ) -> Result<Option<T>> {
         loop {
             let seen = slot.generation();
-            let handed = slot
-                .resolution
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .clone();
+            // A resolution this handle committed is handed over without a
+            // read — to the host's own waiters; an external waiter's read
+            // re-checks what its principal may see.
+            let handed = match scope {
+                None => slot
+                    .resolution
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone(),
+                Some(_) => None,
+            };
             let observed = match handed {
                 Some((status, response)) => Observed::Resolved(status, response),
-                None => observe(self, pending_id)?,
+                None => observe(self, scope, pending_id)?,
             };
             if let Some(result) = decide(observed) {
                 return result.map(Some);
