@@ -7,7 +7,7 @@ OR ("bundle_questions"."status" = $15))
 OR ("bundle_questions"."status" = $16)))
 AND EXISTS (SELECT "bundles"."pending_id"
 FROM "bundles"
-WHERE ((((EXISTS (SELECT "bundle_questions"."id"
+WHERE (((((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
@@ -29,10 +29,25 @@ FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
 OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $25)))
-AND ("bundles"."pending_id" = $26)))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
-SET "reject_reason" = $27, "responded_at" = $28, "resolved_by_kind" = $29, "resolved_by_id" = $30, "response_delivery_pending" = $31, "may_be_active" = $32
-WHERE (("bundles"."pending_id" = $33)
+AND ("bundles"."pending_id" = $26))
+AND (($27
+OR EXISTS (SELECT "tasks"."id"
+FROM "tasks"
+WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $28)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
+FROM "sessions"
+WHERE ("sessions"."id" = "bundles"."session_id")
+LIMIT $29)) END)
+AND (("tasks"."workspace_id" = $30)
+OR  NOT (EXISTS (SELECT "workspaces"."id"
+FROM "workspaces"
+WHERE ((("workspaces"."id" = "tasks"."workspace_id")
+AND ("workspaces"."owner_id" != $31))
+AND ("workspaces"."owner_id" != $32)) OFFSET $33)))) OFFSET $34))
+AND ($35
+OR ("bundles"."kind" != $36)))))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
+SET "reject_reason" = $37, "responded_at" = $38, "resolved_by_kind" = $39, "resolved_by_id" = $40, "response_delivery_pending" = $41, "may_be_active" = $42
+WHERE (("bundles"."pending_id" = $43)
 AND EXISTS (SELECT "claimed"."id"
 FROM "claimed"))) SELECT "claimed"."id"
 FROM "claimed";
--- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>"]
+-- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>"]

@@ -12,7 +12,9 @@ use crate::rules::limits::{check_id, check_text};
 use crate::rules::outbox::detach_statement;
 use crate::rules::vocabulary::{QuestionStatus, SessionState};
 use crate::store::schema::{bundle_questions, bundles, sessions, tasks, turns, workspaces};
-use crate::store::{at_most_one, lock_session, AnyConnection, IdKind, Timestamp};
+use crate::store::{
+    at_most_one, lock_session, lock_sessions_reached, AnyConnection, IdKind, Reach, Timestamp,
+};
 
 /// Arguments of `upsert_session` (LIFE-1). Fields left unset keep an
 /// existing session's value; a new session gets `running` and not primary.
@@ -76,6 +78,7 @@ impl Core {
                 .on_conflict_do_nothing()
                 .execute(c))?;
             if let (0, Some(owner_id)) = (inserted, owner_id) {
+                lock_sessions_reached(conn, Reach::Workspace(id))?;
                 diesel::update(workspaces::table.find(id))
                     .set(workspaces::owner_id.eq(owner_id))
                     .execute(conn)?;
@@ -105,6 +108,7 @@ impl Core {
                 .on_conflict_do_nothing()
                 .execute(c))?;
             if let (0, Some(workspace_id)) = (inserted, workspace_id) {
+                lock_sessions_reached(conn, Reach::Task(id))?;
                 diesel::update(tasks::table.find(id))
                     .set(tasks::workspace_id.eq(workspace_id))
                     .execute(conn)?;

@@ -278,7 +278,7 @@ pub fn postgres() -> Vec<Rendered> {
                     PENDING,
                     "<status>",
                     &writes,
-                    crate::domain::claim::guard::active_in_the_write(PENDING),
+                    crate::domain::claim::guard::active_in_the_write(&sample_scope(), PENDING),
                 )),
                 PENDING,
                 "<reject_reason>",

@@ -36,6 +36,8 @@ pub(crate) use pool::{open_pool, DbConn, DbPool, PoolSettings};
 #[allow(unused_imports)] // `Returning` is named by tests and the SQL catalog
 pub use returning::{returning, Returning};
 pub(crate) use statements::{fixed_update, OnEitherBackend};
-pub(crate) use tx::{at_most_one, lock_session, read_snapshot, write_transaction};
+pub(crate) use tx::{
+    at_most_one, lock_session, lock_sessions_reached, read_snapshot, write_transaction, Reach,
+};
 pub use url::Backend;
 pub(crate) use url::Target;

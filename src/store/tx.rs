@@ -26,11 +26,19 @@ where
 /// Runs `body` in a write transaction. SQLite takes the write lock up front
 /// (`BEGIN IMMEDIATE`) so a transaction that reads before it writes never
 /// has to upgrade its lock, which is where SQLite deadlocks (CLAIM-4).
+/// PostgreSQL states `READ COMMITTED` rather than inherit the server's
+/// default: the claim's locks and per-statement snapshots are designed for
+/// it, and under `SERIALIZABLE` racers would fail instead of losing.
 pub(crate) fn write_transaction<T, E: From<DbError> + std::fmt::Display>(
     conn: &mut AnyConnection,
     body: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
 ) -> Result<T, E> {
-    transaction(conn, "BEGIN IMMEDIATE", "BEGIN", body)
+    transaction(
+        conn,
+        "BEGIN IMMEDIATE",
+        "BEGIN ISOLATION LEVEL READ COMMITTED",
+        body,
+    )
 }
 
 /// Runs `body` on one consistent snapshot, so that several reads of a
@@ -109,4 +117,55 @@ pub(crate) fn lock_session(
             .load::<String>(conn)?
             .pop()),
     }
+}
+
+/// Which sessions a visibility change reaches: those whose bundles may
+/// take their task (AUTH-4) from the moved task, or from a task of the
+/// workspace whose owner changes.
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))] // read by PostgreSQL's locks only
+pub(crate) enum Reach<'a> {
+    /// A task moves to another workspace.
+    Task(&'a str),
+    /// A workspace changes owner.
+    Workspace(&'a str),
+}
+
+/// CLAIM-4: a task move or an owner change takes the session lock of every
+/// session it reaches (in id order, so two such changes never deadlock)
+/// before it changes anything. A claim holds its session's lock from its
+/// read to its commit, so the change waits for claims in flight, and a
+/// claim that comes later re-checks visibility after the change committed.
+/// On SQLite the transaction already holds the database's write lock.
+pub(crate) fn lock_sessions_reached(
+    conn: &mut AnyConnection,
+    reach: Reach<'_>,
+) -> Result<(), DbError> {
+    #[cfg(feature = "postgres")]
+    if let AnyConnection::Postgres(conn) = conn {
+        use super::schema::{bundles, sessions, tasks};
+        use diesel::prelude::*;
+        let task_ids: Vec<String> = match reach {
+            Reach::Task(task_id) => vec![task_id.to_owned()],
+            Reach::Workspace(workspace_id) => tasks::table
+                .filter(tasks::workspace_id.eq(workspace_id))
+                .select(tasks::id)
+                .load(conn)?,
+        };
+        let by_bundle = bundles::table
+            .filter(bundles::task_id.eq_any(&task_ids))
+            .select(bundles::session_id);
+        sessions::table
+            .filter(
+                sessions::task_id
+                    .eq_any(&task_ids)
+                    .or(sessions::id.eq_any(by_bundle)),
+            )
+            .order_by(sessions::id)
+            .select(sessions::id)
+            .for_update()
+            .load::<String>(conn)?;
+    }
+    let _ = (conn, reach);
+    Ok(())
 }

@@ -11,6 +11,7 @@ use diesel::sql_types::Bool;
 use super::statements::RowWrite;
 use crate::rules::activeness;
 use crate::rules::limits::QUESTIONS_PER_BUNDLE;
+use crate::rules::visibility::{self, Scope};
 use crate::store::schema::{bundle_questions, bundles};
 
 /// How many question rows one PostgreSQL claim statement writes: a bundle's
@@ -26,10 +27,16 @@ pub const ROWS_PER_STATEMENT: usize = *QUESTIONS_PER_BUNDLE.end();
 /// rows changed without `RETURNING`, which costs SQLite more.
 pub type RowSlots = [RowWrite; ROWS_PER_STATEMENT];
 
-/// ACT-1 for one bundle, from the one activeness rule.
+/// ACT-1 for one bundle, from the one activeness rule, and the bundle
+/// still visible to the claimer (AUTH-3..6, from the one visibility rule).
 #[diesel::dsl::auto_type]
-pub fn bundle_is_active<'a>(pending_id: &'a str) -> _ {
-    exists(activeness::active_bundle_ids().filter(bundles::pending_id.eq(pending_id)))
+pub fn bundle_is_active<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+    exists(
+        activeness::active_bundle_ids()
+            .filter(bundles::pending_id.eq(pending_id))
+            .filter(visible),
+    )
 }
 
 /// [`bundle_is_active`] as a condition of a statement on `bundle_questions`
@@ -57,10 +64,14 @@ impl<E: QueryFragment<DB>, DB: diesel::backend::Backend> QueryFragment<DB> for A
     }
 }
 
-/// The guard of a PostgreSQL claim: ACT-1 for the bundle, evaluated by the
-/// write statement itself. The statement starts after the session lock
-/// was granted, so it sees every state change and new turn committed
-/// before; later ones wait for the claim (CLAIM-4).
-pub fn active_in_the_write(pending_id: &str) -> ActiveGuard<bundle_is_active<'_>> {
-    ActiveGuard(bundle_is_active(pending_id))
+/// The guard of a PostgreSQL claim: ACT-1 and visibility for the bundle,
+/// evaluated by the write statement itself. The statement starts after
+/// the session lock was granted, so it sees every state change, new turn,
+/// task move and owner change committed before (each of those takes the
+/// same session lock first); later ones wait for the claim (CLAIM-4).
+pub fn active_in_the_write<'a>(
+    scope: &'a Scope,
+    pending_id: &'a str,
+) -> ActiveGuard<bundle_is_active<'a>> {
+    ActiveGuard(bundle_is_active(scope, pending_id))
 }

@@ -99,6 +99,9 @@ pub(crate) enum Claimed {
 
 /// What a claim writes besides each row's answer.
 pub(crate) struct Marks<'a> {
+    /// Who claims: PostgreSQL's write re-checks what it may see.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub scope: &'a Scope,
     pub pending_id: &'a str,
     pub status: &'static str,
     pub reason: &'a str,
@@ -154,11 +157,19 @@ pub(crate) fn claim(
     if !target.active_when_read || target.rows.is_empty() {
         return Ok(Claimed::NotWon);
     }
-    let committed =
-        write(conn, &mut target, &decision, resolver, now, failpoints).map_err(|error| {
-            tracing::error!(pending_id, %error, "claim failed");
-            Error::Internal(format!("claim of {pending_id} failed: {error}"))
-        })?;
+    let committed = write(
+        conn,
+        scope,
+        &mut target,
+        &decision,
+        resolver,
+        now,
+        failpoints,
+    )
+    .map_err(|error| {
+        tracing::error!(pending_id, %error, "claim failed");
+        Error::Internal(format!("claim of {pending_id} failed: {error}"))
+    })?;
     Ok(match committed {
         Some(rows) => Claimed::Won {
             record: target.record,
@@ -172,6 +183,7 @@ pub(crate) fn claim(
 /// this call claimed it, `None` when it did not.
 fn write(
     conn: &mut AnyConnection,
+    scope: &Scope,
     target: &mut Target,
     decision: &Decision,
     resolver: &Resolver<'_>,
@@ -193,6 +205,7 @@ fn write(
     let reason = decision.reject_reason();
     let responded_at = now.as_micros();
     let marks = Marks {
+        scope,
         pending_id: &target.record.pending_id,
         status,
         reason,
