@@ -194,6 +194,7 @@ impl Builder {
     pub fn open(self) -> Result<Clarion, OpenError> {
         let target = DbTarget::parse(&self.database_url)?;
         let backend = target.backend();
+        let named = target.clone();
         let pool = open_pool(
             target,
             &PoolSettings {
@@ -203,6 +204,9 @@ impl Builder {
                 synchronous: self.synchronous,
             },
         )?;
+        // After opening: a fresh SQLite file exists now, so its path
+        // canonicalizes like every later handle's.
+        let database = named.identity();
         let dispatch = match self.dispatcher {
             None => None,
             Some(dispatcher) => Some(
@@ -217,6 +221,7 @@ impl Builder {
             core: Arc::new(Core {
                 pool,
                 backend,
+                database,
                 clock: self.clock,
                 ids: self.ids,
                 failpoints: Failpoints::default(),

@@ -10,6 +10,7 @@
 //! waiter or dispatches by hand.
 
 use crate::domain::core::Core;
+use crate::domain::delivery::waiters::Detaching;
 use crate::domain::model::Response;
 use crate::error::Result;
 use crate::rules::outbox::in_outbox;
@@ -70,20 +71,21 @@ impl Core {
         Ok(value)
     }
 
-    /// [`Core::change`] for a bundle only while no agent of this handle
-    /// waits on it: the registry stays locked until the commit, so no agent
-    /// starts waiting meanwhile. `None` if an agent waits.
+    /// [`Core::change`] for a bundle only while no agent of this process
+    /// waits on it (WAIT-1). The bundle is marked as detaching until the
+    /// commit, so an agent that starts waiting meanwhile waits for it; no
+    /// lock is held across the database work. `None` if an agent waits.
     pub(crate) fn change_unless_waited<T>(
         &self,
         pending_id: &str,
         body: impl FnOnce(&mut AnyConnection, &mut Changes) -> Result<T>,
     ) -> Result<Option<T>> {
-        let committed = self
-            .waiters
-            .unless_waited(pending_id, || self.commit(body))?;
-        let Some((value, changes)) = committed else {
+        let Some(detaching) = Detaching::begin(&self.database, pending_id) else {
             return Ok(None);
         };
+        let committed = self.commit(body);
+        drop(detaching);
+        let (value, changes) = committed?;
         self.publish(changes)?;
         Ok(Some(value))
     }

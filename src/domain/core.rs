@@ -19,6 +19,9 @@ use crate::store::{
 pub(crate) struct Core {
     pub(crate) pool: DbPool,
     pub(crate) backend: Backend,
+    /// Which database this is, the same for every handle of this process
+    /// on it: the key of the process-wide agent-waiter counts (WAIT-1).
+    pub(crate) database: String,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: Arc<dyn IdSource>,
     pub(crate) failpoints: Failpoints,

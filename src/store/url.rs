@@ -79,6 +79,22 @@ impl Target {
         })
     }
 
+    /// The same text for every URL naming this database in this process:
+    /// a SQLite path canonicalized (a plain path and `sqlite://` alike), a
+    /// PostgreSQL URL as given.
+    pub(crate) fn identity(&self) -> String {
+        match self {
+            Target::Sqlite { path } => {
+                let canonical = std::fs::canonicalize(path).map_or_else(
+                    |_| path.clone(),
+                    |canonical| canonical.to_string_lossy().into_owned(),
+                );
+                format!("sqlite:{canonical}")
+            }
+            Target::Postgres { url } => url.clone(),
+        }
+    }
+
     pub(crate) fn backend(&self) -> Backend {
         match self {
             Target::Sqlite { .. } => Backend::Sqlite,

@@ -640,8 +640,10 @@ dual_backend! {
     }
 
     /// WAIT-1, WAIT-4: a timed-out waiter does not detach the bundle while
-    /// another waiter of the same handle still waits; waiters of another
-    /// handle (another process) do not count.
+    /// another agent waiter of this process still waits — on the same
+    /// handle or on another one (see also
+    /// `wait_1_agent_waiters_are_counted_per_process`); once none remains,
+    /// the timeout detaches it.
     fn wait_1_timed_out_keeps_the_bundle_attached_while_another_waiter_remains(db) {
         let session = mirror(db, "x", "alice");
         let h = db.reopen_polling(NO_POLL);
@@ -667,17 +669,15 @@ dual_backend! {
             WaitOutcome::TimedOut
         );
         assert!(
-            rows::detached(db, &other),
-            "no other waiter of this handle remains"
+            !rows::detached(db, &other),
+            "an agent of this process still waits, on another handle"
         );
         let resolved = h.resolve_bundle(&alice(), &other, &one_answer("")).unwrap();
-        // The other handle's waiter started attached, so its next poll
-        // finds the detach or, if later, the answer: either ends its wait.
-        let far = far.within(PROMPT).unwrap();
-        assert!(
-            far == WaitOutcome::Detached || far == outcome_for(&resolved),
-            "{far:?}"
-        );
+        assert_eq!(far.within(PROMPT).unwrap(), outcome_for(&resolved));
+
+        let last = ask(&h, &session, 1);
+        assert_eq!(h.wait(&last, Duration::ZERO).unwrap(), WaitOutcome::TimedOut);
+        assert!(rows::detached(db, &last), "no other agent waiter remains");
     }
 
     /// WAIT-1 names the *agent's* waiters: an external `wait_bundle` on the
@@ -1442,5 +1442,79 @@ dual_backend! {
         assert!(h.resolve_bundle(&alice(), &id, &one_answer("")).unwrap().claimed);
         eventually("the entry is delivered", || outbox(db).is_empty());
         assert_eq!(recorder.called_for(), [id]);
+    }
+}
+
+/// Holds a database lock the detach of `pending_id` needs, on its own
+/// handle and thread, until the returned sender is dropped: SQLite's write
+/// lock (`BEGIN IMMEDIATE`), or PostgreSQL's lock on the bundle's row.
+fn hold_lock_for_detach(db: &TestDb, pending_id: &str) -> mpsc::Sender<()> {
+    use diesel::connection::SimpleConnection;
+    let holder = db.reopen();
+    let backend = holder.backend();
+    let lock = match backend {
+        clarion::Backend::Sqlite => "BEGIN IMMEDIATE".to_owned(),
+        clarion::Backend::Postgres => {
+            format!("BEGIN; SELECT 1 FROM bundles WHERE pending_id = '{pending_id}' FOR UPDATE")
+        }
+    };
+    let (held_tx, held) = mpsc::channel();
+    let (release, released) = mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        holder
+            .with_raw_connection(|conn| {
+                conn.batch_execute(&lock).unwrap();
+                held_tx.send(()).unwrap();
+                let _ = released.recv();
+                conn.batch_execute("ROLLBACK").unwrap();
+            })
+            .unwrap();
+    });
+    held.recv().unwrap();
+    release
+}
+
+dual_backend! {
+    /// WAIT-1: agent waiters are counted per process, not per handle: with
+    /// two handles on one database and an agent waiting on each for the
+    /// same bundle, the first one's timeout does not detach the bundle; the
+    /// other keeps waiting and receives the answer.
+    fn wait_1_agent_waiters_are_counted_per_process(db) {
+        let session = mirror(db, "x", "alice");
+        let first = db.reopen_polling(Duration::from_millis(20));
+        let second = db.reopen_polling(Duration::from_millis(20));
+        let id = ask(db, &session, 1);
+        let patient = already_waiting(&second, || spawn_wait(&second, &id, LONG_WAIT));
+        let hasty = first.wait(&id, Duration::from_millis(50)).unwrap();
+        assert_eq!(hasty, WaitOutcome::TimedOut);
+        assert!(!rows::detached(db, &id), "another agent of this process still waits");
+        assert!(patient.is_waiting());
+        db.resolve_bundle(&alice(), &id, &one_answer("for the patient one")).unwrap();
+        let outcome = patient.within(PROMPT).unwrap();
+        assert!(matches!(outcome, WaitOutcome::Answered(_)), "{outcome:?}");
+    }
+
+    /// No lock of the waiter registry is held across database work: while
+    /// a timed-out agent's detach waits for the database, other waits on
+    /// the same handle start and return at once.
+    fn wait_1_a_detach_waiting_for_the_database_stalls_no_other_waiter(db) {
+        let session = mirror(db, "x", "alice");
+        let handle = db.reopen_polling(NO_POLL);
+        let detached_id = ask(db, &session, 1);
+        let other_id = ask(db, &session, 1);
+        // The agent waits (its first read and re-attach done), then the lock
+        // is taken, so its detach at the timeout blocks on it.
+        let timing_out = already_waiting(&handle, || {
+            spawn_wait(&handle, &detached_id, Duration::from_millis(300))
+        });
+        let release = hold_lock_for_detach(db, &detached_id);
+        std::thread::sleep(Duration::from_millis(600));
+        assert!(timing_out.is_waiting(), "the detach waits for the database");
+        let other = spawn_wait_bundle(&handle, alice(), &other_id, Duration::ZERO);
+        let other = other.within(Duration::from_secs(3));
+        assert!(matches!(other, Err(Error::TimedOut)), "{other:?}");
+        drop(release);
+        assert_eq!(timing_out.within(PROMPT).unwrap(), WaitOutcome::TimedOut);
+        assert!(rows::detached(db, &detached_id));
     }
 }

@@ -12,7 +12,7 @@ use diesel::prelude::*;
 use crate::domain::bundle;
 use crate::domain::change::Change;
 use crate::domain::core::Core;
-use crate::domain::delivery::waiters::Slot;
+use crate::domain::delivery::waiters::{AgentWait, Slot};
 use crate::domain::model::{Resolved, Response, WaitOutcome};
 use crate::error::{Entity, Error, Result};
 use crate::rules::capability::{admit_to_bundle, Operation};
@@ -76,7 +76,8 @@ impl Core {
                 )?)
             })?
             .ok_or(Error::NotFound(Entity::Bundle))?;
-        let slot = self.waiters.enter(pending_id, &session_id, true);
+        let agent = AgentWait::arrive(&self.database, pending_id);
+        let slot = self.waiters.enter(pending_id, &session_id);
         let watched = self.reattach(pending_id).and_then(|()| {
             self.watch(
                 None,
@@ -97,13 +98,14 @@ impl Core {
                 },
             )
         });
-        let remaining = self.waiters.leave(pending_id, &slot, true);
+        self.waiters.leave(pending_id, &slot);
+        let last_agent = agent.depart();
         let outcome = watched?.unwrap_or(WaitOutcome::TimedOut);
         if outcome.response().is_some() {
             // WAIT-2: the agent has it; it leaves the outbox.
             self.ack_delivery(pending_id)?;
         }
-        if outcome == WaitOutcome::TimedOut && remaining == 0 {
+        if outcome == WaitOutcome::TimedOut && last_agent {
             self.detach_bundle(pending_id)?;
         }
         Ok(outcome)
@@ -124,7 +126,7 @@ impl Core {
         let (record, _) = self
             .read(|conn| bundle::load_visible(conn, &scope, pending_id))?
             .ok_or(Error::NotFound(Entity::Bundle))?;
-        let slot = self.waiters.enter(pending_id, &record.session_id, false);
+        let slot = self.waiters.enter(pending_id, &record.session_id);
         let watched =
             self.watch(
                 Some(&scope),
@@ -144,7 +146,7 @@ impl Core {
                     Observed::Open | Observed::Detached => None,
                 },
             );
-        self.waiters.leave(pending_id, &slot, false);
+        self.waiters.leave(pending_id, &slot);
         watched?.ok_or(Error::TimedOut)
     }
 

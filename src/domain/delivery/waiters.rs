@@ -5,11 +5,10 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::domain::model::Response;
-use crate::error::Result;
 use crate::rules::vocabulary::BundleStatus;
 
 /// A bundle some thread of this handle waits on.
@@ -18,11 +17,8 @@ pub(crate) struct Slot {
     session_id: String,
     generation: Mutex<u64>,
     changed: Condvar,
-    /// Every waiter, agent or external: the slot lives while any remains.
+    /// Every waiter of this handle: the slot lives while any remains.
     waiters: AtomicUsize,
-    /// Agent-side waiters only: the last one to time out detaches the
-    /// bundle; an external `wait_bundle` never keeps an agent attached.
-    agent_waiters: AtomicUsize,
     /// A resolution this handle committed, handed to its waiters so they
     /// need not read it back (it is the committed one: the winner's
     /// response is built from the committed rows).
@@ -55,7 +51,7 @@ pub(crate) struct Waiters {
 }
 
 impl Waiters {
-    pub(crate) fn enter(&self, pending_id: &str, session_id: &str, agent: bool) -> Arc<Slot> {
+    pub(crate) fn enter(&self, pending_id: &str, session_id: &str) -> Arc<Slot> {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         let slot = slots
             .entry(pending_id.to_owned())
@@ -65,48 +61,20 @@ impl Waiters {
                     generation: Mutex::new(0),
                     changed: Condvar::new(),
                     waiters: AtomicUsize::new(0),
-                    agent_waiters: AtomicUsize::new(0),
                     resolution: Mutex::new(None),
                 })
             })
             .clone();
         slot.waiters.fetch_add(1, Ordering::SeqCst);
-        if agent {
-            slot.agent_waiters.fetch_add(1, Ordering::SeqCst);
-        }
         slot
     }
 
-    /// Leaves the slot; returns how many other agent waiters remain on it.
-    pub(crate) fn leave(&self, pending_id: &str, slot: &Arc<Slot>, agent: bool) -> usize {
+    /// Leaves the slot.
+    pub(crate) fn leave(&self, pending_id: &str, slot: &Arc<Slot>) {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         if slot.waiters.fetch_sub(1, Ordering::SeqCst) == 1 {
             slots.remove(pending_id);
         }
-        if agent {
-            slot.agent_waiters.fetch_sub(1, Ordering::SeqCst) - 1
-        } else {
-            slot.agent_waiters.load(Ordering::SeqCst)
-        }
-    }
-
-    /// Runs `body` unless an agent waits on the bundle, holding the registry
-    /// lock so that no agent starts waiting meanwhile. `None` if it did not run.
-    pub(crate) fn unless_waited<T>(
-        &self,
-        pending_id: &str,
-        body: impl FnOnce() -> Result<T>,
-    ) -> Result<Option<T>> {
-        let slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
-        let waited = slots
-            .get(pending_id)
-            .is_some_and(|slot| slot.agent_waiters.load(Ordering::SeqCst) > 0);
-        if waited {
-            return Ok(None);
-        }
-        let value = body()?;
-        drop(slots);
-        Ok(Some(value))
     }
 
     /// This handle committed a resolution of the bundle.
@@ -152,5 +120,114 @@ impl Waiters {
             .cloned()
             .collect();
         slots.iter().for_each(|slot| slot.bump());
+    }
+}
+
+/// The agent-side waiters of this whole process, on every handle, per
+/// database and bundle (WAIT-1): the last one to time out detaches the
+/// bundle, so a second handle on the same database never has its agent
+/// detached by another's timeout. An external `wait_bundle` never keeps an
+/// agent attached, so it is not counted here.
+///
+/// The lock is held only to read and change the counts, never across
+/// database work: a detach marks the bundle as detaching, commits with the
+/// lock released, then clears the mark; an agent that starts waiting on
+/// that bundle meanwhile waits for the mark to clear, so it is never
+/// detached behind its back.
+#[derive(Default)]
+struct AgentWaits {
+    bundles: Mutex<HashMap<(String, String), Attachment>>,
+    detached: Condvar,
+}
+
+#[derive(Default)]
+struct Attachment {
+    agents: usize,
+    detaching: bool,
+}
+
+fn agent_waits() -> &'static AgentWaits {
+    static AGENT_WAITS: OnceLock<AgentWaits> = OnceLock::new();
+    AGENT_WAITS.get_or_init(AgentWaits::default)
+}
+
+/// One agent-side wait on a bundle, counted while it lives.
+pub(crate) struct AgentWait {
+    key: (String, String),
+}
+
+impl AgentWait {
+    /// Counts an agent waiting on `pending_id` in the database `database`;
+    /// waits first for a detach of that bundle in flight to finish.
+    pub(crate) fn arrive(database: &str, pending_id: &str) -> AgentWait {
+        let key = (database.to_owned(), pending_id.to_owned());
+        let waits = agent_waits();
+        let bundles = waits.bundles.lock().unwrap_or_else(|p| p.into_inner());
+        let mut bundles = waits
+            .detached
+            .wait_while(bundles, |bundles| {
+                bundles.get(&key).is_some_and(|a| a.detaching)
+            })
+            .unwrap_or_else(|p| p.into_inner());
+        bundles.entry(key.clone()).or_default().agents += 1;
+        AgentWait { key }
+    }
+
+    /// Stops counting; true if no other agent of this process waits on the
+    /// bundle.
+    pub(crate) fn depart(self) -> bool {
+        let mut bundles = agent_waits()
+            .bundles
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let last = match bundles.get_mut(&self.key) {
+            Some(attachment) => {
+                attachment.agents = attachment.agents.saturating_sub(1);
+                attachment.agents == 0
+            }
+            None => true,
+        };
+        if last && !bundles.get(&self.key).is_some_and(|a| a.detaching) {
+            bundles.remove(&self.key);
+        }
+        last
+    }
+}
+
+/// The right to detach a bundle no agent of this process waits on, held
+/// while the detach commits; agents arriving meanwhile wait for it.
+pub(crate) struct Detaching {
+    key: (String, String),
+}
+
+impl Detaching {
+    /// `None` if an agent of this process waits on the bundle, or another
+    /// detach of it is in flight.
+    pub(crate) fn begin(database: &str, pending_id: &str) -> Option<Detaching> {
+        let key = (database.to_owned(), pending_id.to_owned());
+        let mut bundles = agent_waits()
+            .bundles
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let attachment = bundles.entry(key.clone()).or_default();
+        if attachment.agents > 0 || attachment.detaching {
+            return None;
+        }
+        attachment.detaching = true;
+        Some(Detaching { key })
+    }
+}
+
+impl Drop for Detaching {
+    fn drop(&mut self) {
+        let waits = agent_waits();
+        let mut bundles = waits.bundles.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(attachment) = bundles.get_mut(&self.key) {
+            attachment.detaching = false;
+            if attachment.agents == 0 {
+                bundles.remove(&self.key);
+            }
+        }
+        waits.detached.notify_all();
     }
 }
