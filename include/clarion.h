@@ -17,7 +17,10 @@
 #include <stdlib.h>
 
 /**
- * An open clarion database, shared by any number of threads.
+ * An open clarion database, shared by any number of threads. Opaque: a
+ * `clarion_t *` is a number naming an open handle, never dereferenced, so
+ * closing it while other threads are inside calls frees nothing they use
+ * (REL-7), and a closed handle's number is never given out again.
  */
 typedef struct clarion_t clarion_t;
 
@@ -45,10 +48,11 @@ struct clarion_t *clarion_open(const char *config_json);
  * reply `{"status": <int>, "body": <json>}`, which the caller frees with
  * `clarion_string_free`. Returns NULL only if memory runs out. `wait` and
  * `wait_bundle` block the calling thread for at most their `timeout_ms`.
+ * On a closed handle the reply is `503 {"error": "handle closed"}`.
  *
  * # Safety
- * `handle` is NULL or a live handle from `clarion_open`; `request_json` is
- * NULL or a NUL-terminated string valid for the call.
+ * `request_json` is NULL or a NUL-terminated string valid for the call.
+ * `handle` is any value: one that names no open handle is refused.
  */
 char *clarion_call(struct clarion_t *handle, const char *request_json);
 
@@ -61,11 +65,10 @@ char *clarion_call(struct clarion_t *handle, const char *request_json);
 void clarion_string_free(char *s);
 
 /**
- * Closes a handle. NULL is ignored. No call on the handle may be in
- * progress or start afterwards.
- *
- * # Safety
- * `handle` is NULL or a handle from `clarion_open` not closed before.
+ * Closes a handle (REL-7). Safe while other threads are inside
+ * `clarion_call` on it: calls in flight finish or return, blocked waits
+ * return `503 {"error": "handle closed"}` at once, and later calls get
+ * the same reply. NULL, an unknown or an already closed handle is ignored.
  */
 void clarion_close(struct clarion_t *handle);
 

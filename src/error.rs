@@ -90,6 +90,9 @@ pub enum Error {
     /// The database or the connection pool failed.
     #[error(transparent)]
     Database(#[from] DbError),
+    /// REL-7: the handle was closed; a wait blocked on it ends at once.
+    #[error("handle closed")]
+    HandleClosed,
     /// A broken invariant inside clarion; the message says which.
     #[error("internal error: {0}")]
     Internal(String),
@@ -141,6 +144,7 @@ impl Error {
             Error::CapabilityDenied => 403,
             Error::NoLongerActive | Error::SessionEnded => 409,
             Error::TimedOut => 504,
+            Error::HandleClosed => 503,
             Error::Database(_) | Error::Internal(_) => 500,
             #[cfg(feature = "test-hooks")]
             Error::Injected(_) => 500,

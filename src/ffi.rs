@@ -8,21 +8,54 @@
 //! oversized or too deeply nested JSON) is a `400` reply.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use serde_json::{json, Value};
 
 use crate::doors::envelope::{self, Envelope};
-use crate::Clarion;
+use crate::{Clarion, Error};
 
 /// The version of this ABI: the six symbols and the request and reply
 /// formats of WIRE-5.
 pub const ABI_VERSION: &CStr = c"1";
 
-/// An open clarion database, shared by any number of threads.
+/// An open clarion database, shared by any number of threads. Opaque: a
+/// `clarion_t *` is a number naming an open handle, never dereferenced, so
+/// closing it while other threads are inside calls frees nothing they use
+/// (REL-7), and a closed handle's number is never given out again.
 pub struct Handle {
-    clarion: Clarion,
+    _opaque: [u8; 0],
+}
+
+/// The open handles, by number. A call clones its handle out and works on
+/// the clone, so `clarion_close` can take the handle away at any time.
+fn open_handles() -> &'static Mutex<HashMap<usize, Clarion>> {
+    static OPEN: OnceLock<Mutex<HashMap<usize, Clarion>>> = OnceLock::new();
+    OPEN.get_or_init(Default::default)
+}
+
+/// The next handle number; never reused, never 0 (NULL).
+static NEXT_HANDLE: AtomicUsize = AtomicUsize::new(1);
+
+fn register(clarion: Clarion) -> *mut Handle {
+    let number = NEXT_HANDLE.fetch_add(1, Ordering::Relaxed);
+    open_handles()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(number, clarion);
+    std::ptr::without_provenance_mut(number)
+}
+
+fn lookup(handle: *mut Handle) -> Option<Clarion> {
+    open_handles()
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&handle.addr())
+        .cloned()
 }
 
 thread_local! {
@@ -115,7 +148,7 @@ pub unsafe extern "C" fn clarion_open(config_json: *const c_char) -> *mut Handle
     match opened {
         Ok(Ok(clarion)) => {
             clear_last_error();
-            Box::into_raw(Box::new(Handle { clarion }))
+            register(clarion)
         }
         Ok(Err(message)) => {
             set_last_error(&message);
@@ -132,10 +165,11 @@ pub unsafe extern "C" fn clarion_open(config_json: *const c_char) -> *mut Handle
 /// reply `{"status": <int>, "body": <json>}`, which the caller frees with
 /// `clarion_string_free`. Returns NULL only if memory runs out. `wait` and
 /// `wait_bundle` block the calling thread for at most their `timeout_ms`.
+/// On a closed handle the reply is `503 {"error": "handle closed"}`.
 ///
 /// # Safety
-/// `handle` is NULL or a live handle from `clarion_open`; `request_json` is
-/// NULL or a NUL-terminated string valid for the call.
+/// `request_json` is NULL or a NUL-terminated string valid for the call.
+/// `handle` is any value: one that names no open handle is refused.
 #[no_mangle]
 pub unsafe extern "C" fn clarion_call(
     handle: *mut Handle,
@@ -148,10 +182,12 @@ pub unsafe extern "C" fn clarion_call(
         if request_json.is_null() {
             return envelope::bad_request("request: NULL pointer");
         }
-        // SAFETY: both pointers are non-NULL and valid by the caller's
-        // contract; the handle is shared, never mutated.
-        let (handle, request) = unsafe { (&*handle, CStr::from_ptr(request_json)) };
-        handle.clarion.call_bytes(request.to_bytes())
+        let Some(clarion) = lookup(handle) else {
+            return envelope::error(&Error::HandleClosed);
+        };
+        // SAFETY: non-NULL and NUL-terminated by the caller's contract.
+        let request = unsafe { CStr::from_ptr(request_json) };
+        clarion.call_bytes(request.to_bytes())
     }));
     let envelope = replied.unwrap_or_else(|payload| {
         let cause = format!("panic inside clarion_call: {}", panic_message(&*payload));
@@ -176,18 +212,22 @@ pub unsafe extern "C" fn clarion_string_free(s: *mut c_char) {
     let _ = catch_unwind(|| drop(unsafe { CString::from_raw(s) }));
 }
 
-/// Closes a handle. NULL is ignored. No call on the handle may be in
-/// progress or start afterwards.
-///
-/// # Safety
-/// `handle` is NULL or a handle from `clarion_open` not closed before.
+/// Closes a handle (REL-7). Safe while other threads are inside
+/// `clarion_call` on it: calls in flight finish or return, blocked waits
+/// return `503 {"error": "handle closed"}` at once, and later calls get
+/// the same reply. NULL, an unknown or an already closed handle is ignored.
 #[no_mangle]
-pub unsafe extern "C" fn clarion_close(handle: *mut Handle) {
-    if handle.is_null() {
-        return;
-    }
-    // SAFETY: `handle` came from `Box::into_raw` in `clarion_open`.
-    let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(handle) })));
+pub extern "C" fn clarion_close(handle: *mut Handle) {
+    let _ = catch_unwind(AssertUnwindSafe(|| {
+        let closed = open_handles()
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&handle.addr());
+        if let Some(clarion) = closed {
+            // Its memory goes with the last call still holding a clone.
+            clarion.close();
+        }
+    }));
 }
 
 /// Why this thread's most recent `clarion_open` failed, or NULL if it did

@@ -228,6 +228,7 @@ impl Builder {
                 waiters: Default::default(),
                 poll_interval: self.poll_interval,
                 dispatch,
+                closed: Default::default(),
             }),
         })
     }
@@ -255,6 +256,14 @@ impl Clarion {
             dispatch_timeout: Duration::from_secs(5),
             synchronous: Synchronous::Full,
         }
+    }
+
+    /// Closes the handle for every clone of it (REL-7): blocked waits
+    /// return [`Error::HandleClosed`] at once, and every later call fails
+    /// with it. Calls in flight finish or return; the connections go when
+    /// the last clone is dropped.
+    pub fn close(&self) {
+        self.core.close();
     }
 
     /// Which backend this handle talks to.

@@ -3,12 +3,13 @@
 //! dispatcher — and the few ways an operation reaches the database. The
 //! public `Clarion` handle wraps it.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::domain::delivery::dispatch::DispatchWorker;
 use crate::domain::delivery::waiters::Waiters;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::failpoints::Failpoints;
 use crate::store::{
     read_snapshot, write_transaction, AnyConnection, Backend, Clock, DbConn, DbPool, IdKind,
@@ -28,6 +29,8 @@ pub(crate) struct Core {
     pub(crate) waiters: Waiters,
     /// How often a waiter re-reads for changes made elsewhere (WAIT-3).
     pub(crate) poll_interval: Duration,
+    /// Set by `close` (REL-7).
+    pub(crate) closed: AtomicBool,
     /// The resume dispatcher's worker, when the host registered one (DEL-3).
     pub(crate) dispatch: Option<DispatchWorker>,
 }
@@ -46,7 +49,23 @@ impl Core {
     }
 
     pub(crate) fn conn(&self) -> Result<DbConn> {
+        self.check_open()?;
         Ok(self.pool.get()?)
+    }
+
+    /// REL-7: a closed handle starts no more work.
+    pub(crate) fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(Error::HandleClosed);
+        }
+        Ok(())
+    }
+
+    /// REL-7: closes the handle for every clone: new calls fail with
+    /// `HandleClosed`, and blocked waits wake to return it at once.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        self.waiters.notify_all();
     }
 
     /// Runs `body` on a pooled connection, on one consistent snapshot

@@ -1518,3 +1518,26 @@ dual_backend! {
         assert!(rows::detached(db, &detached_id));
     }
 }
+
+dual_backend! {
+    /// REL-7 through the Rust API: closing a handle wakes its blocked waits
+    /// at once with `HandleClosed` (503 on the wire), detaches nothing
+    /// (WAIT-1b), and every later call on any clone fails the same way.
+    fn rel_7_close_wakes_blocked_waits(db) {
+        let session = mirror(db, "x", "alice");
+        let handle = db.reopen_polling(NO_POLL);
+        let id = ask(db, &session, 1);
+        let agent = already_waiting(&handle, || spawn_wait(&handle, &id, LONG_WAIT));
+        let human = spawn_wait_bundle(&handle, alice(), &id, LONG_WAIT);
+        std::thread::sleep(Duration::from_millis(100));
+        handle.clone().close();
+        assert!(matches!(agent.within(PROMPT), Err(Error::HandleClosed)));
+        let human = human.within(PROMPT);
+        assert!(matches!(human, Err(Error::HandleClosed)), "{human:?}");
+        assert_eq!(envelope::error(&Error::HandleClosed).body_text(), r#"{"error":"handle closed"}"#);
+        assert_eq!(envelope::error(&Error::HandleClosed).status, 503);
+        assert!(matches!(handle.summary(&alice()), Err(Error::HandleClosed)));
+        assert!(!rows::detached(db, &id), "a closed handle's wait detaches nothing");
+        assert_eq!(db.get_bundle(&alice(), &id).unwrap().status, BundleStatus::Pending);
+    }
+}

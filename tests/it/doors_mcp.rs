@@ -256,6 +256,6 @@ dual_backend! {
                 assert_eq!(response, &stored, "round {round}");
             }
         }
-        unsafe { clarion_close(abi_handle as *mut Handle) };
+        clarion_close(abi_handle as *mut Handle);
     }
 }

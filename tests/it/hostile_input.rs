@@ -173,7 +173,7 @@ dual_backend! {
             prop_assert_eq!(value["status"].as_u64(), Some(400), "{}", text);
             Ok(())
         }).unwrap();
-        unsafe { clarion_close(handle) };
+        clarion_close(handle);
         println!("REL-3: {} random byte strings through clarion_call, none crashed", count.get());
     }
 

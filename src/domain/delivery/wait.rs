@@ -183,12 +183,16 @@ impl Core {
             if let Some(result) = decide(observed) {
                 return result.map(Some);
             }
+            // REL-7: a closed handle ends every wait at once; it is not
+            // the caller's timeout, so nothing is detached (WAIT-1b).
+            self.check_open()?;
             let now = Instant::now();
             if now >= deadline {
                 return Ok(None);
             }
             self.failpoint(points::WAIT_BEFORE_SLEEP)?;
             slot.wait_past(seen, (deadline - now).min(self.poll_interval));
+            self.check_open()?;
         }
     }
 
