@@ -80,6 +80,7 @@ pub use store::{
 
 use domain::core::Core;
 use domain::delivery::dispatch::DispatchWorker;
+use domain::delivery::heartbeat::Heartbeat;
 use store::failpoints::Failpoints;
 use store::{open_pool, PoolSettings, Target as DbTarget};
 
@@ -123,9 +124,21 @@ pub struct Builder {
     dispatcher: Option<Arc<dyn ResumeDispatcher>>,
     dispatch_timeout: Duration,
     synchronous: Synchronous,
+    attachment_lease: Duration,
 }
 
 impl Builder {
+    /// How long a bundle stays attached to its agent without a wait renewing
+    /// it (DEL-3; default 30 s). Asking attaches a bundle to this handle;
+    /// while an agent of the handle waits, the lease is renewed once per
+    /// third of it. When the process dies or nobody waits for a lease, the
+    /// bundle counts as detached, so its answer reaches the outbox without
+    /// any host call.
+    pub fn attachment_lease(mut self, lease: Duration) -> Self {
+        self.attachment_lease = lease.max(Duration::from_millis(3));
+        self
+    }
+
     /// When a SQLite commit reaches the disk (REL-5). The default,
     /// [`Synchronous::Full`], makes every `200` survive power loss;
     /// [`Synchronous::Normal`] commits faster but may lose the last commits
@@ -207,6 +220,7 @@ impl Builder {
         // After opening: a fresh SQLite file exists now, so its path
         // canonicalizes like every later handle's.
         let database = named.identity();
+        let clock = self.clock;
         let dispatch = match self.dispatcher {
             None => None,
             Some(dispatcher) => Some(
@@ -219,15 +233,21 @@ impl Builder {
         };
         Ok(Clarion {
             core: Arc::new(Core {
-                pool,
+                pool: pool.clone(),
                 backend,
                 database,
-                clock: self.clock,
+                clock: clock.clone(),
                 ids: self.ids,
                 failpoints: Failpoints::default(),
                 waiters: Default::default(),
                 poll_interval: self.poll_interval,
                 dispatch,
+                heartbeat: Heartbeat::new(
+                    UuidV7Ids.new_id(IdKind::Bundle),
+                    self.attachment_lease,
+                    clock,
+                    pool,
+                ),
                 closed: Default::default(),
             }),
         })
@@ -255,6 +275,7 @@ impl Clarion {
             dispatcher: None,
             dispatch_timeout: Duration::from_secs(5),
             synchronous: Synchronous::Full,
+            attachment_lease: Duration::from_secs(30),
         }
     }
 

@@ -1,7 +1,14 @@
 SELECT "bundles"."pending_id"
 FROM "bundles"
 WHERE ("bundles"."response_delivery_pending"
-AND "bundles"."agent_disconnected")
+AND ("bundles"."agent_disconnected"
+OR  NOT (EXISTS (SELECT "attachments"."pending_id"
+FROM "attachments"
+WHERE (("attachments"."pending_id" = "bundles"."pending_id")
+AND EXISTS (SELECT "handles"."id"
+FROM "handles"
+WHERE (("handles"."id" = "attachments"."handle_id")
+AND ("handles"."alive_until" >= $1)))) OFFSET $2))))
 ORDER BY "bundles"."responded_at" ASC, "bundles"."pending_id" ASC
-LIMIT $1;
--- binds: [50]
+LIMIT $3;
+-- binds: [0, 0, 50]

@@ -247,6 +247,7 @@ impl Core {
                     bundles::idempotency_key.eq(idempotency_key),
                 ))
                 .execute(conn)?;
+            self.heartbeat.attach(conn, &pending_id)?;
             self.failpoint(points::ASK_AFTER_BUNDLE_ROW)?;
             for (index, question) in questions.iter().enumerate() {
                 let payload = serde_json::to_string(&question.payload)

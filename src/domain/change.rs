@@ -93,7 +93,7 @@ impl Core {
     /// A change made by one statement that commits by itself (one round
     /// trip on PostgreSQL instead of three). It records and publishes
     /// nothing, so only bookkeeping that no waiter or listener cares about
-    /// uses it: attaching again, acknowledging a delivery.
+    /// uses it: acknowledging a delivery.
     pub(crate) fn change_in_one_statement<T>(
         &self,
         body: impl FnOnce(&mut AnyConnection) -> Result<T>,
@@ -157,10 +157,11 @@ impl Core {
         if self.dispatch.is_none() {
             return Ok(());
         }
+        let now = self.now().as_micros();
         let entries: Vec<String> = self.read_one(|conn| {
             Ok(bundles::table
                 .filter(bundles::session_id.eq(session_id))
-                .filter(in_outbox())
+                .filter(in_outbox(now))
                 .select(bundles::pending_id)
                 .load(conn)?)
         })?;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::domain::delivery::dispatch::DispatchWorker;
+use crate::domain::delivery::heartbeat::Heartbeat;
 use crate::domain::delivery::waiters::Waiters;
 use crate::error::{Error, Result};
 use crate::store::failpoints::Failpoints;
@@ -29,6 +30,8 @@ pub(crate) struct Core {
     pub(crate) waiters: Waiters,
     /// How often a waiter re-reads for changes made elsewhere (WAIT-3).
     pub(crate) poll_interval: Duration,
+    /// This handle's heartbeat and attachment lease (DEL-3).
+    pub(crate) heartbeat: Heartbeat,
     /// Set by `close` (REL-7).
     pub(crate) closed: AtomicBool,
     /// The resume dispatcher's worker, when the host registered one (DEL-3).

@@ -127,7 +127,7 @@ macro_rules! catalog {
             },
             Rendered {
                 name: "outbox",
-                sql: layout(debug_query::<$backend, _>(&outbox::outbox_query(50)).to_string()),
+                sql: layout(debug_query::<$backend, _>(&outbox::outbox_query(0, 50)).to_string()),
             },
             Rendered {
                 name: "detach_bundle",

@@ -1,6 +1,13 @@
 // @generated automatically by Diesel CLI.
 
 diesel::table! {
+    attachments (pending_id) {
+        pending_id -> Text,
+        handle_id -> Text,
+    }
+}
+
+diesel::table! {
     bundle_questions (id) {
         id -> Integer,
         pending_id -> Text,
@@ -37,6 +44,13 @@ diesel::table! {
 }
 
 diesel::table! {
+    handles (id) {
+        id -> Text,
+        alive_until -> BigInt,
+    }
+}
+
+diesel::table! {
     sessions (id) {
         id -> Text,
         task_id -> Text,
@@ -68,14 +82,17 @@ diesel::table! {
     }
 }
 
+diesel::joinable!(attachments -> bundles (pending_id));
 diesel::joinable!(bundle_questions -> bundles (pending_id));
 diesel::joinable!(bundles -> sessions (session_id));
 diesel::joinable!(sessions -> tasks (task_id));
 diesel::joinable!(turns -> sessions (session_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    attachments,
     bundle_questions,
     bundles,
+    handles,
     sessions,
     tasks,
     turns,

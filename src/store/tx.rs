@@ -119,6 +119,28 @@ pub(crate) fn lock_session(
     }
 }
 
+/// Whether the bundle exists, keeping it from being deleted until the
+/// transaction ends (PostgreSQL: `FOR KEY SHARE`, the lock a foreign key
+/// check takes), so a row that references it can be written safely. On
+/// SQLite the transaction already holds the database's write lock.
+pub(crate) fn lock_bundle(conn: &mut AnyConnection, pending_id: &str) -> Result<bool, DbError> {
+    use super::schema::bundles;
+    use diesel::prelude::*;
+    let found: Vec<String> = match conn {
+        AnyConnection::Sqlite(conn) => bundles::table
+            .find(pending_id)
+            .select(bundles::pending_id)
+            .load(conn)?,
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(conn) => bundles::table
+            .find(pending_id)
+            .select(bundles::pending_id)
+            .for_key_share()
+            .load(conn)?,
+    };
+    Ok(!found.is_empty())
+}
+
 /// Which sessions a visibility change reaches: those whose bundles may
 /// take their task (AUTH-4) from the moved task, or from a task of the
 /// workspace whose owner changes.

@@ -34,6 +34,7 @@ mod claim_processes;
 mod claim_races;
 mod crash;
 mod delivery_interleavings;
+mod delivery_lease;
 mod delivery_processes;
 mod delivery_waiting;
 mod lifecycle;

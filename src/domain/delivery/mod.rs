@@ -14,6 +14,7 @@
 //! [`ResumeDispatcher`] succeeds (DEL-3/4).
 
 pub(crate) mod dispatch;
+pub(crate) mod heartbeat;
 pub(crate) mod outbox;
 pub(crate) mod wait;
 pub(crate) mod waiters;

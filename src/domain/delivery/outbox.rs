@@ -19,8 +19,9 @@ impl Core {
     /// below 1 means 50, above 200 is clamped.
     pub(crate) fn pending_deliveries(&self, limit: Option<i64>) -> Result<Vec<Delivery>> {
         let limit = page_size(limit);
+        let now = self.now().as_micros();
         self.read(|conn| {
-            let ids: Vec<String> = outbox_query(limit).load(conn)?;
+            let ids: Vec<String> = outbox_query(now, limit).load(conn)?;
             let mut deliveries = Vec::with_capacity(ids.len());
             for id in ids {
                 if let Some(delivery) = load_delivery(conn, &id)? {
@@ -49,7 +50,8 @@ impl Core {
         }
         // Every entry, not a page: failed entries stay oldest, and a page
         // of them would hide everything behind it.
-        let ids: Vec<String> = self.read_one(|conn| Ok(outbox_entries().load(conn)?))?;
+        let now = self.now().as_micros();
+        let ids: Vec<String> = self.read_one(|conn| Ok(outbox_entries(now).load(conn)?))?;
         for id in ids {
             match self.dispatch_one(&id, true) {
                 Ok(Dispatch::Delivered) => report.delivered += 1,
@@ -80,11 +82,14 @@ impl Core {
         let lease_until = now.saturating_add(timeout.saturating_mul(2));
         let leased = self.write(|conn| {
             Ok(diesel::update(
-                bundles::table.find(pending_id).filter(in_outbox()).filter(
-                    bundles::delivery_lease_until
-                        .is_null()
-                        .or(bundles::delivery_lease_until.lt(now)),
-                ),
+                bundles::table
+                    .find(pending_id)
+                    .filter(in_outbox(now))
+                    .filter(
+                        bundles::delivery_lease_until
+                            .is_null()
+                            .or(bundles::delivery_lease_until.lt(now)),
+                    ),
             )
             .set(bundles::delivery_lease_until.eq(lease_until))
             .execute(conn)?)

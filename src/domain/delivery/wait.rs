@@ -22,9 +22,9 @@ use crate::rules::outbox::detach_bundle_statement;
 use crate::rules::principal::Principal;
 use crate::rules::visibility::Scope;
 use crate::rules::vocabulary::BundleStatus;
-use crate::store::at_most_one;
 use crate::store::failpoints::points;
 use crate::store::schema::bundles;
+use crate::store::{at_most_one, lock_bundle};
 
 /// Where a waited-on bundle stands, from durable rows.
 enum Observed {
@@ -77,6 +77,7 @@ impl Core {
             })?
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let agent = AgentWait::arrive(&self.database, pending_id);
+        let _beating = self.heartbeat.beating();
         let slot = self.waiters.enter(pending_id, &session_id);
         let watched = self.reattach(pending_id).and_then(|()| {
             self.watch(
@@ -214,8 +215,18 @@ impl Core {
     /// WAIT-1: an agent waiting again on a detached, unresolved bundle is
     /// attached again, so its answer reaches it directly and not through
     /// the outbox.
+    ///
+    /// The waiting handle also takes the bundle's attachment (DEL-3): after
+    /// a restart, the new process's wait holds it, and its heartbeat keeps
+    /// it while it waits.
     fn reattach(&self, pending_id: &str) -> Result<()> {
-        self.change_in_one_statement(|conn| {
+        self.write(|conn| {
+            // A bundle deleted meanwhile has nothing to attach; the wait
+            // then finds it gone (not-found).
+            if !lock_bundle(conn, pending_id)? {
+                return Ok(());
+            }
+            self.heartbeat.attach(conn, pending_id)?;
             diesel::update(
                 bundles::table
                     .find(pending_id)

@@ -1,0 +1,3 @@
+DROP INDEX bundles_undelivered;
+DROP TABLE attachments;
+DROP TABLE handles;

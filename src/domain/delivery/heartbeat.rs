@@ -1,0 +1,141 @@
+//! DEL-3: attachment as a lease. A bundle is attached to the handle that
+//! asked it (or last waited on it); the handle keeps one heartbeat row,
+//! renewed once per tick while any agent of it waits — one write per
+//! handle, however many waiters. When the process dies, or nobody waits
+//! for a lease, the row lapses and its bundles count as detached, so their
+//! answers reach the outbox without any host call.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use diesel::prelude::*;
+
+use crate::error::{Error, Result};
+use crate::store::schema::{attachments, handles};
+use crate::store::{AnyConnection, Clock, DbPool};
+
+/// One handle's heartbeat.
+pub(crate) struct Heartbeat {
+    /// This handle's id in `handles` and `attachments`.
+    pub(crate) handle_id: String,
+    lease: Duration,
+    clock: Arc<dyn Clock>,
+    pool: DbPool,
+    /// Agent waits in progress on this handle.
+    agents: Arc<AtomicUsize>,
+    /// The renewing thread, started at the first wait; dropping the sender
+    /// (with the handle) ends it.
+    renewer: Mutex<Option<Sender<()>>>,
+}
+
+/// One agent wait counted by the heartbeat while it lives.
+pub(crate) struct Beating {
+    agents: Arc<AtomicUsize>,
+}
+
+impl Drop for Beating {
+    fn drop(&mut self) {
+        self.agents.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl Heartbeat {
+    pub(crate) fn new(
+        handle_id: String,
+        lease: Duration,
+        clock: Arc<dyn Clock>,
+        pool: DbPool,
+    ) -> Heartbeat {
+        Heartbeat {
+            handle_id,
+            lease,
+            clock,
+            pool,
+            agents: Arc::default(),
+            renewer: Mutex::new(None),
+        }
+    }
+
+    /// Until when a renewal made now keeps this handle alive.
+    fn alive_until(&self) -> i64 {
+        let lease = i64::try_from(self.lease.as_micros()).unwrap_or(i64::MAX);
+        self.clock.now().as_micros().saturating_add(lease)
+    }
+
+    /// Renews this handle's row (creating it if needed).
+    pub(crate) fn renew(&self, conn: &mut AnyConnection) -> Result<()> {
+        renew(conn, &self.handle_id, self.alive_until())
+    }
+
+    /// Attaches a bundle to this handle and renews the handle's lease.
+    pub(crate) fn attach(&self, conn: &mut AnyConnection, pending_id: &str) -> Result<()> {
+        self.renew(conn)?;
+        let handle_id = self.handle_id.as_str();
+        per_backend!(conn, c => diesel::insert_into(attachments::table)
+            .values((attachments::pending_id.eq(pending_id), attachments::handle_id.eq(handle_id)))
+            .on_conflict(attachments::pending_id)
+            .do_update()
+            .set(attachments::handle_id.eq(handle_id))
+            .execute(c))?;
+        Ok(())
+    }
+
+    /// Counts an agent wait; while any is counted, the renewing thread
+    /// renews the lease once per tick (a third of the lease).
+    pub(crate) fn beating(&self) -> Beating {
+        self.agents.fetch_add(1, Ordering::SeqCst);
+        let mut renewer = self.renewer.lock().unwrap_or_else(|p| p.into_inner());
+        if renewer.is_none() {
+            *renewer = self.start_renewing();
+        }
+        Beating {
+            agents: self.agents.clone(),
+        }
+    }
+
+    fn start_renewing(&self) -> Option<Sender<()>> {
+        let (stop, stopped) = mpsc::channel::<()>();
+        let tick = (self.lease / 3).max(Duration::from_millis(1));
+        let (agents, pool, clock) = (self.agents.clone(), self.pool.clone(), self.clock.clone());
+        let handle_id = self.handle_id.clone();
+        let lease = i64::try_from(self.lease.as_micros()).unwrap_or(i64::MAX);
+        let spawned = std::thread::Builder::new()
+            .name("clarion-heartbeat".to_owned())
+            .spawn(move || loop {
+                match stopped.recv_timeout(tick) {
+                    Err(RecvTimeoutError::Timeout) => {}
+                    _ => return,
+                }
+                if agents.load(Ordering::SeqCst) == 0 {
+                    continue;
+                }
+                let alive_until = clock.now().as_micros().saturating_add(lease);
+                let renewed = pool
+                    .get()
+                    .map_err(Error::from)
+                    .and_then(|mut conn| conn.run(|conn| renew(conn, &handle_id, alive_until)));
+                if let Err(error) = renewed {
+                    tracing::warn!(%error, "heartbeat not renewed; attachments lapse if this goes on");
+                }
+            });
+        match spawned {
+            Ok(_) => Some(stop),
+            Err(error) => {
+                tracing::error!(%error, "could not start the heartbeat thread; waits will not renew their lease");
+                None
+            }
+        }
+    }
+}
+
+fn renew(conn: &mut AnyConnection, handle_id: &str, alive_until: i64) -> Result<()> {
+    per_backend!(conn, c => diesel::insert_into(handles::table)
+        .values((handles::id.eq(handle_id), handles::alive_until.eq(alive_until)))
+        .on_conflict(handles::id)
+        .do_update()
+        .set(handles::alive_until.eq(alive_until))
+        .execute(c))?;
+    Ok(())
+}
