@@ -798,3 +798,30 @@ dual_backend! {
         }
     }
 }
+
+dual_backend! {
+    /// ASK-4 under concurrency: eight asks with one idempotency key, on two
+    /// handles, released together, create exactly one bundle; every caller
+    /// gets its `pending_id`, and only one says `created`.
+    fn ask_4_concurrent_asks_with_one_key_create_one_bundle(db) {
+        let session = mirror(db, "x", "alice");
+        let handles = [db.reopen(), db.reopen()];
+        let start = std::sync::Arc::new(std::sync::Barrier::new(8));
+        let asked: Vec<clarion::Asked> = (0..8)
+            .map(|n| {
+                let (handle, start, session) = (handles[n % 2].clone(), start.clone(), session.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    handle.ask(&keyed(&session, "once")).unwrap()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|thread| thread.join().unwrap())
+            .collect();
+        assert_eq!(asked.iter().filter(|a| a.created).count(), 1, "{asked:?}");
+        assert!(asked.iter().all(|a| a.pending_id == asked[0].pending_id), "{asked:?}");
+        let stored: i64 = db.raw(|conn| bundles::table.count().get_result(conn).unwrap());
+        assert_eq!(stored, 1);
+    }
+}

@@ -65,8 +65,20 @@ dual_backend! {
             for result in &results {
                 assert_eq!(envelope::response(&result.response).to_string(), stored_json, "round {round}");
             }
+            // The stored answer is exactly what the winning racer submitted:
+            // each racer's text names it, and its option follows from it.
             let winner = results.iter().find(|r| r.claimed).unwrap();
-            assert!(winner.response.answers[0].custom_text.starts_with("racer "));
+            let text = &winner.response.answers[0].custom_text;
+            let n: usize = text.strip_prefix("racer ").and_then(|n| n.parse().ok()).unwrap();
+            let submitted = answer_for(n);
+            assert_eq!(stored.answers.len(), 2, "round {round}");
+            for (stored, sent) in stored.answers.iter().zip(&submitted.answers) {
+                assert_eq!(
+                    (&stored.question_id, &stored.selected_options, &stored.custom_text),
+                    (&sent.question_id, &sent.selected_options, &sent.custom_text),
+                    "round {round}: the stored answer is not racer {n}'s submission"
+                );
+            }
         }
     }
 }

@@ -1541,3 +1541,43 @@ dual_backend! {
         assert_eq!(db.get_bundle(&alice(), &id).unwrap().status, BundleStatus::Pending);
     }
 }
+
+dual_backend! {
+    /// DEL-4 under concurrency: two handles calling `deliver_pending` at
+    /// once, released together, never dispatch one entry twice; together
+    /// they deliver every entry once.
+    fn del_4_concurrent_deliver_pending_dispatches_each_entry_once(db) {
+        let session = mirror(db, "x", "alice");
+        let ids: Vec<String> = (0..20).map(|_| ask(db, &session, 1)).collect();
+        db.detach_session(&session).unwrap();
+        for id in &ids {
+            db.resolve_bundle(&alice(), id, &one_answer("")).unwrap();
+        }
+        let recorders = [Arc::new(Recorder::default()), Arc::new(Recorder::default())];
+        let hosts: Vec<Clarion> = recorders
+            .iter()
+            .map(|recorder| with_dispatcher(db, recorder.clone(), Duration::from_secs(5)))
+            .collect();
+        let start = Arc::new(std::sync::Barrier::new(2));
+        let reports: Vec<DeliveryReport> = hosts
+            .iter()
+            .map(|host| {
+                let (host, start) = (host.clone(), start.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    host.deliver_pending().unwrap()
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|thread| thread.join().unwrap())
+            .collect();
+        let mut dispatched: Vec<String> = recorders.iter().flat_map(|r| r.called_for()).collect();
+        dispatched.sort();
+        let mut expected = ids.clone();
+        expected.sort();
+        assert_eq!(dispatched, expected, "each entry dispatched exactly once");
+        assert_eq!(reports.iter().map(|r| r.delivered).sum::<usize>(), 20, "{reports:?}");
+        assert!(outbox(db).is_empty());
+    }
+}

@@ -2,7 +2,7 @@
 //! and committed; this test fails when the committed header drifts.
 //! `CLARION_BLESS_HEADER=1` rewrites it.
 
-use crate::support::root;
+use crate::support::{bless, root};
 
 #[test]
 fn wire_5_committed_header_matches_a_fresh_generation() {
@@ -17,7 +17,7 @@ fn wire_5_committed_header_matches_a_fresh_generation() {
         .write(&mut fresh);
     let fresh = String::from_utf8(fresh).unwrap();
     let committed_path = root.join("include/clarion.h");
-    if std::env::var("CLARION_BLESS_HEADER").as_deref() == Ok("1") {
+    if bless("CLARION_BLESS_HEADER") {
         std::fs::create_dir_all(root.join("include")).unwrap();
         std::fs::write(&committed_path, &fresh).unwrap();
     }

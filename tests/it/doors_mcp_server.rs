@@ -46,7 +46,7 @@ fn mcp_python() -> Option<PathBuf> {
             }
             if has_client(&python) {
                 Some(python)
-            } else if std::env::var("CI").as_deref() == Ok("true") {
+            } else if under_ci() {
                 panic!("the Python MCP client is not installable under CI=true")
             } else {
                 eprintln!("skipping: the Python MCP client could not be installed");

@@ -3,12 +3,11 @@
 //! `CLARION_BLESS_SQL=1 cargo test --all-features --test it sql_rendering`,
 //! then read the diff before committing it.
 
-use crate::support::root;
+use crate::support::{bless, root};
 
 fn check(backend: &str, rendered: Vec<clarion::test_hooks::sql_catalog::Rendered>) {
     let dir = root().join("sql").join(backend);
-    let bless = std::env::var("CLARION_BLESS_SQL").as_deref() == Ok("1")
-        && std::env::var("CI").as_deref() != Ok("true");
+    let bless = bless("CLARION_BLESS_SQL");
     let mut stale = Vec::new();
     let names: Vec<String> = rendered.iter().map(|q| format!("{}.sql", q.name)).collect();
     for entry in std::fs::read_dir(&dir).unwrap() {

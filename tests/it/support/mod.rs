@@ -142,7 +142,7 @@ pub fn postgres() -> Option<TestDb> {
     let base_url = postgres_base_url();
     let mut admin = match diesel::PgConnection::establish(&base_url) {
         Ok(conn) => conn,
-        Err(e) if std::env::var("CI").as_deref() == Ok("true") => {
+        Err(e) if under_ci() => {
             panic!("PostgreSQL at {base_url} is unreachable under CI=true: {e}")
         }
         Err(e) => {

@@ -70,3 +70,33 @@ fn test_name(module: &str, test: &str) -> String {
         None => test.to_owned(),
     }
 }
+
+/// Whether this run is CI: any non-empty `CI` other than `false` or `0`
+/// (CI services set `true`, `1`, or their own name). Under CI a missing
+/// PostgreSQL, browser or tool fails a test instead of skipping it, and
+/// nothing committed (rendered SQL, the header) is ever rewritten.
+pub fn under_ci() -> bool {
+    ci_value_means_ci(std::env::var("CI").ok().as_deref())
+}
+
+/// [`under_ci`] for a given value of `CI`.
+pub fn ci_value_means_ci(value: Option<&str>) -> bool {
+    value.is_some_and(|ci| !ci.is_empty() && ci != "false" && ci != "0")
+}
+
+/// Whether a bless variable (`CLARION_BLESS_SQL`, `CLARION_BLESS_HEADER`)
+/// asks to rewrite committed files: never under CI, where the committed
+/// copy is the contract.
+pub fn bless(variable: &str) -> bool {
+    std::env::var(variable).as_deref() == Ok("1") && !under_ci()
+}
+
+#[test]
+fn ci_detection_takes_any_non_empty_value_but_false_and_zero() {
+    for value in ["true", "1", "yes", "github-actions"] {
+        assert!(ci_value_means_ci(Some(value)), "{value}");
+    }
+    for value in [None, Some(""), Some("false"), Some("0")] {
+        assert!(!ci_value_means_ci(value), "{value:?}");
+    }
+}
