@@ -276,14 +276,27 @@ mod postgres_serialization {
         }
     }
 
-    /// Waits until some backend of this database is blocked on a lock.
-    fn wait_for_lock_waiter(db: &TestDb) {
+    /// A handle whose connections carry `application_name`, so a test can
+    /// tell its backends from those of every other test sharing the server.
+    fn named_handle(db: &TestDb, application_name: &str) -> Clarion {
+        Clarion::builder(&format!("{}&application_name={application_name}", db.url))
+            .clock(db.clock.clone())
+            .ids(db.ids.clone())
+            .open()
+            .unwrap()
+    }
+
+    /// Waits until a backend of the handle named `application_name` (the
+    /// competitor, and no other test's connection) is blocked on a lock.
+    fn wait_for_lock_waiter(db: &TestDb, application_name: &str) {
         for _ in 0..400 {
             let waiting = db.raw(|conn| {
                 diesel::sql_query(
                     "SELECT count(*) AS waiting FROM pg_stat_activity \
-                     WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                     WHERE datname = current_database() AND wait_event_type = 'Lock' \
+                     AND application_name = $1",
                 )
+                .bind::<diesel::sql_types::Text, _>(application_name)
                 .get_result::<Waiting>(conn)
                 .unwrap()
                 .waiting
@@ -337,10 +350,16 @@ mod postgres_serialization {
         competitor: impl FnOnce(Clarion, String) + Send + 'static,
     ) -> String {
         let paused = pause_claim(db);
-        let other = db.reopen();
+        static COMPETITORS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let name = format!(
+            "competitor_{}_{}",
+            std::process::id(),
+            COMPETITORS.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        );
+        let other = named_handle(db, &name);
         let session = paused.session.clone();
         let competing = std::thread::spawn(move || competitor(other, session));
-        wait_for_lock_waiter(db);
+        wait_for_lock_waiter(db, &name);
         assert!(
             !competing.is_finished(),
             "the competitor committed while the claim was open"
