@@ -44,7 +44,7 @@ pub(crate) struct Standing {
 /// One question row as stored.
 #[derive(Debug, Clone, Queryable)]
 pub(crate) struct QuestionRecord {
-    pub id: i32,
+    pub id: i64,
     pub pending_id: String,
     pub question_id: String,
     pub question_index: Option<i32>,
@@ -57,7 +57,7 @@ pub(crate) struct QuestionRecord {
 impl QuestionRecord {
     /// DM-4: `question_index` (NULL as 0), then `created_at`, then row id.
     /// Every place that orders questions sorts by this key.
-    pub fn dm4_key(&self) -> (i32, i64, i32) {
+    pub fn dm4_key(&self) -> (i32, i64, i64) {
         (self.question_index.unwrap_or(0), self.created_at, self.id)
     }
 

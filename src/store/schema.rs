@@ -9,7 +9,7 @@ diesel::table! {
 
 diesel::table! {
     bundle_questions (id) {
-        id -> Integer,
+        id -> BigInt,
         pending_id -> Text,
         session_id -> Text,
         turn_id -> Text,
@@ -68,7 +68,7 @@ diesel::table! {
 
 diesel::table! {
     turns (seq) {
-        seq -> Integer,
+        seq -> BigInt,
         id -> Text,
         session_id -> Text,
         started_at -> BigInt,

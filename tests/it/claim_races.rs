@@ -85,12 +85,12 @@ dual_backend! {
 
 /// Runs the claim's row statement by hand on a raw connection; returns
 /// the ids it changed.
-fn run_claim_rows(db: &TestDb, pending_id: &str) -> Vec<i32> {
+fn run_claim_rows(db: &TestDb, pending_id: &str) -> Vec<i64> {
     use clarion::test_hooks::schema::bundle_questions;
     use clarion::test_hooks::AnyConnection;
     use clarion::test_hooks::{active_in_the_write, claim_rows_statement, RowWrite};
     use diesel::prelude::*;
-    let row_ids: Vec<i32> = db.raw(|conn| {
+    let row_ids: Vec<i64> = db.raw(|conn| {
         bundle_questions::table
             .filter(bundle_questions::pending_id.eq(pending_id))
             .select(bundle_questions::id)
@@ -121,9 +121,9 @@ fn run_claim_rows(db: &TestDb, pending_id: &str) -> Vec<i32> {
         clarion::test_hooks::schema::bundle_questions::id,
     );
     db.raw(|conn| match conn {
-        AnyConnection::Sqlite(c) => statement.load::<i32>(c).unwrap(),
+        AnyConnection::Sqlite(c) => statement.load::<i64>(c).unwrap(),
         #[cfg(feature = "postgres")]
-        AnyConnection::Postgres(c) => statement.load::<i32>(c).unwrap(),
+        AnyConnection::Postgres(c) => statement.load::<i64>(c).unwrap(),
     })
 }
 
@@ -137,19 +137,19 @@ dual_backend! {
         let session = mirror(db, "s", "alice");
         let superseded = ask(db, &session, 2);
         db.begin_turn(&session).unwrap();
-        assert_eq!(run_claim_rows(db, &superseded), Vec::<i32>::new());
+        assert_eq!(run_claim_rows(db, &superseded), Vec::<i64>::new());
         assert_eq!(rows::statuses(db, &superseded), [Some("pending".to_owned()), Some("pending".to_owned())]);
 
         let ended = ask(db, &session, 1);
         rows::force_state(db, &session, "completed");
-        assert_eq!(run_claim_rows(db, &ended), Vec::<i32>::new());
+        assert_eq!(run_claim_rows(db, &ended), Vec::<i64>::new());
         assert_eq!(rows::statuses(db, &ended), [Some("pending".to_owned())]);
 
         rows::force_state(db, &session, "running");
         let claimed = run_claim_rows(db, &ended);
         assert_eq!(claimed.len(), 1);
         assert_eq!(rows::statuses(db, &ended), [Some("answered".to_owned())]);
-        assert_eq!(run_claim_rows(db, &ended), Vec::<i32>::new(), "a second claim finds nothing pending");
+        assert_eq!(run_claim_rows(db, &ended), Vec::<i64>::new(), "a second claim finds nothing pending");
     }
 }
 

@@ -110,7 +110,7 @@ fn rows_of_session(db: &TestDb, session_id: &str) -> (i64, i64, i64) {
 /// Sets the status of the `index`-th row (row-id order) of a bundle.
 fn set_status_of_row(db: &TestDb, pending_id: &str, index: usize, status: &str) {
     db.raw(|conn| {
-        let ids: Vec<i32> = bundle_questions::table
+        let ids: Vec<i64> = bundle_questions::table
             .filter(bundle_questions::pending_id.eq(pending_id))
             .order_by(bundle_questions::id)
             .select(bundle_questions::id)

@@ -1152,3 +1152,31 @@ dual_backend! {
         assert!(db.cancel_bundle(&Principal::System, "orphan-2").unwrap().claimed);
     }
 }
+
+dual_backend! {
+    /// REL-8: row ids are 64-bit on both backends: a question row whose id
+    /// is beyond 32 bits is read, claimed and replayed like any other.
+    fn rel_8_row_ids_beyond_32_bits(db) {
+        let session = mirror(db, "big", "alice");
+        let pending_id = ask(db, &session, 1);
+        let big: i64 = 5_000_000_000;
+        db.raw(|conn| {
+            diesel::update(bundle_questions::table.filter(bundle_questions::pending_id.eq(&pending_id)))
+                .set(bundle_questions::id.eq(big))
+                .execute(conn)
+                .unwrap()
+        });
+        let won = db.resolve_bundle(&alice(), &pending_id, &one_answer("big")).unwrap();
+        assert!(won.claimed);
+        let lost = db.resolve_bundle(&alice(), &pending_id, &one_answer("late")).unwrap();
+        assert_eq!(lost.response, won.response);
+        let ids: Vec<i64> = db.raw(|conn| {
+            bundle_questions::table
+                .filter(bundle_questions::pending_id.eq(&pending_id))
+                .select(bundle_questions::id)
+                .load(conn)
+                .unwrap()
+        });
+        assert_eq!(ids, [big]);
+    }
+}

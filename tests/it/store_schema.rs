@@ -104,7 +104,12 @@ fn introspect(conn: &mut AnyConnection) -> Shape {
         .unwrap(),
     };
     let mut shape = Shape::new();
-    for column in columns {
+    let rowid_alias = matches!(conn, AnyConnection::Sqlite(_));
+    for mut column in columns {
+        // SQLite's INTEGER PRIMARY KEY is the 64-bit rowid (REL-8).
+        if rowid_alias && column.primary_key && column.data_type.eq_ignore_ascii_case("integer") {
+            column.data_type = "bigint".to_owned();
+        }
         let entry = shape.entry(column.table_name).or_default();
         if column.primary_key {
             entry.0.push(column.column_name.clone());

@@ -4,7 +4,7 @@
 use diesel::dsl::exists;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
-use diesel::sql_types::Integer;
+use diesel::sql_types::BigInt;
 use diesel::PgConnection;
 
 use super::guard::{active_in_the_write, RowSlots, ROWS_PER_STATEMENT};
@@ -103,7 +103,7 @@ diesel::table! {
     /// The rows a PostgreSQL claim changed: the name of the first common
     /// table expression of [`ClaimStatement`], not a stored table.
     claimed (id) {
-        id -> Integer,
+        id -> BigInt,
     }
 }
 diesel::allow_tables_to_appear_in_same_query!(claimed, bundles);
@@ -169,7 +169,7 @@ impl<R: QueryId, B: QueryId> QueryId for ClaimStatement<R, B> {
 }
 
 impl<R, B> diesel::query_builder::Query for ClaimStatement<R, B> {
-    type SqlType = Integer;
+    type SqlType = BigInt;
 }
 
 impl<R, B, C> RunQueryDsl<C> for ClaimStatement<R, B> {}
@@ -184,7 +184,7 @@ pub(crate) fn write(
     marks: &Marks<'_>,
     writes: &[RowWrite],
     failpoints: &Failpoints,
-) -> Result<Vec<i32>> {
+) -> Result<Vec<i64>> {
     let mut claimed = Vec::new();
     for chunk in writes.chunks(ROWS_PER_STATEMENT) {
         let slots: RowSlots =
@@ -201,7 +201,7 @@ pub(crate) fn write(
             marks.responded_at,
             marks.resolver,
         );
-        claimed.extend(statement.load::<i32>(conn)?);
+        claimed.extend(statement.load::<i64>(conn)?);
     }
     if !claimed.is_empty() {
         failpoints.check(points::CLAIM_AFTER_ROWS)?;

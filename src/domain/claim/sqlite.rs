@@ -86,7 +86,7 @@ pub(crate) fn write(
     marks: &Marks<'_>,
     writes: &[RowWrite],
     failpoints: &Failpoints,
-) -> Result<Vec<i32>> {
+) -> Result<Vec<i64>> {
     use diesel::query_dsl::methods::ExecuteDsl;
     let mut claimed = Vec::new();
     for write in writes {

@@ -6,7 +6,7 @@
 use diesel::expression::{is_aggregate, ValidGrouping};
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
-use diesel::sql_types::{Bool, Integer, Nullable, Text};
+use diesel::sql_types::{BigInt, Bool, Nullable, Text};
 
 use crate::rules::activeness;
 use crate::store::schema::{bundle_questions, bundles};
@@ -25,7 +25,7 @@ pub struct Resolver<'a> {
 #[derive(Debug, Clone)]
 pub struct RowWrite {
     /// The row's id.
-    pub row_id: i32,
+    pub row_id: i64,
     /// Its stored answer, `None` for rejections and cancellations.
     pub response: Option<String>,
 }
@@ -73,9 +73,9 @@ row_expression_impls!(AmongRows, false);
 impl<DB, const N: usize> QueryFragment<DB> for ResponseOfRow<'_, N>
 where
     DB: diesel::backend::Backend,
-    i32: diesel::serialize::ToSql<Integer, DB>,
+    i64: diesel::serialize::ToSql<BigInt, DB>,
     Option<String>: diesel::serialize::ToSql<Nullable<Text>, DB>,
-    DB: diesel::sql_types::HasSqlType<Integer> + diesel::sql_types::HasSqlType<Text>,
+    DB: diesel::sql_types::HasSqlType<BigInt> + diesel::sql_types::HasSqlType<Text>,
     bundle_questions::id: QueryFragment<DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
@@ -83,7 +83,7 @@ where
         bundle_questions::id.walk_ast(out.reborrow())?;
         for write in self.0.iter() {
             out.push_sql(" WHEN ");
-            out.push_bind_param::<Integer, _>(&write.row_id)?;
+            out.push_bind_param::<BigInt, _>(&write.row_id)?;
             out.push_sql(" THEN ");
             out.push_bind_param::<Nullable<Text>, _>(&write.response)?;
         }
@@ -94,8 +94,8 @@ where
 
 impl<DB, const N: usize> QueryFragment<DB> for AmongRows<'_, N>
 where
-    DB: diesel::backend::Backend + diesel::sql_types::HasSqlType<Integer>,
-    i32: diesel::serialize::ToSql<Integer, DB>,
+    DB: diesel::backend::Backend + diesel::sql_types::HasSqlType<BigInt>,
+    i64: diesel::serialize::ToSql<BigInt, DB>,
     bundle_questions::id: QueryFragment<DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
@@ -105,7 +105,7 @@ where
             if index > 0 {
                 out.push_sql(", ");
             }
-            out.push_bind_param::<Integer, _>(&write.row_id)?;
+            out.push_bind_param::<BigInt, _>(&write.row_id)?;
         }
         out.push_sql(")");
         Ok(())

@@ -223,13 +223,13 @@ pub fn dump(db: &TestDb) -> Vec<String> {
         let s: Vec<(String, String, String, bool)> =
             sessions::table.order_by(sessions::id).load(conn).unwrap();
         out.extend(s.iter().map(|r| format!("session {r:?}")));
-        let tu: Vec<(i32, String, String, i64)> =
+        let tu: Vec<(i64, String, String, i64)> =
             turns::table.order_by(turns::seq).load(conn).unwrap();
         out.extend(tu.iter().map(|r| format!("turn {r:?}")));
         out.extend(bundle_rows(conn).iter().map(|r| format!("bundle {r:?}")));
         #[allow(clippy::type_complexity)]
         let q: Vec<(
-            i32,
+            i64,
             String,
             String,
             String,
