@@ -450,6 +450,14 @@ impl Clarion {
         self.core.deliver_pending()
     }
 
+    /// REL-8: deletes, in batches, bundles that stopped being active more
+    /// than `older_than` ago — resolved and acknowledged, expired, or
+    /// superseded — with their rows; never an active bundle or an
+    /// undelivered resolution. Returns how many bundles it deleted.
+    pub fn prune(&self, older_than: Duration) -> Result<u64> {
+        self.core.prune(older_than)
+    }
+
     // ---- the doors ----
 
     /// WIRE-5: performs one JSON request `{"op", "principal", "args"}` and

@@ -1,7 +1,7 @@
 UPDATE `bundle_questions`
-SET `status` = ?
+SET `status` = ?, `expired_at` = ?
 WHERE ((`bundle_questions`.`pending_id` IN (?))
 AND (((`bundle_questions`.`status` IS NULL)
 OR (`bundle_questions`.`status` = ?))
 OR (`bundle_questions`.`status` = ?)));
--- binds: ["expired", "<pending_id>", "", "pending"]
+-- binds: ["expired", Some(0), "<pending_id>", "", "pending"]

@@ -165,7 +165,7 @@ impl Core {
                     .execute(conn)?;
             }
             if let Some(state) = session.state {
-                change_state(conn, session.id, state)?;
+                change_state(conn, session.id, state, self.now())?;
             }
             Ok(())
         })
@@ -187,7 +187,7 @@ impl Core {
         require_id("session_id", session_id)?;
         self.change(|conn, changes| {
             require_session(conn, session_id)?;
-            change_state(conn, session_id, state)?;
+            change_state(conn, session_id, state, self.now())?;
             session_changed(changes, session_id);
             Ok(())
         })
@@ -249,10 +249,15 @@ pub(crate) fn require_session(conn: &mut AnyConnection, session_id: &str) -> Res
 
 /// Writes a new state; entering a terminal state first expires what was
 /// active (evaluated before the change, so ACT-1 is used unchanged).
-fn change_state(conn: &mut AnyConnection, session_id: &str, state: SessionState) -> Result<()> {
+fn change_state(
+    conn: &mut AnyConnection,
+    session_id: &str,
+    state: SessionState,
+    now: Timestamp,
+) -> Result<()> {
     if state.is_terminal() {
         let active: Vec<String> = active_bundles_of_session(session_id).load(conn)?;
-        expire_rows_statement(&active).execute(conn)?;
+        expire_rows_statement(&active, now.as_micros()).execute(conn)?;
     }
     diesel::update(sessions::table.find(session_id))
         .set(sessions::state.eq(state.as_str()))
@@ -316,16 +321,21 @@ pub fn active_bundles_of_session<'a>(session_id: &'a str) -> _ {
     activeness::active_bundle_ids().filter(bundles::session_id.eq(session_id))
 }
 
-/// LIFE-3/4: the pending rows of the given bundles become `expired`.
+/// LIFE-3/4: the pending rows of the given bundles become `expired`, and
+/// record when (REL-8: prune's clock for expired bundles).
 #[diesel::dsl::auto_type]
-pub fn expire_rows_statement<'a>(pending_ids: &'a [String]) -> _ {
+pub fn expire_rows_statement<'a>(pending_ids: &'a [String], now: i64) -> _ {
     let expired: &'static str = QuestionStatus::EXPIRED_WORD;
+    let at: Option<i64> = Some(now);
     diesel::dsl::update(
         bundle_questions::table
             .filter(bundle_questions::pending_id.eq_any(pending_ids))
             .filter(question_is_pending()),
     )
-    .set(bundle_questions::status.eq(expired))
+    .set((
+        bundle_questions::status.eq(expired),
+        bundle_questions::expired_at.eq(at),
+    ))
 }
 
 /// Clears the `may_be_active` index hint of the session's bundles that can

@@ -21,5 +21,6 @@ pub(crate) mod lifecycle;
 pub(crate) mod listing;
 pub(crate) mod model;
 pub(crate) mod resolve;
+pub(crate) mod retention;
 #[cfg(feature = "test-hooks")]
 pub mod sql_catalog;

@@ -190,7 +190,7 @@ macro_rules! catalog {
             Rendered {
                 name: "expire_update",
                 sql: layout(
-                    debug_query::<$backend, _>(&lifecycle::expire_rows_statement(&expired_ids))
+                    debug_query::<$backend, _>(&lifecycle::expire_rows_statement(&expired_ids, 0))
                         .to_string(),
                 ),
             },
@@ -198,6 +198,13 @@ macro_rules! catalog {
                 name: "detach",
                 sql: layout(
                     debug_query::<$backend, _>(&outbox::detach_statement(SESSION)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "prune",
+                sql: layout(
+                    debug_query::<$backend, _>(&crate::rules::retention::prunable_batch(0, 500))
+                        .to_string(),
                 ),
             },
             Rendered {

@@ -218,6 +218,11 @@ pub fn waited(outcome: &WaitOutcome) -> Envelope {
     }))
 }
 
+/// REL-8 `prune`: how many bundles it deleted.
+pub fn pruned(count: u64) -> Envelope {
+    Envelope::ok(json!({"pruned": count}))
+}
+
 /// WIRE-5 `begin_turn`.
 pub fn turn_started(turn_id: &str) -> Envelope {
     Envelope::ok(json!({"turn_id": turn_id}))

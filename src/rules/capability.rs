@@ -57,6 +57,8 @@ pub enum Operation {
     PendingDeliveries,
     /// `ack_delivery` (LIFE-8).
     AckDelivery,
+    /// `prune` (REL-8).
+    Prune,
 }
 
 /// What an agent needs for an operation.
@@ -108,7 +110,7 @@ const OPEN: Access = Access {
 };
 
 /// AUTH-2, the capability matrix: the one place that says who may do what.
-pub const CAPABILITIES: [(Operation, &str, Access); 22] = [
+pub const CAPABILITIES: [(Operation, &str, Access); 23] = [
     (Operation::ListPending, "list_pending", READ),
     (Operation::GetBundle, "get_bundle", READ),
     (Operation::WaitBundle, "wait_bundle", READ),
@@ -135,6 +137,7 @@ pub const CAPABILITIES: [(Operation, &str, Access); 22] = [
     (Operation::Wait, "wait", HOST),
     (Operation::PendingDeliveries, "pending_deliveries", HOST),
     (Operation::AckDelivery, "ack_delivery", HOST),
+    (Operation::Prune, "prune", HOST),
 ];
 
 impl Operation {

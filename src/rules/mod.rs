@@ -9,5 +9,6 @@ pub(crate) mod capability;
 pub mod limits;
 pub(crate) mod outbox;
 pub(crate) mod principal;
+pub(crate) mod retention;
 pub(crate) mod visibility;
 pub(crate) mod vocabulary;

@@ -19,6 +19,7 @@ diesel::table! {
         status -> Nullable<Text>,
         response -> Nullable<Text>,
         created_at -> BigInt,
+        expired_at -> Nullable<BigInt>,
     }
 }
 

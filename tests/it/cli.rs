@@ -164,6 +164,23 @@ dual_backend! {
     }
 }
 
+dual_backend! {
+    /// REL-8 from the shell: `clarion prune --older-than 30d` answers
+    /// `{"pruned": n}`; an age without a unit is a usage error (exit 2).
+    fn rel_8_prune_from_the_command_line(db) {
+        let session = mirror(db, "p", "alice");
+        ask(db, &session, 1);
+        db.begin_turn(&session).unwrap();
+        let (code, kept) = cli(db, &["prune", "--older-than", "30d"]);
+        assert_eq!((code, kept["body"].clone()), (0, json!({"pruned": 0})));
+        let (code, pruned) = cli(db, &["prune", "--older-than", "0ms"]);
+        assert_eq!((code, pruned["body"].clone()), (0, json!({"pruned": 1})), "superseded at the test clock's epoch, long ago");
+        let usage = clarion(db, &["prune", "--older-than", "30"]);
+        assert_eq!(usage.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&usage.stderr).contains("needs a unit"));
+    }
+}
+
 #[test]
 fn ops_1_unopenable_database_is_exit_1_with_the_cause() {
     let output = Command::new(env!("CARGO_BIN_EXE_clarion"))

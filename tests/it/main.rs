@@ -40,6 +40,7 @@ mod delivery_waiting;
 mod lifecycle;
 mod listing;
 mod resolve;
+mod retention;
 
 // The doors: envelopes, the JSON layer, MCP, the C ABI, the command line,
 // and what the README promises.

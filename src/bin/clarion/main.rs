@@ -128,6 +128,14 @@ enum Command {
         #[arg(long, value_name = "PENDING_ID")]
         ack: Option<String>,
     },
+    /// Delete bundles that stopped being active long ago (REL-8).
+    Prune {
+        #[command(flatten)]
+        target: Target,
+        /// How long ago: a number and a unit, e.g. 30d, 12h, 45m, 90s, 500ms.
+        #[arg(long, value_name = "AGE", value_parser = parse_age)]
+        older_than: u64,
+    },
     /// Serve the external MCP tools over stdio.
     Mcp {
         #[arg(long, env = "CLARION_DATABASE_URL", default_value = "./clarion.db")]
@@ -143,6 +151,28 @@ struct Request {
     op: &'static str,
     args: Value,
     target: Target,
+}
+
+/// `30d`, `12h`, `45m`, `90s`, `500ms` as milliseconds.
+fn parse_age(text: &str) -> Result<u64, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("{text:?} needs a unit: ms, s, m, h or d"))?;
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| format!("{text:?} does not start with a number"))?;
+    let unit_ms: u64 = match unit {
+        "ms" => 1,
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        other => return Err(format!("unknown unit {other:?}: use ms, s, m, h or d")),
+    };
+    number
+        .checked_mul(unit_ms)
+        .ok_or_else(|| format!("{text:?} is too long"))
 }
 
 fn parse_json(flag: &str, text: &str) -> Result<Value, String> {
@@ -238,6 +268,9 @@ fn request_of(command: Command) -> Result<Request, String> {
             arguments(&[("limit", limit.map(Value::from))]),
             target,
         ),
+        Command::Prune { target, older_than } => {
+            ("prune", json!({"older_than_ms": older_than}), target)
+        }
         Command::Demo { .. } | Command::Mcp { .. } => {
             return Err("not an operation".to_owned());
         }
@@ -300,6 +333,7 @@ fn main() -> ExitCode {
         Command::Summary { .. } => "summary",
         Command::Ask { .. } => "ask",
         Command::Deliveries { .. } => "deliveries",
+        Command::Prune { .. } => "prune",
         Command::Mcp { .. } => "mcp",
     };
     match command {

@@ -125,6 +125,7 @@ pub fn render(op: &str, body: &Value) -> String {
                 response(&mut out, &delivery["response"]);
             }
         }
+        "prune" => out.push(format!("{} bundle(s) pruned", body["pruned"])),
         _ => out.push("ok".to_owned()),
     }
     out.join("\n")

@@ -362,6 +362,16 @@ fn perform_host(core: &Core, operation: Operation, args: &Fields<'_>) -> Result<
             core.ack_delivery(args.id("pending_id")?)?;
             envelope::ok()
         }
+        Op::Prune => {
+            args.only(&["older_than_ms"])?;
+            let older_than = args
+                .integer("older_than_ms")?
+                .ok_or_else(|| ValidationError::new("older_than_ms", "required"))?;
+            if older_than < 0 {
+                return Err(ValidationError::new("older_than_ms", "must not be negative").into());
+            }
+            envelope::pruned(core.prune(std::time::Duration::from_millis(older_than as u64))?)
+        }
         Op::ListPending
         | Op::GetBundle
         | Op::WaitBundle

@@ -239,6 +239,7 @@ pub fn dump(db: &TestDb) -> Vec<String> {
             Option<String>,
             Option<String>,
             i64,
+            Option<i64>,
         )> = bundle_questions::table
             .order_by(bundle_questions::id)
             .load(conn)

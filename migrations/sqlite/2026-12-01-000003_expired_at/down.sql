@@ -1,0 +1,1 @@
+ALTER TABLE bundle_questions DROP COLUMN expired_at;

@@ -1,0 +1,42 @@
+SELECT "bundles"."pending_id"
+FROM "bundles"
+WHERE (( NOT ("bundles"."response_delivery_pending")
+AND  NOT ((((EXISTS (SELECT "bundle_questions"."id"
+FROM "bundle_questions"
+WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
+AND ((("bundle_questions"."status" IS NULL)
+OR ("bundle_questions"."status" = $1))
+OR ("bundle_questions"."status" = $2))) OFFSET $3)
+AND ("bundles"."turn_id" = (SELECT "turns"."id"
+FROM "turns"
+WHERE ("turns"."session_id" = "bundles"."session_id")
+ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
+LIMIT $4)))
+AND EXISTS (SELECT "sessions"."id"
+FROM "sessions"
+WHERE (((("sessions"."id" = "bundles"."session_id")
+AND ("sessions"."state" != $5))
+AND ("sessions"."state" != $6))
+AND ("sessions"."state" != $7)) OFFSET $8))
+AND  NOT (EXISTS (SELECT "bundle_questions"."id"
+FROM "bundle_questions"
+WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
+AND (("bundle_questions"."session_id" != "bundles"."session_id")
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $9)))))
+AND ((("bundles"."responded_at" < $10)
+OR EXISTS (SELECT "bundle_questions"."id"
+FROM "bundle_questions"
+WHERE ((("bundle_questions"."pending_id" = "bundles"."pending_id")
+AND ("bundle_questions"."status" = $11))
+AND ("bundle_questions"."expired_at" < $12)) OFFSET $13))
+OR ( NOT (("bundles"."turn_id" = (SELECT "turns"."id"
+FROM "turns"
+WHERE ("turns"."session_id" = "bundles"."session_id")
+ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
+LIMIT $14)))
+AND  NOT (EXISTS (SELECT "turns"."id"
+FROM "turns"
+WHERE (("turns"."session_id" = "bundles"."session_id")
+AND ("turns"."started_at" >= $15)) OFFSET $16)))))
+LIMIT $17;
+-- binds: ["", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, 0, "expired", 0, 0, 1, 0, 0, 500]

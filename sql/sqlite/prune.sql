@@ -1,0 +1,47 @@
+SELECT `bundles`.`pending_id`
+FROM `bundles`
+WHERE (( NOT (`bundles`.`response_delivery_pending`)
+AND  NOT ((((EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND (((`bundle_questions`.`status` IS NULL)
+OR (`bundle_questions`.`status` = ?))
+OR (`bundle_questions`.`status` = ?)))
+LIMIT -1  OFFSET ?)
+AND (`bundles`.`turn_id` = (SELECT `turns`.`id`
+FROM `turns`
+WHERE (`turns`.`session_id` = `bundles`.`session_id`)
+ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
+LIMIT ?)))
+AND EXISTS (SELECT `sessions`.`id`
+FROM `sessions`
+WHERE ((((`sessions`.`id` = `bundles`.`session_id`)
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+LIMIT -1  OFFSET ?))
+AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
+OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
+LIMIT -1  OFFSET ?)))))
+AND (((`bundles`.`responded_at` < ?)
+OR EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE (((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND (`bundle_questions`.`status` = ?))
+AND (`bundle_questions`.`expired_at` < ?))
+LIMIT -1  OFFSET ?))
+OR ( NOT ((`bundles`.`turn_id` = (SELECT `turns`.`id`
+FROM `turns`
+WHERE (`turns`.`session_id` = `bundles`.`session_id`)
+ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
+LIMIT ?)))
+AND  NOT (EXISTS (SELECT `turns`.`id`
+FROM `turns`
+WHERE ((`turns`.`session_id` = `bundles`.`session_id`)
+AND (`turns`.`started_at` >= ?))
+LIMIT -1  OFFSET ?)))))
+LIMIT ?;
+-- binds: ["", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, 0, "expired", 0, 0, 1, 0, 0, 500]

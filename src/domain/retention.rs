@@ -1,0 +1,55 @@
+//! REL-8: `prune` deletes, in batches, what stopped mattering before a
+//! cutoff: bundles no longer active (with their rows and attachments, by
+//! cascade) and heartbeat rows of handles long gone. Later features extend
+//! it to what they store (events, the ledger).
+
+use std::time::Duration;
+
+use diesel::prelude::*;
+
+use crate::domain::core::Core;
+use crate::error::Result;
+use crate::rules::retention::{prunable, prunable_batch};
+use crate::store::schema::{bundles, handles};
+
+/// Bundles deleted per transaction, so a large prune never holds the write
+/// lock (or many row locks) for long.
+const BATCH: i64 = 500;
+
+impl Core {
+    /// REL-8: deletes what stopped being active more than `older_than` ago;
+    /// returns how many bundles it deleted. Never an active bundle, never an
+    /// undelivered resolution.
+    pub(crate) fn prune(&self, older_than: Duration) -> Result<u64> {
+        let age = i64::try_from(older_than.as_micros()).unwrap_or(i64::MAX);
+        let cutoff = self.now().as_micros().saturating_sub(age);
+        let mut pruned = 0;
+        loop {
+            let deleted = self.change(|conn, _| {
+                let ids: Vec<String> = prunable_batch(cutoff, BATCH).load(conn)?;
+                if ids.is_empty() {
+                    return Ok(0);
+                }
+                // Checked again in the delete: a bundle that became active
+                // or undelivered meanwhile stays.
+                Ok(diesel::delete(
+                    bundles::table
+                        .filter(bundles::pending_id.eq_any(&ids))
+                        .filter(prunable(cutoff)),
+                )
+                .execute(conn)?)
+            })?;
+            pruned += deleted as u64;
+            if deleted == 0 {
+                break;
+            }
+        }
+        // Heartbeats that lapsed before the cutoff: their attachments
+        // count as lapsed whether the row is there or not.
+        self.change(|conn, _| {
+            diesel::delete(handles::table.filter(handles::alive_until.lt(cutoff))).execute(conn)?;
+            Ok(())
+        })?;
+        Ok(pruned)
+    }
+}
