@@ -202,7 +202,9 @@ fn model_active(bundle: &ModelBundle, current_turn: &[usize], terminal: &[bool])
         && !bundle.stray_turn
 }
 
-fn build_world(db: &TestDb, seed: u64) -> (Vec<ModelBundle>, Vec<String>) {
+/// A random world: its bundles, the ids ACT-1 says are active (sorted),
+/// and each session's current turn.
+fn build_world(db: &TestDb, seed: u64) -> (Vec<ModelBundle>, Vec<String>, Vec<usize>) {
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let sessions = 1 + rng.below(4) as usize;
     let mut session_ids = Vec::new();
@@ -287,11 +289,59 @@ fn build_world(db: &TestDb, seed: u64) -> (Vec<ModelBundle>, Vec<String>) {
         .filter(|b| model_active(b, &current, &terminal))
         .map(|b| b.pending_id.clone())
         .collect();
-    (bundles, {
-        let mut a = active;
-        a.sort();
-        a
+    let mut active = active;
+    active.sort();
+    (bundles, active, current)
+}
+
+/// The `may_be_active` index hint of a bundle, as stored.
+fn hint(db: &TestDb, pending_id: &str) -> bool {
+    use clarion::test_hooks::schema::bundles;
+    use diesel::prelude::*;
+    db.raw(|conn| {
+        bundles::table
+            .find(pending_id)
+            .select(bundles::may_be_active)
+            .first(conn)
+            .unwrap()
     })
+}
+
+/// What the hint must say once operations maintained it: whether the
+/// bundle may ever be active again — a row still pending, in its
+/// session's current turn (ACT-4: statuses never return to pending, turns
+/// only get newer).
+fn may_be_active_again(statuses: &[Option<String>], turn: usize, current: usize) -> bool {
+    turn == current
+        && statuses
+            .iter()
+            .any(|s| matches!(s.as_deref(), None | Some("") | Some("pending")))
+}
+
+/// The ids `list_pending` returns for `system`, over every page, of one seed.
+fn listed(db: &TestDb, seed: u64) -> Vec<String> {
+    let mut ids = Vec::new();
+    let mut request = clarion::ListRequest {
+        limit: Some(7),
+        ..Default::default()
+    };
+    loop {
+        let page = db
+            .list_pending(&clarion::Principal::System, &request)
+            .unwrap();
+        ids.extend(
+            page.bundles
+                .into_iter()
+                .map(|b| b.pending_id)
+                .filter(|id| id.starts_with(&format!("b-{seed}-"))),
+        );
+        match page.next_cursor {
+            Some(cursor) => request.cursor = Some(cursor),
+            None => break,
+        }
+    }
+    ids.sort();
+    ids
 }
 
 fn turns_of(session_ids: &[String], s: usize, t: usize) -> String {
@@ -300,16 +350,35 @@ fn turns_of(session_ids: &[String], s: usize, t: usize) -> String {
 }
 
 dual_backend! {
-    /// ACT-3: on random worlds, the SQL rule, the workflow guard (LIFE-7),
-    /// detach (LIFE-5) and expiry (LIFE-3/4) all agree with the oracle.
+    /// ACT-3: on random worlds, the SQL rule, the listing, the summary,
+    /// pending actions, `get_bundle`, the workflow guard (LIFE-7), detach
+    /// (LIFE-5) and expiry (LIFE-3/4) all agree with the oracle; after the
+    /// operations, every `may_be_active` hint equals "may this bundle ever
+    /// be active again" (ACT-4).
     fn act_3_every_consumer_agrees_on_random_worlds(db) {
-        for seed in 1..=12u64 {
-            let (bundles, expected) = build_world(db, seed);
+        for seed in 1..=30u64 {
+            let (bundles, expected, current) = build_world(db, seed);
             let mine: Vec<String> = rows::active_ids(db)
                 .into_iter()
                 .filter(|id| id.starts_with(&format!("b-{seed}-")))
                 .collect();
             assert_eq!(mine, expected, "seed {seed}: SQL rule vs oracle");
+            // Every listed bundle here is answerable (rows have question ids).
+            let answerable: Vec<String> = expected
+                .iter()
+                .filter(|id| bundles.iter().any(|b| &&b.pending_id == id && !b.statuses.is_empty()))
+                .cloned()
+                .collect();
+            assert_eq!(listed(db, seed), answerable, "seed {seed}: list_pending vs oracle");
+            for bundle in &bundles {
+                let status = db.get_bundle(&clarion::Principal::System, &bundle.pending_id).unwrap().status;
+                assert_eq!(
+                    status == clarion::BundleStatus::Pending,
+                    expected.contains(&bundle.pending_id),
+                    "seed {seed}: get_bundle of {}",
+                    bundle.pending_id
+                );
+            }
 
             let sessions: std::collections::BTreeSet<usize> = bundles.iter().map(|b| b.session).collect();
             for s in sessions {
@@ -319,6 +388,12 @@ dual_backend! {
                     db.has_pending_clarification(&session).unwrap(),
                     expect_pending,
                     "seed {seed} session {s}: workflow guard"
+                );
+                let actions = db.pending_actions(&clarion::Principal::System, &[format!("t-{seed}-{s}")]).unwrap();
+                assert_eq!(
+                    actions[0].task_pending_action.is_some(),
+                    expect_pending,
+                    "seed {seed} session {s}: pending actions"
                 );
                 db.detach_session(&session).unwrap();
                 db.set_session_state(&session, clarion::SessionState::Completed).unwrap();
@@ -332,7 +407,41 @@ dual_backend! {
                     let expected_after = if was_active && was_pending { Some("expired") } else { *before };
                     assert_eq!(after.as_deref(), expected_after, "seed {seed}: expiry of {}", bundle.pending_id);
                 }
+                assert_eq!(
+                    hint(db, &bundle.pending_id),
+                    may_be_active_again(&now, bundle.turn, current[bundle.session]),
+                    "seed {seed}: the may_be_active hint of {}",
+                    bundle.pending_id
+                );
             }
+        }
+    }
+
+    /// ACT-3 for the claim: on random worlds, a cancel claims exactly the
+    /// bundles the oracle calls active; every other bundle is refused
+    /// (409, or a replay of an earlier resolution). A claimed bundle's
+    /// hint is cleared at once; the summary counts what the oracle lists.
+    fn act_3_the_claim_agrees_on_random_worlds(db) {
+        for seed in 101..=130u64 {
+            let (bundles, expected, current) = build_world(db, seed);
+            let summary = db.summary(&clarion::Principal::System).unwrap();
+            let listed_now = listed(db, seed).len() as i64;
+            assert!(summary.pending_bundles >= listed_now, "seed {seed}: summary counts at least this seed's bundles");
+            for bundle in &bundles {
+                let claimed = matches!(
+                    db.cancel_bundle(&clarion::Principal::System, &bundle.pending_id),
+                    Ok(clarion::Resolved { claimed: true, .. })
+                );
+                assert_eq!(claimed, expected.contains(&bundle.pending_id), "seed {seed}: claim of {}", bundle.pending_id);
+                let now = rows::statuses(db, &bundle.pending_id);
+                if claimed {
+                    assert!(!hint(db, &bundle.pending_id), "seed {seed}: a claim clears the hint");
+                } else {
+                    assert_eq!(now.iter().map(|s| s.as_deref()).collect::<Vec<_>>(), bundle.statuses, "seed {seed}: a refused claim writes nothing");
+                }
+                let _ = current;
+            }
+            assert!(listed(db, seed).is_empty(), "seed {seed}: nothing of this seed is listed after the claims");
         }
     }
 }
