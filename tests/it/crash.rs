@@ -7,7 +7,7 @@
 //! variables that turn that test into the resolver.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -88,11 +88,7 @@ fn kill_at(db: &TestDb, pending_id: &str, point: &str) {
         .unwrap();
     // A victim that never reaches its point would sleep for an hour; kill it
     // after a minute so the test fails instead of hanging.
-    let pid = child.id();
-    std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(60));
-        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
-    });
+    kill_after(child.id(), std::time::Duration::from_secs(60));
     let stdout = BufReader::new(child.stdout.take().unwrap());
     let reached = stdout
         .lines()

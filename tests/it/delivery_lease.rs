@@ -18,14 +18,6 @@ const LEASE: Duration = Duration::from_secs(10);
 /// `dual_backend!` modules.
 const MODULE: &str = module_path!();
 
-fn outbox(db: &Clarion) -> Vec<String> {
-    db.pending_deliveries(None)
-        .unwrap()
-        .into_iter()
-        .map(|delivery| delivery.pending_id)
-        .collect()
-}
-
 dual_backend! {
     /// DEL-3: an answered bundle whose handle's lease lapsed is an outbox
     /// entry without any host call (no detach, no timeout); before that it
@@ -84,13 +76,8 @@ dual_backend! {
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        // A child that never reports would keep the parent reading for good:
-        // kill it after a minute so the test fails instead of hanging.
-        let pid = child.id();
-        std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_secs(60));
-            let _ = std::process::Command::new("kill").arg("-9").arg(pid.to_string()).status();
-        });
+        // A child that never reports would keep the parent reading for good.
+        kill_after(child.id(), Duration::from_secs(60));
         let stdout = BufReader::new(child.stdout.take().unwrap());
         let id = stdout
             .lines()

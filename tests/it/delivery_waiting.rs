@@ -177,15 +177,6 @@ fn status(db: &Clarion, pending_id: &str) -> BundleStatus {
         .status
 }
 
-/// The `pending_id`s of the outbox, in its order.
-fn outbox(db: &Clarion) -> Vec<String> {
-    db.pending_deliveries(None)
-        .unwrap()
-        .into_iter()
-        .map(|delivery| delivery.pending_id)
-        .collect()
-}
-
 /// `bundles.response_delivery_pending` (DEL-1).
 fn undelivered(db: &TestDb, pending_id: &str) -> bool {
     db.raw(|conn| {

@@ -60,8 +60,7 @@ impl Heartbeat {
 
     /// Until when a renewal made now keeps this handle alive.
     fn alive_until(&self) -> i64 {
-        let lease = i64::try_from(self.lease.as_micros()).unwrap_or(i64::MAX);
-        self.clock.now().as_micros().saturating_add(lease)
+        alive_until(self.clock.as_ref(), self.lease)
     }
 
     /// Renews this handle's row (creating it if needed).
@@ -99,8 +98,7 @@ impl Heartbeat {
         let (stop, stopped) = mpsc::channel::<()>();
         let tick = (self.lease / 3).max(Duration::from_millis(1));
         let (agents, pool, clock) = (self.agents.clone(), self.pool.clone(), self.clock.clone());
-        let handle_id = self.handle_id.clone();
-        let lease = i64::try_from(self.lease.as_micros()).unwrap_or(i64::MAX);
+        let (handle_id, lease) = (self.handle_id.clone(), self.lease);
         let spawned = std::thread::Builder::new()
             .name("clarion-heartbeat".to_owned())
             .spawn(move || loop {
@@ -111,7 +109,7 @@ impl Heartbeat {
                 if agents.load(Ordering::SeqCst) == 0 {
                     continue;
                 }
-                let alive_until = clock.now().as_micros().saturating_add(lease);
+                let alive_until = alive_until(clock.as_ref(), lease);
                 let renewed = pool
                     .get()
                     .map_err(Error::from)
@@ -128,6 +126,12 @@ impl Heartbeat {
             }
         }
     }
+}
+
+/// One lease from now on `clock`, saturating.
+fn alive_until(clock: &dyn Clock, lease: Duration) -> i64 {
+    let lease = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
+    clock.now().as_micros().saturating_add(lease)
 }
 
 fn renew(conn: &mut AnyConnection, handle_id: &str, alive_until: i64) -> Result<()> {

@@ -100,3 +100,12 @@ fn ci_detection_takes_any_non_empty_value_but_false_and_zero() {
         assert!(!ci_value_means_ci(value), "{value:?}");
     }
 }
+
+/// Kills process `pid` (SIGKILL) after `after`, so a child that never
+/// reports makes its test fail instead of hang.
+pub fn kill_after(pid: u32, after: std::time::Duration) {
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    });
+}

@@ -93,3 +93,12 @@ pub fn ask_permission(db: &Clarion, session_id: &str, count: usize) -> String {
     request.kind = BundleKind::Permission;
     db.ask(&request).unwrap().pending_id
 }
+
+/// The `pending_id`s of the outbox, in its order (DEL-3).
+pub fn outbox(db: &Clarion) -> Vec<String> {
+    db.pending_deliveries(None)
+        .unwrap()
+        .into_iter()
+        .map(|delivery| delivery.pending_id)
+        .collect()
+}
