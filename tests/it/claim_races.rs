@@ -507,4 +507,39 @@ dual_backend! {
         assert!(matches!(late, Err(clarion::Error::NotFound(_))), "{late:?}");
         assert_eq!(db.get_bundle(&bob(), &second).unwrap().status, BundleStatus::Pending);
     }
+
+    /// CLAIM-4: a workspace owner change serializes with a claim in flight
+    /// the same way: it waits for the paused claim, then takes effect.
+    fn claim_4_an_owner_change_waits_for_a_claim_in_flight(db) {
+        use clarion::test_hooks::{points, FailAction, Gate};
+        let session = mirror(db, "a", "alice");
+        let first = ask(db, &session, 1);
+        let second = ask(db, &session, 1);
+        let claimer = db.reopen();
+        // Opened before the claim holds any lock (opening migrates).
+        let mover = db.reopen();
+        let gate = Gate::new();
+        claimer.arm_failpoint(points::CLAIM_BEFORE_WRITES, FailAction::Block(gate.clone()));
+        let claim = {
+            let (claimer, first) = (claimer.clone(), first.clone());
+            std::thread::spawn(move || claimer.resolve_bundle(&alice(), &first, &one_answer("mine")))
+        };
+        assert!(gate.wait_arrival(std::time::Duration::from_secs(10)), "the claim reached its writes");
+        let (moved_tx, moved) = std::sync::mpsc::channel();
+        let move_thread = std::thread::spawn(move || {
+            let outcome = mover.upsert_workspace("w-a", Some("bob"));
+            let _ = moved_tx.send(());
+            outcome
+        });
+        let move_waited = moved.recv_timeout(std::time::Duration::from_millis(500)).is_err();
+        gate.open();
+        assert!(move_waited, "the owner change committed while a claim in its workspace was in flight");
+        let claimed = claim.join().unwrap().unwrap();
+        assert!(claimed.claimed, "the claim that held the lock wins");
+        move_thread.join().unwrap().unwrap();
+        claimer.disarm_failpoint(points::CLAIM_BEFORE_WRITES);
+        let late = db.resolve_bundle(&alice(), &second, &one_answer("too late"));
+        assert!(matches!(late, Err(clarion::Error::NotFound(_))), "{late:?}");
+        assert_eq!(db.get_bundle(&bob(), &second).unwrap().status, BundleStatus::Pending);
+    }
 }
