@@ -202,6 +202,8 @@ impl Core {
             .idempotency_key
             .as_deref()
             .filter(|key| !key.is_empty());
+        // DEL-3: the handle's heartbeat row, fresh before anything names it.
+        self.heartbeat.keep_alive()?;
         self.change(|conn, changes| {
             let state = lifecycle::require_session(conn, &request.session_id)?;
             if let Some(key) = idempotency_key {

@@ -5,7 +5,7 @@
 //! for a lease, the row lapses and its bundles count as detached, so their
 //! answers reach the outbox without any host call.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,6 +25,9 @@ pub(crate) struct Heartbeat {
     pool: DbPool,
     /// Agent waits in progress on this handle.
     agents: Arc<AtomicUsize>,
+    /// The `alive_until` this handle last committed (clock micros), so an
+    /// ask made while the row is fresh costs no renewal.
+    renewed_until: Arc<AtomicI64>,
     /// The renewing thread, started at the first wait; dropping the sender
     /// (with the handle) ends it.
     renewer: Mutex<Option<Sender<()>>>,
@@ -54,23 +57,36 @@ impl Heartbeat {
             clock,
             pool,
             agents: Arc::default(),
+            renewed_until: Arc::new(AtomicI64::new(i64::MIN)),
             renewer: Mutex::new(None),
         }
     }
 
-    /// Until when a renewal made now keeps this handle alive.
-    fn alive_until(&self) -> i64 {
-        alive_until(self.clock.as_ref(), self.lease)
+    /// Makes sure this handle's row is alive for at least two thirds of a
+    /// lease more, renewing it (in a statement of its own, which commits by
+    /// itself) only when it is not. Called before a bundle is attached, so
+    /// the row an attachment names is committed and fresh.
+    pub(crate) fn keep_alive(&self) -> Result<()> {
+        let lease = i64::try_from(self.lease.as_micros()).unwrap_or(i64::MAX);
+        let now = self.clock.now().as_micros();
+        if self
+            .renewed_until
+            .load(Ordering::SeqCst)
+            .saturating_sub(now)
+            >= lease / 3 * 2
+        {
+            return Ok(());
+        }
+        let until = alive_until(self.clock.as_ref(), self.lease);
+        let mut conn = self.pool.get().map_err(Error::from)?;
+        conn.run(|conn| renew(conn, &self.handle_id, until))?;
+        self.renewed_until.fetch_max(until, Ordering::SeqCst);
+        Ok(())
     }
 
-    /// Renews this handle's row (creating it if needed).
-    pub(crate) fn renew(&self, conn: &mut AnyConnection) -> Result<()> {
-        renew(conn, &self.handle_id, self.alive_until())
-    }
-
-    /// Attaches a bundle to this handle and renews the handle's lease.
+    /// Attaches a bundle to this handle, inside the caller's transaction;
+    /// [`Heartbeat::keep_alive`] first.
     pub(crate) fn attach(&self, conn: &mut AnyConnection, pending_id: &str) -> Result<()> {
-        self.renew(conn)?;
         let handle_id = self.handle_id.as_str();
         per_backend!(conn, c => diesel::insert_into(attachments::table)
             .values((attachments::pending_id.eq(pending_id), attachments::handle_id.eq(handle_id)))
@@ -98,6 +114,7 @@ impl Heartbeat {
         let (stop, stopped) = mpsc::channel::<()>();
         let tick = (self.lease / 3).max(Duration::from_millis(1));
         let (agents, pool, clock) = (self.agents.clone(), self.pool.clone(), self.clock.clone());
+        let renewed_until = self.renewed_until.clone();
         let (handle_id, lease) = (self.handle_id.clone(), self.lease);
         let spawned = std::thread::Builder::new()
             .name("clarion-heartbeat".to_owned())
@@ -114,8 +131,13 @@ impl Heartbeat {
                     .get()
                     .map_err(Error::from)
                     .and_then(|mut conn| conn.run(|conn| renew(conn, &handle_id, alive_until)));
-                if let Err(error) = renewed {
-                    tracing::warn!(%error, "heartbeat not renewed; attachments lapse if this goes on");
+                match renewed {
+                    Ok(()) => {
+                        renewed_until.fetch_max(alive_until, Ordering::SeqCst);
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "heartbeat not renewed; attachments lapse if this goes on");
+                    }
                 }
             });
         match spawned {

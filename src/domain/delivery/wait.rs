@@ -220,6 +220,7 @@ impl Core {
     /// a restart, the new process's wait holds it, and its heartbeat keeps
     /// it while it waits.
     fn reattach(&self, pending_id: &str) -> Result<()> {
+        self.heartbeat.keep_alive()?;
         self.write(|conn| {
             // A bundle deleted meanwhile has nothing to attach; the wait
             // then finds it gone (not-found).
