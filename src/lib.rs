@@ -497,7 +497,9 @@ pub mod test_hooks {
     pub use crate::domain::claim::guard::{active_in_the_write, RowSlots};
     pub use crate::domain::claim::statements::{claim_rows_statement, RowWrite};
     pub use crate::domain::fixtures::WorldSpec;
-    pub use crate::domain::listing::{page_query, ListFilter};
+    pub use crate::domain::listing::{
+        owner_page_query, owner_summary_bundles_query, page_query, pending_actions_query, ListFilter,
+    };
     pub use crate::domain::sql_catalog;
     pub use crate::rules::activeness::active_bundle_ids;
     pub use crate::rules::visibility::Scope;
@@ -506,6 +508,23 @@ pub mod test_hooks {
     pub use crate::store::{returning, AnyConnection};
 
     use crate::{Clarion, Result};
+
+    pub use crate::domain::fixtures::Drift;
+
+    /// ACT-4, OPS-3a: the bundles whose stored hint or visibility keys
+    /// differ from what the library's rules derive (none, normally).
+    pub fn drift(clarion: &Clarion) -> Result<Vec<Drift>> {
+        crate::domain::fixtures::drift(&clarion.core)
+    }
+
+    /// OPS-3a: recomputes one bundle's visibility keys (after a test wrote
+    /// its row directly).
+    pub fn refresh_keys_of_bundle(conn: &mut AnyConnection, pending_id: &str) {
+        use diesel::RunQueryDsl;
+        crate::rules::visibility::refresh_keys_of_bundle(pending_id)
+            .execute(conn)
+            .expect("refresh the keys of a test row");
+    }
 
     /// Generates a bulk world (see [`WorldSpec`]).
     pub fn populate(clarion: &Clarion, spec: &WorldSpec) -> Result<()> {

@@ -31,23 +31,13 @@ AND (("bundle_questions"."session_id" != "bundles"."session_id")
 OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $25)))
 AND ("bundles"."pending_id" = $26))
 AND (($27
-OR EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $28)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $29)) END)
-AND (("tasks"."workspace_id" = $30)
-OR  NOT (EXISTS (SELECT "workspaces"."id"
-FROM "workspaces"
-WHERE ((("workspaces"."id" = "tasks"."workspace_id")
-AND ("workspaces"."owner_id" != $31))
-AND ("workspaces"."owner_id" != $32)) OFFSET $33)))) OFFSET $34))
-AND ($35
-OR ("bundles"."kind" != $36)))))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
-SET "reject_reason" = $37, "responded_at" = $38, "resolved_by_kind" = $39, "resolved_by_id" = $40, "response_delivery_pending" = $41, "may_be_active" = $42
-WHERE (("bundles"."pending_id" = $43)
+OR (("bundles"."owner_key" = $28)
+OR ("bundles"."owner_key" = $29)))
+AND ($30
+OR ("bundles"."kind" != $31)))))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
+SET "reject_reason" = $32, "responded_at" = $33, "resolved_by_kind" = $34, "resolved_by_id" = $35, "response_delivery_pending" = $36, "may_be_active" = $37
+WHERE (("bundles"."pending_id" = $38)
 AND EXISTS (SELECT "claimed"."id"
 FROM "claimed"))) SELECT "claimed"."id"
 FROM "claimed";
--- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>"]
+-- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>"]

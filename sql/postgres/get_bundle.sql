@@ -1,25 +1,9 @@
-SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", (SELECT "tasks"."id"
-FROM "tasks"
-WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $1)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $2)) END)
-LIMIT $3)
+SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END
 FROM "bundles"
-WHERE (("bundles"."pending_id" = $4)
-AND (($5
-OR EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $6)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $7)) END)
-AND (("tasks"."workspace_id" = $8)
-OR  NOT (EXISTS (SELECT "workspaces"."id"
-FROM "workspaces"
-WHERE ((("workspaces"."id" = "tasks"."workspace_id")
-AND ("workspaces"."owner_id" != $9))
-AND ("workspaces"."owner_id" != $10)) OFFSET $11)))) OFFSET $12))
-AND ($13
-OR ("bundles"."kind" != $14))));
--- binds: ["", 1, 1, "<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission"]
+WHERE (("bundles"."pending_id" = $1)
+AND (($2
+OR (("bundles"."owner_key" = $3)
+OR ("bundles"."owner_key" = $4)))
+AND ($5
+OR ("bundles"."kind" != $6))));
+-- binds: ["<pending_id>", false, "", "<user_id>", false, "permission"]

@@ -1,4 +1,4 @@
-SELECT EXISTS (SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."task_id", "bundles"."turn_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."idempotency_key", "bundles"."may_be_active", "bundles"."agent_disconnected", "bundles"."response_delivery_pending", "bundles"."reject_reason", "bundles"."responded_at", "bundles"."resolved_by_kind", "bundles"."resolved_by_id", "bundles"."delivery_lease_until"
+SELECT EXISTS (SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."task_id", "bundles"."turn_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."idempotency_key", "bundles"."may_be_active", "bundles"."agent_disconnected", "bundles"."response_delivery_pending", "bundles"."reject_reason", "bundles"."responded_at", "bundles"."resolved_by_kind", "bundles"."resolved_by_id", "bundles"."delivery_lease_until", "bundles"."task_key", "bundles"."owner_key"
 FROM "bundles"
 WHERE (("bundles"."session_id" = $1)
 AND (((EXISTS (SELECT "bundle_questions"."id"

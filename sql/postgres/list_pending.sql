@@ -1,70 +1,46 @@
-SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", (SELECT "tasks"."id"
-FROM "tasks"
-WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $1)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $2)) END)
-LIMIT $3)
+SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END
 FROM "bundles"
-WHERE ((("bundles"."created_at" >= $4)
-AND (("bundles"."created_at" > $5)
-OR ("bundles"."pending_id" > $6)))
+WHERE ((("bundles"."created_at" >= $1)
+AND (("bundles"."created_at" > $2)
+OR ("bundles"."pending_id" > $3)))
 AND ((((("bundles"."may_be_active"
-AND (($7
+AND (($4
+OR (("bundles"."owner_key" = $5)
+OR ("bundles"."owner_key" = $6)))
+AND ($7
+OR ("bundles"."kind" != $8))))
+AND ($9
 OR EXISTS (SELECT "tasks"."id"
 FROM "tasks"
-WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $8)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $9)) END)
-AND (("tasks"."workspace_id" = $10)
-OR  NOT (EXISTS (SELECT "workspaces"."id"
-FROM "workspaces"
-WHERE ((("workspaces"."id" = "tasks"."workspace_id")
-AND ("workspaces"."owner_id" != $11))
-AND ("workspaces"."owner_id" != $12)) OFFSET $13)))) OFFSET $14))
-AND ($15
-OR ("bundles"."kind" != $16))))
-AND ($17
-OR EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $18)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $19)) END)
-AND ("tasks"."workspace_id" = $20)) OFFSET $21)))
-AND EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $22)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $23)) END) OFFSET $24))
+WHERE (("tasks"."id" = "bundles"."task_key")
+AND ("tasks"."workspace_id" = $10)) OFFSET $11)))
+AND ("bundles"."owner_key" IS NOT NULL))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $25))
-OR ("bundle_questions"."status" = $26))) OFFSET $27)
+OR ("bundle_questions"."status" = $12))
+OR ("bundle_questions"."status" = $13))) OFFSET $14)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $28)))
+LIMIT $15)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (((("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != $29))
-AND ("sessions"."state" != $30))
-AND ("sessions"."state" != $31)) OFFSET $32))
+AND ("sessions"."state" != $16))
+AND ("sessions"."state" != $17))
+AND ("sessions"."state" != $18)) OFFSET $19))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $33))))
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $20))))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ("bundle_questions"."question_id" = $34)) OFFSET $35))))
+AND ("bundle_questions"."question_id" = $21)) OFFSET $22))))
 ORDER BY "bundles"."created_at" ASC, "bundles"."pending_id" ASC
-LIMIT $36;
--- binds: ["", 1, 1, 0, 0, "<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", false, "", 1, "<workspace_id>", 0, "", 1, 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]
+LIMIT $23;
+-- binds: [0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", false, "<workspace_id>", 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]

@@ -1,57 +1,36 @@
-SELECT DISTINCT (SELECT "tasks"."id"
-FROM "tasks"
-WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $1)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
+SELECT DISTINCT CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END, "bundles"."kind", (SELECT "sessions"."is_primary"
 FROM "sessions"
 WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $2)) END)
-LIMIT $3), "bundles"."kind", (SELECT "sessions"."is_primary"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $4)
+LIMIT $1)
 FROM "bundles"
-WHERE ((("bundles"."may_be_active"
-AND (($5
-OR EXISTS (SELECT "tasks"."id"
-FROM "tasks"
-WHERE (("tasks"."id" = CASE WHEN (("bundles"."task_id" != $6)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $7)) END)
-AND (("tasks"."workspace_id" = $8)
-OR  NOT (EXISTS (SELECT "workspaces"."id"
-FROM "workspaces"
-WHERE ((("workspaces"."id" = "tasks"."workspace_id")
-AND ("workspaces"."owner_id" != $9))
-AND ("workspaces"."owner_id" != $10)) OFFSET $11)))) OFFSET $12))
-AND ($13
-OR ("bundles"."kind" != $14))))
+WHERE ((((("bundles"."task_key" = ANY($2))
+AND "bundles"."may_be_active")
+AND ("bundles"."owner_key" IS NOT NULL))
+AND (($3
+OR (("bundles"."owner_key" = $4)
+OR ("bundles"."owner_key" = $5)))
+AND ($6
+OR ("bundles"."kind" != $7))))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $15))
-OR ("bundle_questions"."status" = $16))) OFFSET $17)
+OR ("bundle_questions"."status" = $8))
+OR ("bundle_questions"."status" = $9))) OFFSET $10)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $18)))
+LIMIT $11)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (((("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != $19))
-AND ("sessions"."state" != $20))
-AND ("sessions"."state" != $21)) OFFSET $22))
+AND ("sessions"."state" != $12))
+AND ("sessions"."state" != $13))
+AND ("sessions"."state" != $14)) OFFSET $15))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $23))))
-AND ((SELECT "tasks"."id"
-FROM "tasks"
-WHERE ("tasks"."id" = CASE WHEN (("bundles"."task_id" != $24)) THEN ("bundles"."task_id") ELSE ((SELECT "sessions"."task_id"
-FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id")
-LIMIT $25)) END)
-LIMIT $26) = ANY($27)));
--- binds: ["", 1, 1, 1, false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 1, 1, ["<task_id>"]]
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $16))));
+-- binds: [1, ["<task_id>"], false, "", "<user_id>", false, "permission", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]

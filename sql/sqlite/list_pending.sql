@@ -1,48 +1,21 @@
-SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, (SELECT `tasks`.`id`
-FROM `tasks`
-WHERE (`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
-LIMIT ?)
+SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END
 FROM `bundles`
 WHERE (((`bundles`.`created_at` >= ?)
 AND ((`bundles`.`created_at` > ?)
 OR (`bundles`.`pending_id` > ?)))
 AND (((((`bundles`.`may_be_active`
 AND ((?
-OR EXISTS (SELECT `tasks`.`id`
-FROM `tasks`
-WHERE ((`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
-AND ((`tasks`.`workspace_id` = ?)
-OR  NOT (EXISTS (SELECT `workspaces`.`id`
-FROM `workspaces`
-WHERE (((`workspaces`.`id` = `tasks`.`workspace_id`)
-AND (`workspaces`.`owner_id` != ?))
-AND (`workspaces`.`owner_id` != ?))
-LIMIT -1  OFFSET ?))))
-LIMIT -1  OFFSET ?))
+OR ((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?)))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
 OR EXISTS (SELECT `tasks`.`id`
 FROM `tasks`
-WHERE ((`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
+WHERE ((`tasks`.`id` = `bundles`.`task_key`)
 AND (`tasks`.`workspace_id` = ?))
 LIMIT -1  OFFSET ?)))
-AND EXISTS (SELECT `tasks`.`id`
-FROM `tasks`
-WHERE (`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
-LIMIT -1  OFFSET ?))
+AND (`bundles`.`owner_key` IS NOT NULL))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
@@ -75,4 +48,4 @@ AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?))))
 ORDER BY `bundles`.`created_at` ASC, `bundles`.`pending_id` ASC
 LIMIT ?;
--- binds: ["", 1, 1, 0, 0, "<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", false, "", 1, "<workspace_id>", 0, "", 1, 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]
+-- binds: [0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", false, "<workspace_id>", 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]

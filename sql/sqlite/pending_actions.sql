@@ -1,30 +1,14 @@
-SELECT DISTINCT (SELECT `tasks`.`id`
-FROM `tasks`
-WHERE (`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
-LIMIT ?), `bundles`.`kind`, (SELECT `sessions`.`is_primary`
+SELECT DISTINCT CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`kind`, (SELECT `sessions`.`is_primary`
 FROM `sessions`
 WHERE (`sessions`.`id` = `bundles`.`session_id`)
 LIMIT ?)
 FROM `bundles`
-WHERE (((`bundles`.`may_be_active`
+WHERE (((((`bundles`.`task_key` IN (?))
+AND `bundles`.`may_be_active`)
+AND (`bundles`.`owner_key` IS NOT NULL))
 AND ((?
-OR EXISTS (SELECT `tasks`.`id`
-FROM `tasks`
-WHERE ((`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
-AND ((`tasks`.`workspace_id` = ?)
-OR  NOT (EXISTS (SELECT `workspaces`.`id`
-FROM `workspaces`
-WHERE (((`workspaces`.`id` = `tasks`.`workspace_id`)
-AND (`workspaces`.`owner_id` != ?))
-AND (`workspaces`.`owner_id` != ?))
-LIMIT -1  OFFSET ?))))
-LIMIT -1  OFFSET ?))
+OR ((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?)))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
@@ -51,12 +35,5 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
-LIMIT -1  OFFSET ?))))
-AND ((SELECT `tasks`.`id`
-FROM `tasks`
-WHERE (`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
-LIMIT ?) IN (?)));
--- binds: ["", 1, 1, 1, false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 1, 1, "<task_id>"]
+LIMIT -1  OFFSET ?))));
+-- binds: [1, "<task_id>", false, "", "<user_id>", false, "permission", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]

@@ -2,38 +2,17 @@ SELECT COUNT(*), min(`bundles`.`created_at`)
 FROM `bundles`
 WHERE (((((`bundles`.`may_be_active`
 AND ((?
-OR EXISTS (SELECT `tasks`.`id`
-FROM `tasks`
-WHERE ((`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
-AND ((`tasks`.`workspace_id` = ?)
-OR  NOT (EXISTS (SELECT `workspaces`.`id`
-FROM `workspaces`
-WHERE (((`workspaces`.`id` = `tasks`.`workspace_id`)
-AND (`workspaces`.`owner_id` != ?))
-AND (`workspaces`.`owner_id` != ?))
-LIMIT -1  OFFSET ?))))
-LIMIT -1  OFFSET ?))
+OR ((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?)))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
 OR EXISTS (SELECT `tasks`.`id`
 FROM `tasks`
-WHERE ((`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
+WHERE ((`tasks`.`id` = `bundles`.`task_key`)
 AND (`tasks`.`workspace_id` = ?))
 LIMIT -1  OFFSET ?)))
-AND EXISTS (SELECT `tasks`.`id`
-FROM `tasks`
-WHERE (`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
-LIMIT -1  OFFSET ?))
+AND (`bundles`.`owner_key` IS NOT NULL))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
@@ -64,4 +43,4 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?)));
--- binds: [false, "", 1, "", "", "<user_id>", 0, 0, false, "permission", true, "", 1, "", 0, "", 1, 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]
+-- binds: [false, "", "<user_id>", false, "permission", true, "", 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]

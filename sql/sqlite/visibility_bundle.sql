@@ -2,20 +2,8 @@ SELECT EXISTS (SELECT `bundles`.`pending_id`
 FROM `bundles`
 WHERE ((`bundles`.`pending_id` = ?)
 AND ((?
-OR EXISTS (SELECT `tasks`.`id`
-FROM `tasks`
-WHERE ((`tasks`.`id` = CASE WHEN ((`bundles`.`task_id` != ?)) THEN (`bundles`.`task_id`) ELSE ((SELECT `sessions`.`task_id`
-FROM `sessions`
-WHERE (`sessions`.`id` = `bundles`.`session_id`)
-LIMIT ?)) END)
-AND ((`tasks`.`workspace_id` = ?)
-OR  NOT (EXISTS (SELECT `workspaces`.`id`
-FROM `workspaces`
-WHERE (((`workspaces`.`id` = `tasks`.`workspace_id`)
-AND (`workspaces`.`owner_id` != ?))
-AND (`workspaces`.`owner_id` != ?))
-LIMIT -1  OFFSET ?))))
-LIMIT -1  OFFSET ?))
+OR ((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?)))
 AND (?
 OR (`bundles`.`kind` != ?)))));
--- binds: ["<pending_id>", false, "", 1, "", "", "<user_id>", 0, 0, false, "permission"]
+-- binds: ["<pending_id>", false, "", "<user_id>", false, "permission"]

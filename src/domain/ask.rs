@@ -13,6 +13,7 @@ use crate::rules::limits::{
     check_count, check_id, check_runes, check_text, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES,
     MAX_LABEL_RUNES, MAX_PROMPT_RUNES, MAX_TITLE_RUNES, OPTIONS_PER_QUESTION, QUESTIONS_PER_BUNDLE,
 };
+use crate::rules::visibility;
 use crate::rules::vocabulary::{BundleKind, QuestionStatus, SessionState};
 use crate::store::failpoints::points;
 use crate::store::schema::{bundle_questions, bundles, sessions};
@@ -242,6 +243,10 @@ impl Core {
                     bundles::pending_id.eq(&pending_id),
                     bundles::session_id.eq(&request.session_id),
                     bundles::task_id.eq(&task_id),
+                    // OPS-3a: the session is locked, so its task and that
+                    // task's workspace cannot change before the commit.
+                    bundles::task_key.eq(&task_id),
+                    bundles::owner_key.eq(visibility::owner_key_of_task(&task_id)),
                     bundles::turn_id.eq(&turn_id),
                     bundles::kind.eq(request.kind.as_str()),
                     bundles::context.eq(&request.context),

@@ -8,8 +8,12 @@
 
 use diesel::connection::SimpleConnection;
 
+use diesel::prelude::*;
+
 use crate::domain::core::Core;
 use crate::error::Result;
+use crate::rules::{activeness, visibility};
+use crate::store::schema::bundles;
 
 /// The shape of a generated world.
 #[derive(Debug, Clone, Copy)]
@@ -81,12 +85,74 @@ pub fn populate(core: &Core, spec: &WorldSpec) -> Result<()> {
                          ELSE '{{\"question_id\":\"q1\",\"selected_options\":[\"yes\"],\"custom_text\":\"\"}}' END,
                     created_at
              FROM bundles;
-         ANALYZE;",
+         ",
         s_sessions = series(sessions),
         s_bundles = series(bundles),
     );
     core.write(|conn| {
         conn.batch_execute(&script)?;
+        // The keys come from the library's own statement, not a copy of it.
+        visibility::refresh_keys(bundles::table).execute(conn)?;
+        conn.batch_execute("ANALYZE;")?;
         Ok(())
     })
+}
+
+/// A bundle whose stored derived columns differ from what the library's
+/// rules derive from the rest of the database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drift {
+    pub pending_id: String,
+    /// `(stored, derived)` of `may_be_active`: derived is "may ever be
+    /// active again", what the library's own writes leave (ACT-4).
+    pub may_be_active: Option<(bool, bool)>,
+    pub task_key: Option<(Option<String>, Option<String>)>,
+    pub owner_key: Option<(Option<String>, Option<String>)>,
+}
+
+type DerivedRow = (
+    String,
+    bool,
+    Option<bool>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+);
+
+/// Every bundle whose `may_be_active` hint differs from "may ever be active
+/// again" (ACT-4) or whose visibility keys differ from what the mirror
+/// implies (OPS-3a). Generated worlds must show none before a measurement;
+/// property tests check the keys after every operation.
+pub fn drift(core: &Core) -> Result<Vec<Drift>> {
+    let rows: Vec<DerivedRow> = core.read(|conn| {
+        Ok(bundles::table
+            .select((
+                bundles::pending_id,
+                bundles::may_be_active,
+                activeness::permanently_inactive(),
+                bundles::task_key,
+                visibility::bundle_task_id(),
+                bundles::owner_key,
+                visibility::owner_key_of_bundle(),
+            ))
+            .order_by(bundles::pending_id)
+            .load(conn)?)
+    })?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(pending_id, hint, inactive, task, task_derived, owner, owner_derived)| {
+            let derived_hint = inactive != Some(true);
+            let drift = Drift {
+                pending_id,
+                may_be_active: (hint != derived_hint).then_some((hint, derived_hint)),
+                task_key: (task != task_derived).then_some((task, task_derived)),
+                owner_key: (owner != owner_derived).then_some((owner, owner_derived)),
+            };
+            let drifted = drift.may_be_active.is_some()
+                || drift.task_key.is_some()
+                || drift.owner_key.is_some();
+            drifted.then_some(drift)
+        })
+        .collect())
 }

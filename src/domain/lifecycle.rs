@@ -10,10 +10,12 @@ use crate::error::{Entity, Error, Result};
 use crate::rules::activeness::{self, question_is_pending};
 use crate::rules::limits::{check_id, check_text};
 use crate::rules::outbox::detach_statement;
+use crate::rules::visibility;
 use crate::rules::vocabulary::{QuestionStatus, SessionState};
 use crate::store::schema::{bundle_questions, bundles, sessions, tasks, turns, workspaces};
 use crate::store::{
-    at_most_one, lock_session, lock_sessions_reached, AnyConnection, IdKind, Reach, Timestamp,
+    at_most_one, hold, lock_session, lock_sessions_reached, AnyConnection, Hold, IdKind, Reach,
+    Timestamp,
 };
 
 /// Arguments of `upsert_session` (LIFE-1). Fields left unset keep an
@@ -73,15 +75,24 @@ impl Core {
         require_id("id", id)?;
         check_text("owner_id", owner_id.unwrap_or_default())?;
         self.change(|conn, _| {
+            // A new workspace may own tasks that named it while it dangled.
+            hold_workspace_for_change(conn, id)?;
             let inserted = per_backend!(conn, c => diesel::insert_into(workspaces::table)
                 .values((workspaces::id.eq(id), workspaces::owner_id.eq(owner_id.unwrap_or(""))))
                 .on_conflict_do_nothing()
                 .execute(c))?;
-            if let (0, Some(owner_id)) = (inserted, owner_id) {
-                lock_sessions_reached(conn, Reach::Workspace(id))?;
-                diesel::update(workspaces::table.find(id))
-                    .set(workspaces::owner_id.eq(owner_id))
-                    .execute(conn)?;
+            let changed = match (inserted, owner_id) {
+                (0, Some(owner_id)) => diesel::update(
+                    workspaces::table
+                        .find(id)
+                        .filter(workspaces::owner_id.ne(owner_id)),
+                )
+                .set(workspaces::owner_id.eq(owner_id))
+                .execute(conn)?,
+                (inserted, _) => inserted,
+            };
+            if changed > 0 {
+                visibility::refresh_keys_of_workspace(id).execute(conn)?;
             }
             Ok(())
         })
@@ -92,7 +103,10 @@ impl Core {
     pub(crate) fn delete_workspace(&self, id: &str) -> Result<()> {
         require_id("id", id)?;
         self.change(|conn, _| {
-            diesel::delete(workspaces::table.find(id)).execute(conn)?;
+            hold_workspace_for_change(conn, id)?;
+            if diesel::delete(workspaces::table.find(id)).execute(conn)? > 0 {
+                visibility::refresh_keys_of_workspace(id).execute(conn)?;
+            }
             Ok(())
         })
     }
@@ -103,16 +117,34 @@ impl Core {
         require_id("id", id)?;
         check_text("workspace_id", workspace_id.unwrap_or_default())?;
         self.change(|conn, _| {
-            let inserted = per_backend!(conn, c => diesel::insert_into(tasks::table)
-                .values((tasks::id.eq(id), tasks::workspace_id.eq(workspace_id.unwrap_or(""))))
-                .on_conflict_do_nothing()
-                .execute(c))?;
-            if let (0, Some(workspace_id)) = (inserted, workspace_id) {
-                lock_sessions_reached(conn, Reach::Task(id))?;
+            lock_sessions_reached(conn, Reach::Task(id))?;
+            hold(conn, Reach::Task(id), Hold::Exclusive)?;
+            let current: Option<String> = at_most_one(
+                tasks::table.find(id).select(tasks::workspace_id),
+                conn,
+            )?;
+            let target = workspace_id.unwrap_or("");
+            let moves = match &current {
+                None => true,
+                Some(current) => workspace_id.is_some_and(|target| target != current),
+            };
+            if !moves {
+                return Ok(());
+            }
+            // The keys read both workspaces: hold them against owner changes.
+            let mut read = vec![target];
+            read.extend(current.as_deref());
+            hold_workspaces_for_reading(conn, read)?;
+            if current.is_none() {
+                diesel::insert_into(tasks::table)
+                    .values((tasks::id.eq(id), tasks::workspace_id.eq(target)))
+                    .execute(conn)?;
+            } else {
                 diesel::update(tasks::table.find(id))
-                    .set(tasks::workspace_id.eq(workspace_id))
+                    .set(tasks::workspace_id.eq(target))
                     .execute(conn)?;
             }
+            visibility::refresh_keys_of_task(id).execute(conn)?;
             Ok(())
         })
     }
@@ -121,7 +153,11 @@ impl Core {
     pub(crate) fn delete_task(&self, id: &str) -> Result<()> {
         require_id("id", id)?;
         self.change(|conn, changes| {
+            lock_sessions_reached(conn, Reach::Task(id))?;
+            hold(conn, Reach::Task(id), Hold::Exclusive)?;
             diesel::delete(tasks::table.find(id)).execute(conn)?;
+            // Bundles of other sessions that named it no longer resolve.
+            visibility::refresh_keys_of_task(id).execute(conn)?;
             changes.push(Change::Everything);
             Ok(())
         })
@@ -156,9 +192,17 @@ impl Core {
                 return Ok(());
             }
             lock_session(conn, session.id)?;
-            diesel::update(sessions::table.find(session.id))
-                .set(sessions::task_id.eq(session.task_id))
-                .execute(conn)?;
+            hold_task_for_reading(conn, session.task_id)?;
+            let moved = diesel::update(
+                sessions::table
+                    .find(session.id)
+                    .filter(sessions::task_id.ne(session.task_id)),
+            )
+            .set(sessions::task_id.eq(session.task_id))
+            .execute(conn)?;
+            if moved > 0 {
+                visibility::refresh_keys_of_session(session.id).execute(conn)?;
+            }
             if let Some(is_primary) = session.is_primary {
                 diesel::update(sessions::table.find(session.id))
                     .set(sessions::is_primary.eq(is_primary))
@@ -233,6 +277,35 @@ impl Core {
             Ok(diesel::select(has_active_bundle_query(session_id)).get_result(conn)?)
         })
     }
+}
+
+/// OPS-3a, CLAIM-4: before a workspace's owner (or existence) changes, the
+/// sessions it reaches and the workspace itself are held.
+fn hold_workspace_for_change(conn: &mut AnyConnection, workspace_id: &str) -> Result<()> {
+    lock_sessions_reached(conn, Reach::Workspace(workspace_id))?;
+    hold(conn, Reach::Workspace(workspace_id), Hold::Exclusive)?;
+    Ok(())
+}
+
+/// OPS-3a: the workspaces a key computation reads, held shared in id order.
+fn hold_workspaces_for_reading(conn: &mut AnyConnection, mut ids: Vec<&str>) -> Result<()> {
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        hold(conn, Reach::Workspace(id), Hold::Shared)?;
+    }
+    Ok(())
+}
+
+/// OPS-3a: a session moving to `task_id` computes its bundles' keys from the
+/// task and its workspace; hold both shared, the task first.
+fn hold_task_for_reading(conn: &mut AnyConnection, task_id: &str) -> Result<()> {
+    hold(conn, Reach::Task(task_id), Hold::Shared)?;
+    let workspace: Option<String> = at_most_one(
+        tasks::table.find(task_id).select(tasks::workspace_id),
+        conn,
+    )?;
+    hold_workspaces_for_reading(conn, workspace.as_deref().into_iter().collect())
 }
 
 fn session_changed(changes: &mut Changes, session_id: &str) {

@@ -22,7 +22,7 @@ use crate::rules::principal::Principal;
 use crate::rules::visibility::{self, Scope};
 use crate::rules::vocabulary::BundleKind;
 use crate::store::schema::{bundle_questions, bundles, tasks};
-use crate::store::{at_most_one, Timestamp};
+use crate::store::{at_most_one, AnyConnection, Timestamp};
 
 /// Arguments of `list_pending` (LIST-4), all optional. The wire's strings
 /// are parsed at the door ([`Cursor::parse`], RFC 3339 for the time).
@@ -256,6 +256,14 @@ pub fn page_query<'a>(scope: &'a Scope, filter: &'a ListFilter) -> _ {
         .limit(fetch)
 }
 
+/// OPS-3a: a scoped page walks the index range of one owner key (see
+/// [`visibility::owner_keys`]); the page is the merge of those walks.
+#[diesel::dsl::auto_type]
+pub fn owner_page_query<'a>(scope: &'a Scope, filter: &'a ListFilter, owner_key: &'a str) -> _ {
+    let page: page_query<'a> = page_query(scope, filter);
+    page.filter(bundles::owner_key.eq(owner_key))
+}
+
 /// SUM-1: the number of listable bundles and the oldest creation time.
 #[diesel::dsl::auto_type]
 pub fn summary_bundles_query<'a>(scope: &'a Scope) -> _ {
@@ -263,6 +271,14 @@ pub fn summary_bundles_query<'a>(scope: &'a Scope) -> _ {
     let member: listable<'a> = listable(scope, empty);
     let oldest: diesel::helper_types::min<bundles::created_at> = min(bundles::created_at);
     bundles::table.filter(member).select((count_star(), oldest))
+}
+
+/// SUM-1, OPS-3a: the summary of a scoped principal, counted over its owner
+/// keys' index ranges only.
+#[diesel::dsl::auto_type]
+pub fn owner_summary_bundles_query<'a>(scope: &'a Scope, owner_keys: &'a [&'a str]) -> _ {
+    let summary: summary_bundles_query<'a> = summary_bundles_query(scope);
+    summary.filter(bundles::owner_key.eq_any(owner_keys))
 }
 
 diesel::alias!(bundle_questions as counted_rows: CountedRows);
@@ -287,6 +303,29 @@ pub fn summary_questions_query<'a>(scope: &'a Scope) -> _ {
         .select(count_star())
 }
 
+/// SUM-1, OPS-3a: [`summary_questions_query`] over a scoped principal's
+/// owner keys only.
+#[diesel::dsl::auto_type]
+pub fn owner_summary_questions_query<'a>(scope: &'a Scope, owner_keys: &'a [&'a str]) -> _ {
+    let empty: &'static str = "";
+    let member: listable<'a> = listable(scope, empty);
+    let rows: Alias<CountedRows> = counted_rows;
+    let status: AliasedField<CountedRows, bundle_questions::status> =
+        rows.field(bundle_questions::status);
+    let pending_id: AliasedField<CountedRows, bundle_questions::pending_id> =
+        rows.field(bundle_questions::pending_id);
+    let pending: activeness::status_is_pending<
+        AliasedField<CountedRows, bundle_questions::status>,
+    > = activeness::status_is_pending(status);
+    let members = bundles::table
+        .filter(bundles::owner_key.eq_any(owner_keys))
+        .filter(member)
+        .select(bundles::pending_id);
+    rows.filter(pending)
+        .filter(pending_id.eq_any(members))
+        .select(count_star())
+}
+
 /// PA-1: for the requested tasks, the kind of each active bundle the scope
 /// sees and whether its session is the task's primary one.
 #[diesel::dsl::auto_type]
@@ -296,11 +335,13 @@ pub fn pending_actions_query<'a>(scope: &'a Scope, task_ids: &'a [String]) -> _ 
     let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
     let task_id: visibility::resolved_task_id = visibility::resolved_task_id();
     let primary: visibility::session_is_primary = visibility::session_is_primary();
+    // OPS-3a: the task key's index finds the requested tasks' bundles.
     bundles::table
+        .filter(bundles::task_key.eq_any(task_ids))
         .filter(bundles::may_be_active)
+        .filter(visibility::bundle_task_resolves())
         .filter(visible)
         .filter(activeness::is_active())
-        .filter(visibility::resolved_task_id().eq_any(task_ids))
         .select((task_id, bundles::kind, primary))
         .distinct()
 }
@@ -329,6 +370,26 @@ fn check_task_ids(task_ids: &[String]) -> Result<(), ValidationError> {
     Ok(())
 }
 
+/// LIST-2/3, OPS-3a: the page's records, `limit + 1` at most. `system` walks
+/// the listing index; a scoped principal walks each of its owner keys'
+/// ranges (each already in order and cut at `limit + 1`) and merges them.
+fn load_page(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    filter: &ListFilter,
+) -> Result<Vec<BundleRecord>> {
+    let Some(keys) = visibility::owner_keys(scope) else {
+        return Ok(page_query(scope, filter).load(conn)?);
+    };
+    let mut records: Vec<BundleRecord> = Vec::new();
+    for key in keys {
+        records.extend(owner_page_query(scope, filter, key).load::<BundleRecord>(conn)?);
+    }
+    records.sort_by(|a, b| (a.created_at, &a.pending_id).cmp(&(b.created_at, &b.pending_id)));
+    records.truncate(filter.limit as usize + 1);
+    Ok(records)
+}
+
 /// Groups DM-4-ordered rows by bundle.
 fn rows_by_bundle(
     rows: Vec<bundle::QuestionRecord>,
@@ -355,7 +416,7 @@ impl Core {
         )?;
         let filter = ListFilter::from_request(request);
         let (mut records, rows) = self.read(|conn| {
-            let records: Vec<BundleRecord> = page_query(&scope, &filter).load(conn)?;
+            let records = load_page(conn, &scope, &filter)?;
             let ids: Vec<String> = records.iter().map(|r| r.pending_id.clone()).collect();
             let rows = bundle::load_rows(conn, &ids)?;
             Ok((records, rows))
@@ -390,10 +451,18 @@ impl Core {
         let scope = admit(principal, Operation::Summary)?;
         let ((bundles, oldest), questions) = self.read(|conn| {
             // Aggregates return exactly one row.
-            let bundles: (i64, Option<i64>) =
-                at_most_one(summary_bundles_query(&scope), conn)?.unwrap_or((0, None));
-            let questions: i64 = at_most_one(summary_questions_query(&scope), conn)?.unwrap_or(0);
-            Ok((bundles, questions))
+            let (bundles, questions) = match visibility::owner_keys(&scope) {
+                None => (
+                    at_most_one(summary_bundles_query(&scope), conn)?,
+                    at_most_one(summary_questions_query(&scope), conn)?,
+                ),
+                Some(keys) => (
+                    at_most_one(owner_summary_bundles_query(&scope, &keys), conn)?,
+                    at_most_one(owner_summary_questions_query(&scope, &keys), conn)?,
+                ),
+            };
+            let bundles: (i64, Option<i64>) = bundles.unwrap_or((0, None));
+            Ok((bundles, questions.unwrap_or(0)))
         })?;
         let now = self.now();
         Ok(Summary {

@@ -77,6 +77,8 @@ fn sample_resolver() -> claim::Resolver<'static> {
 }
 const PENDING: &str = "<pending_id>";
 const TASK: &str = "<task_id>";
+const WORKSPACE: &str = "<workspace_id>";
+const OWNER_KEY: &str = "<owner_key>";
 
 macro_rules! catalog {
     ($backend:ty) => {{
@@ -92,11 +94,70 @@ macro_rules! catalog {
             limit: 50,
         };
         let task_ids = vec![TASK.to_owned()];
+        let owner_keys = ["", "<user_id>"];
         vec![
             Rendered {
                 name: "list_pending",
                 sql: layout(
                     debug_query::<$backend, _>(&listing::page_query(&scope, &filter)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "list_pending_owner",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::owner_page_query(
+                        &scope, &filter, OWNER_KEY,
+                    ))
+                    .to_string(),
+                ),
+            },
+            Rendered {
+                name: "summary_bundles_owner",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::owner_summary_bundles_query(
+                        &scope,
+                        &owner_keys,
+                    ))
+                    .to_string(),
+                ),
+            },
+            Rendered {
+                name: "summary_questions_owner",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::owner_summary_questions_query(
+                        &scope,
+                        &owner_keys,
+                    ))
+                    .to_string(),
+                ),
+            },
+            Rendered {
+                name: "keys_of_new_bundle",
+                sql: layout(
+                    debug_query::<$backend, _>(&diesel::select(visibility::owner_key_of_task(
+                        TASK,
+                    )))
+                    .to_string(),
+                ),
+            },
+            Rendered {
+                name: "refresh_keys_of_task",
+                sql: layout(
+                    debug_query::<$backend, _>(&visibility::refresh_keys_of_task(TASK)).to_string(),
+                ),
+            },
+            Rendered {
+                name: "refresh_keys_of_workspace",
+                sql: layout(
+                    debug_query::<$backend, _>(&visibility::refresh_keys_of_workspace(WORKSPACE))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "refresh_keys_of_session",
+                sql: layout(
+                    debug_query::<$backend, _>(&visibility::refresh_keys_of_session(SESSION))
+                        .to_string(),
                 ),
             },
             Rendered {

@@ -8,7 +8,7 @@
 use diesel::dsl::{case_when, not, AsExprOf};
 use diesel::expression::IntoSql;
 use diesel::prelude::*;
-use diesel::sql_types::Bool;
+use diesel::sql_types::{Bool, Nullable, Text};
 
 use crate::rules::activeness::exists_per_row;
 use crate::rules::principal::Principal;
@@ -92,48 +92,111 @@ fn session_task_id() -> _ {
 }
 
 /// AUTH-4: the bundle's task is its own `task_id` when non-empty, else its
-/// session's. Derived from stored rows only (AUTH-9).
+/// session's. Derived from stored rows only (AUTH-9). This is what
+/// `bundles.task_key` holds (OPS-3a).
 #[diesel::dsl::auto_type]
 pub fn bundle_task_id() -> _ {
     let empty: &'static str = "";
     case_when(bundles::task_id.ne(empty), bundles::task_id.nullable()).otherwise(session_task_id())
 }
 
-/// The tasks table narrowed to the enclosing bundle's task (AUTH-4).
-#[diesel::dsl::auto_type]
-fn task_of_bundle() -> _ {
-    tasks::table.filter(tasks::id.nullable().eq(bundle_task_id()))
+diesel::define_sql_function! {
+    /// SQL `COALESCE` of a nullable text and a fallback.
+    fn coalesce(value: Nullable<Text>, fallback: Text) -> Text;
 }
 
-/// AUTH-4: the id of the bundle's task if that task exists, else NULL.
+/// AUTH-3 as a key of the task in the enclosing query: `''` when every user
+/// sees it (no workspace, a dangling one, or one owned by nobody), else the
+/// owner of its workspace.
+#[diesel::dsl::auto_type]
+fn task_owner_key() -> _ {
+    let empty: &'static str = "";
+    let owner = workspaces::table
+        .filter(workspaces::id.eq(tasks::workspace_id))
+        .select(workspaces::owner_id)
+        .single_value();
+    case_when(tasks::workspace_id.eq(empty), empty.into_sql::<Text>())
+        .otherwise(coalesce(owner, empty))
+}
+
+/// OPS-3a: the owner key of the task with this id, NULL when no such task
+/// exists. What `ask` stores on a new bundle of a task it just read.
+#[diesel::dsl::auto_type]
+pub fn owner_key_of_task<'a>(task_id: &'a str) -> _ {
+    tasks::table
+        .filter(tasks::id.eq(task_id))
+        .select(task_owner_key())
+        .single_value()
+}
+
+/// OPS-3a: the owner key the bundle in the enclosing query must carry:
+/// its task's (AUTH-4) key, NULL when that task does not exist.
+#[diesel::dsl::auto_type]
+pub fn owner_key_of_bundle() -> _ {
+    tasks::table
+        .filter(tasks::id.nullable().eq(bundle_task_id()))
+        .select(task_owner_key())
+        .single_value()
+}
+
+/// AUTH-4 through the stored key: the id of the bundle's task if that task
+/// exists, else NULL.
 #[diesel::dsl::auto_type]
 pub fn resolved_task_id() -> _ {
-    task_of_bundle().select(tasks::id).single_value()
+    case_when(bundles::owner_key.is_not_null(), bundles::task_key)
 }
 
 /// AUTH-4, LIST-9: the bundle's task exists. A bundle without one is never
 /// listed, not even for `system`.
 #[diesel::dsl::auto_type]
 pub fn bundle_task_resolves() -> _ {
-    exists_per_row(task_of_bundle().select(tasks::id))
+    bundles::owner_key.is_not_null()
 }
 
 /// AUTH-3/4/6: the bundle in the enclosing query is visible to the scope.
 /// `system` sees every bundle, resolvable or not (it may still resolve or
-/// cancel one by id, AUTH-4); a scoped principal needs a resolvable, visible
-/// task; agents never see `permission` bundles.
+/// cancel one by id, AUTH-4); a scoped principal needs a resolvable task
+/// visible to everyone (key `''`) or owned by them (OPS-3a: read from the
+/// bundle's own row, which [`refresh_keys`] keeps exact); agents never see
+/// `permission` bundles.
 #[diesel::dsl::auto_type]
 pub fn bundle_visible<'a>(scope: &'a Scope) -> _ {
     let user_id: &'a str = &scope.user_id;
     let unscoped: bool = scope.unscoped;
     let sees_permission: bool = scope.sees_permission_bundles;
     let permission: &'static str = BundleKind::PERMISSION_WORD;
-    let owner_rule: task_visible_to_owner<'a> = task_visible_to_owner(user_id);
+    let everyone: &'static str = "";
     flag(unscoped)
-        .or(exists_per_row(
-            task_of_bundle().filter(owner_rule).select(tasks::id),
-        ))
+        .or(bundles::owner_key
+            .eq(everyone)
+            .or(bundles::owner_key.eq(user_id)))
         .and(flag(sees_permission).or(bundles::kind.ne(permission)))
+}
+
+/// OPS-3a: the owner keys whose bundles a scoped principal may see — the
+/// index ranges its page and summary walk. `None` for `system`, which walks
+/// everything.
+pub fn owner_keys(scope: &Scope) -> Option<Vec<&str>> {
+    if scope.unscoped {
+        None
+    } else if scope.user_id.is_empty() {
+        Some(vec![""])
+    } else {
+        Some(vec!["", scope.user_id.as_str()])
+    }
+}
+
+/// OPS-3a: rewrites the keys of the bundles in `target` from the mirror.
+/// Every change to a workspace, task or session runs this for the bundles it
+/// may reach, in the same transaction, so the keys stay exact.
+#[diesel::dsl::auto_type]
+pub fn refresh_keys<T>(target: T) -> _
+where
+    T: diesel::query_builder::IntoUpdateTarget<Table = bundles::table>,
+{
+    let task: bundle_task_id = bundle_task_id();
+    let owner: owner_key_of_bundle = owner_key_of_bundle();
+    diesel::dsl::update(target).set((bundles::task_key.eq(task), bundles::owner_key.eq(owner)))
 }
 
 /// LIST-4: the bundle's task (AUTH-4) is in `workspace_id`; an empty
@@ -142,7 +205,8 @@ pub fn bundle_visible<'a>(scope: &'a Scope) -> _ {
 pub fn bundle_in_workspace<'a>(workspace_id: &'a str) -> _ {
     let no_filter: bool = workspace_id.is_empty();
     flag(no_filter).or(exists_per_row(
-        task_of_bundle()
+        tasks::table
+            .filter(tasks::id.nullable().eq(bundles::task_key))
             .filter(tasks::workspace_id.eq(workspace_id))
             .select(tasks::id),
     ))
@@ -184,4 +248,40 @@ pub fn task_visibility_query<'a>(scope: &'a Scope, task_id: &'a str) -> _ {
             .filter(visible)
             .select(tasks::id),
     ))
+}
+
+/// OPS-3a: the bundles whose key reads task `task_id`, after the task is
+/// created, moved or deleted.
+#[diesel::dsl::auto_type]
+pub fn refresh_keys_of_task<'a>(task_id: &'a str) -> _ {
+    refresh_keys(bundles::table.filter(bundles::task_key.eq(task_id)))
+}
+
+/// OPS-3a: the bundles whose task is in workspace `workspace_id`, after the
+/// workspace is created, given an owner or deleted.
+#[diesel::dsl::auto_type]
+pub fn refresh_keys_of_workspace<'a>(workspace_id: &'a str) -> _ {
+    let tasks_in_workspace = tasks::table
+        .filter(tasks::workspace_id.eq(workspace_id))
+        .select(tasks::id.nullable());
+    refresh_keys(bundles::table.filter(bundles::task_key.eq_any(tasks_in_workspace)))
+}
+
+/// OPS-3a: the bundles that take their task from session `session_id`
+/// (AUTH-4), after the session moves to another task.
+#[diesel::dsl::auto_type]
+pub fn refresh_keys_of_session<'a>(session_id: &'a str) -> _ {
+    let empty: &'static str = "";
+    refresh_keys(
+        bundles::table
+            .filter(bundles::session_id.eq(session_id))
+            .filter(bundles::task_id.eq(empty)),
+    )
+}
+
+/// OPS-3a: one bundle (rows written outside clarion: generated worlds and
+/// degraded test rows).
+#[diesel::dsl::auto_type]
+pub fn refresh_keys_of_bundle<'a>(pending_id: &'a str) -> _ {
+    refresh_keys(bundles::table.filter(bundles::pending_id.eq(pending_id)))
 }

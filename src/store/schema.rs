@@ -41,6 +41,8 @@ diesel::table! {
         resolved_by_kind -> Nullable<Text>,
         resolved_by_id -> Nullable<Text>,
         delivery_lease_until -> Nullable<BigInt>,
+        task_key -> Nullable<Text>,
+        owner_key -> Nullable<Text>,
     }
 }
 

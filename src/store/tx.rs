@@ -175,7 +175,7 @@ pub(crate) fn lock_sessions_reached(
                 .load(conn)?,
         };
         let by_bundle = bundles::table
-            .filter(bundles::task_id.eq_any(&task_ids))
+            .filter(bundles::task_key.eq_any(&task_ids))
             .select(bundles::session_id);
         sessions::table
             .filter(
@@ -189,5 +189,45 @@ pub(crate) fn lock_sessions_reached(
             .load::<String>(conn)?;
     }
     let _ = (conn, reach);
+    Ok(())
+}
+
+/// How [`hold`] holds a task or workspace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))] // read by PostgreSQL's locks only
+pub(crate) enum Hold {
+    /// The change rewrites what the task or workspace means for visibility.
+    Exclusive,
+    /// The change reads it to compute visibility keys (OPS-3a).
+    Shared,
+}
+
+/// OPS-3a: on PostgreSQL, a transaction-scoped advisory lock on a task or
+/// workspace id, so a change that rewrites the bundles' visibility keys and
+/// one that computes keys from the same task or workspace never interleave
+/// (under READ COMMITTED, either could otherwise miss the other's
+/// uncommitted rows). Advisory, because the row may not exist yet: a
+/// workspace created for a dangling id. Taken after the session locks, tasks
+/// before workspaces, so no two changes wait on each other in a cycle. On
+/// SQLite the transaction already holds the database's write lock.
+pub(crate) fn hold(conn: &mut AnyConnection, key: Reach<'_>, mode: Hold) -> Result<(), DbError> {
+    #[cfg(feature = "postgres")]
+    if let AnyConnection::Postgres(conn) = conn {
+        use diesel::prelude::*;
+        use diesel::sql_types::{Integer, Text};
+        let (namespace, id) = match key {
+            Reach::Task(id) => (1, id),
+            Reach::Workspace(id) => (2, id),
+        };
+        let statement = match mode {
+            Hold::Exclusive => "SELECT pg_advisory_xact_lock($1, hashtext($2))",
+            Hold::Shared => "SELECT pg_advisory_xact_lock_shared($1, hashtext($2))",
+        };
+        diesel::sql_query(statement)
+            .bind::<Integer, _>(namespace)
+            .bind::<Text, _>(id)
+            .execute(conn)?;
+    }
+    let _ = (conn, key, mode);
     Ok(())
 }

@@ -36,7 +36,8 @@ pub fn insert_bundle(
                 bundles::created_at.eq(super::EPOCH.as_micros()),
             ))
             .execute(conn)
-            .unwrap()
+            .unwrap();
+        clarion::test_hooks::refresh_keys_of_bundle(conn, pending_id);
     });
 }
 

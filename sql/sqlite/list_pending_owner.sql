@@ -1,0 +1,52 @@
+SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END
+FROM `bundles`
+WHERE ((((`bundles`.`created_at` >= ?)
+AND ((`bundles`.`created_at` > ?)
+OR (`bundles`.`pending_id` > ?)))
+AND (((((`bundles`.`may_be_active`
+AND ((?
+OR ((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?)))
+AND (?
+OR (`bundles`.`kind` != ?))))
+AND (?
+OR EXISTS (SELECT `tasks`.`id`
+FROM `tasks`
+WHERE ((`tasks`.`id` = `bundles`.`task_key`)
+AND (`tasks`.`workspace_id` = ?))
+LIMIT -1  OFFSET ?)))
+AND (`bundles`.`owner_key` IS NOT NULL))
+AND (((EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND (((`bundle_questions`.`status` IS NULL)
+OR (`bundle_questions`.`status` = ?))
+OR (`bundle_questions`.`status` = ?)))
+LIMIT -1  OFFSET ?)
+AND (`bundles`.`turn_id` = (SELECT `turns`.`id`
+FROM `turns`
+WHERE (`turns`.`session_id` = `bundles`.`session_id`)
+ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
+LIMIT ?)))
+AND EXISTS (SELECT `sessions`.`id`
+FROM `sessions`
+WHERE ((((`sessions`.`id` = `bundles`.`session_id`)
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+LIMIT -1  OFFSET ?))
+AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
+OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
+LIMIT -1  OFFSET ?))))
+AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND (`bundle_questions`.`question_id` = ?))
+LIMIT -1  OFFSET ?))))
+AND (`bundles`.`owner_key` = ?))
+ORDER BY `bundles`.`created_at` ASC, `bundles`.`pending_id` ASC
+LIMIT ?;
+-- binds: [0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", false, "<workspace_id>", 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<owner_key>", 51]
