@@ -26,6 +26,7 @@ mod agreement;
 mod rules_activeness;
 mod rules_capabilities;
 mod rules_visibility;
+mod rules_visibility_keys;
 
 // The domain: asking, the lifecycle, listing, resolving, claiming, waiting
 // and delivery, surviving crashes.

@@ -1,0 +1,292 @@
+//! OPS-3a as a property: visibility is read from keys stored on the bundle
+//! row, so every change to the mirror must keep them exact. Random sequences
+//! of workspace creations, owner changes and deletions, task creations,
+//! moves (also to dangling workspaces) and deletions, session moves and
+//! deletions, asks and bundles naming another task run against the
+//! library; after every step:
+//! - the stored keys equal what the library derives from the mirror
+//!   (`test_hooks::drift`), and
+//! - for every scoped principal, which bundles `get_bundle` shows and which
+//!   `list_pending` and `summary` count equal an oracle written here from
+//!   AUTH-3/4/6 alone, independent of the library's SQL.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use clarion::{Grant, ListRequest, Principal, SessionUpsert};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+use crate::support::rows::{self, Row};
+use crate::support::world::ask;
+use crate::support::{self, TestDb};
+
+const WORKSPACES: [&str; 3] = ["w0", "w1", "w2"];
+const TASKS: [&str; 4] = ["t0", "t1", "t2", "t3"];
+const SESSIONS: [&str; 3] = ["s0", "s1", "s2"];
+const OWNERS: [&str; 3] = ["", "alice", "bob"];
+
+#[derive(Debug, Clone)]
+enum Step {
+    /// Creates the workspace or gives it an owner.
+    OwnWorkspace(usize, usize),
+    DeleteWorkspace(usize),
+    /// Creates the task or moves it: to no workspace (None), or to a
+    /// workspace that may not exist.
+    PlaceTask(usize, Option<usize>),
+    DeleteTask(usize),
+    /// Creates the session or moves it to another task.
+    PlaceSession(usize, usize),
+    DeleteSession(usize),
+    Ask(usize, bool),
+    /// A bundle in the session's current turn naming a task of its own
+    /// (AUTH-4), which may not exist; index 4 leaves `task_id` empty, so the
+    /// bundle follows its session's task.
+    BundleOfTask(usize, usize),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        (0..3usize, 0..3usize).prop_map(|(w, o)| Step::OwnWorkspace(w, o)),
+        (0..3usize).prop_map(Step::DeleteWorkspace),
+        (0..4usize, prop::option::of(0..4usize)).prop_map(|(t, w)| Step::PlaceTask(t, w)),
+        (0..4usize).prop_map(Step::DeleteTask),
+        (0..3usize, 0..4usize).prop_map(|(s, t)| Step::PlaceSession(s, t)),
+        (0..3usize).prop_map(Step::DeleteSession),
+        (0..3usize, any::<bool>()).prop_map(|(s, p)| Step::Ask(s, p)),
+        (0..3usize, 0..6usize).prop_map(|(s, t)| Step::BundleOfTask(s, t)),
+    ]
+}
+
+/// The oracle's copy of the mirror and the bundles.
+#[derive(Default)]
+struct Model {
+    workspaces: BTreeMap<String, String>,
+    tasks: BTreeMap<String, String>,
+    sessions: BTreeMap<String, String>,
+    /// pending id → (session, own task id, permission)
+    bundles: BTreeMap<String, (String, String, bool)>,
+}
+
+impl Model {
+    /// AUTH-3/4/6 for a user (or an agent of that user).
+    fn visible(&self, pending_id: &str, user: &str, human: bool) -> bool {
+        let (session, own_task, permission) = &self.bundles[pending_id];
+        if *permission && !human {
+            return false;
+        }
+        let task = if own_task.is_empty() {
+            &self.sessions[session]
+        } else {
+            own_task
+        };
+        let Some(workspace) = self.tasks.get(task) else {
+            return false;
+        };
+        match self.workspaces.get(workspace) {
+            _ if workspace.is_empty() => true,
+            None => true,
+            Some(owner) => owner.is_empty() || owner == user,
+        }
+    }
+
+    /// Deleting a session deletes its bundles; deleting a task, its sessions.
+    fn drop_session(&mut self, session: &str) {
+        self.sessions.remove(session);
+        self.bundles.retain(|_, (s, _, _)| s != session);
+    }
+}
+
+fn apply(db: &TestDb, model: &mut Model, step: &Step, counter: &mut usize) {
+    match *step {
+        Step::OwnWorkspace(w, o) => {
+            db.upsert_workspace(WORKSPACES[w], Some(OWNERS[o])).unwrap();
+            model
+                .workspaces
+                .insert(WORKSPACES[w].into(), OWNERS[o].into());
+        }
+        Step::DeleteWorkspace(w) => {
+            db.delete_workspace(WORKSPACES[w]).unwrap();
+            model.workspaces.remove(WORKSPACES[w]);
+        }
+        Step::PlaceTask(t, w) => {
+            // Index 3 names a workspace that never exists (dangling).
+            let workspace = w.map_or("", |w| WORKSPACES.get(w).copied().unwrap_or("w-none"));
+            db.upsert_task(TASKS[t], Some(workspace)).unwrap();
+            model.tasks.insert(TASKS[t].into(), workspace.into());
+        }
+        Step::DeleteTask(t) => {
+            db.delete_task(TASKS[t]).unwrap();
+            model.tasks.remove(TASKS[t]);
+            let gone: Vec<String> = model
+                .sessions
+                .iter()
+                .filter(|(_, task)| *task == TASKS[t])
+                .map(|(s, _)| s.clone())
+                .collect();
+            for session in gone {
+                model.drop_session(&session);
+            }
+        }
+        Step::PlaceSession(s, t) => {
+            if !model.tasks.contains_key(TASKS[t]) {
+                return;
+            }
+            db.upsert_session(SessionUpsert::new(SESSIONS[s], TASKS[t]))
+                .unwrap();
+            model.sessions.insert(SESSIONS[s].into(), TASKS[t].into());
+        }
+        Step::DeleteSession(s) => {
+            db.delete_session(SESSIONS[s]).unwrap();
+            model.drop_session(SESSIONS[s]);
+        }
+        Step::Ask(s, permission) => {
+            if !model.sessions.contains_key(SESSIONS[s]) {
+                return;
+            }
+            let pending_id = if permission {
+                crate::support::world::ask_permission(db, SESSIONS[s], 1)
+            } else {
+                ask(db, SESSIONS[s], 1)
+            };
+            // `ask` stores the session's task on the bundle (AUTH-4).
+            let task = model.sessions[SESSIONS[s]].clone();
+            let entry = (SESSIONS[s].to_owned(), task, permission);
+            model.bundles.insert(pending_id, entry);
+        }
+        Step::BundleOfTask(s, t) => {
+            let Some(turn) = model
+                .bundles
+                .iter()
+                .find(|(_, (session, _, _))| session == SESSIONS[s])
+                .map(|(id, _)| rows::turn_of(db, id))
+            else {
+                return;
+            };
+            *counter += 1;
+            let pending_id = format!("own-{counter:03}");
+            let task = match t {
+                4 => "",
+                t => TASKS.get(t).copied().unwrap_or("t-none"),
+            };
+            rows::insert_bundle(db, &pending_id, SESSIONS[s], &turn, task);
+            Row::new(&pending_id, SESSIONS[s], &turn).insert(db);
+            let entry = (SESSIONS[s].to_owned(), task.to_owned(), false);
+            model.bundles.insert(pending_id, entry);
+        }
+    }
+}
+
+fn scoped_principals() -> Vec<(Principal, &'static str, bool)> {
+    vec![
+        (Principal::user("alice"), "alice", true),
+        (Principal::user("bob"), "bob", true),
+        (Principal::user("carol"), "carol", true),
+        (
+            Principal::agent("alice", "worker", Grant::ALL),
+            "alice",
+            false,
+        ),
+    ]
+}
+
+fn listed(db: &TestDb, principal: &Principal) -> BTreeSet<String> {
+    let request = ListRequest {
+        limit: Some(200),
+        ..ListRequest::default()
+    };
+    let page = db.list_pending(principal, &request).unwrap();
+    page.bundles.into_iter().map(|b| b.pending_id).collect()
+}
+
+fn check(db: &TestDb, model: &Model, after: &Step) -> Result<(), TestCaseError> {
+    let drift = clarion::test_hooks::drift(db).unwrap();
+    let keys: Vec<_> = drift
+        .iter()
+        .filter(|d| d.task_key.is_some() || d.owner_key.is_some())
+        .collect();
+    prop_assert!(keys.is_empty(), "keys drifted after {:?}: {:?}", after, keys);
+    // Everything system lists is active and answerable; a scoped principal
+    // lists exactly the part of it the oracle lets them see.
+    let active = listed(db, &Principal::System);
+    for (principal, user, human) in scoped_principals() {
+        let seen: BTreeSet<String> = model
+            .bundles
+            .keys()
+            .filter(|id| db.get_bundle(&principal, id).is_ok())
+            .cloned()
+            .collect();
+        let expected: BTreeSet<String> = model
+            .bundles
+            .keys()
+            .filter(|id| model.visible(id, user, human))
+            .cloned()
+            .collect();
+        prop_assert_eq!(&seen, &expected, "get_bundle for {:?} after {:?}", principal, after);
+        let expected_listed: BTreeSet<String> = active.intersection(&expected).cloned().collect();
+        prop_assert_eq!(listed(db, &principal), expected_listed.clone(), "list for {:?}", principal);
+        let summary = db.summary(&principal).unwrap();
+        prop_assert_eq!(summary.pending_bundles, expected_listed.len() as i64);
+    }
+    Ok(())
+}
+
+fn reset(db: &TestDb) {
+    for task in TASKS {
+        db.delete_task(task).unwrap();
+    }
+    for workspace in WORKSPACES {
+        db.delete_workspace(workspace).unwrap();
+    }
+}
+
+fn run(db: &TestDb, cases: u32) {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(cases);
+    let mut runner = TestRunner::new(Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let steps = prop::collection::vec(step(), 1..30);
+    runner
+        .run(&steps, |steps| {
+            reset(db);
+            let mut model = Model::default();
+            let mut counter = 0;
+            // A starting mirror, so early steps have something to change.
+            for (step, _) in [
+                (Step::OwnWorkspace(0, 1), ()),
+                (Step::PlaceTask(0, Some(0)), ()),
+                (Step::PlaceTask(1, Some(3)), ()),
+                (Step::PlaceSession(0, 0), ()),
+                (Step::PlaceSession(1, 1), ()),
+                (Step::Ask(0, false), ()),
+                (Step::Ask(1, true), ()),
+                (Step::BundleOfTask(0, 4), ()),
+                (Step::BundleOfTask(1, 4), ()),
+            ] {
+                apply(db, &mut model, &step, &mut counter);
+            }
+            for step in &steps {
+                apply(db, &mut model, step, &mut counter);
+                check(db, &model, step)?;
+            }
+            Ok(())
+        })
+        .unwrap();
+}
+
+#[test]
+fn ops_3a_visibility_keys_stay_exact_sqlite() {
+    run(&support::sqlite(), 40);
+}
+
+#[cfg(feature = "postgres")]
+#[test]
+fn ops_3a_visibility_keys_stay_exact_postgres() {
+    if let Some(db) = support::postgres() {
+        run(&db, 12);
+    }
+}
