@@ -196,12 +196,7 @@ fn show_ratios(ratios: &[f64]) -> String {
 
 /// Times the page through clarion and through the floor, alternately;
 /// checks both return the same bundles.
-fn time_page(
-    clarion: &Clarion,
-    principal: &Principal,
-    after: Option<Cursor>,
-    runs: usize,
-) -> Row {
+fn time_page(clarion: &Clarion, principal: &Principal, after: Option<Cursor>, runs: usize) -> Row {
     let request = ListRequest {
         cursor: after.clone(),
         ..ListRequest::default()
@@ -257,9 +252,10 @@ struct Row {
 /// ACT-4, OPS-3a: a generated world must hold exactly the derived columns
 /// the library itself would write, or the figures measure another world.
 fn check_world(name: &str, clarion: &Clarion) {
-    let drift = common::with_spinner(&format!("{name}: checking generated hints and keys"), || {
-        drift(clarion).expect("drift")
-    });
+    let drift = common::with_spinner(
+        &format!("{name}: checking generated hints and keys"),
+        || drift(clarion).expect("drift"),
+    );
     assert!(
         drift.is_empty(),
         "{name}: {} generated bundles disagree with the library's rules, e.g. {:?}",
@@ -411,21 +407,35 @@ fn bench_tenants(name: &str, place_for: common::Place, runs: usize) {
     let task = ["t0".to_owned()];
     type Operation<'a> = (&'static str, Box<dyn Fn(&Clarion) + 'a>);
     let operations: [Operation; 4] = [
-        ("first page", Box::new(|c| {
-            std::hint::black_box(c.list_pending(&user, &first).expect("list"));
-        })),
-        ("second page", Box::new(|c| {
-            std::hint::black_box(c.list_pending(&user, &second).expect("list"));
-        })),
-        ("summary", Box::new(|c| {
-            std::hint::black_box(c.summary(&user).expect("summary"));
-        })),
-        ("pending actions", Box::new(|c| {
-            std::hint::black_box(c.pending_actions(&user, &task).expect("pending actions"));
-        })),
+        (
+            "first page",
+            Box::new(|c| {
+                std::hint::black_box(c.list_pending(&user, &first).expect("list"));
+            }),
+        ),
+        (
+            "second page",
+            Box::new(|c| {
+                std::hint::black_box(c.list_pending(&user, &second).expect("list"));
+            }),
+        ),
+        (
+            "summary",
+            Box::new(|c| {
+                std::hint::black_box(c.summary(&user).expect("summary"));
+            }),
+        ),
+        (
+            "pending actions",
+            Box::new(|c| {
+                std::hint::black_box(c.pending_actions(&user, &task).expect("pending actions"));
+            }),
+        ),
     ];
     println!("\n{name}: user0 (100 active bundles of its own), alone and among 999 other tenants");
-    println!("(each world in turn per run, {runs} runs; ratio: world / alone, median of per-run ratios)");
+    println!(
+        "(each world in turn per run, {runs} runs; ratio: world / alone, median of per-run ratios)"
+    );
     println!(
         "{:<16} {:<16} {:>9} {:>7}  per-run ratios",
         "operation", "world", "median", "ratio"
@@ -456,7 +466,10 @@ fn bench_tenants(name: &str, place_for: common::Place, runs: usize) {
     let page = crowded.list_pending(&user, &first).expect("list");
     assert_eq!(page.bundles.len(), 50, "user0 sees its own bundles");
     let everyone = worlds[2].clarion.summary(&user).expect("summary");
-    assert_eq!(everyone.pending_bundles, 100_000, "public tenants are visible");
+    assert_eq!(
+        everyone.pending_bundles, 100_000,
+        "public tenants are visible"
+    );
     println!("crowded page beside its floor:");
     let row = time_page(crowded, &user, None, runs);
     println!(

@@ -498,7 +498,8 @@ pub mod test_hooks {
     pub use crate::domain::claim::statements::{claim_rows_statement, RowWrite};
     pub use crate::domain::fixtures::WorldSpec;
     pub use crate::domain::listing::{
-        owner_page_query, owner_summary_bundles_query, page_query, pending_actions_query, ListFilter,
+        owner_page_query, owner_summary_bundles_query, page_query, pending_actions_query,
+        ListFilter,
     };
     pub use crate::domain::sql_catalog;
     pub use crate::rules::activeness::active_bundle_ids;

@@ -141,18 +141,20 @@ pub fn drift(core: &Core) -> Result<Vec<Drift>> {
     })?;
     Ok(rows
         .into_iter()
-        .filter_map(|(pending_id, hint, inactive, task, task_derived, owner, owner_derived)| {
-            let derived_hint = inactive != Some(true);
-            let drift = Drift {
-                pending_id,
-                may_be_active: (hint != derived_hint).then_some((hint, derived_hint)),
-                task_key: (task != task_derived).then_some((task, task_derived)),
-                owner_key: (owner != owner_derived).then_some((owner, owner_derived)),
-            };
-            let drifted = drift.may_be_active.is_some()
-                || drift.task_key.is_some()
-                || drift.owner_key.is_some();
-            drifted.then_some(drift)
-        })
+        .filter_map(
+            |(pending_id, hint, inactive, task, task_derived, owner, owner_derived)| {
+                let derived_hint = inactive != Some(true);
+                let drift = Drift {
+                    pending_id,
+                    may_be_active: (hint != derived_hint).then_some((hint, derived_hint)),
+                    task_key: (task != task_derived).then_some((task, task_derived)),
+                    owner_key: (owner != owner_derived).then_some((owner, owner_derived)),
+                };
+                let drifted = drift.may_be_active.is_some()
+                    || drift.task_key.is_some()
+                    || drift.owner_key.is_some();
+                drifted.then_some(drift)
+            },
+        )
         .collect())
 }

@@ -12,6 +12,7 @@ use crate::rules::limits::{check_id, check_text};
 use crate::rules::outbox::detach_statement;
 use crate::rules::visibility;
 use crate::rules::vocabulary::{QuestionStatus, SessionState};
+use crate::store::failpoints::points;
 use crate::store::schema::{bundle_questions, bundles, sessions, tasks, turns, workspaces};
 use crate::store::{
     at_most_one, hold, lock_session, lock_sessions_reached, AnyConnection, Hold, IdKind, Reach,
@@ -119,10 +120,8 @@ impl Core {
         self.change(|conn, _| {
             lock_sessions_reached(conn, Reach::Task(id))?;
             hold(conn, Reach::Task(id), Hold::Exclusive)?;
-            let current: Option<String> = at_most_one(
-                tasks::table.find(id).select(tasks::workspace_id),
-                conn,
-            )?;
+            let current: Option<String> =
+                at_most_one(tasks::table.find(id).select(tasks::workspace_id), conn)?;
             let target = workspace_id.unwrap_or("");
             let moves = match &current {
                 None => true,
@@ -145,6 +144,7 @@ impl Core {
                     .execute(conn)?;
             }
             visibility::refresh_keys_of_task(id).execute(conn)?;
+            self.failpoint(points::TASK_MOVED_BEFORE_COMMIT)?;
             Ok(())
         })
     }
@@ -301,10 +301,8 @@ fn hold_workspaces_for_reading(conn: &mut AnyConnection, mut ids: Vec<&str>) -> 
 /// task and its workspace; hold both shared, the task first.
 fn hold_task_for_reading(conn: &mut AnyConnection, task_id: &str) -> Result<()> {
     hold(conn, Reach::Task(task_id), Hold::Shared)?;
-    let workspace: Option<String> = at_most_one(
-        tasks::table.find(task_id).select(tasks::workspace_id),
-        conn,
-    )?;
+    let workspace: Option<String> =
+        at_most_one(tasks::table.find(task_id).select(tasks::workspace_id), conn)?;
     hold_workspaces_for_reading(conn, workspace.as_deref().into_iter().collect())
 }
 
