@@ -15,7 +15,7 @@ FROM `tasks`
 WHERE ((`tasks`.`id` = `bundles`.`task_key`)
 AND (`tasks`.`workspace_id` = ?))
 LIMIT -1  OFFSET ?)))
-AND (`bundles`.`owner_key` IS NOT NULL))
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
@@ -48,4 +48,4 @@ AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?))))
 ORDER BY `bundles`.`created_at` ASC, `bundles`.`pending_id` ASC
 LIMIT ?;
--- binds: [0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", false, "<workspace_id>", 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]
+-- binds: [0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", false, "<workspace_id>", 0, "", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]

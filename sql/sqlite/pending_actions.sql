@@ -5,7 +5,7 @@ LIMIT ?)
 FROM `bundles`
 WHERE (((((`bundles`.`task_key` IN (?))
 AND `bundles`.`may_be_active`)
-AND (`bundles`.`owner_key` IS NOT NULL))
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
 AND ((?
 OR ((`bundles`.`owner_key` = ?)
 OR (`bundles`.`owner_key` = ?)))
@@ -36,4 +36,4 @@ WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
 LIMIT -1  OFFSET ?))));
--- binds: [1, "<task_id>", false, "", "<user_id>", false, "permission", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]
+-- binds: [1, "<task_id>", "", false, "", "<user_id>", false, "permission", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]

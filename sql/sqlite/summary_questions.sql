@@ -17,7 +17,7 @@ FROM `tasks`
 WHERE ((`tasks`.`id` = `bundles`.`task_key`)
 AND (`tasks`.`workspace_id` = ?))
 LIMIT -1  OFFSET ?)))
-AND (`bundles`.`owner_key` IS NOT NULL))
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
@@ -48,4 +48,4 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?))))));
--- binds: ["", "pending", false, "", "<user_id>", false, "permission", true, "", 0, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]
+-- binds: ["", "pending", false, "", "<user_id>", false, "permission", true, "", 0, "", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]

@@ -154,6 +154,7 @@ dual_backend! {
                 clarion::Backend::Sqlite => {
                     assert!(plan.contains(&format!("bundles USING INDEX {index}")), "{context}");
                     assert!(!plan.contains("TEMP B-TREE"), "{context}");
+                    assert!(!plan.contains("owner_key>"), "{context}");
                     for line in plan.lines() {
                         assert!(!line.trim_start().starts_with("SCAN") || line.contains("USING"), "full scan: {context}");
                     }
@@ -181,5 +182,37 @@ dual_backend! {
         let page = db.list_pending(&clarion::Principal::System, &clarion::ListRequest::default()).unwrap();
         assert_eq!(page.bundles.len(), 50);
         assert!(page.next_cursor.is_some());
+    }
+}
+
+dual_backend! {
+    /// OPS-3a: a scoped summary counts over its owner keys' index ranges and
+    /// pending actions find the requested tasks' bundles by `task_key`;
+    /// neither reads the whole bundle table.
+    fn ops_3a_summary_and_pending_actions_use_their_indexes(db) {
+        use clarion::test_hooks::{owner_summary_bundles_query, pending_actions_query};
+        populate(db, &WorldSpec::new(20_000, 200)).unwrap();
+        let backend = db.backend();
+        let scope = scopes().remove(1).1;
+        let keys = ["", scope.user_id.as_str()];
+        let task_ids = vec!["t3".to_owned(), "t13".to_owned()];
+        let summary = db.raw(|conn| plan_of(conn, || owner_summary_bundles_query(&scope, &keys)));
+        let actions = db.raw(|conn| plan_of(conn, || pending_actions_query(&scope, &task_ids)));
+        for (plan, index) in [(summary, "bundles_by_owner"), (actions, "bundles_by_task")] {
+            let context = format!("{backend:?}:\n{plan}");
+            assert!(plan.contains(index), "{context}");
+            match backend {
+                clarion::Backend::Sqlite => {
+                    for line in plan.lines() {
+                        assert!(!line.trim_start().starts_with("SCAN bundles "), "full scan: {context}");
+                    }
+                    // Not a walk over every non-null owner key.
+                    assert!(!plan.contains("owner_key>"), "{context}");
+                }
+                clarion::Backend::Postgres => {
+                    assert!(!plan.contains("Seq Scan on bundles "), "{context}");
+                }
+            }
+        }
     }
 }
