@@ -72,16 +72,24 @@ impl Core {
     pub(crate) fn upsert_workspace(&self, id: &str, owner_id: Option<&str>) -> Result<()> {
         require_id("id", id)?;
         check_text("owner_id", owner_id.unwrap_or_default())?;
-        self.change(|conn, _| {
+        self.change(|conn, changes| {
             let inserted = per_backend!(conn, c => diesel::insert_into(workspaces::table)
                 .values((workspaces::id.eq(id), workspaces::owner_id.eq(owner_id.unwrap_or(""))))
                 .on_conflict_do_nothing()
                 .execute(c))?;
             if let (0, Some(owner_id)) = (inserted, owner_id) {
                 lock_sessions_reached(conn, Reach::Workspace(id))?;
-                diesel::update(workspaces::table.find(id))
-                    .set(workspaces::owner_id.eq(owner_id))
-                    .execute(conn)?;
+                let changed = diesel::update(
+                    workspaces::table
+                        .find(id)
+                        .filter(workspaces::owner_id.ne(owner_id)),
+                )
+                .set(workspaces::owner_id.eq(owner_id))
+                .execute(conn)?;
+                if changed > 0 {
+                    // Who may see which bundle changed: scoped waiters re-read.
+                    changes.push(Change::Everything);
+                }
             }
             Ok(())
         })
@@ -91,8 +99,9 @@ impl Core {
     /// a dangling workspace id is visible to every user (AUTH-3).
     pub(crate) fn delete_workspace(&self, id: &str) -> Result<()> {
         require_id("id", id)?;
-        self.change(|conn, _| {
+        self.change(|conn, changes| {
             diesel::delete(workspaces::table.find(id)).execute(conn)?;
+            changes.push(Change::Everything);
             Ok(())
         })
     }
@@ -102,16 +111,24 @@ impl Core {
     pub(crate) fn upsert_task(&self, id: &str, workspace_id: Option<&str>) -> Result<()> {
         require_id("id", id)?;
         check_text("workspace_id", workspace_id.unwrap_or_default())?;
-        self.change(|conn, _| {
+        self.change(|conn, changes| {
             let inserted = per_backend!(conn, c => diesel::insert_into(tasks::table)
                 .values((tasks::id.eq(id), tasks::workspace_id.eq(workspace_id.unwrap_or(""))))
                 .on_conflict_do_nothing()
                 .execute(c))?;
             if let (0, Some(workspace_id)) = (inserted, workspace_id) {
                 lock_sessions_reached(conn, Reach::Task(id))?;
-                diesel::update(tasks::table.find(id))
-                    .set(tasks::workspace_id.eq(workspace_id))
-                    .execute(conn)?;
+                let moved = diesel::update(
+                    tasks::table
+                        .find(id)
+                        .filter(tasks::workspace_id.ne(workspace_id)),
+                )
+                .set(tasks::workspace_id.eq(workspace_id))
+                .execute(conn)?;
+                if moved > 0 {
+                    // Who may see which bundle changed: scoped waiters re-read.
+                    changes.push(Change::Everything);
+                }
             }
             Ok(())
         })

@@ -18,3 +18,4 @@ pub(crate) mod heartbeat;
 pub(crate) mod outbox;
 pub(crate) mod wait;
 pub(crate) mod waiters;
+pub(crate) mod watch;

@@ -11,6 +11,13 @@ use std::time::Duration;
 use crate::domain::model::Response;
 use crate::rules::vocabulary::BundleStatus;
 
+/// What of a bundle's durable state a waiter's outcome depends on: when
+/// it is resolved, whether it is active and in its session's current turn,
+/// and whether its agent is detached. The handle's watcher compares it, for
+/// all waited-on bundles in one statement, with what each waiter last saw
+/// (WAIT-3a), and wakes only the waiters whose bundle moved.
+pub(crate) type Fingerprint = (Option<i64>, Option<bool>, Option<bool>, bool);
+
 /// A bundle some thread of this handle waits on.
 #[derive(Debug)]
 pub(crate) struct Slot {
@@ -19,6 +26,12 @@ pub(crate) struct Slot {
     changed: Condvar,
     /// Every waiter of this handle: the slot lives while any remains.
     waiters: AtomicUsize,
+    /// Waiters reading through a principal's scope: what they may see
+    /// can change without the bundle's own row changing.
+    scoped: AtomicUsize,
+    /// The bundle's state as a waiter last read it (`None` when the bundle
+    /// was not read, or is gone).
+    observed: Mutex<Option<Fingerprint>>,
     /// A resolution this handle committed, handed to its waiters so they
     /// need not read it back (it is the committed one: the winner's
     /// response is built from the committed rows).
@@ -30,7 +43,19 @@ impl Slot {
         *self.generation.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn bump(&self) {
+    pub(crate) fn observed(&self) -> Option<Fingerprint> {
+        *self.observed.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn set_observed(&self, fingerprint: Option<Fingerprint>) {
+        *self.observed.lock().unwrap_or_else(|p| p.into_inner()) = fingerprint;
+    }
+
+    pub(crate) fn is_scoped(&self) -> bool {
+        self.scoped.load(Ordering::SeqCst) > 0
+    }
+
+    pub(crate) fn bump(&self) {
         *self.generation.lock().unwrap_or_else(|p| p.into_inner()) += 1;
         self.changed.notify_all();
     }
@@ -51,7 +76,9 @@ pub(crate) struct Waiters {
 }
 
 impl Waiters {
-    pub(crate) fn enter(&self, pending_id: &str, session_id: &str) -> Arc<Slot> {
+    /// Enters the slot of `pending_id`; `scoped` for a waiter that reads
+    /// through a principal's scope.
+    pub(crate) fn enter(&self, pending_id: &str, session_id: &str, scoped: bool) -> Arc<Slot> {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         let slot = slots
             .entry(pending_id.to_owned())
@@ -61,17 +88,25 @@ impl Waiters {
                     generation: Mutex::new(0),
                     changed: Condvar::new(),
                     waiters: AtomicUsize::new(0),
+                    scoped: AtomicUsize::new(0),
+                    observed: Mutex::new(None),
                     resolution: Mutex::new(None),
                 })
             })
             .clone();
         slot.waiters.fetch_add(1, Ordering::SeqCst);
+        if scoped {
+            slot.scoped.fetch_add(1, Ordering::SeqCst);
+        }
         slot
     }
 
     /// Leaves the slot.
-    pub(crate) fn leave(&self, pending_id: &str, slot: &Arc<Slot>) {
+    pub(crate) fn leave(&self, pending_id: &str, slot: &Arc<Slot>, scoped: bool) {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        if scoped {
+            slot.scoped.fetch_sub(1, Ordering::SeqCst);
+        }
         if slot.waiters.fetch_sub(1, Ordering::SeqCst) == 1 {
             slots.remove(pending_id);
         }
@@ -93,6 +128,36 @@ impl Waiters {
         if let Some(slot) = slot {
             *slot.resolution.lock().unwrap_or_else(|p| p.into_inner()) =
                 Some((status, response.clone()));
+            slot.bump();
+        }
+    }
+
+    /// Every waited-on bundle and its slot, for the watcher's one check.
+    pub(crate) fn snapshot(&self) -> Vec<(String, Arc<Slot>)> {
+        self.slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(id, slot)| (id.clone(), slot.clone()))
+            .collect()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
+    /// Another handle or process changed this bundle (WAIT-3a).
+    pub(crate) fn notify_bundle(&self, pending_id: &str) {
+        let slot = self
+            .slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(pending_id)
+            .cloned();
+        if let Some(slot) = slot {
             slot.bump();
         }
     }
