@@ -13,10 +13,12 @@ use super::connection::AnyConnection;
 use super::error::DbError;
 
 /// The channel every clarion handle announces on and listens to.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))] // PostgreSQL only
 pub(crate) const CHANNEL: &str = "clarion";
 
 /// The application name of a listening connection, so an operator (or a
 /// test) can find it in `pg_stat_activity`.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))] // PostgreSQL only
 pub(crate) const LISTENER_APPLICATION: &str = "clarion-listener";
 
 /// WAIT-3a: announces `payload` on [`CHANNEL`], on its own, after the

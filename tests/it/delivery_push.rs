@@ -6,7 +6,6 @@
 //! No bound here measures speed: each only separates push from poll.
 
 use std::process::Command;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clarion::{Clarion, Error, Synchronous, WaitOutcome};
@@ -242,7 +241,7 @@ fn wait_3a_a_killed_listener_falls_back_to_the_poll_and_listens_again() {
         return;
     };
     let poll = Duration::from_secs(4);
-    let waiter_handle = Arc::new(db.reopen_polling(poll));
+    let waiter_handle = db.reopen_polling(poll);
     let session = mirror(&db, "x", "alice");
     let first = ask(&db, &session, 1);
     let waiter = waiting(&waiter_handle, &first);

@@ -1,9 +1,9 @@
 //! Waiting (WAIT-1..4): the agent side's `wait` and the external
 //! `wait_bundle`. A waiter never trusts a notification: it reads the
-//! bundle's durable state, and a notification (or the poll interval, for
-//! changes made by other handles and processes) only tells it to read
-//! again. An outcome is only ever derived from committed rows, so none is
-//! invented.
+//! bundle's durable state, and a notification (from this handle's commits,
+//! or from its watcher for other handles and processes: WAIT-3a) only
+//! tells it to read again. An outcome is only ever derived from committed
+//! rows, so none is invented.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};

@@ -150,6 +150,7 @@ impl Waiters {
     }
 
     /// Another handle or process changed this bundle (WAIT-3a).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // heard on PostgreSQL only
     pub(crate) fn notify_bundle(&self, pending_id: &str) {
         let slot = self
             .slots

@@ -20,7 +20,7 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use diesel::prelude::*;
 
@@ -32,6 +32,7 @@ use crate::store::watch::DataVersion;
 use crate::store::{DbPool, Target};
 
 /// What the watcher needs to know of its handle.
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))] // the id and poll serve the listener
 pub(crate) struct WatchSettings {
     pub(crate) target: Target,
     pub(crate) handle_id: String,
@@ -246,26 +247,22 @@ fn recheck(context: &Context, wake_scoped: bool) -> Result<()> {
     // Bounded so SQLite's limit on bound values is never reached.
     for chunk in slots.chunks(10_000) {
         let ids: Vec<&str> = chunk.iter().map(|(id, _)| id.as_str()).collect();
-        let rows: Vec<(String, Option<i64>, Option<bool>, Option<bool>, bool)> =
-            conn.run(|conn| -> Result<_> {
-                Ok(bundles::table
-                    .filter(bundles::pending_id.eq_any(&ids))
-                    .select((
-                        bundles::pending_id,
+        let rows: Vec<(String, Fingerprint)> = conn.run(|conn| -> Result<_> {
+            Ok(bundles::table
+                .filter(bundles::pending_id.eq_any(&ids))
+                .select((
+                    bundles::pending_id,
+                    (
                         bundles::responded_at,
                         activeness::is_active(),
                         activeness::in_current_turn(),
                         bundles::agent_disconnected,
-                    ))
-                    .load(conn)?)
-            })?;
+                    ),
+                ))
+                .load(conn)?)
+        })?;
         context.stats.rechecks.fetch_add(1, Ordering::SeqCst);
-        now.extend(
-            rows.into_iter()
-                .map(|(id, responded, active, current, detached)| {
-                    (id, (responded, active, current, detached))
-                }),
-        );
+        now.extend(rows);
     }
     drop(conn);
     for (pending_id, slot) in slots {
@@ -279,6 +276,7 @@ fn recheck(context: &Context, wake_scoped: bool) -> Result<()> {
 
 /// Wakes the waiters a notification names; a handle's own notifications
 /// are skipped (it woke its waiters itself).
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))] // PostgreSQL's listener only
 fn heard(context: &Context, payload: &str) {
     let Ok(announced) = serde_json::from_str::<serde_json::Value>(payload) else {
         context.waiters.notify_all();
@@ -311,6 +309,8 @@ fn heard(context: &Context, payload: &str) {
 
 #[cfg(feature = "postgres")]
 mod postgres {
+    use std::time::Instant;
+
     use super::*;
     use crate::store::watch::{Heard, Listener, Stop};
 
