@@ -12,16 +12,19 @@ use diesel::{Connection, RunQueryDsl, SqliteConnection};
 use super::connection::AnyConnection;
 use super::error::DbError;
 
-/// The channel every clarion handle announces on and listens to.
+/// The channel of this database and schema, computed by the server from
+/// the connection's own `search_path`, so clarion databases in different
+/// schemas of one PostgreSQL database (notifications are per database)
+/// never wake each other's waiters. An identifier as it is: no quoting.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // PostgreSQL only
-pub(crate) const CHANNEL: &str = "clarion";
+pub(crate) const CHANNEL_SQL: &str = "'clarion_' || left(md5(coalesce(current_schema(), '')), 16)";
 
 /// The application name of a listening connection, so an operator (or a
 /// test) can find it in `pg_stat_activity`.
 #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // PostgreSQL only
 pub(crate) const LISTENER_APPLICATION: &str = "clarion-listener";
 
-/// WAIT-3a: announces `payload` on [`CHANNEL`], on its own, after the
+/// WAIT-3a: announces `payload` on this schema's channel, on its own, after the
 /// commit it describes (a `NOTIFY` inside the transaction would queue every
 /// notifying commit on one server-wide lock). Nothing on SQLite, where the
 /// other handles see `data_version` move.
@@ -33,8 +36,7 @@ pub(crate) fn announce(conn: &mut AnyConnection, payload: &str) -> Result<(), Db
         }
         #[cfg(feature = "postgres")]
         AnyConnection::Postgres(conn) => {
-            diesel::sql_query("SELECT pg_notify($1, $2)")
-                .bind::<diesel::sql_types::Text, _>(CHANNEL)
+            diesel::sql_query(format!("SELECT pg_notify({CHANNEL_SQL}, $1)"))
                 .bind::<diesel::sql_types::Text, _>(payload)
                 .execute(conn)?;
             Ok(())
@@ -92,7 +94,7 @@ mod listen {
 
     use pq_sys::{ConnStatusType, ExecStatusType, PGconn};
 
-    use super::{CHANNEL, LISTENER_APPLICATION};
+    use super::{CHANNEL_SQL, LISTENER_APPLICATION};
 
     /// What one wait of the listener ended with.
     pub(crate) enum Heard {
@@ -112,8 +114,8 @@ mod listen {
     unsafe impl Send for Listener {}
 
     impl Listener {
-        /// Connects to `url` and listens on [`CHANNEL`]; the error is
-        /// libpq's message.
+        /// Connects to `url` and listens on its schema's channel; the error
+        /// is libpq's message.
         pub(crate) fn listen(url: &str) -> Result<Listener, String> {
             let url = CString::new(url).map_err(|e| e.to_string())?;
             let application = CString::new(LISTENER_APPLICATION).map_err(|e| e.to_string())?;
@@ -132,7 +134,20 @@ mod listen {
             if !listener.is_ok() {
                 return Err(listener.error());
             }
-            let listen = CString::new(format!("LISTEN {CHANNEL}")).map_err(|e| e.to_string())?;
+            // SAFETY: the connection is alive; the processor ignores the
+            // server's notices (as diesel's connections do) instead of
+            // printing them to stderr.
+            unsafe {
+                pq_sys::PQsetNoticeProcessor(
+                    listener.conn.as_ptr(),
+                    Some(ignore_notice),
+                    std::ptr::null_mut(),
+                );
+            }
+            let channel =
+                CString::new(format!("SELECT {CHANNEL_SQL}")).map_err(|e| e.to_string())?;
+            let channel = listener.query_one(&channel)?;
+            let listen = CString::new(format!("LISTEN {channel}")).map_err(|e| e.to_string())?;
             listener.exec(&listen)?;
             Ok(listener)
         }
@@ -205,6 +220,23 @@ mod listen {
             }
         }
 
+        /// The one value of a one-row, one-column query.
+        fn query_one(&mut self, sql: &CStr) -> Result<String, String> {
+            // SAFETY: the connection is alive until drop; the value is
+            // copied before the result is cleared.
+            unsafe {
+                let result = pq_sys::PQexec(self.conn.as_ptr(), sql.as_ptr());
+                let value = (!result.is_null()
+                    && pq_sys::PQresultStatus(result) == ExecStatusType::PGRES_TUPLES_OK
+                    && pq_sys::PQntuples(result) == 1)
+                    .then(|| pq_sys::PQgetvalue(result, 0, 0))
+                    .filter(|value| !value.is_null())
+                    .map(|value| CStr::from_ptr(value).to_string_lossy().into_owned());
+                pq_sys::PQclear(result);
+                value.ok_or_else(|| self.error())
+            }
+        }
+
         fn is_ok(&self) -> bool {
             // SAFETY: the connection is alive until drop.
             unsafe { pq_sys::PQstatus(self.conn.as_ptr()) == ConnStatusType::CONNECTION_OK }
@@ -221,6 +253,8 @@ mod listen {
             }
         }
     }
+
+    extern "C" fn ignore_notice(_: *mut std::ffi::c_void, _: *const c_char) {}
 
     impl Drop for Listener {
         fn drop(&mut self) {

@@ -45,12 +45,14 @@ enum Observed {
 /// An external waiter reads through its scope, so a bundle moved out of
 /// its sight while it waits is `Gone` (AUTH-5), never revealed.
 /// Also returns the bundle's [`Fingerprint`], which the watcher compares
-/// to decide whether this waiter must read again (WAIT-3a).
+/// with the database to decide whether this waiter must read again
+/// (WAIT-3a).
 fn observe(
     core: &Core,
     scope: Option<&Scope>,
     pending_id: &str,
 ) -> Result<(Observed, Option<Fingerprint>)> {
+    // Counted for OPS-4's test and benchmark: reads per tick.
     core.watch.stats.reads.fetch_add(1, Ordering::Relaxed);
     let loaded = core.read(|conn| bundle::load_detail(conn, scope, pending_id))?;
     let Some((record, standing, rows)) = loaded else {
@@ -180,11 +182,33 @@ impl Core {
         pending_id: &str,
         slot: &Slot,
         deadline: Instant,
-        mut decide: impl FnMut(Observed) -> Option<Result<T>>,
+        decide: impl FnMut(Observed) -> Option<Result<T>>,
     ) -> Result<Option<T>> {
         let watched = self.watch.ensure_running();
+        let mut mine = None;
+        let outcome = self.watch_loop(
+            scope, pending_id, slot, deadline, watched, &mut mine, decide,
+        );
+        slot.forget(mine);
+        outcome
+    }
+
+    /// [`Core::watch`]'s loop; `mine` is what this waiter last read, which
+    /// the slot keeps for the watcher while the waiter sleeps.
+    #[allow(clippy::too_many_arguments)]
+    fn watch_loop<T>(
+        &self,
+        scope: Option<&Scope>,
+        pending_id: &str,
+        slot: &Slot,
+        deadline: Instant,
+        watched: bool,
+        mine: &mut Option<Option<Fingerprint>>,
+        mut decide: impl FnMut(Observed) -> Option<Result<T>>,
+    ) -> Result<Option<T>> {
         loop {
             let seen = slot.generation();
+            let epoch = self.waiters.recheck_epoch();
             // A resolution this handle committed is handed over without a
             // read — to the host's own waiters; an external waiter's read
             // re-checks what its principal may see.
@@ -200,7 +224,7 @@ impl Core {
                 Some((status, response)) => Observed::Resolved(status, response),
                 None => {
                     let (observed, fingerprint) = observe(self, scope, pending_id)?;
-                    slot.set_observed(fingerprint);
+                    slot.observe(mine.replace(fingerprint), fingerprint);
                     observed
                 }
             };
@@ -213,6 +237,11 @@ impl Core {
             let now = Instant::now();
             if now >= deadline {
                 return Ok(None);
+            }
+            if self.waiters.recheck_epoch() != epoch {
+                // The watcher re-read while this waiter read: it may have
+                // compared before this reading was recorded.
+                continue;
             }
             self.failpoint(points::WAIT_BEFORE_SLEEP)?;
             let sleep = deadline - now;

@@ -4,7 +4,7 @@
 //! to its waiters so they need not read it back.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -13,9 +13,9 @@ use crate::rules::vocabulary::BundleStatus;
 
 /// What of a bundle's durable state a waiter's outcome depends on: when
 /// it is resolved, whether it is active and in its session's current turn,
-/// and whether its agent is detached. The handle's watcher compares it, for
-/// all waited-on bundles in one statement, with what each waiter last saw
-/// (WAIT-3a), and wakes only the waiters whose bundle moved.
+/// and whether its agent is detached. The handle's watcher reads it for all
+/// waited-on bundles in one statement (WAIT-3a) and wakes the waiters of a
+/// bundle only if it differs from what one of them last read.
 pub(crate) type Fingerprint = (Option<i64>, Option<bool>, Option<bool>, bool);
 
 /// A bundle some thread of this handle waits on.
@@ -29,9 +29,10 @@ pub(crate) struct Slot {
     /// Waiters reading through a principal's scope: what they may see
     /// can change without the bundle's own row changing.
     scoped: AtomicUsize,
-    /// The bundle's state as a waiter last read it (`None` when the bundle
-    /// was not read, or is gone).
-    observed: Mutex<Option<Fingerprint>>,
+    /// What each sleeping waiter last read (`None`: not read through the
+    /// bundle's own row). One entry per waiter: two waiters of one bundle
+    /// may have read it on either side of a commit.
+    observed: Mutex<Vec<Option<Fingerprint>>>,
     /// A resolution this handle committed, handed to its waiters so they
     /// need not read it back (it is the committed one: the winner's
     /// response is built from the committed rows).
@@ -43,12 +44,32 @@ impl Slot {
         *self.generation.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub(crate) fn observed(&self) -> Option<Fingerprint> {
-        *self.observed.lock().unwrap_or_else(|p| p.into_inner())
+    /// A waiter read `now`, replacing what it read before (`previous`).
+    pub(crate) fn observe(&self, previous: Option<Option<Fingerprint>>, now: Option<Fingerprint>) {
+        let mut observed = self.observed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(previous) = previous {
+            if let Some(at) = observed.iter().position(|seen| *seen == previous) {
+                observed.swap_remove(at);
+            }
+        }
+        observed.push(now);
     }
 
-    pub(crate) fn set_observed(&self, fingerprint: Option<Fingerprint>) {
-        *self.observed.lock().unwrap_or_else(|p| p.into_inner()) = fingerprint;
+    /// A waiter that read `previous` (if it read) stops waiting.
+    pub(crate) fn forget(&self, previous: Option<Option<Fingerprint>>) {
+        let Some(previous) = previous else {
+            return;
+        };
+        let mut observed = self.observed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(at) = observed.iter().position(|seen| *seen == previous) {
+            observed.swap_remove(at);
+        }
+    }
+
+    /// The watcher read `now`: true if some waiter read something else.
+    pub(crate) fn moved(&self, now: Option<Fingerprint>) -> bool {
+        let observed = self.observed.lock().unwrap_or_else(|p| p.into_inner());
+        observed.iter().any(|seen| *seen != now)
     }
 
     pub(crate) fn is_scoped(&self) -> bool {
@@ -73,6 +94,10 @@ impl Slot {
 #[derive(Debug, Default)]
 pub(crate) struct Waiters {
     slots: Mutex<HashMap<String, Arc<Slot>>>,
+    /// Counts the watcher's re-reads as they start. A waiter whose read
+    /// overlapped one records its reading too late for that re-read to
+    /// compare, so it reads again instead of sleeping (WAIT-3).
+    rechecks: AtomicU64,
 }
 
 impl Waiters {
@@ -89,7 +114,7 @@ impl Waiters {
                     changed: Condvar::new(),
                     waiters: AtomicUsize::new(0),
                     scoped: AtomicUsize::new(0),
-                    observed: Mutex::new(None),
+                    observed: Mutex::new(Vec::new()),
                     resolution: Mutex::new(None),
                 })
             })
@@ -130,6 +155,16 @@ impl Waiters {
                 Some((status, response.clone()));
             slot.bump();
         }
+    }
+
+    /// Where the watcher's re-reads stand; see [`Waiters::recheck_started`].
+    pub(crate) fn recheck_epoch(&self) -> u64 {
+        self.rechecks.load(Ordering::SeqCst)
+    }
+
+    /// The watcher starts re-reading the waited-on bundles.
+    pub(crate) fn recheck_started(&self) {
+        self.rechecks.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Every waited-on bundle and its slot, for the watcher's one check.

@@ -220,24 +220,31 @@ fn watch_sqlite(context: &Context, path: &str, stopped: &mpsc::Receiver<()>) {
             }
             None => true,
         };
-        if changed {
-            recheck_logged(context, true);
+        if changed && !recheck_logged(context, true) {
+            // Not re-read: the next tick tries again.
+            last = None;
         }
     }
 }
 
-fn recheck_logged(context: &Context, wake_scoped: bool) {
-    if let Err(error) = recheck(context, wake_scoped) {
-        tracing::warn!(%error, "could not re-read the waited-on bundles; retrying next tick");
+/// True if the waited-on bundles were re-read.
+fn recheck_logged(context: &Context, wake_scoped: bool) -> bool {
+    match recheck(context, wake_scoped) {
+        Ok(()) => true,
+        Err(error) => {
+            tracing::warn!(%error, "could not re-read the waited-on bundles; retrying next tick");
+            false
+        }
     }
 }
 
 /// The one statement of a tick that found a change: the state of every
-/// waited-on bundle, compared with what its waiters last saw; only the
+/// waited-on bundle, compared with what its waiters last read; only the
 /// waiters of a bundle that moved (or vanished) are woken. Scoped waiters
 /// are woken on every change when `wake_scoped`, since what a principal
 /// may see can change while the bundle's row does not.
 fn recheck(context: &Context, wake_scoped: bool) -> Result<()> {
+    context.waiters.recheck_started();
     let slots = context.waiters.snapshot();
     if slots.is_empty() {
         return Ok(());
@@ -266,7 +273,7 @@ fn recheck(context: &Context, wake_scoped: bool) -> Result<()> {
     }
     drop(conn);
     for (pending_id, slot) in slots {
-        let moved = now.get(&pending_id).copied() != slot.observed();
+        let moved = slot.moved(now.get(&pending_id).copied());
         if moved || (wake_scoped && slot.is_scoped()) {
             slot.bump();
         }
@@ -332,7 +339,7 @@ mod postgres {
                 if !context.waiters.is_empty() {
                     context.stats.checks.fetch_add(1, Ordering::SeqCst);
                     // Deaf, a principal's sight may have changed unheard.
-                    recheck_logged(context, deaf);
+                    let _ = recheck_logged(context, deaf);
                 }
             }
             let timeout = next_poll.saturating_duration_since(Instant::now());
@@ -356,7 +363,7 @@ mod postgres {
                     context.stats.listener_pid.store(0, Ordering::SeqCst);
                     listener = listen(context, url);
                     // What was announced while deaf is read back.
-                    recheck_logged(context, true);
+                    let _ = recheck_logged(context, true);
                 }
             }
         }
