@@ -56,6 +56,8 @@ pub(crate) struct WatchStats {
     pub(crate) listener_pid: AtomicI64,
     /// Test hook: refuse to (re)listen, so the poll alone carries waiters.
     pub(crate) block_listening: AtomicBool,
+    /// The SQLite watcher sleeps long, nobody waiting; a new waiter nudges.
+    idle: AtomicBool,
 }
 
 /// One handle's watcher.
@@ -80,7 +82,8 @@ struct Running {
 }
 
 enum Stopper {
-    /// Dropping the sender ends the SQLite watcher's sleep.
+    /// A message ends the SQLite watcher's idle sleep; dropping the sender
+    /// ends the watcher.
     Channel(mpsc::Sender<()>),
     #[cfg(feature = "postgres")]
     Pipe(Arc<crate::store::watch::Stop>),
@@ -113,7 +116,15 @@ impl Watch {
     pub(crate) fn ensure_running(&self) -> bool {
         let mut state = self.running.lock().unwrap_or_else(|p| p.into_inner());
         match &*state {
-            State::Running(_) => return true,
+            State::Running(running) => {
+                // A SQLite watcher asleep for want of waiters checks now.
+                if let Stopper::Channel(nudge) = &running.stop {
+                    if self.stats.idle.swap(false, Ordering::SeqCst) {
+                        let _ = nudge.send(());
+                    }
+                }
+                return true;
+            }
             State::Stopped => return false,
             State::Idle => {}
         }
@@ -192,14 +203,32 @@ fn start(context: Context) -> std::io::Result<Running> {
     }
 }
 
+/// How long an idle SQLite watcher sleeps unless a waiter nudges it.
+const IDLE_SLEEP: Duration = Duration::from_secs(1);
+
 /// SQLite: one `data_version` per tick while anyone waits.
 fn watch_sqlite(context: &Context, path: &str, stopped: &mpsc::Receiver<()>) {
     let mut probe: Option<DataVersion> = None;
     let mut last: Option<i64> = None;
     loop {
-        match stopped.recv_timeout(context.settings.tick) {
-            Err(RecvTimeoutError::Timeout) => {}
-            _ => return,
+        // Nobody waits: no check, and a long sleep that the next waiter
+        // ends (the watcher does not tick a hundred times a second for an
+        // idle handle).
+        // Marked idle before looking, so a waiter that enters meanwhile
+        // either is seen here or finds the mark and nudges.
+        context.stats.idle.store(true, Ordering::SeqCst);
+        let idle = context.waiters.is_empty();
+        if !idle {
+            context.stats.idle.store(false, Ordering::SeqCst);
+        }
+        let sleep = if idle {
+            IDLE_SLEEP
+        } else {
+            context.settings.tick
+        };
+        match stopped.recv_timeout(sleep) {
+            Ok(()) | Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
         }
         if context.waiters.is_empty() {
             continue;
