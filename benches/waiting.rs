@@ -5,24 +5,39 @@
 //!
 //! In-process: a thread waits on a bundle; the time from the start of
 //! `resolve_bundle` on another thread to the waiter holding the answer (p50,
-//! p99), beside the duration of the resolve call itself. Cross-process: the
-//! answer comes from another OS process (`clarion answer`), so the waiter
-//! finds it by polling (default interval 250 ms).
+//! p99), beside the duration of the resolve call itself.
 //!
-//! Each figure is the median over several runs of that run's percentile.
+//! Cross-process (WAIT-3a, OPS-4): the answer comes from another OS process
+//! (this program re-run as an answerer), told which bundle to answer after
+//! a random delay, so the answer is not phase-locked to the watcher's tick;
+//! the figure is the time from the start of the answerer's resolve call to
+//! the waiter holding the answer (wall clock, one machine), printed per run.
+//! The old way is beside it (`clarion answer` processes, from the exit of
+//! the process).
+//!
+//! Many waiters (OPS-4): 1,000 agents wait on one handle; the watcher's
+//! checks and statements per tick while idle, then the wake-up latency of
+//! one of them answered by the other process while the rest wait on.
+//!
+//! Each summary figure is the median over several runs of that run's
+//! percentile.
 //!
 //! Environment: CLARION_BENCH_ROUNDS (default 200 in-process, at most 40
 //! across processes, per run), CLARION_BENCH_RUNS (default 3),
-//! CLARION_TEST_DATABASE_URL.
+//! CLARION_BENCH_WAITERS (default 1000), CLARION_TEST_DATABASE_URL.
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod common;
 
 use common::{median, ms, percentile, two_answers, two_questions};
 
-use clarion::{Clarion, Principal, SessionUpsert};
+use clarion::{Clarion, Principal, SessionUpsert, Synchronous};
+
+/// Set in the answerer child to the database URL.
+const ANSWERER: &str = "CLARION_BENCH_ANSWERER";
 
 /// A two-question bundle on session `s` (the write benchmarks' bundle).
 fn ask(clarion: &Clarion) -> String {
@@ -70,8 +85,178 @@ fn in_process(clarion: &Clarion, rounds: usize) -> [Duration; 3] {
     ]
 }
 
-/// One cross-process run: the wake-up p50 and p99 after the answering
-/// process exited.
+/// Wall-clock microseconds: comparable between two processes on one
+/// machine.
+fn wall_micros() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// The answerer: reads pending ids on stdin, answers each, and prints the
+/// wall-clock time its resolve call started.
+fn answerer(url: &str) {
+    let clarion = Clarion::open(url).unwrap();
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let pending_id = line.unwrap();
+        let started = wall_micros();
+        clarion
+            .resolve_bundle(&Principal::user("alice"), pending_id.trim(), &two_answers())
+            .unwrap();
+        writeln!(out, "{started}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+/// This program re-run as the answering process.
+struct Answerer {
+    child: Child,
+    to: ChildStdin,
+    from: BufReader<ChildStdout>,
+}
+
+impl Answerer {
+    fn start(url: &str) -> Answerer {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(ANSWERER, url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let to = child.stdin.take().unwrap();
+        let from = BufReader::new(child.stdout.take().unwrap());
+        Answerer { child, to, from }
+    }
+
+    /// Answers and returns when (wall clock) the resolve call started.
+    fn answer(&mut self, pending_id: &str) -> i64 {
+        writeln!(self.to, "{pending_id}").unwrap();
+        self.to.flush().unwrap();
+        let mut line = String::new();
+        self.from.read_line(&mut line).unwrap();
+        line.trim().parse().unwrap()
+    }
+}
+
+impl Drop for Answerer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A small deterministic generator for the random delays (xorshift).
+struct Jitter(u64);
+
+impl Jitter {
+    fn below(&mut self, bound: Duration) -> Duration {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        let micros = bound.as_micros().max(1) as u64;
+        Duration::from_micros(self.0 % micros)
+    }
+}
+
+/// One cross-process run through the answerer: the wake-up p50 and p99
+/// from the start of the other process's resolve call.
+fn pushed(
+    clarion: &Clarion,
+    answerer: &mut Answerer,
+    jitter: &mut Jitter,
+    rounds: usize,
+) -> [Duration; 2] {
+    let mut wake = Vec::new();
+    for _ in 0..rounds {
+        let pending_id = ask(clarion);
+        let waiter = {
+            let clarion = clarion.clone();
+            let pending_id = pending_id.clone();
+            std::thread::spawn(move || {
+                clarion.wait(&pending_id, Duration::from_secs(30)).unwrap();
+                wall_micros()
+            })
+        };
+        // Past the waiter's first read, then not in step with any tick.
+        std::thread::sleep(Duration::from_millis(3) + jitter.below(Duration::from_millis(25)));
+        let started = answerer.answer(&pending_id);
+        let woke = waiter.join().unwrap();
+        wake.push(Duration::from_micros(
+            woke.saturating_sub(started).max(0) as u64
+        ));
+    }
+    wake.sort();
+    [percentile(&wake, 0.5), percentile(&wake, 0.99)]
+}
+
+/// OPS-4: `waiters` agents wait on one handle. Returns the checks and
+/// statements per idle tick, and the wake-up p50 and p99 of `rounds` of
+/// them answered one at a time by the other process.
+fn many_waiters(
+    url: &str,
+    answerer: &mut Answerer,
+    jitter: &mut Jitter,
+    waiters: usize,
+    rounds: usize,
+) -> (f64, [Duration; 2]) {
+    let clarion = Clarion::builder(url)
+        .synchronous(Synchronous::Normal)
+        .pool_size(4)
+        .open()
+        .unwrap();
+    let ids: Vec<String> = (0..waiters).map(|_| ask(&clarion)).collect();
+    let threads: Vec<_> = ids
+        .iter()
+        .map(|id| {
+            let (clarion, id) = (clarion.clone(), id.clone());
+            std::thread::spawn(move || {
+                let _ = clarion.wait(&id, Duration::from_secs(120));
+                wall_micros()
+            })
+        })
+        .collect();
+    // Until every waiter read its bundle and nobody reads any more.
+    let mut last = (0, Instant::now());
+    loop {
+        let reads = clarion.watch_counts().reads;
+        if reads != last.0 {
+            last = (reads, Instant::now());
+        } else if reads >= waiters as u64 && last.1.elapsed() > Duration::from_millis(300) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let before = clarion.watch_counts();
+    std::thread::sleep(Duration::from_secs(1));
+    let idle = clarion.watch_counts();
+    let ticks = (idle.checks - before.checks).max(1);
+    let statements = (idle.checks - before.checks)
+        + (idle.rechecks - before.rechecks)
+        + (idle.reads - before.reads);
+    let per_tick = statements as f64 / ticks as f64;
+    let mut threads: Vec<Option<_>> = threads.into_iter().map(Some).collect();
+    let mut wake = Vec::new();
+    for n in 0..rounds.min(waiters) {
+        let index = n * waiters / rounds.min(waiters).max(1);
+        std::thread::sleep(jitter.below(Duration::from_millis(25)));
+        let started = answerer.answer(&ids[index]);
+        let woke = threads[index].take().unwrap().join().unwrap();
+        wake.push(Duration::from_micros(
+            woke.saturating_sub(started).max(0) as u64
+        ));
+    }
+    clarion.close();
+    for thread in threads.into_iter().flatten() {
+        let _ = thread.join();
+    }
+    wake.sort();
+    (per_tick, [percentile(&wake, 0.5), percentile(&wake, 0.99)])
+}
+
+/// One cross-process run the old way: `clarion answer` processes, the
+/// wake-up p50 and p99 after the answering process exited.
 fn cross_process(clarion: &Clarion, url: &str, rounds: usize) -> [Duration; 2] {
     let mut wake = Vec::new();
     for _ in 0..rounds {
@@ -118,16 +303,41 @@ fn medians<const N: usize>(runs: &[[Duration; N]]) -> [Duration; N] {
 }
 
 fn main() {
+    if let Ok(url) = std::env::var(ANSWERER) {
+        answerer(&url);
+        return;
+    }
     let rounds = common::setting("CLARION_BENCH_ROUNDS", 200).max(1);
     let runs = common::runs(3);
+    let waiters = common::setting("CLARION_BENCH_WAITERS", 1000).max(1);
+    let mut jitter = Jitter(0x9E37_79B9_7F4A_7C15);
     for (name, place_for) in common::backends() {
         let place = place_for("waiting");
         let clarion = setup(&place.url);
-        let (mut near, mut far) = (Vec::new(), Vec::new());
+        let mut answerer = Answerer::start(&place.url);
+        let (mut near, mut far, mut push, mut many) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for run in 0..runs {
             eprintln!("{name}: run {}/{runs}", run + 1);
             near.push(in_process(&clarion, rounds));
-            far.push(cross_process(&clarion, &place.url, rounds.min(40)));
+            let [p50, p99] = pushed(&clarion, &mut answerer, &mut jitter, rounds.min(100));
+            println!(
+                "{name:<10} run {}: cross-process wake-up from the start of the other process's resolve: p50 {:.2} ms  p99 {:.2} ms",
+                run + 1,
+                ms(p50),
+                ms(p99)
+            );
+            push.push([p50, p99]);
+            far.push(cross_process(&clarion, &place.url, rounds.min(10)));
+            let (per_tick, [p50, p99]) =
+                many_waiters(&place.url, &mut answerer, &mut jitter, waiters, 20);
+            println!(
+                "{name:<10} run {}: {waiters} waiters on one handle: {per_tick:.2} statements per idle tick; one answered: wake-up p50 {:.2} ms  p99 {:.2} ms",
+                run + 1,
+                ms(p50),
+                ms(p99)
+            );
+            many.push([p50, p99]);
         }
         let [p50, p99, resolve] = medians(&near);
         println!(
@@ -136,9 +346,21 @@ fn main() {
             ms(p99),
             ms(resolve)
         );
+        let [p50, p99] = medians(&push);
+        println!(
+            "{name:<10} cross-process wake-up (WAIT-3a): p50 {:.2} ms  p99 {:.2} ms  (poll interval 250 ms)  median of {runs} runs",
+            ms(p50),
+            ms(p99)
+        );
         let [p50, p99] = medians(&far);
         println!(
-            "{name:<10} cross-process wake-up after the other process exited: p50 {:.1} ms  p99 {:.1} ms  (poll interval 250 ms)  median of {runs} runs",
+            "{name:<10} cross-process wake-up after a `clarion answer` process exited: p50 {:.1} ms  p99 {:.1} ms  median of {runs} runs",
+            ms(p50),
+            ms(p99)
+        );
+        let [p50, p99] = medians(&many);
+        println!(
+            "{name:<10} one of {waiters} waiters answered from another process: p50 {:.2} ms  p99 {:.2} ms  median of {runs} runs",
             ms(p50),
             ms(p99)
         );

@@ -81,6 +81,8 @@ pub use store::{
 use domain::core::Core;
 use domain::delivery::dispatch::DispatchWorker;
 use domain::delivery::heartbeat::Heartbeat;
+use domain::delivery::waiters::Waiters;
+use domain::delivery::watch::{Watch, WatchSettings};
 use store::failpoints::Failpoints;
 use store::{open_pool, PoolSettings, Target as DbTarget};
 
@@ -125,6 +127,7 @@ pub struct Builder {
     dispatch_timeout: Duration,
     synchronous: Synchronous,
     attachment_lease: Duration,
+    watch_interval: Duration,
 }
 
 impl Builder {
@@ -150,11 +153,24 @@ impl Builder {
         self
     }
 
-    /// How often a waiter re-reads the database for changes made by other
-    /// handles or processes (WAIT-3; default 250 ms). Changes made through
-    /// this handle wake waiters at once.
+    /// The bound within which a waiter sees a change made by another
+    /// handle or process even if no notification reached it (WAIT-3;
+    /// default 250 ms). Changes made through this handle wake waiters at
+    /// once; on PostgreSQL other processes' changes arrive by `NOTIFY`
+    /// (WAIT-3a), and this interval is the fallback poll: one statement per
+    /// interval for all of the handle's waiters together.
     pub fn poll_interval(mut self, interval: Duration) -> Self {
         self.poll_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// SQLite: how often the handle checks `PRAGMA data_version` for other
+    /// processes' commits while any of its agents waits (WAIT-3a; default
+    /// 10 ms). One pragma on one connection, whatever the number of
+    /// waiters; the waited-on bundles are re-read only when it moved.
+    /// PostgreSQL ignores it: notifications push.
+    pub fn watch_interval(mut self, interval: Duration) -> Self {
+        self.watch_interval = interval.max(Duration::from_millis(1));
         self
     }
 
@@ -208,6 +224,7 @@ impl Builder {
         let target = DbTarget::parse(&self.database_url)?;
         let backend = target.backend();
         let named = target.clone();
+        let watched = target.clone();
         let pool = open_pool(
             target,
             &PoolSettings {
@@ -231,6 +248,19 @@ impl Builder {
                 )?,
             ),
         };
+        let handle_id = UuidV7Ids.new_id(IdKind::Bundle);
+        let waiters = Arc::new(Waiters::default());
+        let watch = Watch::new(
+            WatchSettings {
+                target: watched,
+                handle_id: handle_id.clone(),
+                poll_interval: self.poll_interval,
+                tick: self.watch_interval,
+                busy_timeout: self.busy_timeout,
+            },
+            waiters.clone(),
+            pool.clone(),
+        );
         Ok(Clarion {
             core: Arc::new(Core {
                 pool: pool.clone(),
@@ -239,15 +269,11 @@ impl Builder {
                 clock: clock.clone(),
                 ids: self.ids,
                 failpoints: Failpoints::default(),
-                waiters: Default::default(),
+                waiters,
                 poll_interval: self.poll_interval,
+                watch,
                 dispatch,
-                heartbeat: Heartbeat::new(
-                    UuidV7Ids.new_id(IdKind::Bundle),
-                    self.attachment_lease,
-                    clock,
-                    pool,
-                ),
+                heartbeat: Heartbeat::new(handle_id, self.attachment_lease, clock, pool),
                 closed: Default::default(),
             }),
         })
@@ -276,6 +302,7 @@ impl Clarion {
             dispatch_timeout: Duration::from_secs(5),
             synchronous: Synchronous::Full,
             attachment_lease: Duration::from_secs(30),
+            watch_interval: Duration::from_millis(10),
         }
     }
 
@@ -527,6 +554,17 @@ pub mod test_hooks {
             .expect("refresh the keys of a test row");
     }
 
+    /// See [`Clarion::watch_counts`].
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct WatchCounts {
+        /// Ticks that made their one check.
+        pub checks: u64,
+        /// Statements that re-read every waited-on bundle at once.
+        pub rechecks: u64,
+        /// Reads of one bundle by a waiter.
+        pub reads: u64,
+    }
+
     /// Generates a bulk world (see [`WorldSpec`]).
     pub fn populate(clarion: &Clarion, spec: &WorldSpec) -> Result<()> {
         crate::domain::fixtures::populate(&clarion.core, spec)
@@ -541,6 +579,41 @@ pub mod test_hooks {
         /// Disarms a failpoint on this handle.
         pub fn disarm_failpoint(&self, name: &'static str) {
             self.core.failpoints.disarm(name);
+        }
+
+        /// WAIT-3a, OPS-4: what this handle's watcher did so far: ticks that
+        /// made their one check, statements re-reading every waited-on
+        /// bundle, and single-bundle reads by waiters.
+        pub fn watch_counts(&self) -> WatchCounts {
+            use std::sync::atomic::Ordering::SeqCst;
+            let stats = &self.core.watch.stats;
+            WatchCounts {
+                checks: stats.checks.load(SeqCst),
+                rechecks: stats.rechecks.load(SeqCst),
+                reads: stats.reads.load(SeqCst),
+            }
+        }
+
+        /// The server pid of this handle's listening connection
+        /// (PostgreSQL), if it listens now.
+        pub fn listener_pid(&self) -> Option<i64> {
+            let pid = self
+                .core
+                .watch
+                .stats
+                .listener_pid
+                .load(std::sync::atomic::Ordering::SeqCst);
+            (pid != 0).then_some(pid)
+        }
+
+        /// Keeps the watcher from (re)listening, so the poll alone carries
+        /// the waiters while it is set.
+        pub fn block_listening(&self, blocked: bool) {
+            self.core
+                .watch
+                .stats
+                .block_listening
+                .store(blocked, std::sync::atomic::Ordering::SeqCst);
         }
 
         /// Runs `body` on a raw pooled connection, for tests that write rows

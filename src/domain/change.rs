@@ -2,9 +2,11 @@
 //! through [`Core::change`], which has two halves:
 //! - inside the changing transaction, [`record`]: where the event log's
 //!   append (EVT-1) goes, so an event commits or vanishes with its change;
-//! - right after the commit, [`Core::publish`]: wakes this handle's
-//!   waiters (DEL-2, WAIT-3), offers new outbox entries to the dispatcher
-//!   (DEL-3), and is where the cross-process notification (WAIT-3a) goes.
+//! - right after the commit, [`Core::publish`]: announces the change to
+//!   other handles and processes (`NOTIFY` on PostgreSQL, on the same
+//!   connection, after the commit: WAIT-3a), wakes this handle's waiters
+//!   (DEL-2, WAIT-3) and offers new outbox entries to the dispatcher
+//!   (DEL-3).
 //!
 //! Operations say what they changed by pushing a [`Change`]; none wakes a
 //! waiter or dispatches by hand.
@@ -17,7 +19,8 @@ use crate::rules::outbox::in_outbox;
 use crate::rules::vocabulary::BundleStatus;
 use crate::store::failpoints::points;
 use crate::store::schema::bundles;
-use crate::store::{write_transaction, AnyConnection};
+use crate::store::watch::announce;
+use crate::store::{write_transaction, AnyConnection, DbConn};
 
 /// What a committed change did, as far as anyone outside its transaction
 /// cares.
@@ -66,8 +69,9 @@ impl Core {
         &self,
         body: impl FnOnce(&mut AnyConnection, &mut Changes) -> Result<T>,
     ) -> Result<T> {
-        let (value, changes) = self.commit(body)?;
-        self.publish(changes)?;
+        let mut conn = self.conn()?;
+        let (value, changes) = self.commit(&mut conn, body)?;
+        self.publish(conn, changes)?;
         Ok(value)
     }
 
@@ -83,10 +87,11 @@ impl Core {
         let Some(detaching) = Detaching::begin(&self.database, pending_id) else {
             return Ok(None);
         };
-        let committed = self.commit(body);
+        let mut conn = self.conn()?;
+        let committed = self.commit(&mut conn, body);
         drop(detaching);
         let (value, changes) = committed?;
-        self.publish(changes)?;
+        self.publish(conn, changes)?;
         Ok(Some(value))
     }
 
@@ -103,10 +108,11 @@ impl Core {
 
     fn commit<T>(
         &self,
+        conn: &mut DbConn,
         body: impl FnOnce(&mut AnyConnection, &mut Changes) -> Result<T>,
     ) -> Result<(T, Changes)> {
         let mut changes = Changes::default();
-        let value = self.conn()?.run(|conn| {
+        let value = conn.run(|conn| {
             write_transaction::<T, crate::error::Error>(conn, |conn| {
                 let value = body(conn, &mut changes)?;
                 record(conn, &changes)?;
@@ -116,10 +122,21 @@ impl Core {
         Ok((value, changes))
     }
 
-    /// The half after the commit. Neither waking nor dispatching can undo
-    /// what committed (DEL-1, DEL-4): a failed dispatch leaves its entry in
-    /// the outbox and is logged.
-    fn publish(&self, changes: Changes) -> Result<()> {
+    /// The half after the commit. Neither announcing, waking nor
+    /// dispatching can undo what committed (DEL-1, DEL-4): a failed
+    /// `NOTIFY` is logged and left to the other handles' poll (WAIT-3a), a
+    /// failed dispatch leaves its entry in the outbox and is logged.
+    fn publish(&self, mut conn: DbConn, changes: Changes) -> Result<()> {
+        let listened = self.backend == crate::store::Backend::Postgres;
+        if let Some(payload) =
+            announcement(&self.heartbeat.handle_id, &changes).filter(|_| listened)
+        {
+            if let Err(error) = conn.run(|conn| -> Result<()> { Ok(announce(conn, &payload)?) }) {
+                tracing::warn!(%error, "could not announce a change; other processes' poll will see it");
+            }
+        }
+        // Released before dispatching, which may need connections of its own.
+        drop(conn);
         for change in changes.0 {
             match change {
                 Change::Asked => {}
@@ -170,4 +187,32 @@ impl Core {
         }
         Ok(())
     }
+}
+
+/// WAIT-3a: what other handles' waiters must re-read after `changes`, as
+/// the small payload of one `NOTIFY` (PostgreSQL allows 8000 bytes): the
+/// announcing handle `h`, the bundles `b` and sessions `s` touched, or
+/// `all`. `None` when no waiter can care (a new bundle has none yet).
+fn announcement(handle_id: &str, changes: &Changes) -> Option<String> {
+    let (mut bundles, mut sessions, mut all) = (Vec::new(), Vec::new(), false);
+    for change in &changes.0 {
+        match change {
+            Change::Asked => {}
+            Change::Resolved { pending_id, .. } | Change::BundleDetached { pending_id } => {
+                bundles.push(pending_id.as_str())
+            }
+            Change::Session { session_id } | Change::SessionDetached { session_id } => {
+                sessions.push(session_id.as_str())
+            }
+            Change::Everything => all = true,
+        }
+    }
+    if !all && bundles.is_empty() && sessions.is_empty() {
+        return None;
+    }
+    let named = serde_json::json!({"h": handle_id, "b": bundles, "s": sessions}).to_string();
+    if all || named.len() > 7_000 {
+        return Some(serde_json::json!({"h": handle_id, "all": true}).to_string());
+    }
+    Some(named)
 }

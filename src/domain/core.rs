@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::domain::delivery::dispatch::DispatchWorker;
 use crate::domain::delivery::heartbeat::Heartbeat;
 use crate::domain::delivery::waiters::Waiters;
+use crate::domain::delivery::watch::Watch;
 use crate::error::{Error, Result};
 use crate::store::failpoints::Failpoints;
 use crate::store::{
@@ -27,9 +28,12 @@ pub(crate) struct Core {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: Arc<dyn IdSource>,
     pub(crate) failpoints: Failpoints,
-    pub(crate) waiters: Waiters,
-    /// How often a waiter re-reads for changes made elsewhere (WAIT-3).
+    pub(crate) waiters: Arc<Waiters>,
+    /// The bound of WAIT-3 for changes made elsewhere: a waiter polls on
+    /// its own at this interval only when the watcher could not start.
     pub(crate) poll_interval: Duration,
+    /// Hears other handles' and processes' commits (WAIT-3a).
+    pub(crate) watch: Watch,
     /// This handle's heartbeat and attachment lease (DEL-3).
     pub(crate) heartbeat: Heartbeat,
     /// Set by `close` (REL-7).
@@ -69,6 +73,7 @@ impl Core {
     pub(crate) fn close(&self) {
         self.closed.store(true, Ordering::SeqCst);
         self.waiters.notify_all();
+        self.watch.stop();
     }
 
     /// Runs `body` on a pooled connection, on one consistent snapshot

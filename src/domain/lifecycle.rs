@@ -75,7 +75,7 @@ impl Core {
     pub(crate) fn upsert_workspace(&self, id: &str, owner_id: Option<&str>) -> Result<()> {
         require_id("id", id)?;
         check_text("owner_id", owner_id.unwrap_or_default())?;
-        self.change(|conn, _| {
+        self.change(|conn, changes| {
             // A new workspace may own tasks that named it while it dangled.
             hold_workspace_for_change(conn, id)?;
             let inserted = per_backend!(conn, c => diesel::insert_into(workspaces::table)
@@ -93,7 +93,8 @@ impl Core {
                 (inserted, _) => inserted,
             };
             if changed > 0 {
-                visibility::refresh_keys_of_workspace(id).execute(conn)?;
+                let rewritten = visibility::refresh_keys_of_workspace(id).execute(conn)?;
+                visibility_changed(changes, rewritten);
             }
             Ok(())
         })
@@ -103,10 +104,11 @@ impl Core {
     /// a dangling workspace id is visible to every user (AUTH-3).
     pub(crate) fn delete_workspace(&self, id: &str) -> Result<()> {
         require_id("id", id)?;
-        self.change(|conn, _| {
+        self.change(|conn, changes| {
             hold_workspace_for_change(conn, id)?;
             if diesel::delete(workspaces::table.find(id)).execute(conn)? > 0 {
-                visibility::refresh_keys_of_workspace(id).execute(conn)?;
+                let rewritten = visibility::refresh_keys_of_workspace(id).execute(conn)?;
+                visibility_changed(changes, rewritten);
             }
             Ok(())
         })
@@ -117,7 +119,7 @@ impl Core {
     pub(crate) fn upsert_task(&self, id: &str, workspace_id: Option<&str>) -> Result<()> {
         require_id("id", id)?;
         check_text("workspace_id", workspace_id.unwrap_or_default())?;
-        self.change(|conn, _| {
+        self.change(|conn, changes| {
             lock_sessions_reached(conn, Reach::Task(id))?;
             hold(conn, Reach::Task(id), Hold::Exclusive)?;
             let current: Option<String> =
@@ -143,7 +145,8 @@ impl Core {
                     .set(tasks::workspace_id.eq(target))
                     .execute(conn)?;
             }
-            visibility::refresh_keys_of_task(id).execute(conn)?;
+            let rewritten = visibility::refresh_keys_of_task(id).execute(conn)?;
+            visibility_changed(changes, rewritten);
             self.failpoint(points::TASK_MOVED_BEFORE_COMMIT)?;
             Ok(())
         })
@@ -201,7 +204,8 @@ impl Core {
             .set(sessions::task_id.eq(session.task_id))
             .execute(conn)?;
             if moved > 0 {
-                visibility::refresh_keys_of_session(session.id).execute(conn)?;
+                let rewritten = visibility::refresh_keys_of_session(session.id).execute(conn)?;
+                visibility_changed(changes, rewritten);
             }
             if let Some(is_primary) = session.is_primary {
                 diesel::update(sessions::table.find(session.id))
@@ -304,6 +308,14 @@ fn hold_task_for_reading(conn: &mut AnyConnection, task_id: &str) -> Result<()> 
     let workspace: Option<String> =
         at_most_one(tasks::table.find(task_id).select(tasks::workspace_id), conn)?;
     hold_workspaces_for_reading(conn, workspace.as_deref().into_iter().collect())
+}
+
+/// Who may see which bundle changed (`rewritten` bundles got new keys):
+/// waiters reading through a principal's scope must read again (WAIT-3).
+fn visibility_changed(changes: &mut Changes, rewritten: usize) {
+    if rewritten > 0 {
+        changes.push(Change::Everything);
+    }
 }
 
 fn session_changed(changes: &mut Changes, session_id: &str) {

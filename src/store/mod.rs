@@ -23,6 +23,7 @@ pub mod schema;
 mod statements;
 mod tx;
 mod url;
+pub(crate) mod watch;
 
 pub use clock::{
     Clock, IdKind, IdSource, ManualClock, SequentialIds, SystemClock, Timestamp, UuidV7Ids,

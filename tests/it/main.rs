@@ -37,6 +37,7 @@ mod crash;
 mod delivery_interleavings;
 mod delivery_lease;
 mod delivery_processes;
+mod delivery_push;
 mod delivery_waiting;
 mod lifecycle;
 mod listing;

@@ -1,10 +1,11 @@
 //! Waiting (WAIT-1..4): the agent side's `wait` and the external
 //! `wait_bundle`. A waiter never trusts a notification: it reads the
-//! bundle's durable state, and a notification (or the poll interval, for
-//! changes made by other handles and processes) only tells it to read
-//! again. An outcome is only ever derived from committed rows, so none is
-//! invented.
+//! bundle's durable state, and a notification (from this handle's commits,
+//! or from its watcher for other handles and processes: WAIT-3a) only
+//! tells it to read again. An outcome is only ever derived from committed
+//! rows, so none is invented.
 
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use diesel::prelude::*;
@@ -12,7 +13,7 @@ use diesel::prelude::*;
 use crate::domain::bundle;
 use crate::domain::change::Change;
 use crate::domain::core::Core;
-use crate::domain::delivery::waiters::{AgentWait, Slot};
+use crate::domain::delivery::waiters::{AgentWait, Fingerprint, Slot};
 use crate::domain::model::{Resolved, Response, WaitOutcome};
 use crate::error::{Entity, Error, Result};
 use crate::rules::capability::{admit_to_bundle, Operation};
@@ -43,20 +44,36 @@ enum Observed {
 /// resolution, expired, superseded, inactive; then detachment.
 /// An external waiter reads through its scope, so a bundle moved out of
 /// its sight while it waits is `Gone` (AUTH-5), never revealed.
-fn observe(core: &Core, scope: Option<&Scope>, pending_id: &str) -> Result<Observed> {
+/// Also returns the bundle's [`Fingerprint`], which the watcher compares
+/// with the database to decide whether this waiter must read again
+/// (WAIT-3a).
+fn observe(
+    core: &Core,
+    scope: Option<&Scope>,
+    pending_id: &str,
+) -> Result<(Observed, Option<Fingerprint>)> {
+    // Counted for OPS-4's test and benchmark: reads per tick.
+    core.watch.stats.reads.fetch_add(1, Ordering::Relaxed);
     let loaded = core.read(|conn| bundle::load_detail(conn, scope, pending_id))?;
     let Some((record, standing, rows)) = loaded else {
-        return Ok(Observed::Gone);
+        return Ok((Observed::Gone, None));
     };
+    let fingerprint = (
+        record.responded_at,
+        standing.is_active,
+        standing.in_current_turn,
+        standing.agent_disconnected,
+    );
     let (status, response) = bundle::status_of(&record, standing, &rows);
-    Ok(match (status, response) {
+    let observed = match (status, response) {
         (BundleStatus::Pending, _) if standing.agent_disconnected => Observed::Detached,
         (BundleStatus::Pending, _) => Observed::Open,
         (status, Some(response)) => Observed::Resolved(status, response),
         (BundleStatus::Expired, None) => Observed::Expired,
         (BundleStatus::Superseded, None) => Observed::Superseded,
         _ => Observed::Inactive,
-    })
+    };
+    Ok((observed, Some(fingerprint)))
 }
 
 impl Core {
@@ -78,7 +95,7 @@ impl Core {
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let agent = AgentWait::arrive(&self.database, pending_id);
         let _beating = self.heartbeat.beating();
-        let slot = self.waiters.enter(pending_id, &session_id);
+        let slot = self.waiters.enter(pending_id, &session_id, false);
         let watched = self.reattach(pending_id).and_then(|()| {
             self.watch(
                 None,
@@ -99,7 +116,7 @@ impl Core {
                 },
             )
         });
-        self.waiters.leave(pending_id, &slot);
+        self.waiters.leave(pending_id, &slot, false);
         let last_agent = agent.depart();
         let outcome = watched?.unwrap_or(WaitOutcome::TimedOut);
         if outcome.response().is_some() {
@@ -127,7 +144,7 @@ impl Core {
         let (record, _) = self
             .read(|conn| bundle::load_visible(conn, &scope, pending_id))?
             .ok_or(Error::NotFound(Entity::Bundle))?;
-        let slot = self.waiters.enter(pending_id, &record.session_id);
+        let slot = self.waiters.enter(pending_id, &record.session_id, true);
         let watched =
             self.watch(
                 Some(&scope),
@@ -147,25 +164,51 @@ impl Core {
                     Observed::Open | Observed::Detached => None,
                 },
             );
-        self.waiters.leave(pending_id, &slot);
+        self.waiters.leave(pending_id, &slot, true);
         watched?.ok_or(Error::TimedOut)
     }
 
     /// The waiting loop shared by `wait` and `wait_bundle`: read the bundle,
-    /// let `decide` end the wait, else sleep until notified, the poll
-    /// interval, or the deadline (`Ok(None)`). The generation is taken
-    /// before each read, so a notification that lands between the read and
-    /// the sleep is never lost.
+    /// let `decide` end the wait, else sleep until notified or the deadline
+    /// (`Ok(None)`). The generation is taken before each read, so a
+    /// notification that lands between the read and the sleep is never
+    /// lost. Changes made elsewhere reach the waiter through the handle's
+    /// watcher (WAIT-3a): one check per tick for all waiters, not a poll
+    /// per waiter; only if the watcher could not start does the waiter
+    /// poll on its own, every poll interval.
     fn watch<T>(
         &self,
         scope: Option<&Scope>,
         pending_id: &str,
         slot: &Slot,
         deadline: Instant,
+        decide: impl FnMut(Observed) -> Option<Result<T>>,
+    ) -> Result<Option<T>> {
+        let watched = self.watch.ensure_running();
+        let mut mine = None;
+        let outcome = self.watch_loop(
+            scope, pending_id, slot, deadline, watched, &mut mine, decide,
+        );
+        slot.forget(mine);
+        outcome
+    }
+
+    /// [`Core::watch`]'s loop; `mine` is what this waiter last read, which
+    /// the slot keeps for the watcher while the waiter sleeps.
+    #[allow(clippy::too_many_arguments)]
+    fn watch_loop<T>(
+        &self,
+        scope: Option<&Scope>,
+        pending_id: &str,
+        slot: &Slot,
+        deadline: Instant,
+        watched: bool,
+        mine: &mut Option<Option<Fingerprint>>,
         mut decide: impl FnMut(Observed) -> Option<Result<T>>,
     ) -> Result<Option<T>> {
         loop {
             let seen = slot.generation();
+            let epoch = self.waiters.recheck_epoch();
             // A resolution this handle committed is handed over without a
             // read — to the host's own waiters; an external waiter's read
             // re-checks what its principal may see.
@@ -179,7 +222,11 @@ impl Core {
             };
             let observed = match handed {
                 Some((status, response)) => Observed::Resolved(status, response),
-                None => observe(self, scope, pending_id)?,
+                None => {
+                    let (observed, fingerprint) = observe(self, scope, pending_id)?;
+                    slot.observe(mine.replace(fingerprint), fingerprint);
+                    observed
+                }
             };
             if let Some(result) = decide(observed) {
                 return result.map(Some);
@@ -191,8 +238,21 @@ impl Core {
             if now >= deadline {
                 return Ok(None);
             }
+            if self.waiters.recheck_epoch() != epoch {
+                // The watcher re-read while this waiter read: it may have
+                // compared before this reading was recorded.
+                continue;
+            }
             self.failpoint(points::WAIT_BEFORE_SLEEP)?;
-            slot.wait_past(seen, (deadline - now).min(self.poll_interval));
+            let sleep = deadline - now;
+            slot.wait_past(
+                seen,
+                if watched {
+                    sleep
+                } else {
+                    sleep.min(self.poll_interval)
+                },
+            );
             self.check_open()?;
         }
     }

@@ -4,12 +4,19 @@
 //! to its waiters so they need not read it back.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
 use crate::domain::model::Response;
 use crate::rules::vocabulary::BundleStatus;
+
+/// What of a bundle's durable state a waiter's outcome depends on: when
+/// it is resolved, whether it is active and in its session's current turn,
+/// and whether its agent is detached. The handle's watcher reads it for all
+/// waited-on bundles in one statement (WAIT-3a) and wakes the waiters of a
+/// bundle only if it differs from what one of them last read.
+pub(crate) type Fingerprint = (Option<i64>, Option<bool>, Option<bool>, bool);
 
 /// A bundle some thread of this handle waits on.
 #[derive(Debug)]
@@ -19,6 +26,13 @@ pub(crate) struct Slot {
     changed: Condvar,
     /// Every waiter of this handle: the slot lives while any remains.
     waiters: AtomicUsize,
+    /// Waiters reading through a principal's scope: what they may see
+    /// can change without the bundle's own row changing.
+    scoped: AtomicUsize,
+    /// What each sleeping waiter last read (`None`: not read through the
+    /// bundle's own row). One entry per waiter: two waiters of one bundle
+    /// may have read it on either side of a commit.
+    observed: Mutex<Vec<Option<Fingerprint>>>,
     /// A resolution this handle committed, handed to its waiters so they
     /// need not read it back (it is the committed one: the winner's
     /// response is built from the committed rows).
@@ -30,7 +44,39 @@ impl Slot {
         *self.generation.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn bump(&self) {
+    /// A waiter read `now`, replacing what it read before (`previous`).
+    pub(crate) fn observe(&self, previous: Option<Option<Fingerprint>>, now: Option<Fingerprint>) {
+        let mut observed = self.observed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(previous) = previous {
+            if let Some(at) = observed.iter().position(|seen| *seen == previous) {
+                observed.swap_remove(at);
+            }
+        }
+        observed.push(now);
+    }
+
+    /// A waiter that read `previous` (if it read) stops waiting.
+    pub(crate) fn forget(&self, previous: Option<Option<Fingerprint>>) {
+        let Some(previous) = previous else {
+            return;
+        };
+        let mut observed = self.observed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(at) = observed.iter().position(|seen| *seen == previous) {
+            observed.swap_remove(at);
+        }
+    }
+
+    /// The watcher read `now`: true if some waiter read something else.
+    pub(crate) fn moved(&self, now: Option<Fingerprint>) -> bool {
+        let observed = self.observed.lock().unwrap_or_else(|p| p.into_inner());
+        observed.iter().any(|seen| *seen != now)
+    }
+
+    pub(crate) fn is_scoped(&self) -> bool {
+        self.scoped.load(Ordering::SeqCst) > 0
+    }
+
+    pub(crate) fn bump(&self) {
         *self.generation.lock().unwrap_or_else(|p| p.into_inner()) += 1;
         self.changed.notify_all();
     }
@@ -48,10 +94,16 @@ impl Slot {
 #[derive(Debug, Default)]
 pub(crate) struct Waiters {
     slots: Mutex<HashMap<String, Arc<Slot>>>,
+    /// Counts the watcher's re-reads as they start. A waiter whose read
+    /// overlapped one records its reading too late for that re-read to
+    /// compare, so it reads again instead of sleeping (WAIT-3).
+    rechecks: AtomicU64,
 }
 
 impl Waiters {
-    pub(crate) fn enter(&self, pending_id: &str, session_id: &str) -> Arc<Slot> {
+    /// Enters the slot of `pending_id`; `scoped` for a waiter that reads
+    /// through a principal's scope.
+    pub(crate) fn enter(&self, pending_id: &str, session_id: &str, scoped: bool) -> Arc<Slot> {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
         let slot = slots
             .entry(pending_id.to_owned())
@@ -61,17 +113,25 @@ impl Waiters {
                     generation: Mutex::new(0),
                     changed: Condvar::new(),
                     waiters: AtomicUsize::new(0),
+                    scoped: AtomicUsize::new(0),
+                    observed: Mutex::new(Vec::new()),
                     resolution: Mutex::new(None),
                 })
             })
             .clone();
         slot.waiters.fetch_add(1, Ordering::SeqCst);
+        if scoped {
+            slot.scoped.fetch_add(1, Ordering::SeqCst);
+        }
         slot
     }
 
     /// Leaves the slot.
-    pub(crate) fn leave(&self, pending_id: &str, slot: &Arc<Slot>) {
+    pub(crate) fn leave(&self, pending_id: &str, slot: &Arc<Slot>, scoped: bool) {
         let mut slots = self.slots.lock().unwrap_or_else(|p| p.into_inner());
+        if scoped {
+            slot.scoped.fetch_sub(1, Ordering::SeqCst);
+        }
         if slot.waiters.fetch_sub(1, Ordering::SeqCst) == 1 {
             slots.remove(pending_id);
         }
@@ -93,6 +153,47 @@ impl Waiters {
         if let Some(slot) = slot {
             *slot.resolution.lock().unwrap_or_else(|p| p.into_inner()) =
                 Some((status, response.clone()));
+            slot.bump();
+        }
+    }
+
+    /// Where the watcher's re-reads stand; see [`Waiters::recheck_started`].
+    pub(crate) fn recheck_epoch(&self) -> u64 {
+        self.rechecks.load(Ordering::SeqCst)
+    }
+
+    /// The watcher starts re-reading the waited-on bundles.
+    pub(crate) fn recheck_started(&self) {
+        self.rechecks.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Every waited-on bundle and its slot, for the watcher's one check.
+    pub(crate) fn snapshot(&self) -> Vec<(String, Arc<Slot>)> {
+        self.slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .map(|(id, slot)| (id.clone(), slot.clone()))
+            .collect()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_empty()
+    }
+
+    /// Another handle or process changed this bundle (WAIT-3a).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // heard on PostgreSQL only
+    pub(crate) fn notify_bundle(&self, pending_id: &str) {
+        let slot = self
+            .slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(pending_id)
+            .cloned();
+        if let Some(slot) = slot {
             slot.bump();
         }
     }
