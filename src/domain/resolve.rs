@@ -5,7 +5,9 @@
 //! Steps, in order: capability → shape rules that need no database (VAL-4,
 //! VAL-5) → the bundle's durable rows and visibility (not-found) → rules on
 //! the stored bundle (VAL-1, 2, 6, 8) → normalization → claim → winner or
-//! loser. Nothing decides claimability outside the claim (CLAIM-2).
+//! loser. Nothing decides claimability outside the claim (CLAIM-2): the
+//! claim's first read, outside the write transaction, only ever sends a
+//! caller to the replay (OPS-4); the write transaction decides a win.
 
 use crate::domain::bundle::{self, QuestionRecord};
 use crate::domain::change::Change;
@@ -204,22 +206,54 @@ impl Core {
         self.settle(principal, &scope, pending_id, |_| Ok(Decision::Cancelled))
     }
 
-    /// Steps 3, 6 and 7 shared by resolve and cancel: one write
-    /// transaction reads the bundle (not-found), validates it, and claims.
-    /// Nothing is written unless the claim is won; a loser replays.
+    /// Steps 3, 6 and 7 shared by resolve and cancel. The claim's first
+    /// read (no lock) finds the bundle (not-found) and validates it; if it
+    /// shows the bundle already settled, the caller replays at once.
+    /// Otherwise one write transaction reads, validates and claims again,
+    /// under its lock. Nothing is written unless the claim is won; a loser
+    /// replays (REPLAY-1).
     fn settle(
         &self,
         principal: &Principal,
         scope: &Scope,
         pending_id: &str,
-        decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
+        decide: impl Fn(&[QuestionRecord]) -> Result<Decision>,
     ) -> Result<Resolved> {
+        // OPS-4: a bundle already settled is learned from a plain read,
+        // without queueing for the write lock (see `claim::read_first`).
+        let settled = self
+            .conn()?
+            .run(|conn| claim::read_first(conn, scope, pending_id, &decide))?;
+        let won = if settled {
+            None
+        } else {
+            self.claim_in_transaction(principal, scope, pending_id, &decide)?
+        };
+        match won {
+            Some(resolved) => Ok(resolved),
+            None => {
+                self.failpoint(points::RESOLVE_BEFORE_REPLAY)?;
+                self.conn()?
+                    .run(|conn| read_snapshot(conn, |conn| replay(conn, scope, pending_id)))
+            }
+        }
+    }
+
+    /// The claim in its write transaction; the winner's response, or
+    /// `None` for a loser.
+    fn claim_in_transaction(
+        &self,
+        principal: &Principal,
+        scope: &Scope,
+        pending_id: &str,
+        decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
+    ) -> Result<Option<Resolved>> {
         let resolver = Resolver {
             kind: principal.kind(),
             id: principal.audit_id(),
         };
         let now = self.now();
-        let won = self.change(|conn, changes| {
+        self.change(|conn, changes| {
             let claimed = claim::claim(
                 conn,
                 scope,
@@ -247,14 +281,6 @@ impl Core {
                 status,
                 response,
             }))
-        })?;
-        match won {
-            Some(resolved) => Ok(resolved),
-            None => {
-                self.failpoint(points::RESOLVE_BEFORE_REPLAY)?;
-                self.conn()?
-                    .run(|conn| read_snapshot(conn, |conn| replay(conn, scope, pending_id)))
-            }
-        }
+        })
     }
 }

@@ -278,6 +278,15 @@ pub fn postgres() -> Vec<Rendered> {
         ),
     });
     catalog.push(Rendered {
+        name: "claim_first_read",
+        sql: layout(
+            debug_query::<diesel::pg::Pg, _>(
+                &crate::domain::claim::postgres::claim_first_read_query(&sample_scope(), PENDING),
+            )
+            .to_string(),
+        ),
+    });
+    catalog.push(Rendered {
         name: "claim",
         sql: layout(
             debug_query::<diesel::pg::Pg, _>(&crate::domain::claim::postgres::claim_statement(

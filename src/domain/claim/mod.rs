@@ -28,7 +28,7 @@ use crate::error::{Error, Result};
 use crate::rules::visibility::Scope;
 use crate::rules::vocabulary::Resolution;
 use crate::store::failpoints::{points, Failpoints};
-use crate::store::{AnyConnection, Timestamp};
+use crate::store::{read_snapshot, AnyConnection, Timestamp};
 
 /// What the caller decided, after validation and normalization: what the
 /// claim writes.
@@ -120,6 +120,40 @@ fn read(conn: &mut AnyConnection, scope: &Scope, pending_id: &str) -> Result<Opt
         #[cfg(feature = "postgres")]
         AnyConnection::Postgres(conn) => postgres::read(conn, scope, pending_id),
     }
+}
+
+/// The claim's first step (OPS-4, CLAIM-5): the same read as the claim's,
+/// with the same visibility and ACT-1, but outside any write transaction
+/// and without any lock — on SQLite in a read snapshot (WAL readers never
+/// wait for the writer), on PostgreSQL in one statement of its own that
+/// takes no session lock. Returns `true` when that snapshot shows the
+/// bundle no longer active: the caller replays (REPLAY-1) without opening
+/// a write transaction, so racers arriving after a winner committed never
+/// queue for the write lock or the session lock to learn they lost.
+///
+/// The checks come in the claim's order: an invisible or absent bundle is
+/// `NotFound` (AUTH-5), then `decide` validates against the stored rows
+/// (VAL-1, 2, 6, 8; VAL-8: before any loser branch), and only then does
+/// activeness count. `false` means only "claimable when read": the claim
+/// ([`claim`]) decides under its lock, and is the only place that decides
+/// a bundle *is* claimable (CLAIM-2). A bundle read inactive here is
+/// decided on a committed snapshot, as the claim's own read decides one on
+/// PostgreSQL: that branch writes nothing, and a resolution is never taken
+/// back (DEL-1), so the read's moment is as good as any later one.
+pub(crate) fn read_first(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    pending_id: &str,
+    decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
+) -> Result<bool> {
+    let target = match conn {
+        AnyConnection::Sqlite(_) => read_snapshot(conn, |conn| read(conn, scope, pending_id))?,
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(conn) => postgres::read_first(conn, scope, pending_id)?,
+    }
+    .ok_or(Error::NotFound(crate::error::Entity::Bundle))?;
+    decide(&target.rows)?;
+    Ok(!target.active_when_read || target.rows.is_empty())
 }
 
 /// CLAIM-1: the one transition of an active bundle to a resolution, inside

@@ -67,6 +67,32 @@ pub fn claim_target_with_rows_query<'a>(scope: &'a Scope, pending_id: &'a str) -
         .select((bundle_record_columns(), locked_if_active, rows))
 }
 
+/// The claim's first read (OPS-4, see `claim::read_first`):
+/// [`claim_target_with_rows_query`] without the session lock, run as a
+/// statement of its own outside any transaction — one round trip, one
+/// snapshot — so a racer that finds the bundle already settled learns it
+/// without queueing for the session lock.
+#[diesel::dsl::auto_type]
+pub fn claim_first_read_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+    let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id);
+    let rows_of_this_bundle: diesel::dsl::Eq<
+        diesel::query_source::AliasedField<ClaimRows, bundle_questions::pending_id>,
+        bundles::pending_id,
+    > = claim_rows
+        .field(bundle_questions::pending_id)
+        .eq(bundles::pending_id);
+    let rows: diesel::dsl::Nullable<
+        diesel::dsl::Fields<diesel::query_source::Alias<ClaimRows>, question_record_columns>,
+    > = claim_rows.fields(question_record_columns()).nullable();
+    bundle
+        .left_join(claim_rows.on(rows_of_this_bundle))
+        .select((bundle_record_columns(), activeness::is_active(), rows))
+}
+
+/// One result row of the claim's reads: the bundle, its activeness (or the
+/// lock taken because of it), one of its question rows.
+type Joined = (BundleRecord, Option<bool>, Option<QuestionRecord>);
+
 /// The claim's read: one statement for the bundle, its activeness, the
 /// session lock and its rows.
 pub(crate) fn read(
@@ -74,23 +100,35 @@ pub(crate) fn read(
     scope: &Scope,
     pending_id: &str,
 ) -> Result<Option<Target>> {
-    type Joined = (BundleRecord, Option<bool>, Option<QuestionRecord>);
     let joined: Vec<Joined> = claim_target_with_rows_query(scope, pending_id).load(conn)?;
+    Ok(target_of(joined))
+}
+
+/// The claim's first read, in one statement that takes no lock (see
+/// [`claim_first_read_query`]).
+pub(crate) fn read_first(
+    conn: &mut PgConnection,
+    scope: &Scope,
+    pending_id: &str,
+) -> Result<Option<Target>> {
+    let joined: Vec<Joined> = claim_first_read_query(scope, pending_id).load(conn)?;
+    Ok(target_of(joined))
+}
+
+fn target_of(joined: Vec<Joined>) -> Option<Target> {
     let mut joined = joined.into_iter();
-    let Some((record, active, first)) = joined.next() else {
-        return Ok(None);
-    };
+    let (record, active, first) = joined.next()?;
     let mut rows: Vec<QuestionRecord> = first
         .into_iter()
         .chain(joined.filter_map(|(_, _, row)| row))
         .collect();
     sort_dm4(&mut rows);
-    Ok(Some(Target {
+    Some(Target {
         record,
         // SQL NULL (a session without turns) is not active, as in a filter.
         active_when_read: active.unwrap_or(false),
         rows,
-    }))
+    })
 }
 
 /// The row id that fills unused places of a claim statement.
