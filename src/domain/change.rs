@@ -17,7 +17,7 @@ use crate::rules::outbox::in_outbox;
 use crate::rules::vocabulary::BundleStatus;
 use crate::store::failpoints::points;
 use crate::store::schema::bundles;
-use crate::store::{write_transaction, AnyConnection};
+use crate::store::{write_transaction, write_transaction_unless_locked, AnyConnection};
 
 /// What a committed change did, as far as anyone outside its transaction
 /// cares.
@@ -69,6 +69,29 @@ impl Core {
         let (value, changes) = self.commit(body)?;
         self.publish(changes)?;
         Ok(value)
+    }
+
+    /// [`Core::change`] that does not queue for SQLite's write lock:
+    /// `None`, with nothing run, while another connection holds it (see
+    /// `store::write_transaction_unless_locked`). On PostgreSQL it is
+    /// [`Core::change`].
+    pub(crate) fn change_unless_locked<T>(
+        &self,
+        body: impl FnOnce(&mut AnyConnection, &mut Changes) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let mut changes = Changes::default();
+        let value = self.conn()?.run(|conn| {
+            write_transaction_unless_locked::<T, crate::error::Error>(conn, |conn| {
+                let value = body(conn, &mut changes)?;
+                record(conn, &changes)?;
+                Ok(value)
+            })
+        })?;
+        let Some(value) = value else {
+            return Ok(None);
+        };
+        self.publish(changes)?;
+        Ok(Some(value))
     }
 
     /// [`Core::change`] for a bundle only while no agent of this process

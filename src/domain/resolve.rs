@@ -10,7 +10,9 @@
 //! caller to the replay (OPS-4); the write transaction decides a win.
 
 use crate::domain::bundle::{self, QuestionRecord};
-use crate::domain::change::Change;
+use std::time::{Duration, Instant};
+
+use crate::domain::change::{Change, Changes};
 use crate::domain::claim::{self, Claimed, Decision, Resolver};
 use crate::domain::core::Core;
 use crate::domain::model::{Answer, Resolved};
@@ -21,6 +23,15 @@ use crate::rules::principal::Principal;
 use crate::rules::visibility::Scope;
 use crate::store::failpoints::points;
 use crate::store::{read_snapshot, AnyConnection};
+
+/// How long a claim polls (reads, then tries the lock) while another
+/// connection holds SQLite's write lock, before it queues for the lock in
+/// SQLite's busy handler like any writer (OPS-4).
+const QUEUE_AFTER: Duration = Duration::from_millis(250);
+/// The first pause between two polls; each pause doubles, up to
+/// `LONGEST_PAUSE`.
+const FIRST_PAUSE: Duration = Duration::from_micros(250);
+const LONGEST_PAUSE: Duration = Duration::from_millis(2);
 
 /// One answer as the caller wrote it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
@@ -221,13 +232,28 @@ impl Core {
     ) -> Result<Resolved> {
         // OPS-4: a bundle already settled is learned from a plain read,
         // without queueing for the write lock (see `claim::read_first`).
-        let settled = self
-            .conn()?
-            .run(|conn| claim::read_first(conn, scope, pending_id, &decide))?;
-        let won = if settled {
-            None
-        } else {
-            self.claim_in_transaction(principal, scope, pending_id, &decide)?
+        // While another connection holds SQLite's write lock — most often
+        // a racer's claim, about to commit — the caller does not queue in
+        // SQLite's busy handler: it reads again after a short pause, and
+        // only a read that still shows the bundle active sends it back to
+        // the lock. After `QUEUE_AFTER` it queues like any writer.
+        let polling_until = Instant::now() + QUEUE_AFTER;
+        let mut pause = FIRST_PAUSE;
+        let won = loop {
+            let settled = self
+                .conn()?
+                .run(|conn| claim::read_first(conn, scope, pending_id, &decide))?;
+            if settled {
+                break None;
+            }
+            let queue = Instant::now() >= polling_until;
+            if let Some(won) =
+                self.claim_in_transaction(principal, scope, pending_id, &decide, queue)?
+            {
+                break won;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(LONGEST_PAUSE);
         };
         match won {
             Some(resolved) => Ok(resolved),
@@ -239,21 +265,23 @@ impl Core {
         }
     }
 
-    /// The claim in its write transaction; the winner's response, or
-    /// `None` for a loser.
+    /// The claim in its write transaction: `Some` of the winner's
+    /// response, or of `None` for a loser. Unless `queue`, `None` when
+    /// another connection holds SQLite's write lock (nothing was run).
     fn claim_in_transaction(
         &self,
         principal: &Principal,
         scope: &Scope,
         pending_id: &str,
         decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
-    ) -> Result<Option<Resolved>> {
+        queue: bool,
+    ) -> Result<Option<Option<Resolved>>> {
         let resolver = Resolver {
             kind: principal.kind(),
             id: principal.audit_id(),
         };
         let now = self.now();
-        self.change(|conn, changes| {
+        let body = |conn: &mut AnyConnection, changes: &mut Changes| {
             let claimed = claim::claim(
                 conn,
                 scope,
@@ -281,6 +309,11 @@ impl Core {
                 status,
                 response,
             }))
-        })
+        };
+        if queue {
+            self.change(body).map(Some)
+        } else {
+            self.change_unless_locked(body)
+        }
     }
 }

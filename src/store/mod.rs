@@ -38,7 +38,7 @@ pub use returning::{returning, Returning};
 pub(crate) use statements::{fixed_update, OnEitherBackend};
 pub(crate) use tx::{
     at_most_one, lock_bundle, lock_session, lock_sessions_reached, read_snapshot,
-    write_transaction, Reach,
+    write_transaction, write_transaction_unless_locked, Reach,
 };
 pub use url::Backend;
 pub(crate) use url::Target;

@@ -41,6 +41,64 @@ pub(crate) fn write_transaction<T, E: From<DbError> + std::fmt::Display>(
     )
 }
 
+/// [`write_transaction`] that does not queue for SQLite's write lock: when
+/// another connection holds it, `BEGIN IMMEDIATE` fails at once (the busy
+/// handler is off for that one statement) and this returns `Ok(None)`
+/// without running `body`, so the caller can first learn from a read
+/// whether it still needs the lock (OPS-4). SQLite's busy handler sleeps
+/// 1, 2, 5, 10, 15, 20, … ms between attempts, so a queue of waiters
+/// learns late that the lock was released. PostgreSQL takes no lock at
+/// `BEGIN`: there this is [`write_transaction`] and never `None`.
+pub(crate) fn write_transaction_unless_locked<T, E: From<DbError> + std::fmt::Display>(
+    conn: &mut AnyConnection,
+    body: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
+) -> Result<Option<T>, E> {
+    match conn {
+        AnyConnection::Sqlite(inner) => {
+            if !begin_immediate_unless_locked(inner).map_err(DbError::from)? {
+                return Ok(None);
+            }
+        }
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(inner) => AnsiTransactionManager::begin_transaction_sql(
+            inner,
+            "BEGIN ISOLATION LEVEL READ COMMITTED",
+        )
+        .map_err(DbError::from)?,
+    }
+    finish(conn, body).map(Some)
+}
+
+#[derive(diesel::QueryableByName)]
+struct BusyTimeout {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    timeout: i64,
+}
+
+/// `BEGIN IMMEDIATE` with the busy handler off; `false` if another
+/// connection holds the write lock. The connection's busy timeout is
+/// restored whatever happened.
+fn begin_immediate_unless_locked(conn: &mut diesel::SqliteConnection) -> diesel::QueryResult<bool> {
+    use diesel::connection::SimpleConnection;
+    use diesel::RunQueryDsl;
+    let configured = diesel::sql_query("PRAGMA busy_timeout")
+        .load::<BusyTimeout>(conn)?
+        .pop()
+        .map_or(0, |busy| busy.timeout);
+    conn.batch_execute("PRAGMA busy_timeout = 0")?;
+    let began = AnsiTransactionManager::begin_transaction_sql(conn, "BEGIN IMMEDIATE");
+    conn.batch_execute(&format!("PRAGMA busy_timeout = {configured}"))?;
+    match began {
+        Ok(()) => Ok(true),
+        Err(diesel::result::Error::DatabaseError(_, info))
+            if info.message().contains("locked") || info.message().contains("busy") =>
+        {
+            Ok(false)
+        }
+        Err(error) => Err(error),
+    }
+}
+
 /// Runs `body` on one consistent snapshot, so that several reads of a
 /// bundle (its row, its standing, its question rows) never mix states from
 /// before and after a concurrent commit.
@@ -75,6 +133,15 @@ fn transaction<T, E: From<DbError> + std::fmt::Display>(
     }
     #[cfg(not(feature = "postgres"))]
     let _ = postgres_begin;
+    finish(conn, body)
+}
+
+/// Runs `body` in the transaction just begun, then commits, or rolls back
+/// if it failed.
+fn finish<T, E: From<DbError> + std::fmt::Display>(
+    conn: &mut AnyConnection,
+    body: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
+) -> Result<T, E> {
     match body(conn) {
         Ok(value) => {
             <AnyConnection as Connection>::TransactionManager::commit_transaction(conn)
