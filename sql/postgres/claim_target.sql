@@ -27,7 +27,7 @@ WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
 OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $12)))) THEN (EXISTS (SELECT "sessions"."id"
 FROM "sessions"
-WHERE ("sessions"."id" = "bundles"."session_id") FOR UPDATE)) END, "claim_rows"."id", "claim_rows"."pending_id", "claim_rows"."question_id", "claim_rows"."question_index", "claim_rows"."payload", "claim_rows"."status", "claim_rows"."response", "claim_rows"."created_at"
+WHERE ("sessions"."id" = "bundles"."session_id") FOR SHARE)) END, "claim_rows"."id", "claim_rows"."pending_id", "claim_rows"."question_id", "claim_rows"."question_index", "claim_rows"."payload", "claim_rows"."status", "claim_rows"."response", "claim_rows"."created_at"
 FROM ("bundles" LEFT OUTER JOIN "bundle_questions" AS "claim_rows" ON ("claim_rows"."pending_id" = "bundles"."pending_id"))
 WHERE (("bundles"."pending_id" = $13)
 AND (($14

@@ -22,7 +22,7 @@ use crate::rules::limits::{check_runes, check_text, MAX_FREE_TEXT_RUNES};
 use crate::rules::principal::Principal;
 use crate::rules::visibility::Scope;
 use crate::store::failpoints::points;
-use crate::store::{read_snapshot, AnyConnection};
+use crate::store::AnyConnection;
 
 /// How long a claim polls (reads, then tries the lock) while another
 /// connection holds SQLite's write lock, before it queues for the lock in
@@ -180,7 +180,7 @@ fn prepare(request: &ResolveRequest, rows: &[QuestionRecord]) -> Result<Decision
 /// not-found (AUTH-5), and its winner is never revealed.
 fn replay(conn: &mut AnyConnection, scope: &Scope, pending_id: &str) -> Result<Resolved> {
     let (fresh, rows) =
-        bundle::load_visible(conn, scope, pending_id)?.ok_or(Error::NotFound(Entity::Bundle))?;
+        claim::read_again(conn, scope, pending_id)?.ok_or(Error::NotFound(Entity::Bundle))?;
     let (status, response) = bundle::stored_response(&fresh, &rows).ok_or(Error::NoLongerActive)?;
     Ok(Resolved {
         claimed: false,
@@ -259,8 +259,7 @@ impl Core {
             Some(resolved) => Ok(resolved),
             None => {
                 self.failpoint(points::RESOLVE_BEFORE_REPLAY)?;
-                self.conn()?
-                    .run(|conn| read_snapshot(conn, |conn| replay(conn, scope, pending_id)))
+                self.conn()?.run(|conn| replay(conn, scope, pending_id))
             }
         }
     }

@@ -9,9 +9,9 @@
 //! SQL really differs:
 //! - `sqlite.rs`: `BEGIN IMMEDIATE` has held the write lock since before
 //!   the read, so the read is the guard and each row's write adds none.
-//! - `postgres.rs`: the read takes the session row lock when the bundle
-//!   looks active, and one statement writes the rows and the bundle row,
-//!   guarded by ACT-1 in the statement itself.
+//! - `postgres.rs`: the read takes the session row lock (`FOR SHARE`)
+//!   when the bundle looks active, and one statement writes the rows and
+//!   the bundle row, guarded by ACT-1 in the statement itself.
 
 #[cfg(any(feature = "postgres", feature = "test-hooks"))]
 pub(crate) mod guard;
@@ -156,6 +156,25 @@ pub(crate) fn read_first(
     Ok(!target.active_when_read || target.rows.is_empty())
 }
 
+/// REPLAY-1: a loser reads the bundle once more, through the scope again
+/// (a bundle moved out of sight since is not-found, AUTH-5), in one
+/// snapshot: on SQLite a read transaction, on PostgreSQL the claim's first
+/// read, one statement.
+pub(crate) fn read_again(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    pending_id: &str,
+) -> Result<Option<(BundleRecord, Vec<QuestionRecord>)>> {
+    match conn {
+        AnyConnection::Sqlite(_) => read_snapshot(conn, |conn| {
+            crate::domain::bundle::load_visible(conn, scope, pending_id)
+        }),
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(conn) => Ok(postgres::read_first(conn, scope, pending_id)?
+            .map(|target| (target.record, target.rows))),
+    }
+}
+
 /// CLAIM-1: the one transition of an active bundle to a resolution, inside
 /// the caller's write transaction.
 ///
@@ -170,7 +189,8 @@ pub(crate) fn read_first(
 /// replay without queueing for the session lock. A bundle the read found
 /// active is, by then, serialized with every other writer of its session:
 /// on SQLite by the write lock held since `BEGIN IMMEDIATE`, on PostgreSQL
-/// by the session row lock the read itself took (CLAIM-4). PostgreSQL's
+/// by the session row lock the read itself took (CLAIM-4; shared among
+/// claims, which meet at the bundle's row locks, see `postgres.rs`). PostgreSQL's
 /// write statement starts after that lock was granted, so its guard sees
 /// everything committed before.
 ///

@@ -23,15 +23,21 @@ use crate::store::{fixed_update, returning, OnEitherBackend};
 diesel::alias!(bundle_questions as claim_rows: ClaimRows);
 
 /// CLAIM-4 on PostgreSQL: locks the enclosing bundle's session row for the
-/// rest of the transaction (the row every session-state change, new turn
-/// and claim of that session locks first).
+/// rest of the transaction, `FOR SHARE`. Every session-state change, new
+/// turn, ask, task move and owner change locks that row `FOR UPDATE`
+/// first, so they wait for the claims in flight and a claim waits for
+/// them. Claims share it with each other (OPS-4): racers on one bundle do
+/// not pass through it one by one. They meet at the bundle's question
+/// rows instead — a second claim's guarded write waits for the first's
+/// row locks, then re-checks `status = 'pending'` on the committed rows
+/// and changes nothing (CLAIM-5).
 #[diesel::dsl::auto_type]
 fn session_locked() -> _ {
     diesel::dsl::exists(
         sessions::table
             .filter(sessions::id.eq(bundles::session_id))
             .select(sessions::id)
-            .for_update(),
+            .for_share(),
     )
 }
 
