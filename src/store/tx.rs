@@ -160,8 +160,9 @@ fn finish<T, E: From<DbError> + std::fmt::Display>(
 }
 
 /// Locks a session row for the rest of the transaction, so that asking,
-/// claiming, state changes and new turns of one session are serialized on
-/// PostgreSQL (CLAIM-4). On SQLite the transaction already holds the
+/// state changes and new turns of one session are serialized on
+/// PostgreSQL, with each other and with claims, which lock the same row
+/// `FOR SHARE` (CLAIM-4). On SQLite the transaction already holds the
 /// database's write lock. Returns the session's state, or `None` if the
 /// session does not exist.
 pub(crate) fn lock_session(
