@@ -23,7 +23,9 @@
 //!   bundle's rows and their bundle row (a loser that already sees the
 //!   winner is done), otherwise races a hand-written guarded UPDATE of the
 //!   question rows; the winner then marks the bundle row, each loser reads
-//!   the winner's answers.
+//!   the winner's answers. On SQLite a floor racer, like clarion's, does
+//!   not wait in the busy handler for the write lock: while it is held it
+//!   reads again after a short pause.
 //!
 //! Environment: CLARION_BENCH_BUNDLES (default 2000 per run, asked and
 //! resolved), CLARION_BENCH_CONTENDED (default 100 contested bundles per
@@ -307,7 +309,23 @@ fn floor_claim(conn: &mut AnyConnection, pending_id: &str, n: usize) -> bool {
     let (q1, q2) = racer_stored(n);
     let claim = |sql| Raw::new(sql).text(&q1).text(&q2).text(pending_id);
     let won = if backend_of(conn) == Backend::Sqlite {
-        conn.batch_execute("BEGIN IMMEDIATE").unwrap();
+        // Like clarion, a racer does not queue in SQLite's busy handler
+        // while another holds the write lock: it reads again after the
+        // same pauses, and a read that shows the winner ends its race.
+        let mut pause = Duration::from_micros(250);
+        loop {
+            conn.batch_execute("PRAGMA busy_timeout = 0").unwrap();
+            let began = conn.batch_execute("BEGIN IMMEDIATE");
+            conn.batch_execute("PRAGMA busy_timeout = 5000").unwrap();
+            if began.is_ok() {
+                break;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(2));
+            if replay_floor(conn, pending_id) {
+                return false;
+            }
+        }
         let won = claim(CLAIM_ROWS).execute(conn).unwrap() > 0;
         if won {
             Raw::new(MARK_BUNDLE)

@@ -26,7 +26,7 @@ use crate::domain::bundle::{BundleRecord, QuestionRecord};
 use crate::domain::model::Answer;
 use crate::error::{Error, Result};
 use crate::rules::visibility::Scope;
-use crate::rules::vocabulary::Resolution;
+use crate::rules::vocabulary::{QuestionStatus, Resolution};
 use crate::store::failpoints::{points, Failpoints};
 use crate::store::{read_snapshot, AnyConnection, Timestamp};
 
@@ -122,44 +122,42 @@ fn read(conn: &mut AnyConnection, scope: &Scope, pending_id: &str) -> Result<Opt
     }
 }
 
-/// The claim's first step (OPS-4, CLAIM-5): the same read as the claim's,
-/// with the same visibility and ACT-1, but outside any write transaction
-/// and without any lock — on SQLite in a read snapshot (WAL readers never
-/// wait for the writer), on PostgreSQL in one statement of its own that
-/// takes no session lock. Returns `true` when that snapshot shows the
-/// bundle no longer active: the caller replays (REPLAY-1) without opening
-/// a write transaction, so racers arriving after a winner committed never
-/// queue for the write lock or the session lock to learn they lost.
+/// The claim's first step (OPS-4, CLAIM-5): the bundle and its rows, read
+/// through the same visibility as the claim's read but outside any write
+/// transaction and without any lock — on SQLite in a read snapshot (WAL
+/// readers never wait for the writer), on PostgreSQL in one statement of
+/// its own. Returns `true` when no row is pending any more: then ACT-1
+/// cannot hold (ACT-1.1 needs a pending row), now or ever — a row never
+/// returns to pending, and a resolution is never taken back (DEL-1) — so
+/// the caller replays (REPLAY-1) without opening a write transaction, and
+/// racers arriving after a winner committed never queue for the write
+/// lock or the session lock to learn they lost.
 ///
 /// The checks come in the claim's order: an invisible or absent bundle is
 /// `NotFound` (AUTH-5), then `decide` validates against the stored rows
-/// (VAL-1, 2, 6, 8; VAL-8: before any loser branch), and only then does
-/// activeness count. `false` means only "claimable when read": the claim
-/// ([`claim`]) decides under its lock, and is the only place that decides
-/// a bundle *is* claimable (CLAIM-2). A bundle read inactive here is
-/// decided on a committed snapshot, as the claim's own read decides one on
-/// PostgreSQL: that branch writes nothing, and a resolution is never taken
-/// back (DEL-1), so the read's moment is as good as any later one.
+/// (VAL-1, 2, 6, 8; VAL-8: before any loser branch), and only then do the
+/// rows' statuses count. `false` means only "maybe claimable": the claim
+/// ([`claim`]) decides under its lock, with ACT-1 in full, and is the only
+/// place that decides a bundle *is* claimable (CLAIM-2). This read writes
+/// nothing and decides only what no later moment could change.
 pub(crate) fn read_first(
     conn: &mut AnyConnection,
     scope: &Scope,
     pending_id: &str,
     decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
 ) -> Result<bool> {
-    let target = match conn {
-        AnyConnection::Sqlite(_) => read_snapshot(conn, |conn| read(conn, scope, pending_id))?,
-        #[cfg(feature = "postgres")]
-        AnyConnection::Postgres(conn) => postgres::read_first(conn, scope, pending_id)?,
-    }
-    .ok_or(Error::NotFound(crate::error::Entity::Bundle))?;
-    decide(&target.rows)?;
-    Ok(!target.active_when_read || target.rows.is_empty())
+    let (_, rows) = read_again(conn, scope, pending_id)?
+        .ok_or(Error::NotFound(crate::error::Entity::Bundle))?;
+    decide(&rows)?;
+    Ok(!rows
+        .iter()
+        .any(|row| matches!(row.status(), QuestionStatus::Pending)))
 }
 
 /// REPLAY-1: a loser reads the bundle once more, through the scope again
 /// (a bundle moved out of sight since is not-found, AUTH-5), in one
-/// snapshot: on SQLite a read transaction, on PostgreSQL the claim's first
-/// read, one statement.
+/// snapshot: on SQLite a read transaction, on PostgreSQL one statement.
+/// The claim's first read is the same read.
 pub(crate) fn read_again(
     conn: &mut AnyConnection,
     scope: &Scope,
@@ -170,8 +168,7 @@ pub(crate) fn read_again(
             crate::domain::bundle::load_visible(conn, scope, pending_id)
         }),
         #[cfg(feature = "postgres")]
-        AnyConnection::Postgres(conn) => Ok(postgres::read_first(conn, scope, pending_id)?
-            .map(|target| (target.record, target.rows))),
+        AnyConnection::Postgres(conn) => postgres::read_first(conn, scope, pending_id),
     }
 }
 

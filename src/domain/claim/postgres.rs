@@ -73,11 +73,11 @@ pub fn claim_target_with_rows_query<'a>(scope: &'a Scope, pending_id: &'a str) -
         .select((bundle_record_columns(), locked_if_active, rows))
 }
 
-/// The claim's first read (OPS-4, see `claim::read_first`):
-/// [`claim_target_with_rows_query`] without the session lock, run as a
-/// statement of its own outside any transaction — one round trip, one
-/// snapshot — so a racer that finds the bundle already settled learns it
-/// without queueing for the session lock.
+/// The claim's first read and a loser's replay (OPS-4, REPLAY-1, see
+/// `claim::read_first`): the bundle if the scope may see it, with its
+/// question rows — [`claim_target_with_rows_query`] without ACT-1 and
+/// without the session lock — run as a statement of its own outside any
+/// transaction: one round trip, one snapshot.
 #[diesel::dsl::auto_type]
 pub fn claim_first_read_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
     let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id);
@@ -92,7 +92,7 @@ pub fn claim_first_read_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
     > = claim_rows.fields(question_record_columns()).nullable();
     bundle
         .left_join(claim_rows.on(rows_of_this_bundle))
-        .select((bundle_record_columns(), activeness::is_active(), rows))
+        .select((bundle_record_columns(), rows))
 }
 
 /// One result row of the claim's reads: the bundle, its activeness (or the
@@ -111,14 +111,24 @@ pub(crate) fn read(
 }
 
 /// The claim's first read, in one statement that takes no lock (see
-/// [`claim_first_read_query`]).
+/// [`claim_first_read_query`]): the bundle and its rows in DM-4 order.
 pub(crate) fn read_first(
     conn: &mut PgConnection,
     scope: &Scope,
     pending_id: &str,
-) -> Result<Option<Target>> {
-    let joined: Vec<Joined> = claim_first_read_query(scope, pending_id).load(conn)?;
-    Ok(target_of(joined))
+) -> Result<Option<(BundleRecord, Vec<QuestionRecord>)>> {
+    let joined: Vec<(BundleRecord, Option<QuestionRecord>)> =
+        claim_first_read_query(scope, pending_id).load(conn)?;
+    let mut joined = joined.into_iter();
+    let Some((record, first)) = joined.next() else {
+        return Ok(None);
+    };
+    let mut rows: Vec<QuestionRecord> = first
+        .into_iter()
+        .chain(joined.filter_map(|(_, row)| row))
+        .collect();
+    sort_dm4(&mut rows);
+    Ok(Some((record, rows)))
 }
 
 fn target_of(joined: Vec<Joined>) -> Option<Target> {
