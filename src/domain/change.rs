@@ -17,7 +17,7 @@ use crate::rules::outbox::in_outbox;
 use crate::rules::vocabulary::BundleStatus;
 use crate::store::failpoints::points;
 use crate::store::schema::bundles;
-use crate::store::{write_transaction, write_transaction_unless_locked, AnyConnection};
+use crate::store::{claim_transaction, write_transaction, AnyConnection};
 
 /// What a committed change did, as far as anyone outside its transaction
 /// cares.
@@ -71,17 +71,20 @@ impl Core {
         Ok(value)
     }
 
-    /// [`Core::change`] that does not queue for SQLite's write lock:
-    /// `None`, with nothing run, while another connection holds it (see
-    /// `store::write_transaction_unless_locked`). On PostgreSQL it is
-    /// [`Core::change`].
-    pub(crate) fn change_unless_locked<T>(
+    /// [`Core::change`] for the claim of a bundle of `session_id`, in the
+    /// claim's transaction (`store::claim_transaction`: on PostgreSQL it
+    /// begins by locking the session row `FOR SHARE`). Unless `queue`,
+    /// `None`, with nothing run, while another connection holds SQLite's
+    /// write lock.
+    pub(crate) fn change_claiming<T>(
         &self,
+        session_id: &str,
+        queue: bool,
         body: impl FnOnce(&mut AnyConnection, &mut Changes) -> Result<T>,
     ) -> Result<Option<T>> {
         let mut changes = Changes::default();
         let value = self.conn()?.run(|conn| {
-            write_transaction_unless_locked::<T, crate::error::Error>(conn, |conn| {
+            claim_transaction::<T, crate::error::Error>(conn, session_id, queue, |conn| {
                 let value = body(conn, &mut changes)?;
                 record(conn, &changes)?;
                 Ok(value)

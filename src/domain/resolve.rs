@@ -13,7 +13,7 @@ use crate::domain::bundle::{self, QuestionRecord};
 use std::time::{Duration, Instant};
 
 use crate::domain::change::{Change, Changes};
-use crate::domain::claim::{self, Claimed, Decision, Resolver};
+use crate::domain::claim::{self, Claimed, Decision, FirstRead, Opened, Resolver};
 use crate::domain::core::Core;
 use crate::domain::model::{Answer, Resolved};
 use crate::error::{Entity, Error, Result, ValidationError};
@@ -240,15 +240,15 @@ impl Core {
         let polling_until = Instant::now() + QUEUE_AFTER;
         let mut pause = FIRST_PAUSE;
         let won = loop {
-            let settled = self
+            let first = self
                 .conn()?
                 .run(|conn| claim::read_first(conn, scope, pending_id, &decide))?;
-            if settled {
+            let FirstRead::Open(opened) = first else {
                 break None;
-            }
+            };
             let queue = Instant::now() >= polling_until;
             if let Some(won) =
-                self.claim_in_transaction(principal, scope, pending_id, &decide, queue)?
+                self.claim_in_transaction(principal, scope, pending_id, &opened, &decide, queue)?
             {
                 break won;
             }
@@ -272,6 +272,7 @@ impl Core {
         principal: &Principal,
         scope: &Scope,
         pending_id: &str,
+        opened: &Opened,
         decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
         queue: bool,
     ) -> Result<Option<Option<Resolved>>> {
@@ -285,6 +286,7 @@ impl Core {
                 conn,
                 scope,
                 pending_id,
+                opened,
                 decide,
                 &resolver,
                 now,
@@ -309,10 +311,6 @@ impl Core {
                 response,
             }))
         };
-        if queue {
-            self.change(body).map(Some)
-        } else {
-            self.change_unless_locked(body)
-        }
+        self.change_claiming(&opened.record.session_id, queue, body)
     }
 }

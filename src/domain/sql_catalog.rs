@@ -266,18 +266,6 @@ pub fn postgres() -> Vec<Rendered> {
     let mut catalog = catalog!(diesel::pg::Pg);
     let (writes, resolver) = (sample_writes(), sample_resolver());
     catalog.push(Rendered {
-        name: "claim_target",
-        sql: layout(
-            debug_query::<diesel::pg::Pg, _>(
-                &crate::domain::claim::postgres::claim_target_with_rows_query(
-                    &sample_scope(),
-                    PENDING,
-                ),
-            )
-            .to_string(),
-        ),
-    });
-    catalog.push(Rendered {
         name: "claim_first_read",
         sql: layout(
             debug_query::<diesel::pg::Pg, _>(

@@ -37,8 +37,8 @@ pub(crate) use pool::{open_pool, DbConn, DbPool, PoolSettings};
 pub use returning::{returning, Returning};
 pub(crate) use statements::{fixed_update, OnEitherBackend};
 pub(crate) use tx::{
-    at_most_one, lock_bundle, lock_session, lock_sessions_reached, read_snapshot,
-    write_transaction, write_transaction_unless_locked, Reach,
+    at_most_one, claim_transaction, lock_bundle, lock_session, lock_sessions_reached,
+    read_snapshot, write_transaction, Reach,
 };
 pub use url::Backend;
 pub(crate) use url::Target;

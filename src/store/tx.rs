@@ -41,31 +41,52 @@ pub(crate) fn write_transaction<T, E: From<DbError> + std::fmt::Display>(
     )
 }
 
-/// [`write_transaction`] that does not queue for SQLite's write lock: when
-/// another connection holds it, `BEGIN IMMEDIATE` fails at once (the busy
-/// handler is off for that one statement) and this returns `Ok(None)`
-/// without running `body`, so the caller can first learn from a read
-/// whether it still needs the lock (OPS-4). SQLite's busy handler sleeps
-/// 1, 2, 5, 10, 15, 20, … ms between attempts, so a queue of waiters
-/// learns late that the lock was released. PostgreSQL takes no lock at
-/// `BEGIN`: there this is [`write_transaction`] and never `None`.
-pub(crate) fn write_transaction_unless_locked<T, E: From<DbError> + std::fmt::Display>(
+/// The claim's write transaction (CLAIM-4), for a bundle of `session_id`.
+///
+/// On SQLite it takes the write lock up front, as [`write_transaction`]
+/// does; but unless `queue`, it does not wait for it: when another
+/// connection holds it, `BEGIN IMMEDIATE` fails at once (the busy handler
+/// is off for that one statement) and this returns `Ok(None)` without
+/// running `body`, so the caller can first learn from a read whether it
+/// still needs the lock (OPS-4). SQLite's busy handler sleeps 1, 2, 5, 10,
+/// 15, 20, … ms between attempts, so a queue of waiters learns late that
+/// the lock was released.
+///
+/// On PostgreSQL (`READ COMMITTED`, never `None`) the transaction's first
+/// statement, sent with its `BEGIN` in one round trip, locks the session
+/// row `FOR SHARE`: what [`lock_session`] and [`lock_sessions_reached`]
+/// lock `FOR UPDATE` — state changes, new turns, asks, task moves, owner
+/// changes — then waits for the claim, and the claim for them, while
+/// claims do not wait for each other. Every statement of `body` starts
+/// after the lock was granted.
+pub(crate) fn claim_transaction<T, E: From<DbError> + std::fmt::Display>(
     conn: &mut AnyConnection,
+    session_id: &str,
+    queue: bool,
     body: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
 ) -> Result<Option<T>, E> {
     match conn {
         AnyConnection::Sqlite(inner) => {
-            if !begin_immediate_unless_locked(inner).map_err(DbError::from)? {
+            if queue {
+                AnsiTransactionManager::begin_transaction_sql(inner, "BEGIN IMMEDIATE")
+                    .map_err(DbError::from)?;
+            } else if !begin_immediate_unless_locked(inner).map_err(DbError::from)? {
                 return Ok(None);
             }
         }
         #[cfg(feature = "postgres")]
-        AnyConnection::Postgres(inner) => AnsiTransactionManager::begin_transaction_sql(
-            inner,
-            "BEGIN ISOLATION LEVEL READ COMMITTED",
-        )
-        .map_err(DbError::from)?,
+        AnyConnection::Postgres(inner) => {
+            // A simple-protocol batch (no parameters): the id goes in as an
+            // escape string literal, whatever `standard_conforming_strings`.
+            let literal = session_id.replace('\\', "\\\\").replace('\'', "''");
+            let begin = format!(
+                "BEGIN ISOLATION LEVEL READ COMMITTED; \
+                 SELECT 1 FROM sessions WHERE id = E'{literal}' FOR SHARE"
+            );
+            AnsiTransactionManager::begin_transaction_sql(inner, &begin).map_err(DbError::from)?
+        }
     }
+    let _ = session_id;
     finish(conn, body).map(Some)
 }
 

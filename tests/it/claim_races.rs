@@ -674,3 +674,20 @@ dual_backend! {
         assert!(claimed.claimed);
     }
 }
+
+dual_backend! {
+    /// CLAIM-4, REL-3: the claim's transaction names the bundle's session
+    /// in the statement that locks it (PostgreSQL sends it with `BEGIN`);
+    /// quotes and backslashes in the session id are inert there, and the
+    /// claim locks that session, not another.
+    fn claim_4_the_session_lock_takes_any_session_id_literally(db) {
+        let session = mirror(db, r"o'b\'; DROP TABLE bundles; --\", "alice");
+        let pending_id = ask(db, &session, 2);
+        let won = db.resolve_bundle(&alice(), &pending_id, &answer_for(1)).unwrap();
+        assert!(won.claimed);
+        let again = db.resolve_bundle(&alice(), &pending_id, &answer_for(2)).unwrap();
+        assert!(!again.claimed);
+        assert_eq!(envelope::response(&again.response), envelope::response(&won.response));
+        assert_eq!(rows::statuses(db, &pending_id), [Some("answered".to_owned()), Some("answered".to_owned())]);
+    }
+}
