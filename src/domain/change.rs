@@ -20,7 +20,7 @@ use crate::rules::vocabulary::BundleStatus;
 use crate::store::failpoints::points;
 use crate::store::schema::bundles;
 use crate::store::watch::announce;
-use crate::store::{write_transaction, AnyConnection, DbConn};
+use crate::store::{claim_transaction, write_transaction, AnyConnection, DbConn};
 
 /// What a committed change did, as far as anyone outside its transaction
 /// cares.
@@ -73,6 +73,33 @@ impl Core {
         let (value, changes) = self.commit(&mut conn, body)?;
         self.publish(conn, changes)?;
         Ok(value)
+    }
+
+    /// [`Core::change`] for the claim of a bundle of `session_id`, in the
+    /// claim's transaction (`store::claim_transaction`: on PostgreSQL it
+    /// begins by locking the session row `FOR SHARE`). Unless `queue`,
+    /// `None`, with nothing run, while another connection holds SQLite's
+    /// write lock.
+    pub(crate) fn change_claiming<T>(
+        &self,
+        session_id: &str,
+        queue: bool,
+        body: impl FnOnce(&mut AnyConnection, &mut Changes) -> Result<T>,
+    ) -> Result<Option<T>> {
+        let mut changes = Changes::default();
+        let mut conn = self.conn()?;
+        let value = conn.run(|conn| {
+            claim_transaction::<T, crate::error::Error>(conn, session_id, queue, |conn| {
+                let value = body(conn, &mut changes)?;
+                record(conn, &changes)?;
+                Ok(value)
+            })
+        })?;
+        let Some(value) = value else {
+            return Ok(None);
+        };
+        self.publish(conn, changes)?;
+        Ok(Some(value))
     }
 
     /// [`Core::change`] for a bundle only while no agent of this process

@@ -5,11 +5,15 @@
 //! Steps, in order: capability → shape rules that need no database (VAL-4,
 //! VAL-5) → the bundle's durable rows and visibility (not-found) → rules on
 //! the stored bundle (VAL-1, 2, 6, 8) → normalization → claim → winner or
-//! loser. Nothing decides claimability outside the claim (CLAIM-2).
+//! loser. Nothing decides claimability outside the claim (CLAIM-2): the
+//! claim's first read, outside the write transaction, only ever sends a
+//! caller to the replay (OPS-4); the write transaction decides a win.
 
 use crate::domain::bundle::{self, QuestionRecord};
-use crate::domain::change::Change;
-use crate::domain::claim::{self, Claimed, Decision, Resolver};
+use std::time::{Duration, Instant};
+
+use crate::domain::change::{Change, Changes};
+use crate::domain::claim::{self, Claimed, Decision, FirstRead, Opened, Resolver};
 use crate::domain::core::Core;
 use crate::domain::model::{Answer, Resolved};
 use crate::error::{Entity, Error, Result, ValidationError};
@@ -18,7 +22,16 @@ use crate::rules::limits::{check_runes, check_text, MAX_FREE_TEXT_RUNES};
 use crate::rules::principal::Principal;
 use crate::rules::visibility::Scope;
 use crate::store::failpoints::points;
-use crate::store::{read_snapshot, AnyConnection};
+use crate::store::AnyConnection;
+
+/// How long a claim polls (reads, then tries the lock) while another
+/// connection holds SQLite's write lock, before it queues for the lock in
+/// SQLite's busy handler like any writer (OPS-4).
+const QUEUE_AFTER: Duration = Duration::from_millis(250);
+/// The first pause between two polls; each pause doubles, up to
+/// `LONGEST_PAUSE`.
+const FIRST_PAUSE: Duration = Duration::from_micros(250);
+const LONGEST_PAUSE: Duration = Duration::from_millis(2);
 
 /// One answer as the caller wrote it.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
@@ -167,7 +180,7 @@ fn prepare(request: &ResolveRequest, rows: &[QuestionRecord]) -> Result<Decision
 /// not-found (AUTH-5), and its winner is never revealed.
 fn replay(conn: &mut AnyConnection, scope: &Scope, pending_id: &str) -> Result<Resolved> {
     let (fresh, rows) =
-        bundle::load_visible(conn, scope, pending_id)?.ok_or(Error::NotFound(Entity::Bundle))?;
+        claim::read_again(conn, scope, pending_id)?.ok_or(Error::NotFound(Entity::Bundle))?;
     let (status, response) = bundle::stored_response(&fresh, &rows).ok_or(Error::NoLongerActive)?;
     Ok(Resolved {
         claimed: false,
@@ -204,26 +217,76 @@ impl Core {
         self.settle(principal, &scope, pending_id, |_| Ok(Decision::Cancelled))
     }
 
-    /// Steps 3, 6 and 7 shared by resolve and cancel: one write
-    /// transaction reads the bundle (not-found), validates it, and claims.
-    /// Nothing is written unless the claim is won; a loser replays.
+    /// Steps 3, 6 and 7 shared by resolve and cancel. The claim's first
+    /// read (no lock) finds the bundle (not-found) and validates it; if it
+    /// shows the bundle already settled, the caller replays at once.
+    /// Otherwise one write transaction reads, validates and claims again,
+    /// under its lock. Nothing is written unless the claim is won; a loser
+    /// replays (REPLAY-1).
     fn settle(
         &self,
         principal: &Principal,
         scope: &Scope,
         pending_id: &str,
-        decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
+        decide: impl Fn(&[QuestionRecord]) -> Result<Decision>,
     ) -> Result<Resolved> {
+        // OPS-4: a bundle already settled is learned from a plain read,
+        // without queueing for the write lock (see `claim::read_first`).
+        // While another connection holds SQLite's write lock — most often
+        // a racer's claim, about to commit — the caller does not queue in
+        // SQLite's busy handler: it reads again after a short pause, and
+        // only a read that still shows the bundle active sends it back to
+        // the lock. After `QUEUE_AFTER` it queues like any writer.
+        let polling_until = Instant::now() + QUEUE_AFTER;
+        let mut pause = FIRST_PAUSE;
+        let won = loop {
+            let first = self
+                .conn()?
+                .run(|conn| claim::read_first(conn, scope, pending_id, &decide))?;
+            let FirstRead::Open(opened) = first else {
+                break None;
+            };
+            let queue = Instant::now() >= polling_until;
+            if let Some(won) =
+                self.claim_in_transaction(principal, scope, pending_id, &opened, &decide, queue)?
+            {
+                break won;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(LONGEST_PAUSE);
+        };
+        match won {
+            Some(resolved) => Ok(resolved),
+            None => {
+                self.failpoint(points::RESOLVE_BEFORE_REPLAY)?;
+                self.conn()?.run(|conn| replay(conn, scope, pending_id))
+            }
+        }
+    }
+
+    /// The claim in its write transaction: `Some` of the winner's
+    /// response, or of `None` for a loser. Unless `queue`, `None` when
+    /// another connection holds SQLite's write lock (nothing was run).
+    fn claim_in_transaction(
+        &self,
+        principal: &Principal,
+        scope: &Scope,
+        pending_id: &str,
+        opened: &Opened,
+        decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
+        queue: bool,
+    ) -> Result<Option<Option<Resolved>>> {
         let resolver = Resolver {
             kind: principal.kind(),
             id: principal.audit_id(),
         };
         let now = self.now();
-        let won = self.change(|conn, changes| {
+        let body = |conn: &mut AnyConnection, changes: &mut Changes| {
             let claimed = claim::claim(
                 conn,
                 scope,
                 pending_id,
+                opened,
                 decide,
                 &resolver,
                 now,
@@ -247,14 +310,7 @@ impl Core {
                 status,
                 response,
             }))
-        })?;
-        match won {
-            Some(resolved) => Ok(resolved),
-            None => {
-                self.failpoint(points::RESOLVE_BEFORE_REPLAY)?;
-                self.conn()?
-                    .run(|conn| read_snapshot(conn, |conn| replay(conn, scope, pending_id)))
-            }
-        }
+        };
+        self.change_claiming(&opened.record.session_id, queue, body)
     }
 }

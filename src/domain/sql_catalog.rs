@@ -327,13 +327,10 @@ pub fn postgres() -> Vec<Rendered> {
     let mut catalog = catalog!(diesel::pg::Pg);
     let (writes, resolver) = (sample_writes(), sample_resolver());
     catalog.push(Rendered {
-        name: "claim_target",
+        name: "claim_first_read",
         sql: layout(
             debug_query::<diesel::pg::Pg, _>(
-                &crate::domain::claim::postgres::claim_target_with_rows_query(
-                    &sample_scope(),
-                    PENDING,
-                ),
+                &crate::domain::claim::postgres::claim_first_read_query(&sample_scope(), PENDING),
             )
             .to_string(),
         ),

@@ -38,8 +38,8 @@ pub(crate) use pool::{open_pool, DbConn, DbPool, PoolSettings};
 pub use returning::{returning, Returning};
 pub(crate) use statements::{fixed_update, OnEitherBackend};
 pub(crate) use tx::{
-    at_most_one, hold, lock_bundle, lock_session, lock_sessions_reached, read_snapshot,
-    write_transaction, Hold, Reach,
+    at_most_one, claim_transaction, hold, lock_bundle, lock_session, lock_sessions_reached,
+    read_snapshot, write_transaction, Hold, Reach,
 };
 pub use url::Backend;
 pub(crate) use url::Target;

@@ -41,6 +41,85 @@ pub(crate) fn write_transaction<T, E: From<DbError> + std::fmt::Display>(
     )
 }
 
+/// The claim's write transaction (CLAIM-4), for a bundle of `session_id`.
+///
+/// On SQLite it takes the write lock up front, as [`write_transaction`]
+/// does; but unless `queue`, it does not wait for it: when another
+/// connection holds it, `BEGIN IMMEDIATE` fails at once (the busy handler
+/// is off for that one statement) and this returns `Ok(None)` without
+/// running `body`, so the caller can first learn from a read whether it
+/// still needs the lock (OPS-4). SQLite's busy handler sleeps 1, 2, 5, 10,
+/// 15, 20, … ms between attempts, so a queue of waiters learns late that
+/// the lock was released.
+///
+/// On PostgreSQL (`READ COMMITTED`, never `None`) the transaction's first
+/// statement, sent with its `BEGIN` in one round trip, locks the session
+/// row `FOR SHARE`: what [`lock_session`] and [`lock_sessions_reached`]
+/// lock `FOR UPDATE` — state changes, new turns, asks, task moves, owner
+/// changes — then waits for the claim, and the claim for them, while
+/// claims do not wait for each other. Every statement of `body` starts
+/// after the lock was granted.
+pub(crate) fn claim_transaction<T, E: From<DbError> + std::fmt::Display>(
+    conn: &mut AnyConnection,
+    session_id: &str,
+    queue: bool,
+    body: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
+) -> Result<Option<T>, E> {
+    match conn {
+        AnyConnection::Sqlite(inner) => {
+            if queue {
+                AnsiTransactionManager::begin_transaction_sql(inner, "BEGIN IMMEDIATE")
+                    .map_err(DbError::from)?;
+            } else if !begin_immediate_unless_locked(inner).map_err(DbError::from)? {
+                return Ok(None);
+            }
+        }
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(inner) => {
+            // A simple-protocol batch (no parameters): the id goes in as an
+            // escape string literal, whatever `standard_conforming_strings`.
+            let literal = session_id.replace('\\', "\\\\").replace('\'', "''");
+            let begin = format!(
+                "BEGIN ISOLATION LEVEL READ COMMITTED; \
+                 SELECT 1 FROM sessions WHERE id = E'{literal}' FOR SHARE"
+            );
+            AnsiTransactionManager::begin_transaction_sql(inner, &begin).map_err(DbError::from)?
+        }
+    }
+    let _ = session_id;
+    finish(conn, body).map(Some)
+}
+
+#[derive(diesel::QueryableByName)]
+struct BusyTimeout {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    timeout: i64,
+}
+
+/// `BEGIN IMMEDIATE` with the busy handler off; `false` if another
+/// connection holds the write lock. The connection's busy timeout is
+/// restored whatever happened.
+fn begin_immediate_unless_locked(conn: &mut diesel::SqliteConnection) -> diesel::QueryResult<bool> {
+    use diesel::connection::SimpleConnection;
+    use diesel::RunQueryDsl;
+    let configured = diesel::sql_query("PRAGMA busy_timeout")
+        .load::<BusyTimeout>(conn)?
+        .pop()
+        .map_or(0, |busy| busy.timeout);
+    conn.batch_execute("PRAGMA busy_timeout = 0")?;
+    let began = AnsiTransactionManager::begin_transaction_sql(conn, "BEGIN IMMEDIATE");
+    conn.batch_execute(&format!("PRAGMA busy_timeout = {configured}"))?;
+    match began {
+        Ok(()) => Ok(true),
+        Err(diesel::result::Error::DatabaseError(_, info))
+            if info.message().contains("locked") || info.message().contains("busy") =>
+        {
+            Ok(false)
+        }
+        Err(error) => Err(error),
+    }
+}
+
 /// Runs `body` on one consistent snapshot, so that several reads of a
 /// bundle (its row, its standing, its question rows) never mix states from
 /// before and after a concurrent commit.
@@ -75,6 +154,15 @@ fn transaction<T, E: From<DbError> + std::fmt::Display>(
     }
     #[cfg(not(feature = "postgres"))]
     let _ = postgres_begin;
+    finish(conn, body)
+}
+
+/// Runs `body` in the transaction just begun, then commits, or rolls back
+/// if it failed.
+fn finish<T, E: From<DbError> + std::fmt::Display>(
+    conn: &mut AnyConnection,
+    body: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
+) -> Result<T, E> {
     match body(conn) {
         Ok(value) => {
             <AnyConnection as Connection>::TransactionManager::commit_transaction(conn)
@@ -93,8 +181,9 @@ fn transaction<T, E: From<DbError> + std::fmt::Display>(
 }
 
 /// Locks a session row for the rest of the transaction, so that asking,
-/// claiming, state changes and new turns of one session are serialized on
-/// PostgreSQL (CLAIM-4). On SQLite the transaction already holds the
+/// state changes and new turns of one session are serialized on
+/// PostgreSQL, with each other and with claims, which lock the same row
+/// `FOR SHARE` (CLAIM-4). On SQLite the transaction already holds the
 /// database's write lock. Returns the session's state, or `None` if the
 /// session does not exist.
 pub(crate) fn lock_session(

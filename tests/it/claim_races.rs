@@ -543,3 +543,151 @@ dual_backend! {
         assert_eq!(db.get_bundle(&bob(), &second).unwrap().status, BundleStatus::Pending);
     }
 }
+
+/// Holds, on a connection of its own, the lock a claim queues for: on
+/// SQLite the database's write lock (`BEGIN IMMEDIATE` on another
+/// connection to the same file), on PostgreSQL the session row's lock
+/// (`SELECT … FOR UPDATE` in an open transaction). Runs `body` while it is
+/// held, then releases it.
+fn holding_the_claim_lock<T>(db: &TestDb, session: &str, body: impl FnOnce() -> T) -> T {
+    use diesel::connection::SimpleConnection;
+    use diesel::Connection;
+    match db.backend() {
+        clarion::Backend::Sqlite => {
+            let path = db.url.strip_prefix("sqlite://").unwrap();
+            let mut holder = diesel::SqliteConnection::establish(path).unwrap();
+            holder.batch_execute("BEGIN IMMEDIATE").unwrap();
+            let value = body();
+            holder.batch_execute("ROLLBACK").unwrap();
+            value
+        }
+        #[cfg(feature = "postgres")]
+        clarion::Backend::Postgres => {
+            let mut holder = diesel::PgConnection::establish(&db.url).unwrap();
+            holder
+                .batch_execute(&format!(
+                    "BEGIN; SELECT id FROM sessions WHERE id = '{session}' FOR UPDATE"
+                ))
+                .unwrap();
+            let value = body();
+            holder.batch_execute("ROLLBACK").unwrap();
+            value
+        }
+        #[cfg(not(feature = "postgres"))]
+        _ => unreachable!("{session}"),
+    }
+}
+
+/// Runs `call` on another thread and returns its result, or `None` if it
+/// did not return within `limit` (the thread is then left to finish).
+fn within<T: Send + 'static>(
+    limit: std::time::Duration,
+    call: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (sent, received) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sent.send(call());
+    });
+    received.recv_timeout(limit).ok()
+}
+
+dual_backend! {
+    /// OPS-4, REPLAY-1: a resolve of a bundle that is already resolved
+    /// learns the winner from a plain read. While another connection holds
+    /// the lock every claim queues for (SQLite's write lock, PostgreSQL's
+    /// session row lock), a loser still returns at once, with
+    /// `claimed: false` and the winner's response byte for byte; and the
+    /// checks before the loser branch keep their order: an invisible bundle
+    /// is not-found byte-identically to an absent one (AUTH-5), and a
+    /// malformed request is a validation error, not the winner (VAL-8).
+    fn ops_4_a_loser_learns_the_winner_without_the_write_lock(db) {
+        use std::time::Duration;
+        let session = mirror(db, "fast", "alice");
+        let pending_id = ask(db, &session, 2);
+        let winner = db.resolve_bundle(&alice(), &pending_id, &answer_for(7)).unwrap();
+        assert!(winner.claimed);
+        let winner_json = envelope::response(&winner.response).to_string();
+        let limit = Duration::from_secs(2);
+        let (loser, foreign, absent, malformed, cancelled) = holding_the_claim_lock(db, &session, || {
+            let call = |principal: Principal, pending_id: &str, request: ResolveRequest| {
+                let (handle, pending_id) = (db.clarion.clone(), pending_id.to_owned());
+                within(limit, move || handle.resolve_bundle(&principal, &pending_id, &request))
+                    .expect("a resolve of a settled bundle waited for the claim lock")
+            };
+            let cancel = {
+                let (handle, pending_id) = (db.clarion.clone(), pending_id.clone());
+                within(limit, move || handle.cancel_bundle(&alice(), &pending_id))
+                    .expect("a cancel of a settled bundle waited for the claim lock")
+            };
+            (
+                call(alice(), &pending_id, answer_for(8)),
+                call(bob(), &pending_id, answer_for(8)),
+                call(alice(), "no-such-bundle", answer_for(8)),
+                call(alice(), &pending_id, one_answer("only one of two")),
+                cancel,
+            )
+        });
+        let loser = loser.unwrap();
+        assert!(!loser.claimed);
+        assert_eq!(loser.status, winner.status);
+        assert_eq!(envelope::response(&loser.response).to_string(), winner_json);
+        let cancelled = cancelled.unwrap();
+        assert!(!cancelled.claimed);
+        assert_eq!(envelope::response(&cancelled.response).to_string(), winner_json);
+        let (foreign, absent) = (foreign.unwrap_err(), absent.unwrap_err());
+        assert!(matches!(foreign, clarion::Error::NotFound(_)), "{foreign:?}");
+        assert!(matches!(absent, clarion::Error::NotFound(_)), "{absent:?}");
+        let (foreign, absent) = (envelope::error(&foreign), envelope::error(&absent));
+        assert_eq!((foreign.status, foreign.body_text()), (absent.status, absent.body_text()));
+        let malformed = malformed.unwrap_err();
+        assert!(matches!(malformed, clarion::Error::Validation(_)), "{malformed:?}");
+        // The stored answer is still the winner's.
+        let stored = db.get_bundle(&Principal::System, &pending_id).unwrap().response.unwrap();
+        assert_eq!(envelope::response(&stored).to_string(), winner_json);
+    }
+
+    /// OPS-4, CLAIM-2: the first read only ever sends a caller to the
+    /// replay. A bundle still active when read goes to the claim, which
+    /// waits for the lock and decides under it: while another connection
+    /// holds the claim lock, a resolve of an active bundle does not return
+    /// (it neither claims nor gives up), and once the lock is released it
+    /// claims the bundle.
+    fn ops_4_an_active_bundle_is_claimed_only_under_the_lock(db) {
+        use std::time::Duration;
+        let session = mirror(db, "slow", "alice");
+        let pending_id = ask(db, &session, 2);
+        let (sent, received) = std::sync::mpsc::channel();
+        let claimer = holding_the_claim_lock(db, &session, || {
+            let (handle, pending_id) = (db.clarion.clone(), pending_id.clone());
+            let claimer = std::thread::spawn(move || {
+                let outcome = handle.resolve_bundle(&alice(), &pending_id, &answer_for(3));
+                let _ = sent.send(());
+                outcome
+            });
+            assert!(
+                received.recv_timeout(Duration::from_millis(500)).is_err(),
+                "an active bundle was settled without the claim lock"
+            );
+            claimer
+        });
+        let claimed = claimer.join().unwrap().unwrap();
+        assert!(claimed.claimed);
+    }
+}
+
+dual_backend! {
+    /// CLAIM-4, REL-3: the claim's transaction names the bundle's session
+    /// in the statement that locks it (PostgreSQL sends it with `BEGIN`);
+    /// quotes and backslashes in the session id are inert there, and the
+    /// claim locks that session, not another.
+    fn claim_4_the_session_lock_takes_any_session_id_literally(db) {
+        let session = mirror(db, r"o'b\'; DROP TABLE bundles; --\", "alice");
+        let pending_id = ask(db, &session, 2);
+        let won = db.resolve_bundle(&alice(), &pending_id, &answer_for(1)).unwrap();
+        assert!(won.claimed);
+        let again = db.resolve_bundle(&alice(), &pending_id, &answer_for(2)).unwrap();
+        assert!(!again.claimed);
+        assert_eq!(envelope::response(&again.response), envelope::response(&won.response));
+        assert_eq!(rows::statuses(db, &pending_id), [Some("answered".to_owned()), Some("answered".to_owned())]);
+    }
+}

@@ -2,16 +2,18 @@
 //! resolution (`answered`, `rejected`, `cancelled`). Resolve and cancel
 //! both end here; nothing else writes a resolution status.
 //!
-//! [`claim`] is the entry point: it reads the bundle (visibility, ACT-1,
-//! and on PostgreSQL the session lock), lets the caller validate against
-//! the stored rows, and writes. The statements are typed once in
+//! [`read_first`] reads the bundle (visibility, its rows) outside any write
+//! transaction and lets the caller validate against the stored rows; a
+//! bundle with no pending row goes to the replay. Otherwise [`claim`]
+//! runs in the claim's write transaction. The statements are typed once in
 //! `statements.rs`; each backend assembles them in its own file, where the
 //! SQL really differs:
 //! - `sqlite.rs`: `BEGIN IMMEDIATE` has held the write lock since before
-//!   the read, so the read is the guard and each row's write adds none.
-//! - `postgres.rs`: the read takes the session row lock when the bundle
-//!   looks active, and one statement writes the rows and the bundle row,
-//!   guarded by ACT-1 in the statement itself.
+//!   the claim's read, so the read is the guard and each row's write adds
+//!   none.
+//! - `postgres.rs`: the transaction begins by locking the session row
+//!   (`FOR SHARE`, in the `BEGIN`'s round trip), and one statement writes
+//!   the rows and the bundle row, guarded by ACT-1 in the statement itself.
 
 #[cfg(any(feature = "postgres", feature = "test-hooks"))]
 pub(crate) mod guard;
@@ -26,9 +28,9 @@ use crate::domain::bundle::{BundleRecord, QuestionRecord};
 use crate::domain::model::Answer;
 use crate::error::{Error, Result};
 use crate::rules::visibility::Scope;
-use crate::rules::vocabulary::Resolution;
+use crate::rules::vocabulary::{QuestionStatus, Resolution};
 use crate::store::failpoints::{points, Failpoints};
-use crate::store::{AnyConnection, Timestamp};
+use crate::store::{read_snapshot, AnyConnection, Timestamp};
 
 /// What the caller decided, after validation and normalization: what the
 /// claim writes.
@@ -75,11 +77,11 @@ impl Decision {
     }
 }
 
-/// The bundle a claim is about, as its read found it inside the claim's
-/// transaction.
+/// The bundle a claim is about: on SQLite as its read found it under the
+/// write lock; on PostgreSQL as the first read found it.
 pub(crate) struct Target {
     pub record: BundleRecord,
-    /// ACT-1 as evaluated by the read itself.
+    /// ACT-1 as evaluated by SQLite's read under the lock.
     pub active_when_read: bool,
     /// The bundle's rows in DM-4 order.
     pub rows: Vec<QuestionRecord>,
@@ -109,54 +111,139 @@ pub(crate) struct Marks<'a> {
     pub resolver: &'a Resolver<'a>,
 }
 
-/// The claim's read (CLAIM-1): the bundle if the scope may see it, with
-/// ACT-1 evaluated in the same read; on PostgreSQL it also takes the
-/// session lock when the bundle looks active (CLAIM-4).
-fn read(conn: &mut AnyConnection, scope: &Scope, pending_id: &str) -> Result<Option<Target>> {
-    // On the concrete connection: `MultiConnection` renders a query's SQL
-    // on every pass over it, which for these costs more than running them.
+/// The claim's first step (OPS-4, CLAIM-5): the bundle and its rows, read
+/// through the same visibility as the claim's read but outside any write
+/// transaction and without any lock — on SQLite in a read snapshot (WAL
+/// readers never wait for the writer), on PostgreSQL in one statement of
+/// its own. Returns `true` when no row is pending any more: then ACT-1
+/// cannot hold (ACT-1.1 needs a pending row), now or ever — a row never
+/// returns to pending, and a resolution is never taken back (DEL-1) — so
+/// the caller replays (REPLAY-1) without opening a write transaction, and
+/// racers arriving after a winner committed never queue for the write
+/// lock or the session lock to learn they lost.
+///
+/// The checks come in the claim's order: an invisible or absent bundle is
+/// `NotFound` (AUTH-5), then `decide` validates against the stored rows
+/// (VAL-1, 2, 6, 8; VAL-8: before any loser branch), and only then do the
+/// rows' statuses count. `false` means only "maybe claimable": the claim
+/// ([`claim`]) decides under its lock, with ACT-1 in full, and is the only
+/// place that decides a bundle *is* claimable (CLAIM-2). This read writes
+/// nothing and decides only what no later moment could change.
+pub(crate) fn read_first(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    pending_id: &str,
+    decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
+) -> Result<FirstRead> {
+    let (record, rows) = read_again(conn, scope, pending_id)?
+        .ok_or(Error::NotFound(crate::error::Entity::Bundle))?;
+    let decision = decide(&rows)?;
+    if !rows
+        .iter()
+        .any(|row| matches!(row.status(), QuestionStatus::Pending))
+    {
+        return Ok(FirstRead::Settled);
+    }
+    Ok(FirstRead::Open(Box::new(Opened {
+        record,
+        rows,
+        decision,
+    })))
+}
+
+/// What the claim's first read found.
+pub(crate) enum FirstRead {
+    /// No row is pending: the caller replays (REPLAY-1).
+    Settled,
+    /// A row is pending: the claim decides, under its lock.
+    Open(Box<Opened>),
+}
+
+/// A bundle the first read found with a pending row, and the caller's
+/// decision on its rows.
+pub(crate) struct Opened {
+    pub record: BundleRecord,
+    rows: Vec<QuestionRecord>,
+    decision: Decision,
+}
+
+/// REPLAY-1: a loser reads the bundle once more, through the scope again
+/// (a bundle moved out of sight since is not-found, AUTH-5), in one
+/// snapshot: on SQLite a read transaction, on PostgreSQL one statement.
+/// The claim's first read is the same read.
+pub(crate) fn read_again(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    pending_id: &str,
+) -> Result<Option<(BundleRecord, Vec<QuestionRecord>)>> {
     match conn {
-        AnyConnection::Sqlite(conn) => sqlite::read(conn, scope, pending_id),
+        AnyConnection::Sqlite(_) => read_snapshot(conn, |conn| {
+            crate::domain::bundle::load_visible(conn, scope, pending_id)
+        }),
         #[cfg(feature = "postgres")]
-        AnyConnection::Postgres(conn) => postgres::read(conn, scope, pending_id),
+        AnyConnection::Postgres(conn) => postgres::read_first(conn, scope, pending_id),
     }
 }
 
 /// CLAIM-1: the one transition of an active bundle to a resolution, inside
-/// the caller's write transaction.
+/// the caller's write transaction (`store::claim_transaction`), after the
+/// first read found the bundle `opened`.
 ///
-/// Reads the bundle (an invisible or absent one is `NotFound`, AUTH-5),
-/// hands its stored rows to `decide` (validation that needs them, VAL-1,
-/// 2, 6, 8, runs there, before anything is written), then writes — only if
-/// the read found the bundle active.
+/// On SQLite the transaction holds the write lock since `BEGIN IMMEDIATE`:
+/// the claim reads the bundle again (an invisible or absent one is
+/// `NotFound`, AUTH-5), hands its stored rows to `decide` (VAL-1, 2, 6, 8,
+/// before anything is written), and writes only if that read, evaluating
+/// ACT-1 under the lock, found the bundle active; the writes add no guard.
 ///
-/// A bundle the read found inactive is final on both backends: that branch
-/// writes nothing, so the read's snapshot is as good a moment to decide at
-/// as any later one, and losers arriving after a winner committed go to the
-/// replay without queueing for the session lock. A bundle the read found
-/// active is, by then, serialized with every other writer of its session:
-/// on SQLite by the write lock held since `BEGIN IMMEDIATE`, on PostgreSQL
-/// by the session row lock the read itself took (CLAIM-4). PostgreSQL's
-/// write statement starts after that lock was granted, so its guard sees
-/// everything committed before.
+/// On PostgreSQL the transaction's first statement, sent with its `BEGIN`,
+/// locked the bundle's session row `FOR SHARE` (CLAIM-4): every
+/// session-state change, new turn, ask, task move and owner change of that
+/// session locks it `FOR UPDATE`, so it is serialized with the claim. The
+/// claim writes at once, with the rows and the decision of the first read
+/// (a bundle's rows, their ids and options never change; their statuses
+/// may): its one write statement starts after the lock was granted and
+/// re-checks ACT-1 and visibility itself, so it sees every change committed
+/// before, and changes only rows still pending. An inactive bundle changes
+/// nothing and is not won. Claims share the lock with each other (OPS-4);
+/// two claims of one bundle meet at its question rows, where the second's
+/// guarded write waits for the first's row locks, then re-checks the
+/// committed rows and changes nothing (CLAIM-5).
 ///
 /// REPLAY-3: a failure of the writes is an internal error, logged with the
 /// bundle; nothing is retried.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn claim(
     conn: &mut AnyConnection,
     scope: &Scope,
     pending_id: &str,
+    opened: &Opened,
     decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
     resolver: &Resolver<'_>,
     now: Timestamp,
     failpoints: &Failpoints,
 ) -> Result<Claimed> {
-    let mut target =
-        read(conn, scope, pending_id)?.ok_or(Error::NotFound(crate::error::Entity::Bundle))?;
-    let decision = decide(&target.rows)?;
-    if !target.active_when_read || target.rows.is_empty() {
-        return Ok(Claimed::NotWon);
-    }
+    let (mut target, decision) = match conn {
+        AnyConnection::Sqlite(conn) => {
+            let target = sqlite::read(conn, scope, pending_id)?
+                .ok_or(Error::NotFound(crate::error::Entity::Bundle))?;
+            let decision = decide(&target.rows)?;
+            if !target.active_when_read || target.rows.is_empty() {
+                return Ok(Claimed::NotWon);
+            }
+            (target, decision)
+        }
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(_) => {
+            let target = Target {
+                record: opened.record.clone(),
+                active_when_read: true,
+                rows: opened.rows.clone(),
+            };
+            (target, opened.decision.clone())
+        }
+    };
+    #[cfg(not(feature = "postgres"))]
+    let _ = opened;
     let committed = write(
         conn,
         scope,

@@ -1,5 +1,7 @@
-//! PostgreSQL's side of the claim (CLAIM-1, CLAIM-4): a read that also
-//! takes the session row lock, and one statement for every write.
+//! PostgreSQL's side of the claim (CLAIM-1, CLAIM-4): the first read, one
+//! statement without a lock, and one statement for every write, guarded
+//! by ACT-1 itself (the session row lock comes with the transaction's
+//! `BEGIN`, `store::claim_transaction`).
 
 use diesel::dsl::exists;
 use diesel::prelude::*;
@@ -9,44 +11,24 @@ use diesel::PgConnection;
 
 use super::guard::{active_in_the_write, RowSlots, ROWS_PER_STATEMENT};
 use super::statements::{bundle_marks, claim_rows_statement, Resolver, RowWrite};
-use super::{Marks, Target};
+use super::Marks;
 use crate::domain::bundle::{
     bundle_record_columns, question_record_columns, sort_dm4, BundleRecord, QuestionRecord,
 };
 use crate::error::Result;
-use crate::rules::activeness;
 use crate::rules::visibility::{self, Scope};
 use crate::store::failpoints::{points, Failpoints};
-use crate::store::schema::{bundle_questions, bundles, sessions};
+use crate::store::schema::{bundle_questions, bundles};
 use crate::store::{fixed_update, returning, OnEitherBackend};
 
 diesel::alias!(bundle_questions as claim_rows: ClaimRows);
 
-/// CLAIM-4 on PostgreSQL: locks the enclosing bundle's session row for the
-/// rest of the transaction (the row every session-state change, new turn
-/// and claim of that session locks first).
+/// The claim's first read and a loser's replay (OPS-4, REPLAY-1, see
+/// `claim::read_first`): the bundle if the scope may see it, with its
+/// question rows joined (one result row per question), run as a statement
+/// of its own outside any transaction: one round trip, one snapshot.
 #[diesel::dsl::auto_type]
-fn session_locked() -> _ {
-    diesel::dsl::exists(
-        sessions::table
-            .filter(sessions::id.eq(bundles::session_id))
-            .select(sessions::id)
-            .for_update(),
-    )
-}
-
-/// The claim's read on PostgreSQL: [`claim_target_query`] with the
-/// bundle's question rows joined (one result row per question; aliased,
-/// because the activeness fragments query `bundle_questions` themselves),
-/// and the session lock taken by the same statement when the bundle looks
-/// active — one round trip for what SQLite reads in two statements. The
-/// lock comes after visibility (rows that fail the filter are never
-/// locked, AUTH-5), and a bundle already inactive is not locked at all, so
-/// losers that arrive after the winner committed never queue behind other
-/// claims. Values other than the lock are those of the statement's start;
-/// the claim's write re-checks ACT-1 after the lock (see `claim`).
-#[diesel::dsl::auto_type]
-pub fn claim_target_with_rows_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+pub fn claim_first_read_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
     let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id);
     let rows_of_this_bundle: diesel::dsl::Eq<
         diesel::query_source::AliasedField<ClaimRows, bundle_questions::pending_id>,
@@ -57,40 +39,30 @@ pub fn claim_target_with_rows_query<'a>(scope: &'a Scope, pending_id: &'a str) -
     let rows: diesel::dsl::Nullable<
         diesel::dsl::Fields<diesel::query_source::Alias<ClaimRows>, question_record_columns>,
     > = claim_rows.fields(question_record_columns()).nullable();
-    let locked_if_active: diesel::dsl::case_when<
-        activeness::is_active,
-        session_locked,
-        diesel::sql_types::Bool,
-    > = diesel::dsl::case_when(activeness::is_active(), session_locked());
     bundle
         .left_join(claim_rows.on(rows_of_this_bundle))
-        .select((bundle_record_columns(), locked_if_active, rows))
+        .select((bundle_record_columns(), rows))
 }
 
-/// The claim's read: one statement for the bundle, its activeness, the
-/// session lock and its rows.
-pub(crate) fn read(
+/// The claim's first read, in one statement that takes no lock (see
+/// [`claim_first_read_query`]): the bundle and its rows in DM-4 order.
+pub(crate) fn read_first(
     conn: &mut PgConnection,
     scope: &Scope,
     pending_id: &str,
-) -> Result<Option<Target>> {
-    type Joined = (BundleRecord, Option<bool>, Option<QuestionRecord>);
-    let joined: Vec<Joined> = claim_target_with_rows_query(scope, pending_id).load(conn)?;
+) -> Result<Option<(BundleRecord, Vec<QuestionRecord>)>> {
+    let joined: Vec<(BundleRecord, Option<QuestionRecord>)> =
+        claim_first_read_query(scope, pending_id).load(conn)?;
     let mut joined = joined.into_iter();
-    let Some((record, active, first)) = joined.next() else {
+    let Some((record, first)) = joined.next() else {
         return Ok(None);
     };
     let mut rows: Vec<QuestionRecord> = first
         .into_iter()
-        .chain(joined.filter_map(|(_, _, row)| row))
+        .chain(joined.filter_map(|(_, row)| row))
         .collect();
     sort_dm4(&mut rows);
-    Ok(Some(Target {
-        record,
-        // SQL NULL (a session without turns) is not active, as in a filter.
-        active_when_read: active.unwrap_or(false),
-        rows,
-    }))
+    Ok(Some((record, rows)))
 }
 
 /// The row id that fills unused places of a claim statement.

@@ -1,0 +1,9 @@
+SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END, "claim_rows"."id", "claim_rows"."pending_id", "claim_rows"."question_id", "claim_rows"."question_index", "claim_rows"."payload", "claim_rows"."status", "claim_rows"."response", "claim_rows"."created_at"
+FROM ("bundles" LEFT OUTER JOIN "bundle_questions" AS "claim_rows" ON ("claim_rows"."pending_id" = "bundles"."pending_id"))
+WHERE (("bundles"."pending_id" = $1)
+AND (($2
+OR (("bundles"."owner_key" = $3)
+OR ("bundles"."owner_key" = $4)))
+AND ($5
+OR ("bundles"."kind" != $6))));
+-- binds: ["<pending_id>", false, "", "<user_id>", false, "permission"]
