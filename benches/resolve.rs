@@ -9,7 +9,8 @@
 //! spell of the machine falls on both, and prints each run's ratio:
 //!
 //! - `ask`: two-question bundles created one after another. Floor: the
-//!   bundle row, its attachment to the asking handle (DEL-3) and its two
+//!   bundle row (with its visibility keys, OPS-3a), its attachment to the
+//!   asking handle (DEL-3) and its two
 //!   question rows inserted in one transaction per bundle.
 //! - `resolve_bundle` on distinct bundles (the bundles just asked), one
 //!   after another. Floor: the two question rows and the bundle row updated
@@ -110,9 +111,13 @@ fn by_hand(conn: &mut AnyConnection, statements: Vec<Raw>) {
     }
 }
 
+/// OPS-3a: a bundle carries its task and its workspace owner's key, read
+/// from the mirror as it is written.
 const INSERT_BUNDLE: &str = "INSERT INTO bundles
-    (pending_id, session_id, task_id, turn_id, kind, context, created_at)
-    VALUES (?, ?, 't', ?, 'question', '', ?)";
+    (pending_id, session_id, task_id, turn_id, kind, context, created_at, task_key, owner_key)
+    VALUES (?, ?, 't', ?, 'question', '', ?, 't',
+            (SELECT COALESCE(w.owner_id, '') FROM tasks t
+             LEFT JOIN workspaces w ON w.id = t.workspace_id WHERE t.id = 't'))";
 /// DEL-3: an asked bundle is attached to the handle that asked it.
 const INSERT_ATTACHMENT: &str = "INSERT INTO attachments (pending_id, handle_id) VALUES (?, ?)";
 const INSERT_QUESTIONS: &str = "INSERT INTO bundle_questions

@@ -84,6 +84,7 @@ use domain::delivery::heartbeat::Heartbeat;
 use domain::delivery::waiters::Waiters;
 use domain::delivery::watch::{Watch, WatchSettings};
 use store::failpoints::Failpoints;
+use store::watch::Announcer;
 use store::{open_pool, PoolSettings, Target as DbTarget};
 
 /// An open clarion database. Cheap to clone; safe to share between threads.
@@ -248,6 +249,12 @@ impl Builder {
                 )?,
             ),
         };
+        let announcer = match backend {
+            Backend::Sqlite => None,
+            Backend::Postgres => Some(Announcer::start(pool.clone()).map_err(|error| {
+                OpenError::Config(format!("could not start the announcing thread: {error}"))
+            })?),
+        };
         let handle_id = UuidV7Ids.new_id(IdKind::Bundle);
         let waiters = Arc::new(Waiters::default());
         let watch = Watch::new(
@@ -272,6 +279,7 @@ impl Builder {
                 waiters,
                 poll_interval: self.poll_interval,
                 watch,
+                announcer,
                 dispatch,
                 heartbeat: Heartbeat::new(handle_id, self.attachment_lease, clock, pool),
                 closed: Default::default(),

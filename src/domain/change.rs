@@ -19,7 +19,6 @@ use crate::rules::outbox::in_outbox;
 use crate::rules::vocabulary::BundleStatus;
 use crate::store::failpoints::points;
 use crate::store::schema::bundles;
-use crate::store::watch::announce;
 use crate::store::{claim_transaction, write_transaction, AnyConnection, DbConn};
 
 /// What a committed change did, as far as anyone outside its transaction
@@ -153,13 +152,10 @@ impl Core {
     /// dispatching can undo what committed (DEL-1, DEL-4): a failed
     /// `NOTIFY` is logged and left to the other handles' poll (WAIT-3a), a
     /// failed dispatch leaves its entry in the outbox and is logged.
-    fn publish(&self, mut conn: DbConn, changes: Changes) -> Result<()> {
-        let listened = self.backend == crate::store::Backend::Postgres;
-        if let Some(payload) =
-            announcement(&self.heartbeat.handle_id, &changes).filter(|_| listened)
-        {
-            if let Err(error) = conn.run(|conn| -> Result<()> { Ok(announce(conn, &payload)?) }) {
-                tracing::warn!(%error, "could not announce a change; other processes' poll will see it");
+    fn publish(&self, conn: DbConn, changes: Changes) -> Result<()> {
+        if let Some(announcer) = &self.announcer {
+            if let Some(payload) = announcement(&self.heartbeat.handle_id, &changes) {
+                announcer.queue(payload);
             }
         }
         // Released before dispatching, which may need connections of its own.

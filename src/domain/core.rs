@@ -13,6 +13,7 @@ use crate::domain::delivery::waiters::Waiters;
 use crate::domain::delivery::watch::Watch;
 use crate::error::{Error, Result};
 use crate::store::failpoints::Failpoints;
+use crate::store::watch::Announcer;
 use crate::store::{
     read_snapshot, write_transaction, AnyConnection, Backend, Clock, DbConn, DbPool, IdKind,
     IdSource, Timestamp,
@@ -34,6 +35,9 @@ pub(crate) struct Core {
     pub(crate) poll_interval: Duration,
     /// Hears other handles' and processes' commits (WAIT-3a).
     pub(crate) watch: Watch,
+    /// Tells other handles and processes of this one's commits (WAIT-3a;
+    /// PostgreSQL only: SQLite's handles see `data_version` move).
+    pub(crate) announcer: Option<Announcer>,
     /// This handle's heartbeat and attachment lease (DEL-3).
     pub(crate) heartbeat: Heartbeat,
     /// Set by `close` (REL-7).

@@ -285,6 +285,7 @@ pub fn refresh_keys_of_session<'a>(session_id: &'a str) -> _ {
 
 /// OPS-3a: one bundle (rows written outside clarion: generated worlds and
 /// degraded test rows).
+#[cfg(feature = "test-hooks")]
 #[diesel::dsl::auto_type]
 pub fn refresh_keys_of_bundle<'a>(pending_id: &'a str) -> _ {
     refresh_keys(bundles::table.filter(bundles::pending_id.eq(pending_id)))

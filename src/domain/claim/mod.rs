@@ -163,7 +163,10 @@ pub(crate) enum FirstRead {
 /// decision on its rows.
 pub(crate) struct Opened {
     pub record: BundleRecord,
+    /// What PostgreSQL's claim writes from (SQLite reads again under its lock).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     rows: Vec<QuestionRecord>,
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     decision: Decision,
 }
 

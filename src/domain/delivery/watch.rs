@@ -53,8 +53,10 @@ pub(crate) struct WatchStats {
     /// Reads of one bundle by a waiter.
     pub(crate) reads: AtomicU64,
     /// The listening connection's server pid, 0 while there is none.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) listener_pid: AtomicI64,
     /// Test hook: refuse to (re)listen, so the poll alone carries waiters.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     pub(crate) block_listening: AtomicBool,
     /// The SQLite watcher sleeps long, nobody waiting; a new waiter nudges.
     idle: AtomicBool,
@@ -118,6 +120,7 @@ impl Watch {
         match &*state {
             State::Running(running) => {
                 // A SQLite watcher asleep for want of waiters checks now.
+                #[cfg_attr(not(feature = "postgres"), allow(irrefutable_let_patterns))]
                 if let Stopper::Channel(nudge) = &running.stop {
                     if self.stats.idle.swap(false, Ordering::SeqCst) {
                         let _ = nudge.send(());
