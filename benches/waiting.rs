@@ -288,8 +288,10 @@ fn cross_process(clarion: &Clarion, url: &str, rounds: usize) -> [Duration; 2] {
         let committed = Instant::now();
         assert!(
             output.status.success(),
-            "{}",
-            String::from_utf8_lossy(&output.stdout)
+            "{}: {}{}",
+            output.status,
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
         );
         wake.push(waiter.join().unwrap().saturating_duration_since(committed));
     }

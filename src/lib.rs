@@ -249,9 +249,9 @@ impl Builder {
                 )?,
             ),
         };
-        let announcer = match backend {
-            Backend::Sqlite => None,
-            Backend::Postgres => Some(Announcer::start(pool.clone()).map_err(|error| {
+        let announcer = match &watched {
+            DbTarget::Sqlite { .. } => None,
+            DbTarget::Postgres { url } => Some(Announcer::start(url.clone()).map_err(|error| {
                 OpenError::Config(format!("could not start the announcing thread: {error}"))
             })?),
         };

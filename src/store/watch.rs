@@ -9,7 +9,6 @@ use diesel::connection::SimpleConnection;
 use diesel::sql_types::BigInt;
 use diesel::{Connection, RunQueryDsl, SqliteConnection};
 
-use super::connection::AnyConnection;
 use super::error::DbError;
 
 /// The channel of this database and schema, computed by the server from
@@ -27,35 +26,31 @@ pub(crate) const LISTENER_APPLICATION: &str = "clarion-listener";
 /// WAIT-3a: announces `payloads` on this schema's channel, in one
 /// statement, on its own after the commits they describe (a `NOTIFY` inside
 /// the transaction would queue every notifying commit on one server-wide
-/// lock). Nothing on SQLite, where the other handles see `data_version`
+/// lock). SQLite has no notifications: other handles see `data_version`
 /// move.
-pub(crate) fn announce(conn: &mut AnyConnection, payloads: &[String]) -> Result<(), DbError> {
-    match conn {
-        AnyConnection::Sqlite(_) => {
-            let _ = payloads;
-            Ok(())
-        }
-        #[cfg(feature = "postgres")]
-        AnyConnection::Postgres(conn) => {
-            use diesel::sql_types::{Array, Text};
-            diesel::sql_query(format!(
-                "SELECT pg_notify({CHANNEL_SQL}, payload) FROM unnest($1) AS payload"
-            ))
-            .bind::<Array<Text>, _>(payloads)
-            .execute(conn)?;
-            Ok(())
-        }
-    }
+#[cfg(feature = "postgres")]
+fn announce(conn: &mut diesel::PgConnection, payloads: &[String]) -> Result<(), DbError> {
+    use diesel::sql_types::{Array, Text};
+    diesel::sql_query(format!(
+        "SELECT pg_notify({CHANNEL_SQL}, payload) FROM unnest($1) AS payload"
+    ))
+    .bind::<Array<Text>, _>(payloads)
+    .execute(conn)?;
+    Ok(())
 }
 
 /// WAIT-3a: sends a handle's announcements from a thread of its own, so a
 /// change's caller does not wait a round trip for its `NOTIFY` (measured:
 /// one of a resolve's five). Announcements queued while one is being sent
-/// go out together in the next statement. Dropping the handle sends what is
-/// queued (waiting at most [`Announcer::FLUSH`]: a process that answers and
-/// exits, like `clarion answer`, still wakes the other processes' waiters at
-/// once); an announcement lost anyway is covered by the other handles'
-/// poll, like one lost to a crash.
+/// go out together in the next statement, on a connection of the thread's
+/// own, opened at the first announcement and again after a failure. It is
+/// not a pooled one: the pool opens connections on threads of its own, and
+/// a process that exits while one of those is still connecting crashes in
+/// libpq's TLS teardown (seen with `clarion answer`). Dropping the handle
+/// sends what is queued (waiting at most [`Announcer::FLUSH`]), so a
+/// process that answers and exits still wakes other processes' waiters at
+/// once; an announcement lost anyway is covered by their poll, like one
+/// lost to a crash.
 pub(crate) struct Announcer {
     queue: std::sync::Mutex<Option<std::sync::mpsc::Sender<String>>>,
     finished: std::sync::Mutex<std::sync::mpsc::Receiver<()>>,
@@ -65,26 +60,14 @@ impl Announcer {
     /// How long dropping the handle waits for queued announcements.
     const FLUSH: Duration = Duration::from_secs(2);
 
-    /// Starts the announcing thread on `pool`'s connections.
-    pub(crate) fn start(pool: super::DbPool) -> std::io::Result<Announcer> {
+    /// Starts the announcing thread for the PostgreSQL database at `url`.
+    pub(crate) fn start(url: String) -> std::io::Result<Announcer> {
         let (queue, payloads) = std::sync::mpsc::channel::<String>();
         let (done, finished) = std::sync::mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("clarion-announce".to_owned())
             .spawn(move || {
-                while let Ok(first) = payloads.recv() {
-                    let mut batch = vec![first];
-                    batch.extend(payloads.try_iter());
-                    let sent = pool
-                        .get()
-                        .map_err(|error| error.to_string())
-                        .and_then(|mut conn| {
-                            announce(&mut conn, &batch).map_err(|error| error.to_string())
-                        });
-                    if let Err(error) = sent {
-                        tracing::warn!(%error, "could not announce changes; other processes' poll will see them");
-                    }
-                }
+                announce_until_closed(&url, &payloads);
                 let _ = done.send(());
             })?;
         Ok(Announcer {
@@ -104,11 +87,42 @@ impl Announcer {
 
 impl Drop for Announcer {
     fn drop(&mut self) {
-        // Closing the queue ends the thread once it has sent what is queued.
+        // Closing the queue ends the thread once it has sent what is queued
+        // and closed its connection.
         self.queue.lock().unwrap_or_else(|p| p.into_inner()).take();
         let finished = self.finished.lock().unwrap_or_else(|p| p.into_inner());
         let _ = finished.recv_timeout(Self::FLUSH);
     }
+}
+
+/// The announcing thread's loop: until the queue closes, each batch of
+/// payloads in one statement.
+#[cfg(feature = "postgres")]
+fn announce_until_closed(url: &str, payloads: &std::sync::mpsc::Receiver<String>) {
+    let mut conn: Option<diesel::PgConnection> = None;
+    while let Ok(first) = payloads.recv() {
+        let mut batch = vec![first];
+        batch.extend(payloads.try_iter());
+        let sent = match conn.as_mut() {
+            Some(conn) => announce(conn, &batch).map_err(|error| error.to_string()),
+            None => diesel::PgConnection::establish(url)
+                .map_err(|error| error.to_string())
+                .and_then(|opened| {
+                    announce(conn.insert(opened), &batch).map_err(|error| error.to_string())
+                }),
+        };
+        if let Err(error) = sent {
+            // A fresh connection for the next batch.
+            conn = None;
+            tracing::warn!(%error, "could not announce changes; other processes' poll will see them");
+        }
+    }
+}
+
+#[cfg(not(feature = "postgres"))]
+fn announce_until_closed(_url: &str, payloads: &std::sync::mpsc::Receiver<String>) {
+    // Only PostgreSQL handles announce; nothing is ever queued here.
+    while payloads.recv().is_ok() {}
 }
 
 /// WAIT-3a on SQLite: one connection of the handle's own whose
