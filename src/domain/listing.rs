@@ -283,22 +283,31 @@ pub fn owner_summary_bundles_query<'a>(scope: &'a Scope, owner_keys: &'a [&'a st
 
 diesel::alias!(bundle_questions as counted_rows: CountedRows);
 
-/// SUM-1: the pending question rows of the listable bundles. The rows are
-/// counted through an alias, because the membership predicate itself looks
-/// at `bundle_questions`.
+/// The question rows SUM-1 counts, through an alias, because the membership
+/// predicate itself looks at `bundle_questions`: the pending ones.
 #[diesel::dsl::auto_type]
-pub fn summary_questions_query<'a>(scope: &'a Scope) -> _ {
-    let empty: &'static str = "";
-    let member: listable<'a> = listable(scope, empty);
+fn pending_counted_rows() -> _ {
     let rows: Alias<CountedRows> = counted_rows;
     let status: AliasedField<CountedRows, bundle_questions::status> =
         rows.field(bundle_questions::status);
-    let pending_id: AliasedField<CountedRows, bundle_questions::pending_id> =
-        rows.field(bundle_questions::pending_id);
     let pending: activeness::status_is_pending<
         AliasedField<CountedRows, bundle_questions::status>,
     > = activeness::status_is_pending(status);
     rows.filter(pending)
+}
+
+/// The bundle a counted row belongs to.
+fn counted_pending_id() -> AliasedField<CountedRows, bundle_questions::pending_id> {
+    counted_rows.field(bundle_questions::pending_id)
+}
+
+/// SUM-1: the pending question rows of the listable bundles.
+#[diesel::dsl::auto_type]
+pub fn summary_questions_query<'a>(scope: &'a Scope) -> _ {
+    let empty: &'static str = "";
+    let member: listable<'a> = listable(scope, empty);
+    let pending_id: AliasedField<CountedRows, bundle_questions::pending_id> = counted_pending_id();
+    pending_counted_rows()
         .filter(pending_id.eq_any(bundles::table.filter(member).select(bundles::pending_id)))
         .select(count_star())
 }
@@ -309,19 +318,12 @@ pub fn summary_questions_query<'a>(scope: &'a Scope) -> _ {
 pub fn owner_summary_questions_query<'a>(scope: &'a Scope, owner_keys: &'a [&'a str]) -> _ {
     let empty: &'static str = "";
     let member: listable<'a> = listable(scope, empty);
-    let rows: Alias<CountedRows> = counted_rows;
-    let status: AliasedField<CountedRows, bundle_questions::status> =
-        rows.field(bundle_questions::status);
-    let pending_id: AliasedField<CountedRows, bundle_questions::pending_id> =
-        rows.field(bundle_questions::pending_id);
-    let pending: activeness::status_is_pending<
-        AliasedField<CountedRows, bundle_questions::status>,
-    > = activeness::status_is_pending(status);
+    let pending_id: AliasedField<CountedRows, bundle_questions::pending_id> = counted_pending_id();
     let members = bundles::table
         .filter(bundles::owner_key.eq_any(owner_keys))
         .filter(member)
         .select(bundles::pending_id);
-    rows.filter(pending)
+    pending_counted_rows()
         .filter(pending_id.eq_any(members))
         .select(count_star())
 }

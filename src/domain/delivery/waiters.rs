@@ -144,13 +144,7 @@ impl Waiters {
         status: BundleStatus,
         response: &Response,
     ) {
-        let slot = self
-            .slots
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(pending_id)
-            .cloned();
-        if let Some(slot) = slot {
+        if let Some(slot) = self.slot(pending_id) {
             *slot.resolution.lock().unwrap_or_else(|p| p.into_inner()) =
                 Some((status, response.clone()));
             slot.bump();
@@ -187,15 +181,18 @@ impl Waiters {
     /// Another handle or process changed this bundle (WAIT-3a).
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // heard on PostgreSQL only
     pub(crate) fn notify_bundle(&self, pending_id: &str) {
-        let slot = self
-            .slots
+        if let Some(slot) = self.slot(pending_id) {
+            slot.bump();
+        }
+    }
+
+    /// The bundle's slot, if anyone waits on it here.
+    fn slot(&self, pending_id: &str) -> Option<Arc<Slot>> {
+        self.slots
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .get(pending_id)
-            .cloned();
-        if let Some(slot) = slot {
-            slot.bump();
-        }
+            .cloned()
     }
 
     /// Something about this session's bundles changed and committed.
