@@ -177,7 +177,9 @@ dual_backend! {
         println!("{WAITERS} waiters, 1 s idle: {ticks} ticks, {statements} statements ({before:?} -> {idle:?})");
         assert!(ticks >= 3, "the watcher ticks: {ticks}");
         assert_eq!(idle.reads, before.reads, "no waiter reads while nothing changes");
-        assert!(statements <= 2 * ticks, "at most the check and one re-read per tick");
+        // One statement per tick; at most one re-read besides, should the
+        // handle's own heartbeat renewal commit meanwhile (SQLite sees it).
+        assert!(statements <= ticks + 1, "one check per tick and nothing else");
 
         let answered = &ids[WAITERS / 2];
         db.resolve_bundle(&alice(), answered, &one_answer("one of a thousand")).unwrap();

@@ -48,7 +48,9 @@ pub(crate) struct WatchSettings {
 pub(crate) struct WatchStats {
     /// Ticks that made their one check (`data_version`, or the poll).
     pub(crate) checks: AtomicU64,
-    /// Statements that read the state of every waited-on bundle.
+    /// Statements that read the state of every waited-on bundle again
+    /// after a check found a change (PostgreSQL's poll is such a read, but
+    /// it is its tick's check, counted above).
     pub(crate) rechecks: AtomicU64,
     /// Reads of one bundle by a waiter.
     pub(crate) reads: AtomicU64,
@@ -252,16 +254,29 @@ fn watch_sqlite(context: &Context, path: &str, stopped: &mpsc::Receiver<()>) {
             }
             None => true,
         };
-        if changed && !recheck_logged(context, true) {
+        if changed && !recheck_logged(context, Reread::AfterChange) {
             // Not re-read: the next tick tries again.
             last = None;
         }
     }
 }
 
+/// Why the waited-on bundles are read again.
+#[derive(Clone, Copy)]
+enum Reread {
+    /// A check found a change (or may have missed one): every scoped
+    /// waiter reads again too.
+    AfterChange,
+    /// PostgreSQL's poll, which is itself the tick's one check (counted
+    /// as the check, not as a re-read); scoped waiters read again only when
+    /// `wake_scoped`.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // PostgreSQL's poll only
+    Poll { wake_scoped: bool },
+}
+
 /// True if the waited-on bundles were re-read.
-fn recheck_logged(context: &Context, wake_scoped: bool) -> bool {
-    match recheck(context, wake_scoped) {
+fn recheck_logged(context: &Context, why: Reread) -> bool {
+    match recheck(context, why) {
         Ok(()) => true,
         Err(error) => {
             tracing::warn!(%error, "could not re-read the waited-on bundles; retrying next tick");
@@ -275,7 +290,11 @@ fn recheck_logged(context: &Context, wake_scoped: bool) -> bool {
 /// waiters of a bundle that moved (or vanished) are woken. Scoped waiters
 /// are woken on every change when `wake_scoped`, since what a principal
 /// may see can change while the bundle's row does not.
-fn recheck(context: &Context, wake_scoped: bool) -> Result<()> {
+fn recheck(context: &Context, why: Reread) -> Result<()> {
+    let (wake_scoped, counted) = match why {
+        Reread::AfterChange => (true, true),
+        Reread::Poll { wake_scoped } => (wake_scoped, false),
+    };
     context.waiters.recheck_started();
     let slots = context.waiters.snapshot();
     if slots.is_empty() {
@@ -300,7 +319,9 @@ fn recheck(context: &Context, wake_scoped: bool) -> Result<()> {
                 ))
                 .load(conn)?)
         })?;
-        context.stats.rechecks.fetch_add(1, Ordering::SeqCst);
+        if counted {
+            context.stats.rechecks.fetch_add(1, Ordering::SeqCst);
+        }
         now.extend(rows);
     }
     drop(conn);
@@ -369,9 +390,11 @@ mod postgres {
                     listener = listen(context, url);
                 }
                 if !context.waiters.is_empty() {
+                    // The poll is this tick's one check: its statement is
+                    // the re-read itself, not a re-read after a change.
                     context.stats.checks.fetch_add(1, Ordering::SeqCst);
                     // Deaf, a principal's sight may have changed unheard.
-                    let _ = recheck_logged(context, deaf);
+                    let _ = recheck_logged(context, Reread::Poll { wake_scoped: deaf });
                 }
             }
             let timeout = next_poll.saturating_duration_since(Instant::now());
@@ -395,7 +418,7 @@ mod postgres {
                     context.stats.listener_pid.store(0, Ordering::SeqCst);
                     listener = listen(context, url);
                     // What was announced while deaf is read back.
-                    let _ = recheck_logged(context, true);
+                    let _ = recheck_logged(context, Reread::AfterChange);
                 }
             }
         }
