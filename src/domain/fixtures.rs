@@ -93,7 +93,13 @@ pub fn populate(core: &Core, spec: &WorldSpec) -> Result<()> {
         conn.batch_execute(&script)?;
         // The keys come from the library's own statement, not a copy of it.
         visibility::refresh_keys(bundles::table).execute(conn)?;
-        conn.batch_execute("ANALYZE;")?;
+        // This world's tables only: a bare ANALYZE on PostgreSQL reads
+        // every schema's tables, and two of them at once (parallel tests,
+        // one schema each) can deadlock.
+        conn.batch_execute(
+            "ANALYZE workspaces; ANALYZE tasks; ANALYZE sessions; ANALYZE turns;
+             ANALYZE bundles; ANALYZE bundle_questions;",
+        )?;
         Ok(())
     })
 }
