@@ -171,14 +171,7 @@ fn pushed(
     let mut wake = Vec::new();
     for _ in 0..rounds {
         let pending_id = ask(clarion);
-        let waiter = {
-            let clarion = clarion.clone();
-            let pending_id = pending_id.clone();
-            std::thread::spawn(move || {
-                clarion.wait(&pending_id, Duration::from_secs(30)).unwrap();
-                wall_micros()
-            })
-        };
+        let waiter = spawn_waiter(clarion, &pending_id, wall_micros);
         // Past the waiter's first read, then not in step with any tick.
         std::thread::sleep(Duration::from_millis(3) + jitter.below(Duration::from_millis(25)));
         let started = answerer.answer(&pending_id);
@@ -255,20 +248,27 @@ fn many_waiters(
     (per_tick, [percentile(&wake, 0.5), percentile(&wake, 0.99)])
 }
 
+/// A thread waiting on `pending_id` (30 s at most) that returns `stamp()`
+/// taken the moment it holds the answer.
+fn spawn_waiter<T: Send + 'static>(
+    clarion: &Clarion,
+    pending_id: &str,
+    stamp: fn() -> T,
+) -> std::thread::JoinHandle<T> {
+    let (clarion, pending_id) = (clarion.clone(), pending_id.to_owned());
+    std::thread::spawn(move || {
+        clarion.wait(&pending_id, Duration::from_secs(30)).unwrap();
+        stamp()
+    })
+}
+
 /// One cross-process run the old way: `clarion answer` processes, the
 /// wake-up p50 and p99 after the answering process exited.
 fn cross_process(clarion: &Clarion, url: &str, rounds: usize) -> [Duration; 2] {
     let mut wake = Vec::new();
     for _ in 0..rounds {
         let pending_id = ask(clarion);
-        let waiter = {
-            let clarion = clarion.clone();
-            let pending_id = pending_id.clone();
-            std::thread::spawn(move || {
-                clarion.wait(&pending_id, Duration::from_secs(30)).unwrap();
-                Instant::now()
-            })
-        };
+        let waiter = spawn_waiter(clarion, &pending_id, Instant::now);
         let output = Command::new(env!("CARGO_BIN_EXE_clarion"))
             .args([
                 "answer",

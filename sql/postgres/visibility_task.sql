@@ -2,10 +2,12 @@ SELECT EXISTS (SELECT "tasks"."id"
 FROM "tasks"
 WHERE (("tasks"."id" = $1)
 AND ($2
-OR (("tasks"."workspace_id" = $3)
-OR  NOT (EXISTS (SELECT "workspaces"."id"
+OR ((CASE WHEN (("tasks"."workspace_id" = $3)) THEN ($4) ELSE (coalesce((SELECT "workspaces"."owner_id"
 FROM "workspaces"
-WHERE ((("workspaces"."id" = "tasks"."workspace_id")
-AND ("workspaces"."owner_id" != $4))
-AND ("workspaces"."owner_id" != $5)) OFFSET $6))))));
--- binds: ["<task_id>", false, "", "", "<user_id>", 0]
+WHERE ("workspaces"."id" = "tasks"."workspace_id")
+LIMIT $5), $6)) END = $7)
+OR (CASE WHEN (("tasks"."workspace_id" = $8)) THEN ($9) ELSE (coalesce((SELECT "workspaces"."owner_id"
+FROM "workspaces"
+WHERE ("workspaces"."id" = "tasks"."workspace_id")
+LIMIT $10), $11)) END = $12)))));
+-- binds: ["<task_id>", false, "", "", 1, "", "", "", "", 1, "", "<user_id>"]

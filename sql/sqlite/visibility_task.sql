@@ -2,11 +2,12 @@ SELECT EXISTS (SELECT `tasks`.`id`
 FROM `tasks`
 WHERE ((`tasks`.`id` = ?)
 AND (?
-OR ((`tasks`.`workspace_id` = ?)
-OR  NOT (EXISTS (SELECT `workspaces`.`id`
+OR ((CASE WHEN ((`tasks`.`workspace_id` = ?)) THEN (?) ELSE (coalesce((SELECT `workspaces`.`owner_id`
 FROM `workspaces`
-WHERE (((`workspaces`.`id` = `tasks`.`workspace_id`)
-AND (`workspaces`.`owner_id` != ?))
-AND (`workspaces`.`owner_id` != ?))
-LIMIT -1  OFFSET ?))))));
--- binds: ["<task_id>", false, "", "", "<user_id>", 0]
+WHERE (`workspaces`.`id` = `tasks`.`workspace_id`)
+LIMIT ?), ?)) END = ?)
+OR (CASE WHEN ((`tasks`.`workspace_id` = ?)) THEN (?) ELSE (coalesce((SELECT `workspaces`.`owner_id`
+FROM `workspaces`
+WHERE (`workspaces`.`id` = `tasks`.`workspace_id`)
+LIMIT ?), ?)) END = ?)))));
+-- binds: ["<task_id>", false, "", "", 1, "", "", "", "", 1, "", "<user_id>"]

@@ -5,7 +5,7 @@
 //! A fragment has the same shape for every principal: the principal enters
 //! as bound values (a `Scope`), so one rendered query covers all of them.
 
-use diesel::dsl::{case_when, not, AsExprOf};
+use diesel::dsl::{case_when, AsExprOf};
 use diesel::expression::IntoSql;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Nullable, Text};
@@ -59,18 +59,14 @@ fn flag(value: bool) -> flag<bool> {
 }
 
 /// AUTH-3 for a scoped owner: the task in the enclosing query is visible iff
-/// its workspace id is empty, names no workspace (dangling), or names a
-/// workspace owned by nobody or by `user_id`.
+/// its owner key ([`task_owner_key`], the one definition of AUTH-3) is `''`
+/// (no workspace, a dangling or an unowned one) or `user_id`.
 #[diesel::dsl::auto_type]
 pub fn task_visible_to_owner<'a>(user_id: &'a str) -> _ {
-    let empty: &'static str = "";
-    tasks::workspace_id.eq(empty).or(not(exists_per_row(
-        workspaces::table
-            .filter(workspaces::id.eq(tasks::workspace_id))
-            .filter(workspaces::owner_id.ne(empty))
-            .filter(workspaces::owner_id.ne(user_id))
-            .select(workspaces::id),
-    )))
+    let everyone: &'static str = "";
+    let key: task_owner_key = task_owner_key();
+    let again: task_owner_key = task_owner_key();
+    key.eq(everyone).or(again.eq(user_id))
 }
 
 /// AUTH-3: the task in the enclosing query is visible to the scope.
@@ -107,7 +103,8 @@ diesel::define_sql_function! {
 
 /// AUTH-3 as a key of the task in the enclosing query: `''` when every user
 /// sees it (no workspace, a dangling one, or one owned by nobody), else the
-/// owner of its workspace.
+/// owner of its workspace. Task visibility and the bundles' stored keys
+/// both derive from this.
 #[diesel::dsl::auto_type]
 fn task_owner_key() -> _ {
     let empty: &'static str = "";
