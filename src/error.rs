@@ -22,6 +22,8 @@ pub enum Entity {
     Session,
     /// A bundle; its public name is "clarification request" (WIRE-1).
     Bundle,
+    /// An API token (HTTP-4).
+    Token,
 }
 
 impl fmt::Display for Entity {
@@ -31,6 +33,7 @@ impl fmt::Display for Entity {
             Entity::Task => "task",
             Entity::Session => "session",
             Entity::Bundle => "clarification request",
+            Entity::Token => "token",
         })
     }
 }

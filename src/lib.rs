@@ -64,6 +64,8 @@ pub use domain::model::{
     QuestionView, Resolved, Response, ResumeDispatcher, WaitOutcome,
 };
 pub use domain::resolve::{AnswerInput, ResolveRequest};
+#[cfg(feature = "http")]
+pub use domain::tokens::{NewToken, TokenInfo, WebSession};
 pub use doors::envelope::{self, Envelope};
 pub use doors::mcp::{self, Tool, UnknownTool};
 pub use error::{Entity, Error, ErrorCode, OpenError, Result, ValidationError};
@@ -521,6 +523,87 @@ impl Clarion {
         arguments: &Value,
     ) -> std::result::Result<Value, UnknownTool> {
         doors::mcp::call_tool(&self.core, principal, name, arguments)
+    }
+}
+
+/// The HTTP door (HTTP-1..9; feature `http`): an axum router over a
+/// [`Clarion`] handle, mountable under any prefix of a host's own server,
+/// and the server loop `clarion serve` runs it with. See
+/// `examples/mount.rs`.
+#[cfg(feature = "http")]
+pub mod http {
+    use std::sync::Arc;
+
+    pub use crate::doors::http::wait::{DEFAULT_WAIT, MAX_WAIT};
+    pub use crate::doors::http::{
+        serve, Authentication, Authenticator, HttpError, HttpOptions, ServeOptions, Shutdown,
+        SignedIn, TokenAuthenticator, MAX_BODY_BYTES, SESSION_COOKIE,
+    };
+
+    use crate::Clarion;
+
+    /// HTTP-1: the router of every route of HTTP-2 and HTTP-7 over
+    /// `inbox`, authenticating with `auth`. Library calls run on the
+    /// blocking pool of the runtime that serves it, at most
+    /// [`HttpOptions::max_calls`] calls and [`HttpOptions::max_waits`]
+    /// waits at once.
+    pub fn router(inbox: Clarion, auth: impl Authenticator, options: HttpOptions) -> axum::Router {
+        crate::doors::http::router(inbox.core, Arc::new(auth), options)
+    }
+
+    impl TokenAuthenticator {
+        /// HTTP-4: bearer tokens and web sessions of `inbox`'s database
+        /// ([`Clarion::add_token`]).
+        pub fn new(inbox: &Clarion) -> TokenAuthenticator {
+            TokenAuthenticator::with_core(inbox.core.clone())
+        }
+    }
+}
+
+#[cfg(feature = "http")]
+impl Clarion {
+    // ---- API tokens and web sessions (HTTP-4) ----
+
+    /// Makes a bearer token for `principal`; only its SHA-256 is stored,
+    /// so the returned text is the only copy.
+    pub fn add_token(&self, principal: &Principal, label: &str) -> Result<NewToken> {
+        self.core.add_token(principal, label)
+    }
+
+    /// Every token, oldest first, revoked ones included; never their text.
+    pub fn list_tokens(&self) -> Result<Vec<TokenInfo>> {
+        self.core.list_tokens()
+    }
+
+    /// Revokes a token, named by its text or by at least 6 hex digits of
+    /// its id; its web sessions end with it.
+    pub fn revoke_token(&self, id_or_token: &str) -> Result<TokenInfo> {
+        self.core.revoke_token(id_or_token)
+    }
+
+    /// Whether any token is not revoked.
+    pub fn has_live_tokens(&self) -> Result<bool> {
+        self.core.has_live_tokens()
+    }
+
+    /// The principal of a live token, `None` for an unknown or revoked one.
+    pub fn token_principal(&self, token: &str) -> Result<Option<Principal>> {
+        self.core.token_principal(token)
+    }
+
+    /// Opens a 12-hour web session with a live token.
+    pub fn open_web_session(&self, token: &str) -> Result<Option<WebSession>> {
+        self.core.open_web_session(token)
+    }
+
+    /// The principal of a live web session.
+    pub fn web_session_principal(&self, session_id: &str) -> Result<Option<Principal>> {
+        self.core.web_session_principal(session_id)
+    }
+
+    /// Ends a web session.
+    pub fn close_web_session(&self, session_id: &str) -> Result<()> {
+        self.core.close_web_session(session_id)
     }
 }
 

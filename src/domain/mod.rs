@@ -17,6 +17,7 @@ pub(crate) mod core;
 pub(crate) mod delivery;
 #[cfg(feature = "test-hooks")]
 pub(crate) mod fixtures;
+pub(crate) mod health;
 pub(crate) mod lifecycle;
 pub(crate) mod listing;
 pub(crate) mod model;
@@ -24,3 +25,5 @@ pub(crate) mod resolve;
 pub(crate) mod retention;
 #[cfg(feature = "test-hooks")]
 pub mod sql_catalog;
+#[cfg(feature = "http")]
+pub(crate) mod tokens;

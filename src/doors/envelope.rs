@@ -242,6 +242,16 @@ pub fn bad_request(message: impl Into<String>) -> Envelope {
     }
 }
 
+/// A request a door refused before any operation (HTTP-3: unknown route,
+/// missing credential, body too large, …): `{"error": message}` with the
+/// door's status.
+pub fn refused(status: u16, message: impl Into<String>) -> Envelope {
+    Envelope {
+        status,
+        body: json!({"error": message.into()}),
+    }
+}
+
 /// WIRE-4 `answer_question` success: won or beaten by a winner.
 pub fn tool_answered(resolved: &Resolved) -> Value {
     json!({

@@ -5,5 +5,7 @@
 //! and the MCP door serves the external tools (WIRE-4).
 
 pub mod envelope;
+#[cfg(feature = "http")]
+pub(crate) mod http;
 pub(crate) mod json;
 pub mod mcp;

@@ -1,6 +1,19 @@
 // @generated automatically by Diesel CLI.
 
 diesel::table! {
+    api_tokens (digest) {
+        digest -> Text,
+        principal_kind -> Text,
+        user_id -> Text,
+        agent_id -> Text,
+        grants -> Text,
+        label -> Text,
+        created_at -> BigInt,
+        revoked_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
     attachments (pending_id) {
         pending_id -> Text,
         handle_id -> Text,
@@ -79,6 +92,15 @@ diesel::table! {
 }
 
 diesel::table! {
+    web_sessions (digest) {
+        digest -> Text,
+        token_digest -> Text,
+        created_at -> BigInt,
+        expires_at -> BigInt,
+    }
+}
+
+diesel::table! {
     workspaces (id) {
         id -> Text,
         owner_id -> Text,
@@ -90,8 +112,10 @@ diesel::joinable!(bundle_questions -> bundles (pending_id));
 diesel::joinable!(bundles -> sessions (session_id));
 diesel::joinable!(sessions -> tasks (task_id));
 diesel::joinable!(turns -> sessions (session_id));
+diesel::joinable!(web_sessions -> api_tokens (token_digest));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    api_tokens,
     attachments,
     bundle_questions,
     bundles,
@@ -99,5 +123,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     sessions,
     tasks,
     turns,
+    web_sessions,
     workspaces,
 );

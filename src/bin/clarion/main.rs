@@ -1,13 +1,15 @@
 //! The clarion command line. `clarion demo` runs the main job on a fresh
 //! SQLite file (OPS-1); the other subcommands expose the library to
-//! operators and scripts against any database URL, and `clarion mcp` serves
-//! the external MCP tools over stdio (WIRE-4).
+//! operators and scripts against any database URL, `clarion mcp` serves
+//! the external MCP tools over stdio (WIRE-4), and `clarion serve` the HTTP
+//! API (HTTP-8) with the tokens of `clarion token` (HTTP-4).
 //!
 //! Every operation goes through the WIRE-5 JSON layer (`Clarion::call`),
 //! so the command line answers exactly what the C ABI and a REST host would.
 
 mod demo;
 mod mcp_server;
+mod serve;
 mod text;
 
 use std::process::ExitCode;
@@ -135,6 +137,13 @@ enum Command {
         /// How long ago: a number and a unit, e.g. 30d, 12h, 45m, 90s, 500ms.
         #[arg(long, value_name = "AGE", value_parser = parse_age)]
         older_than: u64,
+    },
+    /// Serve the HTTP API (HTTP-1..9) until SIGINT or SIGTERM.
+    Serve(serve::ServeArgs),
+    /// Manage the API tokens `clarion serve` accepts (HTTP-4).
+    Token {
+        #[command(subcommand)]
+        command: serve::TokenCommand,
     },
     /// Serve the external MCP tools over stdio.
     Mcp {
@@ -271,7 +280,7 @@ fn request_of(command: Command) -> Result<Request, String> {
         Command::Prune { target, older_than } => {
             ("prune", json!({"older_than_ms": older_than}), target)
         }
-        Command::Demo { .. } | Command::Mcp { .. } => {
+        Command::Demo { .. } | Command::Mcp { .. } | Command::Serve(_) | Command::Token { .. } => {
             return Err("not an operation".to_owned());
         }
     };
@@ -335,6 +344,8 @@ fn main() -> ExitCode {
         Command::Deliveries { .. } => "deliveries",
         Command::Prune { .. } => "prune",
         Command::Mcp { .. } => "mcp",
+        Command::Serve(_) => "serve",
+        Command::Token { .. } => "token",
     };
     match command {
         Command::Demo { database_url } => match demo::run(database_url.as_deref()) {
@@ -352,6 +363,20 @@ fn main() -> ExitCode {
             Err(error) => {
                 eprintln!("clarion mcp: {error}");
                 ExitCode::FAILURE
+            }
+        },
+        Command::Serve(args) => match serve::serve(args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("clarion serve: {error}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Token { command } => match serve::token(command) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err((error, code)) => {
+                eprintln!("clarion token: {error}");
+                ExitCode::from(code)
             }
         },
         command => match request_of(command) {

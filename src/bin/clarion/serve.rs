@@ -1,0 +1,238 @@
+//! `clarion serve` (HTTP-8) and `clarion token` (HTTP-4): the HTTP door
+//! standalone, with the built-in token authenticator, and the tokens it
+//! accepts. The router, the server loop and the tokens are the library's
+//! (`clarion::http`); this file parses flags, binds, and waits for a
+//! signal.
+
+use std::io::Write;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use clarion::http::{self, HttpOptions, ServeOptions, Shutdown, TokenAuthenticator};
+use clarion::{Clarion, Principal, TokenInfo};
+
+/// `clarion serve`'s flags.
+#[derive(Args)]
+pub struct ServeArgs {
+    /// SQLite path or URL (`sqlite:///abs/path`), or a PostgreSQL URL.
+    #[arg(long, env = "CLARION_DATABASE_URL", default_value = "./clarion.db")]
+    database_url: String,
+    /// Address to listen on; port 0 picks a free one (printed).
+    #[arg(long, default_value = "127.0.0.1:7878")]
+    listen: String,
+    /// An origin (`https://host[:port]`) allowed to use the API from a
+    /// browser with cookies (CORS with credentials). Repeatable.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
+    /// Serve requests without a credential as this principal (e.g.
+    /// `user:alice`); only on a loopback address.
+    #[arg(long = "open-as", value_name = "PRINCIPAL")]
+    open_as: Option<Principal>,
+    /// Seconds requests in flight get to finish after SIGINT/SIGTERM.
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    grace_period: u64,
+    /// Seconds a client gets to send a request's headers.
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    header_timeout: u64,
+    /// Mark the session cookie `Secure`: set it when clients reach the
+    /// server over TLS (through a reverse proxy).
+    #[arg(long)]
+    secure_cookies: bool,
+}
+
+/// `clarion token …`.
+#[derive(Subcommand)]
+pub enum TokenCommand {
+    /// Make a token; prints it once, as the last line.
+    Add {
+        #[arg(long, env = "CLARION_DATABASE_URL", default_value = "./clarion.db")]
+        database_url: String,
+        /// Whom the token authenticates as: system, user:<id>, agent:<user>/<agent>:<grants>.
+        #[arg(long = "as")]
+        principal: Principal,
+        /// A note for people.
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// List the tokens (never their text).
+    List {
+        #[arg(long, env = "CLARION_DATABASE_URL", default_value = "./clarion.db")]
+        database_url: String,
+    },
+    /// Revoke a token by its id (at least 6 hex digits) or its text.
+    Revoke {
+        /// The id shown by `clarion token list`, or a prefix of it.
+        id: String,
+        #[arg(long, env = "CLARION_DATABASE_URL", default_value = "./clarion.db")]
+        database_url: String,
+    },
+}
+
+/// The command-line form of a principal, as `--as` reads it.
+fn principal_text(principal: &Principal) -> String {
+    match principal {
+        Principal::System => "system".into(),
+        Principal::Unclassified => "unclassified".into(),
+        Principal::User { user_id } => format!("user:{user_id}"),
+        Principal::Agent {
+            user_id,
+            agent_id,
+            grants,
+        } => {
+            let grants: Vec<&str> = grants.iter().map(|grant| grant.as_str()).collect();
+            format!("agent:{user_id}/{agent_id}:{}", grants.join(","))
+        }
+    }
+}
+
+fn describe(token: &TokenInfo) -> String {
+    let state = match token.revoked_at {
+        Some(at) => format!("revoked {}", at.to_rfc3339()),
+        None => "live".to_owned(),
+    };
+    format!(
+        "{}  {}  {}  created {}  {:?}",
+        token.id,
+        principal_text(&token.principal),
+        state,
+        token.created_at.to_rfc3339(),
+        token.label
+    )
+}
+
+fn open(database_url: &str) -> Result<Clarion, String> {
+    Clarion::open(database_url).map_err(|error| error.to_string())
+}
+
+/// Runs a `clarion token` command; the error is the message and the
+/// exit code.
+pub fn token(command: TokenCommand) -> Result<(), (String, u8)> {
+    let failed = |error: clarion::Error| {
+        let code = match error.http_status() {
+            404 => 3,
+            400 => 5,
+            _ => 1,
+        };
+        (error.to_string(), code)
+    };
+    match command {
+        TokenCommand::Add {
+            database_url,
+            principal,
+            label,
+        } => {
+            let inbox = open(&database_url).map_err(|message| (message, 1))?;
+            let made = inbox.add_token(&principal, &label).map_err(failed)?;
+            println!(
+                "token {} for {}; store it now, it is not shown again:",
+                made.info.id,
+                principal_text(&made.info.principal)
+            );
+            println!("{}", made.token);
+        }
+        TokenCommand::List { database_url } => {
+            let inbox = open(&database_url).map_err(|message| (message, 1))?;
+            for token in inbox.list_tokens().map_err(failed)? {
+                println!("{}", describe(&token));
+            }
+        }
+        TokenCommand::Revoke { id, database_url } => {
+            let inbox = open(&database_url).map_err(|message| (message, 1))?;
+            let revoked = inbox.revoke_token(&id).map_err(failed)?;
+            println!("revoked {}", describe(&revoked));
+        }
+    }
+    Ok(())
+}
+
+fn address(listen: &str) -> Result<SocketAddr, String> {
+    listen
+        .to_socket_addrs()
+        .map_err(|error| format!("--listen {listen:?}: {error}"))?
+        .next()
+        .ok_or_else(|| format!("--listen {listen:?} names no address"))
+}
+
+/// Runs `clarion serve` until SIGINT or SIGTERM.
+pub fn serve(args: ServeArgs) -> Result<(), String> {
+    let inbox = open(&args.database_url)?;
+    let address = address(&args.listen)?;
+    // HTTP-4: a server nobody can sign in to is a mistake, unless it is
+    // told whom to serve, and then only to this machine.
+    if args.open_as.is_none() && !inbox.has_live_tokens().map_err(|e| e.to_string())? {
+        return Err(
+            "no tokens: make one with `clarion token add --as user:<id>`, \
+                    or serve without authentication with --open-as <principal> (loopback only)"
+                .into(),
+        );
+    }
+    if args.open_as.is_some() && !address.ip().is_loopback() {
+        return Err(format!(
+            "--open-as serves without authentication, so only on a loopback address, not {address}"
+        ));
+    }
+    let shutdown = Shutdown::new();
+    let mut options = HttpOptions::new()
+        .shutdown(shutdown.clone())
+        .secure_cookies(args.secure_cookies);
+    for origin in &args.allow_origin {
+        options = options.allow_origin(origin);
+    }
+    let blocking_threads = options.blocking_threads();
+    let mut auth = TokenAuthenticator::new(&inbox);
+    if let Some(principal) = args.open_as.clone() {
+        auth = auth.open_as(principal);
+    }
+    let app = http::router(inbox.clone(), auth, options);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(blocking_threads + 8)
+        .enable_all()
+        .build()
+        .map_err(|error| format!("could not start the runtime: {error}"))?;
+    let served = runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(address)
+            .await
+            .map_err(|error| format!("could not listen on {address}: {error}"))?;
+        let bound = listener
+            .local_addr()
+            .map_err(|error| format!("no local address: {error}"))?;
+        tokio::spawn(stop_on_signal(shutdown.clone())?);
+        println!("listening on http://{bound}");
+        let _ = std::io::stdout().flush();
+        http::serve(
+            listener,
+            app,
+            shutdown,
+            ServeOptions::new()
+                .grace_period(Duration::from_secs(args.grace_period))
+                .header_read_timeout(Duration::from_secs(args.header_timeout.max(1))),
+        )
+        .await
+        .map_err(|error| format!("serving failed: {error}"))
+    });
+    // REL-7: waits still blocked (their clients already have their 503)
+    // end now, so no thread outlives the grace period.
+    inbox.close();
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    served
+}
+
+/// HTTP-8: SIGINT or SIGTERM begins the shutdown. The handlers are
+/// installed before the address is printed, so a signal sent as soon as
+/// the server says it listens is never missed.
+fn stop_on_signal(shutdown: Shutdown) -> Result<impl std::future::Future<Output = ()>, String> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let installed = |error: std::io::Error| format!("could not install a signal handler: {error}");
+    let mut interrupt = signal(SignalKind::interrupt()).map_err(installed)?;
+    let mut terminate = signal(SignalKind::terminate()).map_err(installed)?;
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        eprintln!("clarion serve: stopping");
+        shutdown.begin();
+    })
+}

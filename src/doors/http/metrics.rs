@@ -1,0 +1,167 @@
+//! HTTP-7 metrics, Prometheus text: request counts and latencies by route,
+//! resolves by outcome and losers (as answered through this router),
+//! waits in flight, and the pending bundles (read from the library at
+//! each scrape).
+
+use std::time::Duration;
+
+use axum::http::Method;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use crate::doors::envelope::Envelope;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    route: String,
+    method: String,
+    status: u16,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RouteLabels {
+    route: String,
+    method: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: String,
+}
+
+fn latency_histogram() -> Histogram {
+    // 1 ms to about 65 s: long polls end by 55 s.
+    Histogram::new(exponential_buckets(0.001, 2.0, 17))
+}
+
+pub(crate) struct Metrics {
+    registry: Registry,
+    requests: Family<RequestLabels, Counter>,
+    latency: Family<RouteLabels, Histogram, fn() -> Histogram>,
+    resolves: Family<OutcomeLabels, Counter>,
+    losers: Counter,
+    waits: Gauge,
+    pending: Gauge,
+}
+
+/// Decrements the waits-in-flight gauge when the wait ends, however it
+/// ends (answered, cut, shut down, or dropped with its client).
+pub(crate) struct InFlight(Gauge);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+impl Metrics {
+    pub(crate) fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("clarion");
+        let requests = Family::<RequestLabels, Counter>::default();
+        let latency = Family::<RouteLabels, Histogram, fn() -> Histogram>::new_with_constructor(
+            latency_histogram,
+        );
+        let resolves = Family::<OutcomeLabels, Counter>::default();
+        let losers = Counter::default();
+        let waits = Gauge::default();
+        let pending = Gauge::default();
+        registry.register(
+            "http_requests",
+            "HTTP requests by route, method and status",
+            requests.clone(),
+        );
+        registry.register(
+            "http_request_duration_seconds",
+            "HTTP request latency by route and method",
+            latency.clone(),
+        );
+        registry.register(
+            "resolves",
+            "Bundles this router's callers claimed, by outcome",
+            resolves.clone(),
+        );
+        registry.register(
+            "resolve_losers",
+            "Resolves and cancels through this router that lost to a winner",
+            losers.clone(),
+        );
+        registry.register(
+            "waits_in_flight",
+            "Waits this router serves right now",
+            waits.clone(),
+        );
+        registry.register(
+            "pending_bundles",
+            "Bundles waiting for an answer (SUM-1, as system sees them)",
+            pending.clone(),
+        );
+        Metrics {
+            registry,
+            requests,
+            latency,
+            resolves,
+            losers,
+            waits,
+            pending,
+        }
+    }
+
+    pub(crate) fn observe(&self, route: &str, method: &Method, status: u16, took: Duration) {
+        self.requests
+            .get_or_create(&RequestLabels {
+                route: route.to_owned(),
+                method: method.to_string(),
+                status,
+            })
+            .inc();
+        self.latency
+            .get_or_create(&RouteLabels {
+                route: route.to_owned(),
+                method: method.to_string(),
+            })
+            .observe(took.as_secs_f64());
+    }
+
+    /// A resolve or cancel's reply: a winner counts under its outcome, a
+    /// `claimed: false` as a loser; errors count as neither.
+    pub(crate) fn count_resolve(&self, reply: &Envelope) {
+        if reply.status != 200 {
+            return;
+        }
+        match reply
+            .body
+            .get("claimed")
+            .and_then(|claimed| claimed.as_bool())
+        {
+            Some(true) => {
+                let outcome = reply.body["status"].as_str().unwrap_or_default().to_owned();
+                self.resolves
+                    .get_or_create(&OutcomeLabels { outcome })
+                    .inc();
+            }
+            Some(false) => {
+                self.losers.inc();
+            }
+            None => {}
+        }
+    }
+
+    pub(crate) fn wait_started(&self) -> InFlight {
+        self.waits.inc();
+        InFlight(self.waits.clone())
+    }
+
+    /// The Prometheus text of every metric, with `pending` as just read.
+    pub(crate) fn render(&self, pending: i64) -> String {
+        self.pending.set(pending);
+        let mut text = String::new();
+        if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
+            text.clear();
+        }
+        text
+    }
+}

@@ -1,0 +1,32 @@
+//! HTTP-1: the synchronous library runs on a bounded blocking pool. A
+//! call first takes a place (the semaphore of `max_calls`), then runs on
+//! tokio's blocking threads; the place is held by the blocking closure
+//! itself, so a client that goes away does not free it before the call
+//! ends, and the bound really bounds the threads.
+
+use crate::domain::core::Core;
+use crate::doors::http::error::HttpError;
+use crate::doors::http::AppState;
+
+impl AppState {
+    /// Runs `body` on the blocking pool. A panic inside it becomes a 500
+    /// with a logged reference: it never crosses into the server.
+    pub(crate) async fn blocking<T: Send + 'static>(
+        &self,
+        body: impl FnOnce(&Core) -> T + Send + 'static,
+    ) -> Result<T, HttpError> {
+        let place = self
+            .calls
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|_| HttpError::ShuttingDown)?;
+        let core = self.core.clone();
+        tokio::task::spawn_blocking(move || {
+            let _place = place;
+            body(&core)
+        })
+        .await
+        .map_err(|error| HttpError::internal(format!("a blocking call failed: {error}")))
+    }
+}
