@@ -44,8 +44,8 @@ mod listing;
 mod resolve;
 mod retention;
 
-// The doors: envelopes, the JSON layer, MCP, the C ABI, the command line,
-// and what the README promises.
+// The doors: envelopes, the JSON layer, MCP, the C ABI, HTTP, the command
+// line, and what the README promises.
 mod cli;
 mod demo;
 mod doors_envelopes;
@@ -55,4 +55,8 @@ mod doors_json;
 mod doors_mcp;
 mod doors_mcp_server;
 mod hostile_input;
+mod http_auth;
+mod http_checks;
+mod http_routes;
+mod http_serve;
 mod readme_examples;

@@ -36,6 +36,7 @@ fn with_path_id(input: &Input, body: bool) -> Result<Value, ValidationError> {
 #[utoipa::path(
     get,
     path = "/api/v1/clarification",
+    operation_id = "list_pending",
     tag = "clarification",
     params(
         ("workspace_id" = Option<String>, Query, description = "Only this workspace's bundles."),
@@ -90,6 +91,7 @@ pub(crate) async fn ask(State(state): State<AppState>, caller: Caller, input: In
 #[utoipa::path(
     get,
     path = "/api/v1/clarification/{pending_id}",
+    operation_id = "get_bundle",
     tag = "clarification",
     params(("pending_id" = String, Path, description = "The bundle.")),
     responses(
@@ -109,6 +111,7 @@ pub(crate) async fn get(State(state): State<AppState>, caller: Caller, input: In
 #[utoipa::path(
     get,
     path = "/api/v1/clarification/{pending_id}/wait",
+    operation_id = "wait_bundle",
     tag = "clarification",
     params(
         ("pending_id" = String, Path, description = "The bundle."),
@@ -137,6 +140,7 @@ pub(crate) async fn wait(State(state): State<AppState>, caller: Caller, input: I
 #[utoipa::path(
     post,
     path = "/api/v1/clarification/{pending_id}/respond",
+    operation_id = "resolve_bundle",
     tag = "clarification",
     params(("pending_id" = String, Path, description = "The bundle.")),
     request_body(content = Object, description = "`{answers, rejected, reject_reason}`.", content_type = "application/json"),
@@ -162,6 +166,7 @@ pub(crate) async fn respond(
 #[utoipa::path(
     post,
     path = "/api/v1/clarification/{pending_id}/cancel",
+    operation_id = "cancel_bundle",
     tag = "clarification",
     params(("pending_id" = String, Path, description = "The bundle.")),
     request_body(content = Option<Object>, description = "None, or `{}`.", content_type = "application/json"),

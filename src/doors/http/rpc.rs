@@ -29,6 +29,7 @@ fn args(input: &Input) -> Result<Value, ValidationError> {
 #[utoipa::path(
     post,
     path = "/api/v1/rpc/{op}",
+    operation_id = "rpc",
     tag = "rpc",
     params(("op" = String, Path, description = "A WIRE-5 operation, e.g. `list_pending`, `resolve_bundle`, `ask`.")),
     request_body(content = Option<Object>, description = "Exactly the operation's WIRE-5 `args` (none means `{}`); no `principal`.", content_type = "application/json"),

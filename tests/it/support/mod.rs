@@ -15,6 +15,7 @@ pub mod outside;
 pub mod principals;
 pub mod requests;
 pub mod rows;
+pub mod server;
 pub mod world;
 
 pub use checks::*;

@@ -1,0 +1,156 @@
+//! HTTP-4, HTTP-8: `clarion serve` and `clarion token` as real processes:
+//! the `listening on` line, tokens made and revoked from the command line,
+//! the refusal to start without tokens, `--open-as` on loopback only, and
+//! a graceful stop on SIGTERM with exit 0.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::server::*;
+use crate::support::*;
+
+fn clarion(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clarion"))
+        .args(args)
+        .env_remove("CLARION_DATABASE_URL")
+        .output()
+        .expect("run clarion")
+}
+
+/// A running `clarion serve` and the base URL it printed.
+struct Served {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// SIGTERM, then the exit status within `within`.
+    fn terminate(&mut self, within: Duration) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(started.elapsed() < within, "clarion serve did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Starts `clarion serve` with `args` and reads its `listening on` line.
+fn serve(url: &str, args: &[&str]) -> Served {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clarion"))
+        .args(["serve", "--database-url", url, "--listen", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("CLARION_DATABASE_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start clarion serve");
+    kill_after(child.id(), Duration::from_secs(120));
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim_end()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("not a listening line: {line:?}"))
+        .to_owned();
+    assert!(
+        base.starts_with("http://127.0.0.1:") && !base.ends_with(":0"),
+        "{base}"
+    );
+    Served { child, base }
+}
+
+dual_backend! {
+    /// HTTP-4, HTTP-8: a token made on the command line serves requests
+    /// until it is revoked there; SIGTERM stops the server with exit 0.
+    fn http_8_serve_with_tokens_from_the_command_line(db) {
+        let session = mirror(db, "a", "alice");
+        ask(db, &session, 1);
+        let added = clarion(&["token", "add", "--as", "user:alice", "--label", "laptop", "--database-url", &db.url]);
+        let stdout = succeeded(added, "clarion token add");
+        let token = stdout.lines().last().unwrap().to_owned();
+        assert!(token.starts_with("clr_") && token.len() >= 47, "{token}");
+        let listed = succeeded(clarion(&["token", "list", "--database-url", &db.url]), "clarion token list");
+        let line = listed.lines().next().unwrap();
+        assert!(line.contains("user:alice") && line.contains("live") && line.contains("laptop"), "{line}");
+        assert!(!listed.contains(&token), "the list shows a token's text");
+        let id = line.split_whitespace().next().unwrap().to_owned();
+
+        let mut served = serve(&db.url, &[]);
+        let listing = send(client().get(served.url("/api/v1/clarification")).bearer_auth(&token));
+        assert_eq!(listing.status, 200, "{}", listing.body);
+        assert_eq!(listing.json()["count"], 1);
+        assert_eq!(send(client().get(served.url("/api/v1/summary"))).status, 401);
+
+        succeeded(clarion(&["token", "revoke", &id[..8], "--database-url", &db.url]), "clarion token revoke");
+        assert_eq!(send(client().get(served.url("/api/v1/summary")).bearer_auth(&token)).status, 401);
+        let unknown = clarion(&["token", "revoke", "ffffffffffff", "--database-url", &db.url]);
+        assert_eq!(unknown.status.code(), Some(3), "{unknown:?}");
+
+        let status = served.terminate(Duration::from_secs(20));
+        assert_eq!(status.code(), Some(0), "{status:?}");
+    }
+
+    /// HTTP-4: no tokens and no `--open-as`: refuse to start; `--open-as`
+    /// only on loopback, where requests without a credential act as it.
+    fn http_4_serve_refuses_without_tokens_and_open_as_binds_loopback_only(db) {
+        let refused = clarion(&["serve", "--database-url", &db.url, "--listen", "127.0.0.1:0"]);
+        assert!(!refused.status.success());
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("no tokens"), "{refused:?}");
+        let wide = clarion(&["serve", "--database-url", &db.url, "--listen", "0.0.0.0:0", "--open-as", "user:alice"]);
+        assert!(!wide.status.success());
+        assert!(String::from_utf8_lossy(&wide.stderr).contains("loopback"), "{wide:?}");
+
+        let session = mirror(db, "a", "alice");
+        let pending = ask(db, &session, 1);
+        let mut served = serve(&db.url, &["--open-as", "user:alice"]);
+        let got = send(client().get(served.url(&format!("/api/v1/clarification/{pending}"))));
+        assert_eq!(got.status, 200, "{}", got.body);
+        // An open server's ambient principal obeys the origin rule.
+        let foreign = send(
+            client()
+                .post(served.url(&format!("/api/v1/clarification/{pending}/cancel")))
+                .header("origin", "http://evil.example"),
+        );
+        assert_eq!(foreign.status, 403);
+        // A given credential must still be valid.
+        assert_eq!(send(client().get(served.url("/api/v1/summary")).bearer_auth("clr_nope")).status, 401);
+        assert_eq!(served.terminate(Duration::from_secs(20)).code(), Some(0));
+    }
+
+    /// HTTP-8: SIGTERM answers an open wait with 503 and exits 0 well
+    /// within the grace period.
+    fn http_8_serve_stops_gracefully_with_open_waits(db) {
+        let session = mirror(db, "a", "alice");
+        let pending = ask(db, &session, 1);
+        let token = db.add_token(&alice(), "").unwrap().token;
+        let mut served = serve(&db.url, &["--grace-period", "5"]);
+        let url = served.url(&format!("/api/v1/clarification/{pending}/wait?timeout_ms=50000"));
+        let waiter = std::thread::spawn(move || send(client().get(url).bearer_auth(token)));
+        std::thread::sleep(Duration::from_millis(700));
+        let started = Instant::now();
+        let status = served.terminate(Duration::from_secs(20));
+        assert_eq!(status.code(), Some(0), "{status:?}");
+        assert!(started.elapsed() < Duration::from_secs(8), "took {:?}", started.elapsed());
+        let reply = waiter.join().unwrap();
+        assert_eq!(reply.text(), r#"503 {"error":"server shutting down"}"#);
+    }
+}

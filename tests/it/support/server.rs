@@ -1,0 +1,187 @@
+//! The HTTP door under test (HTTP-9): a real server on a loopback port,
+//! its own runtime on a thread of its own, and a real client. Tokens for
+//! the usual principals are made through the library.
+
+use std::net::TcpListener;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use clarion::http::{self, Authenticator, HttpOptions, ServeOptions, Shutdown, TokenAuthenticator};
+use clarion::{Clarion, Grant, Principal};
+use reqwest::blocking::{Client, RequestBuilder, Response};
+
+use super::TestDb;
+
+/// A running server; dropping it shuts it down and waits for it.
+pub struct Server {
+    pub base: String,
+    pub shutdown: Shutdown,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.shutdown.begin();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Server {
+    /// The server's address, `127.0.0.1:<port>`.
+    pub fn authority(&self) -> &str {
+        self.base.trim_start_matches("http://")
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// Stops the server and waits until it has stopped.
+    pub fn stop(mut self) {
+        self.shutdown.begin();
+        if let Some(thread) = self.thread.take() {
+            thread.join().expect("the server thread");
+        }
+    }
+}
+
+/// Serves `router` on a fresh loopback port.
+pub fn serve_router(router: axum::Router, shutdown: Shutdown, options: ServeOptions) -> Server {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    listener.set_nonblocking(true).expect("non-blocking");
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let stop = shutdown.clone();
+    let thread = std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .expect("runtime");
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).expect("tokio listener");
+            http::serve(listener, router, stop, options)
+                .await
+                .expect("serve");
+        });
+        runtime.shutdown_timeout(Duration::from_secs(1));
+    });
+    Server {
+        base,
+        shutdown,
+        thread: Some(thread),
+    }
+}
+
+/// The router over `inbox` with `auth` and `options` (its shutdown is the
+/// server's).
+pub fn start_with(inbox: &Clarion, auth: impl Authenticator, options: HttpOptions) -> Server {
+    let shutdown = Shutdown::new();
+    let router = http::router(inbox.clone(), auth, options.shutdown(shutdown.clone()));
+    serve_router(router, shutdown, ServeOptions::new())
+}
+
+/// The router with the built-in token authenticator and default options.
+pub fn start(db: &TestDb) -> Server {
+    start_with(db, TokenAuthenticator::new(db), HttpOptions::new())
+}
+
+/// Bearer tokens for the usual principals.
+pub struct Tokens {
+    pub system: String,
+    pub alice: String,
+    pub bob: String,
+    /// Alice's agent with both grants.
+    pub alice_bot: String,
+    /// Alice's agent with no grant at all.
+    pub alice_bot_none: String,
+}
+
+pub fn tokens(db: &Clarion) -> Tokens {
+    let make = |principal: Principal| db.add_token(&principal, "test").unwrap().token;
+    Tokens {
+        system: make(Principal::System),
+        alice: make(Principal::user("alice")),
+        bob: make(Principal::user("bob")),
+        alice_bot: make(Principal::agent("alice", "bot", Grant::ALL)),
+        alice_bot_none: make(Principal::agent("alice", "bot", [])),
+    }
+}
+
+pub fn client() -> Client {
+    Client::builder()
+        .timeout(Duration::from_secs(90))
+        .build()
+        .expect("client")
+}
+
+/// A reply: status, headers and body text.
+pub struct Reply {
+    pub status: u16,
+    pub headers: reqwest::header::HeaderMap,
+    pub body: String,
+}
+
+impl Reply {
+    pub fn of(response: Response) -> Reply {
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response.text().expect("body");
+        Reply {
+            status,
+            headers,
+            body,
+        }
+    }
+
+    /// `<status> <body>`, as the envelope snapshots write it.
+    pub fn text(&self) -> String {
+        format!("{} {}", self.status, self.body)
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).expect("a JSON body")
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// Sends and reads a reply.
+pub fn send(request: RequestBuilder) -> Reply {
+    Reply::of(request.send().expect("request"))
+}
+
+/// A GET with `token`.
+pub fn get(server: &Server, token: &str, path: &str) -> Reply {
+    send(client().get(server.url(path)).bearer_auth(token))
+}
+
+/// A POST of JSON text with `token`.
+pub fn post(server: &Server, token: &str, path: &str, body: &str) -> Reply {
+    send(
+        client()
+            .post(server.url(path))
+            .bearer_auth(token)
+            .header("content-type", "application/json")
+            .body(body.to_owned()),
+    )
+}
+
+/// `<status> <body>` of a library envelope, for byte comparisons.
+pub fn envelope_text(envelope: clarion::Envelope) -> String {
+    format!("{} {}", envelope.status, envelope.body_text())
+}
+
+/// `<status> <body>` of a library result.
+pub fn result_text<T>(
+    result: clarion::Result<T>,
+    ok: impl FnOnce(&T) -> clarion::Envelope,
+) -> String {
+    envelope_text(match &result {
+        Ok(value) => ok(value),
+        Err(error) => clarion::envelope::error(error),
+    })
+}
