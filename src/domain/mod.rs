@@ -17,6 +17,7 @@ pub(crate) mod core;
 pub(crate) mod delivery;
 #[cfg(feature = "test-hooks")]
 pub(crate) mod fixtures;
+#[cfg(feature = "http")]
 pub(crate) mod health;
 pub(crate) mod lifecycle;
 pub(crate) mod listing;

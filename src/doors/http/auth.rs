@@ -224,12 +224,13 @@ impl TokenAuthenticator {
 
 impl Authenticator for TokenAuthenticator {
     fn authenticate(&self, request: &Parts) -> Authentication {
-        let found = |looked_up: crate::Result<Option<Principal>>, as_cookie: bool| match looked_up {
-            Ok(Some(principal)) if as_cookie => Authentication::Cookie(principal),
-            Ok(Some(principal)) => Authentication::Bearer(principal),
-            Ok(None) => Authentication::Invalid,
-            Err(error) => Authentication::Failed(error.to_string()),
-        };
+        let found =
+            |looked_up: crate::error::Result<Option<Principal>>, as_cookie: bool| match looked_up {
+                Ok(Some(principal)) if as_cookie => Authentication::Cookie(principal),
+                Ok(Some(principal)) => Authentication::Bearer(principal),
+                Ok(None) => Authentication::Invalid,
+                Err(error) => Authentication::Failed(error.to_string()),
+            };
         match bearer(request) {
             Some(Ok(token)) => return found(self.core.token_principal(token), false),
             Some(Err(())) => return Authentication::Invalid,
