@@ -57,6 +57,7 @@ mod doors_mcp_server;
 mod hostile_input;
 mod http_auth;
 mod http_checks;
+mod http_race;
 mod http_routes;
 mod http_serve;
 mod readme_examples;

@@ -34,6 +34,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Router;
 use serde_json::Value;
 use tokio::sync::{watch, Semaphore};
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{
     MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
@@ -410,6 +411,18 @@ pub(crate) fn router(
     let _ = state.openapi.set(document);
     let routes = routes
         .route_layer(middleware::from_fn(mark_route))
+        // No panic crosses into the server: a handler that panics answers
+        // a 500 with a logged reference (REL-6), like any internal error.
+        .route_layer(CatchPanicLayer::custom(
+            |panic: Box<dyn std::any::Any + Send>| {
+                let cause = panic
+                    .downcast_ref::<&str>()
+                    .map(|text| text.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                HttpError::internal(format!("a handler panicked: {cause}")).into_response()
+            },
+        ))
         // HTTP-3: JSON bodies for unknown routes and methods; no
         // trailing-slash redirects (axum makes none).
         .fallback(route_not_found)

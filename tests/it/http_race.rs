@@ -1,0 +1,189 @@
+//! HTTP-9: the seed's race across doors (R3) and a bounded load run, over
+//! real loopback sockets on both backends.
+
+use std::ffi::{CStr, CString};
+use std::sync::{Arc, Barrier};
+use std::time::{Duration, Instant};
+
+use clarion::envelope;
+use clarion::ffi::{clarion_call, clarion_close, clarion_open, clarion_string_free, Handle};
+use clarion::Principal;
+use serde_json::{json, Value};
+
+use crate::support::server::*;
+use crate::support::*;
+
+fn answer_args(pending_id: &str, text: &str) -> Value {
+    json!({
+        "pending_id": pending_id,
+        "answers": [
+            {"question_id": "q1", "selected_options": ["q1_opt1"], "custom_text": text},
+        ],
+    })
+}
+
+/// `(claimed, response)` of one racer.
+type Outcome = (bool, String);
+
+/// Resident memory (kB) and threads of this process, from /proc.
+fn resources() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|value| value.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("Threads:"))
+}
+
+dual_backend! {
+    /// HTTP-9, [seed R3]: the same bundle answered at once over REST, MCP
+    /// and the C ABI: one winner, and every loser gets byte-identical
+    /// answers (the stored response).
+    fn http_9_rest_mcp_and_c_abi_race_for_one_bundle(db) {
+        let session = mirror(db, "race", "alice");
+        let server = start(db);
+        let alice_token = tokens(db).alice;
+        let config = CString::new(json!({"database_url": db.url}).to_string()).unwrap();
+        // The address crosses threads; the handle is made for that (WIRE-5).
+        let abi = unsafe { clarion_open(config.as_ptr()) } as usize;
+        assert_ne!(abi, 0);
+        for round in 0..5 {
+            let pending_id = ask(db, &session, 1);
+            let racers = 12;
+            let start = Arc::new(Barrier::new(racers));
+            let threads: Vec<_> = (0..racers)
+                .map(|n| {
+                    let (handle, start, pending_id) = (db.clarion.clone(), start.clone(), pending_id.clone());
+                    let url = server.url(&format!("/api/v1/clarification/{pending_id}/respond"));
+                    let token = alice_token.clone();
+                    std::thread::spawn(move || -> (Outcome, Option<String>) {
+                        let text = format!("racer {n}");
+                        let client = client();
+                        start.wait();
+                        match n % 3 {
+                            0 => {
+                                let reply = send(
+                                    client
+                                        .post(url)
+                                        .bearer_auth(token)
+                                        .header("content-type", "application/json")
+                                        .body(json!({"answers": answer_args(&pending_id, &text)["answers"]}).to_string()),
+                                );
+                                assert_eq!(reply.status, 200, "{}", reply.body);
+                                let body = reply.json();
+                                let claimed = body["claimed"].as_bool().unwrap();
+                                ((claimed, body["response"].to_string()), (!claimed).then_some(reply.body))
+                            }
+                            1 => {
+                                let result = handle.call_tool(&alice(), "answer_question", &answer_args(&pending_id, &text)).unwrap();
+                                let body = &result["structuredContent"];
+                                ((body["claimed"].as_bool().unwrap(), body["response"].to_string()), None)
+                            }
+                            _ => {
+                                let request = json!({"op": "resolve_bundle", "principal": {"kind": "user", "user_id": "alice"}, "args": answer_args(&pending_id, &text)});
+                                let request = CString::new(request.to_string()).unwrap();
+                                let reply = unsafe { clarion_call(abi as *mut Handle, request.as_ptr()) };
+                                let text = unsafe { CStr::from_ptr(reply) }.to_str().unwrap().to_owned();
+                                unsafe { clarion_string_free(reply) };
+                                let reply: Value = serde_json::from_str(&text).unwrap();
+                                assert_eq!(reply["status"], json!(200), "{text}");
+                                let body = &reply["body"];
+                                let claimed = body["claimed"].as_bool().unwrap();
+                                ((claimed, body["response"].to_string()), (!claimed).then(|| body.to_string()))
+                            }
+                        }
+                    })
+                })
+                .collect();
+            let results: Vec<(Outcome, Option<String>)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+            assert_eq!(results.iter().filter(|((claimed, _), _)| *claimed).count(), 1, "round {round}");
+            let stored = db.get_bundle(&Principal::System, &pending_id).unwrap().response.unwrap();
+            let stored = envelope::response(&stored).to_string();
+            for ((_, response), _) in &results {
+                assert_eq!(response, &stored, "round {round}");
+            }
+            // Every REST and C ABI loser's whole body is the same bytes.
+            let loser_bodies: Vec<&String> = results.iter().filter_map(|(_, body)| body.as_ref()).collect();
+            assert!(loser_bodies.windows(2).all(|pair| pair[0] == pair[1]), "round {round}: {loser_bodies:#?}");
+        }
+        clarion_close(abi as *mut Handle);
+    }
+
+    /// HTTP-9: a bounded load run on loopback: 60 long polls and 10
+    /// answerers for at most 20 s. No 5xx, no lost answer: every poll
+    /// returns the one stored response. Memory and threads are printed.
+    fn http_9_bounded_load_run(db) {
+        let session = mirror(db, "load", "alice");
+        let server = start(db);
+        let token = tokens(db).alice;
+        let bundles: Vec<String> = (0..60).map(|_| ask(db, &session, 1)).collect();
+        let before = resources();
+        let deadline = Instant::now() + Duration::from_secs(20);
+
+        let polls: Vec<_> = bundles
+            .iter()
+            .map(|pending_id| {
+                let url = server.url(&format!("/api/v1/clarification/{pending_id}/wait?timeout_ms=5000"));
+                let token = token.clone();
+                std::thread::spawn(move || -> Result<String, String> {
+                    let client = client();
+                    while Instant::now() < deadline {
+                        let reply = send(client.get(&url).bearer_auth(&token));
+                        match reply.status {
+                            200 => return Ok(reply.json()["response"].to_string()),
+                            504 => continue,
+                            status => return Err(format!("{status} {}", reply.body)),
+                        }
+                    }
+                    Err("no answer before the deadline".into())
+                })
+            })
+            .collect();
+        std::thread::sleep(Duration::from_millis(500));
+        let during = resources();
+        let answerers: Vec<_> = (0..10)
+            .map(|n| {
+                let urls: Vec<String> = bundles
+                    .iter()
+                    .cycle()
+                    .skip(n * 6)
+                    .take(bundles.len())
+                    .map(|id| server.url(&format!("/api/v1/clarification/{id}/respond")))
+                    .collect();
+                let token = token.clone();
+                std::thread::spawn(move || -> Vec<u16> {
+                    let client = client();
+                    urls.iter()
+                        .take_while(|_| Instant::now() < deadline)
+                        .map(|url| {
+                            send(
+                                client
+                                    .post(url)
+                                    .bearer_auth(&token)
+                                    .header("content-type", "application/json")
+                                    .body(format!(r#"{{"answers": [{{"question_id": "q1", "selected_options": ["q1_opt1"], "custom_text": "answerer {n}"}}]}}"#)),
+                            )
+                            .status
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        let statuses: Vec<u16> = answerers.into_iter().flat_map(|t| t.join().unwrap()).collect();
+        assert!(statuses.iter().all(|status| *status == 200), "{statuses:?}");
+        let received: Vec<Result<String, String>> = polls.into_iter().map(|t| t.join().unwrap()).collect();
+        for (pending_id, got) in bundles.iter().zip(&received) {
+            let stored = db.get_bundle(&Principal::System, pending_id).unwrap().response.unwrap();
+            assert_eq!(got.as_deref(), Ok(envelope::response(&stored).to_string().as_str()), "{pending_id}");
+        }
+        let after = resources();
+        println!(
+            "load run: {} answers, rss {} → {} → {} kB, threads {} → {} → {}",
+            statuses.len(), before.0, during.0, after.0, before.1, during.1, after.1
+        );
+    }
+}
