@@ -170,6 +170,14 @@ dual_backend! {
         assert_eq!(other.header("access-control-allow-origin"), None);
     }
 
+    /// HTTP-4: behind TLS (`--secure-cookies`) the cookie is `Secure`.
+    fn http_4_secure_cookies(db) {
+        let server = start_with(db, TokenAuthenticator::new(db), HttpOptions::new().secure_cookies(true));
+        let t = tokens(db);
+        let (_, set) = sign_in(&server, &t.alice);
+        assert!(set.split("; ").any(|a| a == "Secure"), "{set}");
+    }
+
     /// HTTP-1: a host-written authenticator decides who calls; without
     /// sessions, sign-in is a 401.
     fn http_1_host_authenticator(db) {

@@ -211,6 +211,35 @@ dual_backend! {
         assert_eq!(unknown.text(), envelope_text(envelope::error(&Error::NotFound(Entity::Bundle))));
     }
 
+    /// HTTP-5, WAIT-1b: a wait the door cuts short answers `timed_out`
+    /// (or 504) at the cap and leaves the bundle attached; one that ends at
+    /// the caller's own timeout detaches it (WAIT-1), so only its answer
+    /// goes to the outbox.
+    fn wait_1b_a_wait_cut_by_the_door_does_not_detach(db) {
+        let session = mirror(db, "a", "alice");
+        let server = start_with(
+            db,
+            clarion::http::TokenAuthenticator::new(db),
+            clarion::http::HttpOptions::new().wait_cap(Duration::from_millis(300)),
+        );
+        let t = tokens(db);
+        let cut = ask(db, &session, 1);
+        let started = std::time::Instant::now();
+        let reply = post(&server, &t.system, "/api/v1/rpc/wait", &format!(r#"{{"pending_id": "{cut}", "timeout_ms": 20000}}"#));
+        assert_eq!(reply.text(), r#"200 {"outcome":"timed_out","response":null}"#);
+        assert!(started.elapsed() < Duration::from_secs(10), "not cut: {:?}", started.elapsed());
+        let own = ask(db, &session, 1);
+        let reply = post(&server, &t.system, "/api/v1/rpc/wait", &format!(r#"{{"pending_id": "{own}", "timeout_ms": 100}}"#));
+        assert_eq!(reply.text(), r#"200 {"outcome":"timed_out","response":null}"#);
+        // The external wait is cut the same way, by default too.
+        let external = get(&server, &t.alice, &format!("/api/v1/clarification/{cut}/wait"));
+        assert_eq!(external.text(), envelope_text(envelope::error(&Error::TimedOut)));
+
+        db.resolve_bundle(&alice(), &cut, &one_answer("cut")).unwrap();
+        db.resolve_bundle(&alice(), &own, &one_answer("own")).unwrap();
+        assert_eq!(outbox(db), vec![own]);
+    }
+
     /// HTTP-8: once the shutdown begins, an open wait answers 503 at once.
     fn http_8_open_waits_answer_503_on_shutdown(db) {
         let session = mirror(db, "a", "alice");

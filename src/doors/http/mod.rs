@@ -115,6 +115,7 @@ pub struct HttpOptions {
     max_waits: usize,
     secure_cookies: bool,
     shutdown: Shutdown,
+    wait_cap: Duration,
 }
 
 impl Default for HttpOptions {
@@ -125,6 +126,7 @@ impl Default for HttpOptions {
             max_waits: 256,
             secure_cookies: false,
             shutdown: Shutdown::new(),
+            wait_cap: wait::MAX_WAIT,
         }
     }
 }
@@ -175,6 +177,13 @@ impl HttpOptions {
     /// [`serve`].
     pub fn shutdown(mut self, shutdown: Shutdown) -> Self {
         self.shutdown = shutdown;
+        self
+    }
+
+    /// Cuts every wait at `cap` instead of HTTP-5's 55 s (never longer):
+    /// for proxies with shorter read timeouts, and for tests.
+    pub fn wait_cap(mut self, cap: Duration) -> Self {
+        self.wait_cap = cap.min(wait::MAX_WAIT);
         self
     }
 

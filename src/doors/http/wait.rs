@@ -31,15 +31,15 @@ pub const MAX_WAIT: Duration = Duration::from_millis(55_000);
 
 /// `{pending_id, timeout_ms}`, checked as the JSON door checks them
 /// (WIRE-5); returns the id and the timeout the caller asked for (WAIT-1's
-/// cap applied, not yet HTTP-5's).
-fn arguments(args: &Value) -> Result<(String, Duration), ValidationError> {
+/// cap applied, not yet HTTP-5's; the default never beyond the door's cap).
+fn arguments(args: &Value, cap: Duration) -> Result<(String, Duration), ValidationError> {
     let no_args = Value::Object(Default::default());
     let args = if args.is_null() { &no_args } else { args };
     let fields = Fields::top(args, "args")?;
     fields.only(&["pending_id", "timeout_ms"])?;
     let pending_id = fields.id("pending_id")?.to_owned();
     let asked = match fields.integer("timeout_ms")? {
-        None => DEFAULT_WAIT,
+        None => DEFAULT_WAIT.min(cap),
         Some(ms) if ms < 0 => {
             return Err(ValidationError::new("timeout_ms", "must not be negative"))
         }
@@ -50,6 +50,7 @@ fn arguments(args: &Value) -> Result<(String, Duration), ValidationError> {
 
 /// The capability, then the arguments (WIRE-5's order).
 fn admitted(
+    state: &AppState,
     principal: &Principal,
     operation: Operation,
     args: Result<Value, ValidationError>,
@@ -57,7 +58,7 @@ fn admitted(
     if !has_capability(principal, operation) {
         return Err(envelope::error(&Error::CapabilityDenied));
     }
-    args.and_then(|args| arguments(&args))
+    args.and_then(|args| arguments(&args, state.options.wait_cap))
         .map_err(|error| envelope::error(&Error::Validation(error)))
 }
 
@@ -99,11 +100,11 @@ pub(crate) async fn wait_bundle(
     principal: &Principal,
     args: Result<Value, ValidationError>,
 ) -> Envelope {
-    let (pending_id, asked) = match admitted(principal, Operation::WaitBundle, args) {
+    let (pending_id, asked) = match admitted(state, principal, Operation::WaitBundle, args) {
         Ok(admitted) => admitted,
         Err(refused) => return refused,
     };
-    let timeout = asked.min(MAX_WAIT);
+    let timeout = asked.min(state.options.wait_cap);
     let core = state.core.clone();
     let principal = principal.clone();
     blocking_wait(
@@ -133,12 +134,12 @@ pub(crate) async fn wait(
     principal: &Principal,
     args: Result<Value, ValidationError>,
 ) -> Envelope {
-    let (pending_id, asked) = match admitted(principal, Operation::Wait, args) {
+    let (pending_id, asked) = match admitted(state, principal, Operation::Wait, args) {
         Ok(admitted) => admitted,
         Err(refused) => return refused,
     };
-    let timeout = asked.min(MAX_WAIT);
-    let cut = asked > MAX_WAIT;
+    let timeout = asked.min(state.options.wait_cap);
+    let cut = asked > timeout;
     let core = state.core.clone();
     blocking_wait(
         state,
