@@ -61,6 +61,7 @@ dual_backend! {
         assert_eq!(not_allowed.text(), NOT_ALLOWED);
         assert_eq!(not_allowed.header("content-type"), Some("application/json"));
         assert_eq!(not_allowed.header("cache-control"), Some("no-store"));
+        assert_eq!(not_allowed.header("allow"), Some("POST"));
         // No trailing-slash redirects.
         let slash = get(&server, &t.alice, "/api/v1/summary/");
         assert_eq!(slash.text(), NOT_FOUND);

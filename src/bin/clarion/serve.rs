@@ -154,8 +154,26 @@ fn address(listen: &str) -> Result<SocketAddr, String> {
         .ok_or_else(|| format!("--listen {listen:?} names no address"))
 }
 
+/// Logs to stderr, filtered by `RUST_LOG` as `tracing-subscriber`'s
+/// `Targets` read it (`info`, `warn,tower_http=debug`, …); warnings and
+/// errors by default. Each request's span carries its request id (HTTP-7).
+fn log_to_stderr() {
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = std::env::var("RUST_LOG")
+        .ok()
+        .and_then(|text| text.parse::<Targets>().ok())
+        .unwrap_or_else(|| Targets::new().with_default(tracing::Level::WARN));
+    let _ = tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(filter)
+        .try_init();
+}
+
 /// Runs `clarion serve` until SIGINT or SIGTERM.
 pub fn serve(args: ServeArgs) -> Result<(), String> {
+    log_to_stderr();
     let inbox = open(&args.database_url)?;
     let address = address(&args.listen)?;
     // HTTP-4: a server nobody can sign in to is a mistake, unless it is
