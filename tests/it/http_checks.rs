@@ -168,6 +168,58 @@ dual_backend! {
         assert_eq!(denied.text(), envelope_text(envelope::error(&Error::CapabilityDenied)));
     }
 
+    /// HTTP-3, HTTP-4, HTTP-8: the door's own refusals, byte for byte,
+    /// pinned like every other envelope (status, body, and the headers
+    /// every API response carries).
+    fn http_3_refusals_are_pinned(db) {
+        let server = start(db);
+        let t = tokens(db);
+        let (cookie, _) = {
+            let reply = send(client().post(server.url("/api/v1/session")).header("content-type", "application/json").body(format!(r#"{{"token": "{}"}}"#, t.alice)));
+            (reply.header("set-cookie").unwrap().split(';').next().unwrap().to_owned(), ())
+        };
+        let replies = [
+            ("route_not_found", send(client().get(server.url("/nope")))),
+            ("method_not_allowed", send(client().put(server.url("/api/v1/summary")))),
+            ("authentication_required", send(client().get(server.url("/api/v1/summary")))),
+            ("cross_site_refused", send(client().post(server.url("/api/v1/rpc/summary")).header("cookie", cookie.as_str()).header("origin", "http://evil.example"))),
+            ("body_too_large", post(&server, &t.alice, "/api/v1/rpc/summary", &big_body())),
+            ("content_type", send(client().post(server.url("/api/v1/rpc/summary")).bearer_auth(&t.alice).body("{}"))),
+            ("unknown_query_parameter", get(&server, &t.alice, "/api/v1/summary?x=1")),
+            ("principal_in_rpc_body", post(&server, &t.alice, "/api/v1/rpc/summary", r#"{"principal": {"kind": "system"}}"#)),
+        ];
+        // Once the shutdown began the listener is closed, so the router
+        // itself answers a request that arrives on an open connection.
+        let shutdown = {
+            use tower::ServiceExt;
+            let stop = Shutdown::new();
+            let router = http::router(db.clarion.clone(), TokenAuthenticator::new(db), HttpOptions::new().shutdown(stop.clone()));
+            stop.begin();
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(async {
+                let request = axum::http::Request::get("/api/v1/summary").body(axum::body::Body::empty()).unwrap();
+                let response = router.oneshot(request).await.unwrap();
+                let status = response.status().as_u16();
+                let headers = response.headers().clone();
+                let body = http_body_util::BodyExt::collect(response.into_body()).await.unwrap().to_bytes();
+                Reply { status, headers, body: String::from_utf8(body.to_vec()).unwrap() }
+            })
+        };
+        let mut settings = snapshot_settings();
+        settings.set_omit_expression(true);
+        settings.bind(|| {
+            for (name, reply) in replies.iter().chain([("server_shutting_down", shutdown)].iter()) {
+                let headers = format!(
+                    "content-type: {}; cache-control: {}; www-authenticate: {}",
+                    reply.header("content-type").unwrap_or("-"),
+                    reply.header("cache-control").unwrap_or("-"),
+                    reply.header("www-authenticate").unwrap_or("-"),
+                );
+                insta::assert_snapshot!(format!("http_refusal_{name}"), format!("{}\n{headers}", reply.text()));
+            }
+        });
+    }
+
     /// HTTP-9: a client that never finishes its headers is disconnected
     /// after the header-read timeout.
     fn http_9_slow_client_is_disconnected(db) {
