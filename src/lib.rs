@@ -55,6 +55,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use domain::ask::{AskRequest, Asked, OptionSpec, QuestionSpec};
+pub use domain::events::{Event, EventPage};
 pub use domain::lifecycle::SessionUpsert;
 pub use domain::listing::{
     Cursor, ListPage, ListRequest, PendingAction, Summary, TaskPendingActions,
@@ -283,6 +284,7 @@ impl Builder {
                 dispatch,
                 heartbeat: Heartbeat::new(handle_id, self.attachment_lease, clock, pool),
                 closed: Default::default(),
+                event_signal: Default::default(),
             }),
         })
     }
@@ -488,9 +490,48 @@ impl Clarion {
     /// REL-8: deletes, in batches, bundles that stopped being active more
     /// than `older_than` ago — resolved and acknowledged, expired, or
     /// superseded — with their rows; never an active bundle or an
-    /// undelivered resolution. Returns how many bundles it deleted.
+    /// undelivered resolution. Events appended more than `older_than` ago
+    /// go too, and the highest position deleted is kept (EVT-3). Returns
+    /// how many bundles it deleted.
     pub fn prune(&self, older_than: Duration) -> Result<u64> {
         self.core.prune(older_than)
+    }
+
+    /// EVT-2: the events after position `after` (`""`: from the oldest
+    /// kept) that `principal` may see now, oldest first. At most `limit`
+    /// events are examined (default 100, clamped at 1,000); `next` is the
+    /// last one examined, visible or not, so a reader that sees none of
+    /// them still advances. `reset` says events after `after` were pruned
+    /// (EVT-3): list again.
+    pub fn events_after(
+        &self,
+        principal: &Principal,
+        after: &str,
+        limit: Option<i64>,
+    ) -> Result<EventPage> {
+        self.core.events_after(principal, after, limit)
+    }
+
+    /// HTTP-6: the position of the newest event a reader could read now
+    /// (`""` for an empty log): where a live stream with no position of
+    /// its own starts.
+    pub fn events_head(&self, principal: &Principal) -> Result<String> {
+        self.core.events_head(principal)
+    }
+
+    /// HTTP-6: calls `wake` whenever events may have been appended — by
+    /// this handle, after its commit, or by another handle or process, as
+    /// this handle's watcher hears it (WAIT-3a). `wake` runs on the thread
+    /// that noticed and must return at once (signal a channel, a condvar,
+    /// an async notifier); the reader then reads with
+    /// [`Clarion::events_after`] from its own position. Dropping the
+    /// returned subscription stops the calls.
+    pub fn subscribe_events(&self, wake: impl Fn() + Send + Sync + 'static) -> EventSubscription {
+        let id = self.core.event_signal.subscribe(Arc::new(wake));
+        EventSubscription {
+            signal: self.core.event_signal.clone(),
+            id,
+        }
     }
 
     // ---- the doors ----
@@ -640,3 +681,22 @@ pub mod test_hooks {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// A subscription of [`Clarion::subscribe_events`]; dropping it ends the
+/// calls.
+pub struct EventSubscription {
+    signal: Arc<domain::events::EventSignal>,
+    id: u64,
+}
+
+impl std::fmt::Debug for EventSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventSubscription").field("id", &self.id).finish()
+    }
+}
+
+impl Drop for EventSubscription {
+    fn drop(&mut self) {
+        self.signal.unsubscribe(self.id);
+    }
+}

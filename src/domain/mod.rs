@@ -15,6 +15,7 @@ pub(crate) mod change;
 pub(crate) mod claim;
 pub(crate) mod core;
 pub(crate) mod delivery;
+pub(crate) mod events;
 #[cfg(feature = "test-hooks")]
 pub(crate) mod fixtures;
 pub(crate) mod lifecycle;
@@ -24,3 +25,4 @@ pub(crate) mod resolve;
 pub(crate) mod retention;
 #[cfg(feature = "test-hooks")]
 pub mod sql_catalog;
+pub(crate) mod wire;

@@ -47,6 +47,29 @@ diesel::table! {
 }
 
 diesel::table! {
+    event_horizon (id) {
+        id -> Integer,
+        pruned_txid -> BigInt,
+        pruned_seq -> BigInt,
+    }
+}
+
+diesel::table! {
+    events (seq) {
+        seq -> BigInt,
+        txid -> BigInt,
+        event_type -> Text,
+        at -> BigInt,
+        pending_id -> Text,
+        task_id -> Text,
+        workspace_id -> Text,
+        task_exists -> Bool,
+        kind -> Text,
+        data -> Text,
+    }
+}
+
+diesel::table! {
     handles (id) {
         id -> Text,
         alive_until -> BigInt,
@@ -95,6 +118,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     attachments,
     bundle_questions,
     bundles,
+    event_horizon,
+    events,
     handles,
     sessions,
     tasks,

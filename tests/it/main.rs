@@ -39,6 +39,7 @@ mod delivery_lease;
 mod delivery_processes;
 mod delivery_push;
 mod delivery_waiting;
+mod events;
 mod lifecycle;
 mod listing;
 mod resolve;
