@@ -685,7 +685,7 @@ pub struct ReadmeDoctests;
 /// A subscription of [`Clarion::subscribe_events`]; dropping it ends the
 /// calls.
 pub struct EventSubscription {
-    signal: Arc<domain::events::EventSignal>,
+    signal: Arc<domain::events::signal::EventSignal>,
     id: u64,
 }
 

@@ -11,7 +11,7 @@ use crate::domain::delivery::dispatch::DispatchWorker;
 use crate::domain::delivery::heartbeat::Heartbeat;
 use crate::domain::delivery::waiters::Waiters;
 use crate::domain::delivery::watch::Watch;
-use crate::domain::events::EventSignal;
+use crate::domain::events::signal::EventSignal;
 use crate::error::{Error, Result};
 use crate::store::failpoints::Failpoints;
 use crate::store::watch::Announcer;

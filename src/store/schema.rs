@@ -48,7 +48,7 @@ diesel::table! {
 
 diesel::table! {
     event_horizon (id) {
-        id -> Integer,
+        id -> BigInt,
         pruned_txid -> BigInt,
         pruned_seq -> BigInt,
     }

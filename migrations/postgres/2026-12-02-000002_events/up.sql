@@ -23,7 +23,7 @@ CREATE TABLE events (
 CREATE UNIQUE INDEX events_by_position ON events (txid, seq);
 -- EVT-3: the highest position `prune` deleted; one row.
 CREATE TABLE event_horizon (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
+    id BIGINT PRIMARY KEY CHECK (id = 1),
     pruned_txid BIGINT NOT NULL,
     pruned_seq BIGINT NOT NULL
 );

@@ -6,7 +6,7 @@
 -- applied to it when read); `task_exists` is false when the bundle had no
 -- task (AUTH-4), and then only `system` reads the event.
 CREATE TABLE events (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    seq INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
     txid BIGINT NOT NULL DEFAULT 0,
     event_type TEXT NOT NULL,
     at BIGINT NOT NULL,
@@ -20,7 +20,7 @@ CREATE TABLE events (
 CREATE UNIQUE INDEX events_by_position ON events (txid, seq);
 -- EVT-3: the highest position `prune` deleted; one row.
 CREATE TABLE event_horizon (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
+    id INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
     pruned_txid BIGINT NOT NULL,
     pruned_seq BIGINT NOT NULL
 );

@@ -12,9 +12,9 @@
 //! transaction that could still commit an event has a larger id — and
 //! writers share no lock.
 
+pub(crate) mod signal;
+
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 
 use diesel::dsl::max;
 use diesel::expression::IntoSql;
@@ -30,7 +30,7 @@ use crate::error::{Result, ValidationError};
 use crate::rules::capability::{admit, Operation};
 use crate::rules::limits::event_page_size;
 use crate::rules::principal::Principal;
-use crate::rules::visibility::{event_subject, event_visible};
+use crate::rules::visibility::{event_subject, event_visible, Scope};
 use crate::rules::vocabulary::{BundleStatus, CloseReason, EventType};
 use crate::store::schema::{bundles, event_horizon, events};
 use crate::store::{AnyConnection, Timestamp};
@@ -38,7 +38,7 @@ use crate::store::{AnyConnection, Timestamp};
 /// Where an event stands in the log (EVT-1a): ordered by the writing
 /// transaction, then by the sequence number. Shown as an opaque string.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub(crate) struct Position {
+pub struct Position {
     txid: i64,
     seq: i64,
 }
@@ -103,45 +103,6 @@ pub struct EventPage {
     pub reset: bool,
 }
 
-/// HTTP-6: wakes this handle's event readers when events may have been
-/// appended — by this handle after a commit, or by others as the handle's
-/// watcher hears (WAIT-3a). A reader never trusts it: it reads the log
-/// from its position again. The callbacks run on the committing (or
-/// watching) thread, so they must only signal (never block).
-#[derive(Default)]
-pub(crate) struct EventSignal {
-    next_id: AtomicU64,
-    readers: Mutex<Vec<(u64, Wake)>>,
-}
-
-/// What an event reader is called with when it should read again.
-pub(crate) type Wake = Arc<dyn Fn() + Send + Sync>;
-
-impl EventSignal {
-    pub(crate) fn subscribe(&self, wake: Wake) -> u64 {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        self.lock().push((id, wake));
-        id
-    }
-
-    pub(crate) fn unsubscribe(&self, id: u64) {
-        self.lock().retain(|(reader, _)| *reader != id);
-    }
-
-    pub(crate) fn has_readers(&self) -> bool {
-        !self.lock().is_empty()
-    }
-
-    pub(crate) fn notify(&self) {
-        let readers: Vec<Wake> = self.lock().iter().map(|(_, wake)| wake.clone()).collect();
-        readers.iter().for_each(|wake| wake());
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, Wake)>> {
-        self.readers.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
-
 type EventRow = (i64, i64, String, i64, String, String, String, bool);
 
 impl Changes {
@@ -200,17 +161,9 @@ fn append(
     pending_ids: &[&str],
     data: &str,
 ) -> Result<()> {
-    let word: &str = event_type.as_str();
-    let subjects = bundles::table
-        .filter(bundles::pending_id.eq_any(pending_ids))
-        .select((
-            word.into_sql::<Text>(),
-            at.as_micros().into_sql::<BigInt>(),
-            event_subject(),
-            data.into_sql::<Text>(),
-        ));
+    let rows = event_rows_query(event_type.as_str(), at.as_micros(), pending_ids, data);
     diesel::insert_into(events::table)
-        .values(subjects)
+        .values(rows)
         .into_columns((
             events::event_type,
             events::at,
@@ -225,6 +178,51 @@ fn append(
         ))
         .execute(conn)?;
     Ok(())
+}
+
+/// EVT-1: the rows of one event per bundle in `pending_ids`: the event's
+/// type, time and data beside its subject, read from the bundle's row.
+/// [`append`] inserts them in one statement.
+#[diesel::dsl::auto_type]
+pub fn event_rows_query<'a>(
+    word: &'a str,
+    at: i64,
+    pending_ids: &'a [&'a str],
+    data: &'a str,
+) -> _ {
+    bundles::table
+        .filter(bundles::pending_id.eq_any(pending_ids))
+        .select((
+            word.into_sql::<Text>(),
+            at.into_sql::<BigInt>(),
+            event_subject(),
+            data.into_sql::<Text>(),
+        ))
+}
+
+/// EVT-2: up to `limit` events after `start` and below transaction
+/// `below` (EVT-1a), in position order, each with whether `scope` may see
+/// it now. Walks `events_by_position` from `start`.
+#[diesel::dsl::auto_type]
+pub fn events_page_query<'a>(scope: &'a Scope, start: Position, below: i64, limit: i64) -> _ {
+    let visible: event_visible<'a> = event_visible(scope);
+    let (txid, seq): (i64, i64) = (start.txid, start.seq);
+    events::table
+        .filter(events::txid.ge(txid))
+        .filter(events::txid.gt(txid).or(events::seq.gt(seq)))
+        .filter(events::txid.lt(below))
+        .order((events::txid, events::seq))
+        .limit(limit)
+        .select((
+            events::txid,
+            events::seq,
+            events::event_type,
+            events::at,
+            events::pending_id,
+            events::task_id,
+            events::data,
+            visible,
+        ))
 }
 
 /// EVT-1a: every event of a transaction with a smaller id than this has
@@ -265,23 +263,7 @@ impl Core {
         let start = after.unwrap_or_default();
         let (rows, pruned) = self.read(|conn| {
             let below = readable_below(conn)?;
-            let rows: Vec<EventRow> = events::table
-                .filter(events::txid.ge(start.txid))
-                .filter(events::txid.gt(start.txid).or(events::seq.gt(start.seq)))
-                .filter(events::txid.lt(below))
-                .order((events::txid, events::seq))
-                .limit(limit)
-                .select((
-                    events::txid,
-                    events::seq,
-                    events::event_type,
-                    events::at,
-                    events::pending_id,
-                    events::task_id,
-                    events::data,
-                    event_visible(&scope),
-                ))
-                .load(conn)?;
+            let rows: Vec<EventRow> = events_page_query(&scope, start, below, limit).load(conn)?;
             // Read after the events: a prune that commits in between makes
             // this a (harmless) reset, never a silent gap.
             Ok((rows, horizon(conn)?))
