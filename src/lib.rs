@@ -258,6 +258,7 @@ impl Builder {
         };
         let handle_id = UuidV7Ids.new_id(IdKind::Bundle);
         let waiters = Arc::new(Waiters::default());
+        let event_signal: Arc<domain::events::signal::EventSignal> = Arc::default();
         let watch = Watch::new(
             WatchSettings {
                 target: watched,
@@ -267,6 +268,7 @@ impl Builder {
                 busy_timeout: self.busy_timeout,
             },
             waiters.clone(),
+            event_signal.clone(),
             pool.clone(),
         );
         Ok(Clarion {
@@ -284,7 +286,7 @@ impl Builder {
                 dispatch,
                 heartbeat: Heartbeat::new(handle_id, self.attachment_lease, clock, pool),
                 closed: Default::default(),
-                event_signal: Default::default(),
+                event_signal,
             }),
         })
     }
@@ -528,6 +530,8 @@ impl Clarion {
     /// returned subscription stops the calls.
     pub fn subscribe_events(&self, wake: impl Fn() + Send + Sync + 'static) -> EventSubscription {
         let id = self.core.event_signal.subscribe(Arc::new(wake));
+        // Other processes' events reach this handle through its watcher.
+        self.core.watch.ensure_running();
         EventSubscription {
             signal: self.core.event_signal.clone(),
             id,
