@@ -55,6 +55,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use domain::ask::{AskRequest, Asked, OptionSpec, QuestionSpec};
+pub use domain::events::signal::EventSubscription;
 pub use domain::events::{Event, EventPage};
 pub use domain::lifecycle::SessionUpsert;
 pub use domain::listing::{
@@ -529,13 +530,7 @@ impl Clarion {
     /// [`Clarion::events_after`] from its own position. Dropping the
     /// returned subscription stops the calls.
     pub fn subscribe_events(&self, wake: impl Fn() + Send + Sync + 'static) -> EventSubscription {
-        let id = self.core.event_signal.subscribe(Arc::new(wake));
-        // Other processes' events reach this handle through its watcher.
-        self.core.watch.ensure_running();
-        EventSubscription {
-            signal: self.core.event_signal.clone(),
-            id,
-        }
+        self.core.subscribe_events(Arc::new(wake))
     }
 
     // ---- the doors ----
@@ -685,22 +680,3 @@ pub mod test_hooks {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
-
-/// A subscription of [`Clarion::subscribe_events`]; dropping it ends the
-/// calls.
-pub struct EventSubscription {
-    signal: Arc<domain::events::signal::EventSignal>,
-    id: u64,
-}
-
-impl std::fmt::Debug for EventSubscription {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventSubscription").field("id", &self.id).finish()
-    }
-}
-
-impl Drop for EventSubscription {
-    fn drop(&mut self) {
-        self.signal.unsubscribe(self.id);
-    }
-}

@@ -137,9 +137,7 @@ impl Core {
     ) -> Result<(T, Changes)> {
         let mut changes = Changes::default();
         let value = conn.run(|conn| {
-            write_transaction::<T, crate::error::Error>(conn, |conn| {
-                body(conn, &mut changes)
-            })
+            write_transaction::<T, crate::error::Error>(conn, |conn| body(conn, &mut changes))
         })?;
         Ok((value, changes))
     }

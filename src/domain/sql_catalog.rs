@@ -233,7 +233,8 @@ macro_rules! catalog {
             Rendered {
                 name: "closed_on_task_delete",
                 sql: layout(
-                    debug_query::<$backend, _>(&lifecycle::active_bundles_of_task(TASK)).to_string(),
+                    debug_query::<$backend, _>(&lifecycle::active_bundles_of_task(TASK))
+                        .to_string(),
                 ),
             },
             Rendered {

@@ -8,11 +8,11 @@ use serde_json::{json, Value};
 
 use crate::domain::ask::Asked;
 use crate::domain::events::{Event, EventPage};
-use crate::domain::wire;
 use crate::domain::listing::{Cursor, ListPage, PendingAction, Summary, TaskPendingActions};
 use crate::domain::model::{
     BundleDetail, BundleView, Delivery, QuestionView, Resolved, Response, WaitOutcome,
 };
+use crate::domain::wire;
 use crate::error::{Error, ErrorCode};
 use crate::rules::capability::Authorization;
 

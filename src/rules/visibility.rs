@@ -117,15 +117,17 @@ fn task_owner_key() -> _ {
 #[diesel::dsl::auto_type]
 fn owner_key_of_workspace<W>(workspace_id: W) -> _
 where
-    W: diesel::Column<SqlType = Text> + Copy + Default + diesel::expression::ValidGrouping<(), IsAggregate = diesel::expression::is_aggregate::No>,
+    W: diesel::Column<SqlType = Text>
+        + Copy
+        + Default
+        + diesel::expression::ValidGrouping<(), IsAggregate = diesel::expression::is_aggregate::No>,
 {
     let empty: &'static str = "";
     let owner = workspaces::table
         .filter(workspaces::id.eq(workspace_id))
         .select(workspaces::owner_id)
         .single_value();
-    case_when(workspace_id.eq(empty), empty.into_sql::<Text>())
-        .otherwise(coalesce(owner, empty))
+    case_when(workspace_id.eq(empty), empty.into_sql::<Text>()).otherwise(coalesce(owner, empty))
 }
 
 /// OPS-3a: the owner key of the task with this id, NULL when no such task

@@ -55,7 +55,10 @@ pub fn wait_until_readable(db: &TestDb) {
         if behind == 0 {
             return;
         }
-        assert!(started.elapsed() < Duration::from_secs(30), "events stayed unreadable");
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "events stayed unreadable"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }

@@ -14,6 +14,8 @@
 
 pub(crate) mod signal;
 
+use signal::{EventSubscription, Wake};
+
 use std::fmt;
 
 use diesel::dsl::max;
@@ -57,9 +59,9 @@ impl Position {
                 .zip(number(seq))
                 .map(|(txid, seq)| Position { txid, seq }),
         };
-        parsed
-            .map(Some)
-            .ok_or_else(|| ValidationError::new("after", format!("not an event position: {text:?}")))
+        parsed.map(Some).ok_or_else(|| {
+            ValidationError::new("after", format!("not an event position: {text:?}"))
+        })
     }
 }
 
@@ -108,10 +110,21 @@ type EventRow = (i64, i64, String, i64, String, String, String, bool);
 impl Changes {
     /// EVT-1: `bundle.asked` for a bundle this transaction created; its
     /// `data` is the LIST-6 element as asked.
-    pub(crate) fn append_asked(&mut self, conn: &mut AnyConnection, view: &BundleView, at: Timestamp) -> Result<()> {
+    pub(crate) fn append_asked(
+        &mut self,
+        conn: &mut AnyConnection,
+        view: &BundleView,
+        at: Timestamp,
+    ) -> Result<()> {
         let data = wire::bundle(view).to_string();
         self.appended_events = true;
-        append(conn, EventType::Asked, at, &[view.pending_id.as_str()], &data)
+        append(
+            conn,
+            EventType::Asked,
+            at,
+            &[view.pending_id.as_str()],
+            &data,
+        )
     }
 
     /// EVT-1: `bundle.resolved` for the claim's winner (answered, rejected
@@ -125,7 +138,13 @@ impl Changes {
     ) -> Result<()> {
         let data = json!({"status": status.as_str(), "response": wire::response(response)});
         self.appended_events = true;
-        append(conn, EventType::Resolved, at, &[response.pending_id.as_str()], &data.to_string())
+        append(
+            conn,
+            EventType::Resolved,
+            at,
+            &[response.pending_id.as_str()],
+            &data.to_string(),
+        )
     }
 
     /// EVT-1: `bundle.closed` for bundles that are active at this moment
@@ -270,25 +289,39 @@ impl Core {
         })?;
         let next = rows
             .last()
-            .map(|row| Position { txid: row.0, seq: row.1 })
+            .map(|row| Position {
+                txid: row.0,
+                seq: row.1,
+            })
             .or(after);
         let events = rows
             .into_iter()
             .filter(|row| row.7)
-            .map(|(txid, seq, event_type, at, pending_id, task_id, data, _)| Event {
-                position: Position { txid, seq }.to_string(),
-                event_type,
-                at: Timestamp::from_micros(at),
-                pending_id,
-                task_id,
-                data: serde_json::from_str(&data).unwrap_or(Value::String(data)),
-            })
+            .map(
+                |(txid, seq, event_type, at, pending_id, task_id, data, _)| Event {
+                    position: Position { txid, seq }.to_string(),
+                    event_type,
+                    at: Timestamp::from_micros(at),
+                    pending_id,
+                    task_id,
+                    data: serde_json::from_str(&data).unwrap_or(Value::String(data)),
+                },
+            )
             .collect();
         Ok(EventPage {
             events,
             next: next.map(|next| next.to_string()).unwrap_or_default(),
             reset: after.is_some_and(|after| after < pruned),
         })
+    }
+
+    /// HTTP-6: `wake` is called whenever events may have been appended;
+    /// other processes' events reach this handle through its watcher,
+    /// which runs while anyone subscribes.
+    pub(crate) fn subscribe_events(&self, wake: Wake) -> EventSubscription {
+        let subscription = EventSubscription::new(&self.event_signal, wake);
+        self.watch.ensure_running();
+        subscription
     }
 
     /// HTTP-6: the position of the newest readable event (`""` when the

@@ -19,13 +19,13 @@ pub(crate) struct EventSignal {
 pub(crate) type Wake = Arc<dyn Fn() + Send + Sync>;
 
 impl EventSignal {
-    pub(crate) fn subscribe(&self, wake: Wake) -> u64 {
+    fn subscribe(&self, wake: Wake) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.lock().push((id, wake));
         id
     }
 
-    pub(crate) fn unsubscribe(&self, id: u64) {
+    fn unsubscribe(&self, id: u64) {
         self.lock().retain(|(reader, _)| *reader != id);
     }
 
@@ -40,5 +40,35 @@ impl EventSignal {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<(u64, Wake)>> {
         self.readers.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A subscription of `Clarion::subscribe_events`; dropping it ends the
+/// calls.
+pub struct EventSubscription {
+    signal: Arc<EventSignal>,
+    id: u64,
+}
+
+impl EventSubscription {
+    pub(crate) fn new(signal: &Arc<EventSignal>, wake: Wake) -> EventSubscription {
+        EventSubscription {
+            signal: signal.clone(),
+            id: signal.subscribe(wake),
+        }
+    }
+}
+
+impl std::fmt::Debug for EventSubscription {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventSubscription")
+            .field("id", &self.id)
+            .finish()
+    }
+}
+
+impl Drop for EventSubscription {
+    fn drop(&mut self) {
+        self.signal.unsubscribe(self.id);
     }
 }
