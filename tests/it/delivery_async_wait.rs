@@ -396,7 +396,7 @@ dual_backend! {
         // DEL-3: the later answer is an outbox entry.
         let resolved = db.resolve_bundle(&alice(), &id, &one_answer("late")).unwrap();
         assert!(resolved.claimed);
-        assert_eq!(outbox(db), [id.clone()]);
+        assert_eq!(outbox(db), std::slice::from_ref(&id));
 
         // WAIT-1: waiting again attaches again and receives it (WAIT-2).
         let again = match h.begin_wait(&id, || {}).unwrap().check().unwrap() {
