@@ -14,6 +14,7 @@ use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
+use clarion::test_hooks::{points, FailAction, Gate};
 use clarion::{
     envelope, BundleStatus, Checked, Clarion, Entity, Error, PendingWait, Principal, Resolved,
     Synchronous, WaitOutcome,
@@ -202,6 +203,59 @@ fn answer_from_another_process(url: &str, pending_id: &str, text: &str) {
     );
 }
 
+/// Begins an agent-side wait (poll interval one minute), runs its first
+/// check on a thread of its own (an async caller's blocking pool) and
+/// stops that check right after its read found the bundle open, runs
+/// `event`, lets the check return, and then expects the callback: the
+/// event landed after the read, so it must call back (WAIT-3). Returns the
+/// outcome of the check the callback asked for. Deterministic: a gate, not
+/// a sleep, orders the two threads.
+fn async_event_in_the_gap(
+    db: &TestDb,
+    name: &str,
+    event: impl FnOnce(&Clarion, &str, &str),
+) -> clarion::Result<WaitOutcome> {
+    let handle = quiet_handle(db);
+    let session = mirror(&handle, name, "alice");
+    let pending_id = ask(&handle, &session, 1);
+    let (wakes, woken) = mpsc::channel();
+    let pending = handle
+        .begin_wait(&pending_id, move || {
+            let _ = wakes.send(());
+        })
+        .unwrap();
+    let gate = Gate::new();
+    handle.arm_failpoint(points::WAIT_BEFORE_SLEEP, FailAction::Block(gate.clone()));
+    let checking = std::thread::spawn(move || pending.check());
+    assert!(
+        gate.wait_arrival(PROMPT),
+        "the check never finished its read"
+    );
+    handle.disarm_failpoint(points::WAIT_BEFORE_SLEEP);
+    event(&handle, &session, &pending_id);
+    gate.open();
+    let pending = expect_waiting(checking.join().unwrap());
+    woken
+        .recv_timeout(PROMPT)
+        .expect("an event after the read calls back: no lost wake-up");
+    match pending.check()? {
+        Checked::Over(outcome) => Ok(outcome),
+        Checked::Waiting(_) => panic!("the callback came, yet the wait goes on"),
+    }
+}
+
+/// A handle that neither polls nor, on SQLite, watches `data_version`
+/// within any test's time: only its own commits' bumps can wake its
+/// waiters, so a wake-up lost in the slot shows (on PostgreSQL the
+/// watcher skips a handle's own announcements anyway).
+fn quiet_handle(db: &TestDb) -> Clarion {
+    db.builder()
+        .poll_interval(NO_POLL)
+        .watch_interval(NO_POLL)
+        .open()
+        .expect("open a quiet handle")
+}
+
 /// A pending wait moves to the thread that checks it (an async caller's
 /// blocking pool).
 #[test]
@@ -304,14 +358,19 @@ dual_backend! {
     /// races each wait's first check: whatever the interleaving, a check
     /// that still finds the bundle open is followed by a callback, and the
     /// next check returns the committed outcome. Resolved through the same
-    /// handle (its commit bumps the slot) and through another one (its
-    /// watcher does).
+    /// handle, which nothing but its commit's bump can wake, and through
+    /// another one (the waiting handle's watcher bumps).
     fn wait_3_async_no_lost_wakeup(db) {
-        let h = db.reopen_polling(NO_POLL);
+        let quiet = quiet_handle(db);
+        let watching = db.reopen_polling(NO_POLL);
         let other = db.reopen_polling(NO_POLL);
         let session = mirror(db, "x", "alice");
         for round in 0..60 {
-            let resolver = if round % 2 == 0 { h.clone() } else { other.clone() };
+            let (h, resolver) = if round % 2 == 0 {
+                (quiet.clone(), quiet.clone())
+            } else {
+                (watching.clone(), other.clone())
+            };
             let id = ask(&h, &session, 1);
             let mut driver = Driver::new();
             let (agent_key, agent_wake) = driver.callback();
@@ -338,6 +397,63 @@ dual_backend! {
             );
             assert_eq!(driver.human_ended(human_key).unwrap().response, won.response, "round {round}");
         }
+        assert!(outbox(db).is_empty());
+    }
+
+    /// WAIT-3, HTTP-5: every event that ends a wait, injected between a
+    /// check's read and its return, calls back, and the next check returns
+    /// its outcome (see `delivery_interleavings` for the blocking wait).
+    fn wait_3_async_events_in_the_gap_call_back(db) {
+        let outcome = async_event_in_the_gap(db, "resolve", |h, _, p| {
+            h.resolve_bundle(&alice(), p, &one_answer("")).unwrap();
+        });
+        assert!(matches!(outcome, Ok(WaitOutcome::Answered(_))), "{outcome:?}");
+        let outcome = async_event_in_the_gap(db, "cancel", |h, _, p| {
+            h.cancel_bundle(&alice(), p).unwrap();
+        });
+        assert!(matches!(outcome, Ok(WaitOutcome::Cancelled(_))), "{outcome:?}");
+        let outcome = async_event_in_the_gap(db, "detach", |h, s, _| h.detach_session(s).unwrap());
+        assert!(matches!(outcome, Ok(WaitOutcome::Detached)), "{outcome:?}");
+        let outcome = async_event_in_the_gap(db, "expire", |h, s, _| {
+            h.set_session_state(s, clarion::SessionState::Failed).unwrap()
+        });
+        assert!(matches!(outcome, Ok(WaitOutcome::Expired)), "{outcome:?}");
+        let outcome = async_event_in_the_gap(db, "turn", |h, s, _| {
+            h.begin_turn(s).unwrap();
+        });
+        assert!(matches!(outcome, Ok(WaitOutcome::Superseded)), "{outcome:?}");
+        let outcome = async_event_in_the_gap(db, "delete", |h, s, _| h.delete_session(s).unwrap());
+        assert!(matches!(outcome, Err(Error::NotFound(Entity::Bundle))), "{outcome:?}");
+    }
+
+    /// WAIT-4, WAIT-1: a blocking waiter and pending waits on one bundle
+    /// share the outcome; a pending wait's timeout does not detach while
+    /// the blocking agent still waits.
+    fn wait_4_blocking_and_pending_waits_share_the_outcome(db) {
+        let h = db.reopen_polling(NO_POLL);
+        let session = mirror(db, "x", "alice");
+        let id = ask(&h, &session, 1);
+        let gate = Gate::new();
+        h.arm_failpoint(points::WAIT_BEFORE_SLEEP, FailAction::Block(gate.clone()));
+        let blocking = {
+            let (h, id) = (h.clone(), id.clone());
+            std::thread::spawn(move || h.wait(&id, Duration::from_secs(30)))
+        };
+        assert!(gate.wait_arrival(PROMPT), "the blocking waiter never read");
+        h.disarm_failpoint(points::WAIT_BEFORE_SLEEP);
+        gate.open();
+        let early = expect_waiting(h.begin_wait(&id, || {}).unwrap().check());
+        assert_eq!(early.timed_out().unwrap(), WaitOutcome::TimedOut);
+        assert!(!rows::detached(db, &id), "the blocking agent still waits");
+        let mut driver = Driver::new();
+        let agent = driver.agent(&h, &id);
+        let human = driver.human(&h, &alice(), &id);
+        let resolved = h.resolve_bundle(&alice(), &id, &rejecting("no")).unwrap();
+        driver.run();
+        let outcome = blocking.join().unwrap().unwrap();
+        assert_eq!(outcome, WaitOutcome::Rejected(resolved.response.clone()));
+        assert_eq!(driver.agent_ended(agent).unwrap(), outcome);
+        assert_eq!(driver.human_ended(human).unwrap().response, resolved.response);
         assert!(outbox(db).is_empty());
     }
 

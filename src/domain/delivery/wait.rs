@@ -277,7 +277,6 @@ impl Core {
             if now >= deadline {
                 return waiter.expire(self);
             }
-            self.failpoint(points::WAIT_BEFORE_SLEEP)?;
             let sleep = deadline - now;
             waiter.slot.wait_past(
                 waiter.seen,
@@ -404,6 +403,9 @@ impl<T> Waiter<T> {
             }
             core.check_open()?;
             if core.waiters.recheck_epoch() == epoch {
+                // The window where a lost wake-up would hide: read, not yet
+                // asleep (or not yet back with the caller).
+                core.failpoint(points::WAIT_BEFORE_SLEEP)?;
                 return Ok(None);
             }
             // The watcher re-read while this waiter read: it may have
