@@ -479,7 +479,47 @@ impl<T> Drop for Waiter<T> {
 /// database briefly (a pooled connection for one read, released before
 /// they return): an async caller runs them on a blocking pool. Between
 /// them the wait holds no connection and no thread. Dropping it (the
-/// client went away) ends the wait and detaches nothing (WAIT-1b).
+/// client went away) ends the wait and detaches nothing (WAIT-1b); a drop
+/// never touches the database, so it may happen on any thread.
+///
+/// An async server registers a callback that wakes its task (for example
+/// `Notify::notify_one`, which keeps a wake that comes while the task runs
+/// `check`), runs `check` on its blocking pool, awaits the wake or its
+/// deadline, and on the deadline calls `timed_out` (the caller's timeout)
+/// or `capped` (its own cap). The same loop with a channel:
+///
+/// ```
+/// use std::sync::mpsc;
+/// use std::time::Duration;
+/// use clarion::{AskRequest, Checked, Clarion, OptionSpec, Principal, QuestionSpec, SessionUpsert};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let url = format!("sqlite://{}", dir.path().join("inbox.db").display());
+/// let inbox = Clarion::open(&url)?;
+/// inbox.upsert_task("t", None)?;
+/// inbox.upsert_session(SessionUpsert::new("s", "t"))?;
+/// let option = |label: &str| OptionSpec { label: label.into(), description: label.into(), ..Default::default() };
+/// let asked = inbox.ask(&AskRequest {
+///     session_id: "s".into(),
+///     questions: vec![QuestionSpec { prompt: "Ship it?".into(), options: vec![option("Yes"), option("No")], ..Default::default() }],
+///     ..Default::default()
+/// })?;
+/// let (wakes, woken) = mpsc::channel();
+/// let mut pending = inbox.begin_wait_bundle(&Principal::System, &asked.pending_id, move || {
+///     let _ = wakes.send(());
+/// })?;
+/// inbox.cancel_bundle(&Principal::System, &asked.pending_id)?;
+/// let resolved = loop {
+///     match pending.check()? {
+///         Checked::Over(resolved) => break resolved,
+///         Checked::Waiting(still) => pending = still,
+///     }
+///     if woken.recv_timeout(Duration::from_secs(25)).is_err() {
+///         break pending.timed_out()?;
+///     }
+/// };
+/// assert!(!resolved.claimed);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct PendingWait<T> {
     core: Arc<Core>,
     waiter: Waiter<T>,
