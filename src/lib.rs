@@ -55,6 +55,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use domain::ask::{AskRequest, Asked, OptionSpec, QuestionSpec};
+pub use domain::delivery::wait::{Checked, PendingWait};
 pub use domain::events::signal::EventSubscription;
 pub use domain::events::{Event, EventPage};
 pub use domain::lifecycle::SessionUpsert;
@@ -83,7 +84,7 @@ pub use store::{
 use domain::core::Core;
 use domain::delivery::dispatch::DispatchWorker;
 use domain::delivery::heartbeat::Heartbeat;
-use domain::delivery::waiters::Waiters;
+use domain::delivery::waiters::{Waiters, Wake};
 use domain::delivery::watch::{Watch, WatchSettings};
 use store::failpoints::Failpoints;
 use store::watch::Announcer;
@@ -402,6 +403,38 @@ impl Clarion {
     /// waiter of this handle left, the bundle is detached (LIFE-5).
     pub fn wait(&self, pending_id: &str, timeout: Duration) -> Result<WaitOutcome> {
         self.core.wait(pending_id, timeout)
+    }
+
+    /// [`Clarion::wait`] without a thread (HTTP-5): starts the agent-side
+    /// wait — the bundle is attached to this handle again (WAIT-1, DEL-3)
+    /// and counted as waited on — and returns it for the caller to drive
+    /// (see [`PendingWait`]); `wake` is called whenever it must be checked
+    /// again. Reads and writes the database briefly: an async caller runs
+    /// it on a blocking pool. An unknown bundle is not-found.
+    pub fn begin_wait(
+        &self,
+        pending_id: &str,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) -> Result<PendingWait<WaitOutcome>> {
+        let waiter = self.core.begin_wait(pending_id, Some(Wake::new(wake)))?;
+        Ok(PendingWait::new(self.core.clone(), waiter))
+    }
+
+    /// [`Clarion::wait_bundle`] without a thread (HTTP-5): authorizes and
+    /// starts the wait (an invisible bundle is not-found at once) and
+    /// returns it for the caller to drive (see [`PendingWait`]); `wake` is
+    /// called whenever it must be checked again. Reads the database
+    /// briefly: an async caller runs it on a blocking pool.
+    pub fn begin_wait_bundle(
+        &self,
+        principal: &Principal,
+        pending_id: &str,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) -> Result<PendingWait<Resolved>> {
+        let waiter = self
+            .core
+            .begin_wait_bundle(principal, pending_id, Some(Wake::new(wake)))?;
+        Ok(PendingWait::new(self.core.clone(), waiter))
     }
 
     // ---- the answering side ----

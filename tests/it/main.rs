@@ -34,6 +34,7 @@ mod ask;
 mod claim_processes;
 mod claim_races;
 mod crash;
+mod delivery_async_wait;
 mod delivery_interleavings;
 mod delivery_lease;
 mod delivery_processes;
