@@ -55,6 +55,9 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use domain::ask::{AskRequest, Asked, OptionSpec, QuestionSpec};
+pub use domain::delivery::wait::{Checked, PendingWait};
+pub use domain::events::signal::EventSubscription;
+pub use domain::events::{Event, EventPage};
 pub use domain::lifecycle::SessionUpsert;
 pub use domain::listing::{
     Cursor, ListPage, ListRequest, PendingAction, Summary, TaskPendingActions,
@@ -83,7 +86,7 @@ pub use store::{
 use domain::core::Core;
 use domain::delivery::dispatch::DispatchWorker;
 use domain::delivery::heartbeat::Heartbeat;
-use domain::delivery::waiters::Waiters;
+use domain::delivery::waiters::{Waiters, Wake};
 use domain::delivery::watch::{Watch, WatchSettings};
 use store::failpoints::Failpoints;
 use store::watch::Announcer;
@@ -259,6 +262,7 @@ impl Builder {
         };
         let handle_id = UuidV7Ids.new_id(IdKind::Bundle);
         let waiters = Arc::new(Waiters::default());
+        let event_signal: Arc<domain::events::signal::EventSignal> = Arc::default();
         let watch = Watch::new(
             WatchSettings {
                 target: watched,
@@ -268,6 +272,7 @@ impl Builder {
                 busy_timeout: self.busy_timeout,
             },
             waiters.clone(),
+            event_signal.clone(),
             pool.clone(),
         );
         Ok(Clarion {
@@ -285,6 +290,7 @@ impl Builder {
                 dispatch,
                 heartbeat: Heartbeat::new(handle_id, self.attachment_lease, clock, pool),
                 closed: Default::default(),
+                event_signal,
             }),
         })
     }
@@ -401,6 +407,38 @@ impl Clarion {
         self.core.wait(pending_id, timeout)
     }
 
+    /// [`Clarion::wait`] without a thread (HTTP-5): starts the agent-side
+    /// wait — the bundle is attached to this handle again (WAIT-1, DEL-3)
+    /// and counted as waited on — and returns it for the caller to drive
+    /// (see [`PendingWait`]); `wake` is called whenever it must be checked
+    /// again. Reads and writes the database briefly: an async caller runs
+    /// it on a blocking pool. An unknown bundle is not-found.
+    pub fn begin_wait(
+        &self,
+        pending_id: &str,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) -> Result<PendingWait<WaitOutcome>> {
+        let waiter = self.core.begin_wait(pending_id, Some(Wake::new(wake)))?;
+        Ok(PendingWait::new(self.core.clone(), waiter))
+    }
+
+    /// [`Clarion::wait_bundle`] without a thread (HTTP-5): authorizes and
+    /// starts the wait (an invisible bundle is not-found at once) and
+    /// returns it for the caller to drive (see [`PendingWait`]); `wake` is
+    /// called whenever it must be checked again. Reads the database
+    /// briefly: an async caller runs it on a blocking pool.
+    pub fn begin_wait_bundle(
+        &self,
+        principal: &Principal,
+        pending_id: &str,
+        wake: impl Fn() + Send + Sync + 'static,
+    ) -> Result<PendingWait<Resolved>> {
+        let waiter = self
+            .core
+            .begin_wait_bundle(principal, pending_id, Some(Wake::new(wake)))?;
+        Ok(PendingWait::new(self.core.clone(), waiter))
+    }
+
     // ---- the answering side ----
 
     /// LIST-1..10: the active, answerable bundles the principal may see,
@@ -490,9 +528,44 @@ impl Clarion {
     /// REL-8: deletes, in batches, bundles that stopped being active more
     /// than `older_than` ago — resolved and acknowledged, expired, or
     /// superseded — with their rows; never an active bundle or an
-    /// undelivered resolution. Returns how many bundles it deleted.
+    /// undelivered resolution. Events appended more than `older_than` ago
+    /// go too, and the highest position deleted is kept (EVT-3). Returns
+    /// how many bundles it deleted.
     pub fn prune(&self, older_than: Duration) -> Result<u64> {
         self.core.prune(older_than)
+    }
+
+    /// EVT-2: the events after position `after` (`""`: from the oldest
+    /// kept) that `principal` may see now, oldest first. At most `limit`
+    /// events are examined (default 100, clamped at 1,000); `next` is the
+    /// last one examined, visible or not, so a reader that sees none of
+    /// them still advances. `reset` says events after `after` were pruned
+    /// (EVT-3): list again.
+    pub fn events_after(
+        &self,
+        principal: &Principal,
+        after: &str,
+        limit: Option<i64>,
+    ) -> Result<EventPage> {
+        self.core.events_after(principal, after, limit)
+    }
+
+    /// HTTP-6: the position of the newest event a reader could read now
+    /// (`""` for an empty log): where a live stream with no position of
+    /// its own starts.
+    pub fn events_head(&self, principal: &Principal) -> Result<String> {
+        self.core.events_head(principal)
+    }
+
+    /// HTTP-6: calls `wake` whenever events may have been appended — by
+    /// this handle, after its commit, or by another handle or process, as
+    /// this handle's watcher hears it (WAIT-3a). `wake` runs on the thread
+    /// that noticed and must return at once (signal a channel, a condvar,
+    /// an async notifier); the reader then reads with
+    /// [`Clarion::events_after`] from its own position. Dropping the
+    /// returned subscription stops the calls.
+    pub fn subscribe_events(&self, wake: impl Fn() + Send + Sync + 'static) -> EventSubscription {
+        self.core.subscribe_events(Arc::new(wake))
     }
 
     // ---- the doors ----

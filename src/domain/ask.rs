@@ -8,6 +8,7 @@ use serde::Serialize;
 use crate::domain::change::Change;
 use crate::domain::core::Core;
 use crate::domain::lifecycle;
+use crate::domain::model::{BundleView, OptionView, QuestionView};
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::limits::{
     check_count, check_id, check_runes, check_text, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES,
@@ -17,7 +18,7 @@ use crate::rules::visibility;
 use crate::rules::vocabulary::{BundleKind, QuestionStatus, SessionState};
 use crate::store::failpoints::points;
 use crate::store::schema::{bundle_questions, bundles, sessions};
-use crate::store::{at_most_one, IdKind};
+use crate::store::{at_most_one, IdKind, Timestamp};
 
 /// One option of a question as the agent wrote it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -275,11 +276,53 @@ impl Core {
                     self.failpoint(points::ASK_AFTER_FIRST_QUESTION)?;
                 }
             }
+            let view = asked_view(request, &questions, &pending_id, &task_id, created_at);
+            changes.append_asked(conn, &view, Timestamp::from_micros(created_at))?;
+            self.failpoint(points::ASK_BEFORE_COMMIT)?;
             changes.push(Change::Asked);
             Ok(Asked {
                 pending_id,
                 created: true,
             })
         })
+    }
+}
+
+/// EVT-1: the LIST-6 element of a bundle just asked, as its
+/// `bundle.asked` event freezes it (age 0, every question pending).
+fn asked_view(
+    request: &AskRequest,
+    questions: &[PreparedQuestion],
+    pending_id: &str,
+    task_id: &str,
+    created_at: i64,
+) -> BundleView {
+    BundleView {
+        pending_id: pending_id.to_owned(),
+        task_id: task_id.to_owned(),
+        session_id: request.session_id.clone(),
+        kind: request.kind.clone(),
+        created_at: Timestamp::from_micros(created_at),
+        age_seconds: 0,
+        context: request.context.clone(),
+        questions: questions
+            .iter()
+            .map(|question| QuestionView {
+                question_id: question.question_id.clone(),
+                title: question.payload.title.clone(),
+                prompt: question.payload.prompt.clone(),
+                status: QuestionStatus::Pending,
+                options: question
+                    .payload
+                    .options
+                    .iter()
+                    .map(|option| OptionView {
+                        option_id: option.option_id.clone(),
+                        label: option.label.clone(),
+                        description: option.description.clone(),
+                    })
+                    .collect(),
+            })
+            .collect(),
     }
 }

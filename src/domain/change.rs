@@ -1,12 +1,13 @@
 //! The one change path. Every change that touches a bundle's state runs
 //! through [`Core::change`], which has two halves:
-//! - inside the changing transaction, [`record`]: where the event log's
-//!   append (EVT-1) goes, so an event commits or vanishes with its change;
+//! - inside the changing transaction, the body gets the [`Changes`] through
+//!   which alone events are appended (EVT-1, `domain::events`), so an
+//!   event commits or vanishes with its change;
 //! - right after the commit, [`Core::publish`]: announces the change to
-//!   other handles and processes (`NOTIFY` on PostgreSQL, on the same
-//!   connection, after the commit: WAIT-3a), wakes this handle's waiters
-//!   (DEL-2, WAIT-3) and offers new outbox entries to the dispatcher
-//!   (DEL-3).
+//!   other handles and processes (`NOTIFY` on PostgreSQL, from the
+//!   announcing thread: WAIT-3a), wakes this handle's waiters (DEL-2,
+//!   WAIT-3) and event readers (HTTP-6), and offers new outbox entries to
+//!   the dispatcher (DEL-3).
 //!
 //! Operations say what they changed by pushing a [`Change`]; none wakes a
 //! waiter or dispatches by hand.
@@ -44,25 +45,24 @@ pub(crate) enum Change {
     Everything,
 }
 
-/// The changes one transaction made.
+/// The changes one transaction made, and whether it appended events
+/// (EVT-1: the `append_*` methods in `domain::events`, which only a
+/// change's body can reach).
 #[derive(Debug, Default)]
-pub(crate) struct Changes(Vec<Change>);
+pub(crate) struct Changes {
+    made: Vec<Change>,
+    pub(crate) appended_events: bool,
+}
 
 impl Changes {
     pub(crate) fn push(&mut self, change: Change) {
-        self.0.push(change);
+        self.made.push(change);
     }
-}
-
-/// The half inside the transaction. Nothing is appended yet: the event
-/// log (EVT-1) will be written here, from `changes`.
-fn record(_conn: &mut AnyConnection, _changes: &Changes) -> Result<()> {
-    Ok(())
 }
 
 impl Core {
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE` on SQLite),
-    /// records what it changed inside the transaction, and publishes it
+    /// lets it append events inside the transaction, and publishes it
     /// after the commit.
     pub(crate) fn change<T>(
         &self,
@@ -89,9 +89,7 @@ impl Core {
         let mut conn = self.conn()?;
         let value = conn.run(|conn| {
             claim_transaction::<T, crate::error::Error>(conn, session_id, queue, |conn| {
-                let value = body(conn, &mut changes)?;
-                record(conn, &changes)?;
-                Ok(value)
+                body(conn, &mut changes)
             })
         })?;
         let Some(value) = value else {
@@ -139,11 +137,7 @@ impl Core {
     ) -> Result<(T, Changes)> {
         let mut changes = Changes::default();
         let value = conn.run(|conn| {
-            write_transaction::<T, crate::error::Error>(conn, |conn| {
-                let value = body(conn, &mut changes)?;
-                record(conn, &changes)?;
-                Ok(value)
-            })
+            write_transaction::<T, crate::error::Error>(conn, |conn| body(conn, &mut changes))
         })?;
         Ok((value, changes))
     }
@@ -160,7 +154,10 @@ impl Core {
         }
         // Released before dispatching, which may need connections of its own.
         drop(conn);
-        for change in changes.0 {
+        if changes.appended_events {
+            self.event_signal.notify();
+        }
+        for change in changes.made {
             match change {
                 Change::Asked => {}
                 Change::Resolved {
@@ -215,10 +212,11 @@ impl Core {
 /// WAIT-3a: what other handles' waiters must re-read after `changes`, as
 /// the small payload of one `NOTIFY` (PostgreSQL allows 8000 bytes): the
 /// announcing handle `h`, the bundles `b` and sessions `s` touched, or
-/// `all`. `None` when no waiter can care (a new bundle has none yet).
+/// `all`, and `e` when events were appended. `None` when neither a waiter
+/// nor an event reader can care.
 fn announcement(handle_id: &str, changes: &Changes) -> Option<String> {
     let (mut bundles, mut sessions, mut all) = (Vec::new(), Vec::new(), false);
-    for change in &changes.0 {
+    for change in &changes.made {
         match change {
             Change::Asked => {}
             Change::Resolved { pending_id, .. } | Change::BundleDetached { pending_id } => {
@@ -230,12 +228,15 @@ fn announcement(handle_id: &str, changes: &Changes) -> Option<String> {
             Change::Everything => all = true,
         }
     }
-    if !all && bundles.is_empty() && sessions.is_empty() {
+    // HTTP-6: other processes' event readers read on when `e` is set.
+    let events = changes.appended_events;
+    if !all && !events && bundles.is_empty() && sessions.is_empty() {
         return None;
     }
-    let named = serde_json::json!({"h": handle_id, "b": bundles, "s": sessions}).to_string();
+    let named =
+        serde_json::json!({"h": handle_id, "b": bundles, "s": sessions, "e": events}).to_string();
     if all || named.len() > 7_000 {
-        return Some(serde_json::json!({"h": handle_id, "all": true}).to_string());
+        return Some(serde_json::json!({"h": handle_id, "all": true, "e": events}).to_string());
     }
     Some(named)
 }

@@ -11,6 +11,7 @@ use crate::domain::delivery::dispatch::DispatchWorker;
 use crate::domain::delivery::heartbeat::Heartbeat;
 use crate::domain::delivery::waiters::Waiters;
 use crate::domain::delivery::watch::Watch;
+use crate::domain::events::signal::EventSignal;
 use crate::error::{Error, Result};
 use crate::store::failpoints::Failpoints;
 use crate::store::watch::Announcer;
@@ -44,6 +45,8 @@ pub(crate) struct Core {
     pub(crate) closed: AtomicBool,
     /// The resume dispatcher's worker, when the host registered one (DEL-3).
     pub(crate) dispatch: Option<DispatchWorker>,
+    /// Wakes this handle's event readers (HTTP-6).
+    pub(crate) event_signal: Arc<EventSignal>,
 }
 
 impl Core {

@@ -11,7 +11,7 @@ use crate::rules::activeness::{self, question_is_pending};
 use crate::rules::limits::{check_id, check_text};
 use crate::rules::outbox::detach_statement;
 use crate::rules::visibility;
-use crate::rules::vocabulary::{QuestionStatus, SessionState};
+use crate::rules::vocabulary::{CloseReason, QuestionStatus, SessionState};
 use crate::store::failpoints::points;
 use crate::store::schema::{bundle_questions, bundles, sessions, tasks, turns, workspaces};
 use crate::store::{
@@ -158,6 +158,8 @@ impl Core {
         self.change(|conn, changes| {
             lock_sessions_reached(conn, Reach::Task(id))?;
             hold(conn, Reach::Task(id), Hold::Exclusive)?;
+            let active: Vec<String> = active_bundles_of_task(id).load(conn)?;
+            changes.append_closed(conn, &active, CloseReason::Deleted, self.now())?;
             diesel::delete(tasks::table.find(id)).execute(conn)?;
             // Bundles of other sessions that named it no longer resolve.
             visibility::refresh_keys_of_task(id).execute(conn)?;
@@ -213,7 +215,7 @@ impl Core {
                     .execute(conn)?;
             }
             if let Some(state) = session.state {
-                change_state(conn, session.id, state, self.now())?;
+                change_state(conn, changes, session.id, state, self.now())?;
             }
             Ok(())
         })
@@ -223,6 +225,8 @@ impl Core {
     pub(crate) fn delete_session(&self, id: &str) -> Result<()> {
         require_id("id", id)?;
         self.change(|conn, changes| {
+            let active: Vec<String> = active_bundles_of_session(id).load(conn)?;
+            changes.append_closed(conn, &active, CloseReason::Deleted, self.now())?;
             diesel::delete(sessions::table.find(id)).execute(conn)?;
             session_changed(changes, id);
             Ok(())
@@ -235,7 +239,7 @@ impl Core {
         require_id("session_id", session_id)?;
         self.change(|conn, changes| {
             require_session(conn, session_id)?;
-            change_state(conn, session_id, state, self.now())?;
+            change_state(conn, changes, session_id, state, self.now())?;
             session_changed(changes, session_id);
             Ok(())
         })
@@ -247,6 +251,9 @@ impl Core {
         require_id("session_id", session_id)?;
         self.change(|conn, changes| {
             require_session(conn, session_id)?;
+            // Every active bundle is of the current turn, which this ends.
+            let active: Vec<String> = active_bundles_of_session(session_id).load(conn)?;
+            changes.append_closed(conn, &active, CloseReason::Superseded, self.now())?;
             let turn_id = start_turn(self, conn, session_id)?;
             session_changed(changes, session_id);
             Ok(turn_id)
@@ -334,12 +341,14 @@ pub(crate) fn require_session(conn: &mut AnyConnection, session_id: &str) -> Res
 /// active (evaluated before the change, so ACT-1 is used unchanged).
 fn change_state(
     conn: &mut AnyConnection,
+    changes: &mut Changes,
     session_id: &str,
     state: SessionState,
     now: Timestamp,
 ) -> Result<()> {
     if state.is_terminal() {
         let active: Vec<String> = active_bundles_of_session(session_id).load(conn)?;
+        changes.append_closed(conn, &active, CloseReason::Expired, now)?;
         expire_rows_statement(&active, now.as_micros()).execute(conn)?;
     }
     diesel::update(sessions::table.find(session_id))
@@ -402,6 +411,16 @@ pub fn has_active_bundle_query<'a>(session_id: &'a str) -> _ {
 #[diesel::dsl::auto_type]
 pub fn active_bundles_of_session<'a>(session_id: &'a str) -> _ {
     activeness::active_bundle_ids().filter(bundles::session_id.eq(session_id))
+}
+
+/// EVT-1: the active bundles a task's deletion deletes (those of its
+/// sessions).
+#[diesel::dsl::auto_type]
+pub fn active_bundles_of_task<'a>(task_id: &'a str) -> _ {
+    let sessions_of_task = sessions::table
+        .filter(sessions::task_id.eq(task_id))
+        .select(sessions::id);
+    activeness::active_bundle_ids().filter(bundles::session_id.eq_any(sessions_of_task))
 }
 
 /// LIFE-3/4: the pending rows of the given bundles become `expired`, and

@@ -15,6 +15,7 @@ pub(crate) mod change;
 pub(crate) mod claim;
 pub(crate) mod core;
 pub(crate) mod delivery;
+pub(crate) mod events;
 #[cfg(feature = "test-hooks")]
 pub(crate) mod fixtures;
 #[cfg(feature = "http")]
@@ -28,3 +29,4 @@ pub(crate) mod retention;
 pub mod sql_catalog;
 #[cfg(feature = "http")]
 pub(crate) mod tokens;
+pub(crate) mod wire;

@@ -300,6 +300,7 @@ impl Core {
             let (status, response) = bundle::stored_response(&record, &rows).ok_or_else(|| {
                 Error::Internal(format!("claimed bundle {pending_id} has no resolution"))
             })?;
+            changes.append_resolved(conn, status, &response, now)?;
             changes.push(Change::Resolved {
                 pending_id: pending_id.to_owned(),
                 status,

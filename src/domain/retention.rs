@@ -1,7 +1,7 @@
 //! REL-8: `prune` deletes, in batches, what stopped mattering before a
 //! cutoff: bundles no longer active (with their rows and attachments, by
 //! cascade) and heartbeat rows of handles long gone. Later features extend
-//! it to what they store (events, the ledger).
+//! it to what they store: events (EVT-3), the ledger later.
 
 use std::time::Duration;
 
@@ -44,6 +44,8 @@ impl Core {
                 break;
             }
         }
+        // EVT-3: events appended before the cutoff.
+        self.prune_events(cutoff, BATCH)?;
         // Heartbeats that lapsed before the cutoff: their attachments
         // count as lapsed whether the row is there or not.
         self.change(|conn, _| {

@@ -8,7 +8,7 @@
 use diesel::debug_query;
 
 use crate::domain::claim::statements as claim;
-use crate::domain::{bundle, lifecycle, listing};
+use crate::domain::{bundle, events, lifecycle, listing};
 use crate::rules::visibility::{self, Scope};
 use crate::rules::{activeness, outbox};
 
@@ -204,6 +204,37 @@ macro_rules! catalog {
                         &scope, PENDING,
                     ))
                     .to_string(),
+                ),
+            },
+            Rendered {
+                name: "events_page",
+                sql: layout(
+                    debug_query::<$backend, _>(&events::events_page_query(
+                        &scope,
+                        events::Position::default(),
+                        i64::MAX,
+                        100,
+                    ))
+                    .to_string(),
+                ),
+            },
+            Rendered {
+                name: "event_rows",
+                sql: layout(
+                    debug_query::<$backend, _>(&events::event_rows_query(
+                        "<type>",
+                        0,
+                        &[PENDING],
+                        "<data>",
+                    ))
+                    .to_string(),
+                ),
+            },
+            Rendered {
+                name: "closed_on_task_delete",
+                sql: layout(
+                    debug_query::<$backend, _>(&lifecycle::active_bundles_of_task(TASK))
+                        .to_string(),
                 ),
             },
             Rendered {

@@ -7,10 +7,12 @@
 use serde_json::{json, Value};
 
 use crate::domain::ask::Asked;
+use crate::domain::events::{Event, EventPage};
 use crate::domain::listing::{Cursor, ListPage, PendingAction, Summary, TaskPendingActions};
 use crate::domain::model::{
     BundleDetail, BundleView, Delivery, QuestionView, Resolved, Response, WaitOutcome,
 };
+use crate::domain::wire;
 use crate::error::{Error, ErrorCode};
 use crate::rules::capability::Authorization;
 
@@ -82,47 +84,18 @@ pub fn asked(asked: &Asked) -> Envelope {
     Envelope::ok(json!({"pending_id": asked.pending_id, "created": asked.created}))
 }
 
-fn question(question: &QuestionView) -> Value {
-    json!({
-        "question_id": question.question_id,
-        "title": question.title,
-        "prompt": question.prompt,
-        "status": question.status.as_str(),
-        "options": question.options.iter().map(|option| json!({
-            "option_id": option.option_id,
-            "label": option.label,
-            "description": option.description,
-        })).collect::<Vec<_>>(),
-    })
+fn question(view: &QuestionView) -> Value {
+    wire::question(view)
 }
 
-/// LIST-6: one bundle element, keys in the specified order.
+/// LIST-6: one bundle element (the shape the event log freezes too).
 pub fn bundle(view: &BundleView) -> Value {
-    json!({
-        "pending_id": view.pending_id,
-        "task_id": view.task_id,
-        "session_id": view.session_id,
-        "kind": view.kind.as_str(),
-        "created_at": view.created_at.to_rfc3339(),
-        "age_seconds": view.age_seconds,
-        "context": view.context,
-        "questions": view.questions.iter().map(question).collect::<Vec<_>>(),
-    })
+    wire::bundle(view)
 }
 
 /// WIRE-2: the response object; every key always present.
-pub fn response(response: &Response) -> Value {
-    json!({
-        "pending_id": response.pending_id,
-        "answers": response.answers.iter().map(|answer| json!({
-            "question_id": answer.question_id,
-            "selected_options": answer.selected_options,
-            "custom_text": answer.custom_text,
-        })).collect::<Vec<_>>(),
-        "rejected": response.rejected,
-        "reject_reason": response.reject_reason,
-        "responded_at": response.responded_at.map(|at| at.to_rfc3339()).unwrap_or_default(),
-    })
+pub fn response(value: &Response) -> Value {
+    wire::response(value)
 }
 
 /// WIRE-3 get_bundle: the LIST-6 element plus `status` and `response`
@@ -216,6 +189,29 @@ pub fn waited(outcome: &WaitOutcome) -> Envelope {
         "outcome": outcome.as_str(),
         "response": outcome.response().map_or(Value::Null, response),
     }))
+}
+
+/// EVT-2 `events_after`: the visible events, the position to continue
+/// from, and whether events were pruned in between.
+pub fn events(page: &EventPage) -> Envelope {
+    Envelope::ok(json!({
+        "events": page.events.iter().map(event).collect::<Vec<_>>(),
+        "next": page.next,
+        "reset": page.reset,
+    }))
+}
+
+/// EVT-2: one event, keys in the specified order (also the `data:` of an
+/// SSE message, HTTP-6).
+pub fn event(event: &Event) -> Value {
+    json!({
+        "position": event.position,
+        "type": event.event_type,
+        "at": event.at.to_rfc3339(),
+        "pending_id": event.pending_id,
+        "task_id": event.task_id,
+        "data": event.data,
+    })
 }
 
 /// REL-8 `prune`: how many bundles it deleted.

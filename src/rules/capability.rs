@@ -59,6 +59,11 @@ pub enum Operation {
     AckDelivery,
     /// `prune` (REL-8).
     Prune,
+    /// `events_after` (EVT-2).
+    EventsAfter,
+    /// Reading the operational metrics (HTTP-7, `/metrics`). Not a WIRE-5
+    /// operation: no JSON call performs it.
+    Metrics,
 }
 
 /// What an agent needs for an operation.
@@ -110,7 +115,7 @@ const OPEN: Access = Access {
 };
 
 /// AUTH-2, the capability matrix: the one place that says who may do what.
-pub const CAPABILITIES: [(Operation, &str, Access); 23] = [
+pub const CAPABILITIES: [(Operation, &str, Access); 25] = [
     (Operation::ListPending, "list_pending", READ),
     (Operation::GetBundle, "get_bundle", READ),
     (Operation::WaitBundle, "wait_bundle", READ),
@@ -138,6 +143,9 @@ pub const CAPABILITIES: [(Operation, &str, Access); 23] = [
     (Operation::PendingDeliveries, "pending_deliveries", HOST),
     (Operation::AckDelivery, "ack_delivery", HOST),
     (Operation::Prune, "prune", HOST),
+    // Section 13a.
+    (Operation::EventsAfter, "events_after", READ),
+    (Operation::Metrics, "metrics", HOST),
 ];
 
 impl Operation {

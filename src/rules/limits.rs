@@ -76,6 +76,19 @@ pub fn page_size(limit: Option<i64>) -> i64 {
     }
 }
 
+/// EVT-2: an events page when no limit is given or it is below 1.
+pub const DEFAULT_EVENT_PAGE: i64 = 100;
+/// EVT-2: the most events one call examines; larger limits are clamped.
+pub const MAX_EVENT_PAGE: i64 = 1000;
+
+/// EVT-2: how many events one `events_after` call examines.
+pub fn event_page_size(limit: Option<i64>) -> i64 {
+    match limit {
+        Some(n) if n >= 1 => n.min(MAX_EVENT_PAGE),
+        _ => DEFAULT_EVENT_PAGE,
+    }
+}
+
 /// WAIT-1: the timeout actually waited, capped.
 pub fn wait_time(timeout: Duration) -> Duration {
     timeout.min(MAX_WAIT)

@@ -13,7 +13,7 @@ use diesel::sql_types::{Bool, Nullable, Text};
 use crate::rules::activeness::exists_per_row;
 use crate::rules::principal::Principal;
 use crate::rules::vocabulary::BundleKind;
-use crate::store::schema::{bundles, sessions, tasks, workspaces};
+use crate::store::schema::{bundles, events, sessions, tasks, workspaces};
 
 /// The principal as the visibility fragments see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,13 +107,27 @@ diesel::define_sql_function! {
 /// both derive from this.
 #[diesel::dsl::auto_type]
 fn task_owner_key() -> _ {
+    owner_key_of_workspace(tasks::workspace_id)
+}
+
+/// AUTH-3 as a key of the workspace id in `workspace_id` (a column of the
+/// enclosing query): `''` when it is empty, dangling or owned by nobody,
+/// else its owner. Tasks read it through their own column; events
+/// (EVT-2) through the workspace id they recorded.
+#[diesel::dsl::auto_type]
+fn owner_key_of_workspace<W>(workspace_id: W) -> _
+where
+    W: diesel::Column<SqlType = Text>
+        + Copy
+        + Default
+        + diesel::expression::ValidGrouping<(), IsAggregate = diesel::expression::is_aggregate::No>,
+{
     let empty: &'static str = "";
     let owner = workspaces::table
-        .filter(workspaces::id.eq(tasks::workspace_id))
+        .filter(workspaces::id.eq(workspace_id))
         .select(workspaces::owner_id)
         .single_value();
-    case_when(tasks::workspace_id.eq(empty), empty.into_sql::<Text>())
-        .otherwise(coalesce(owner, empty))
+    case_when(workspace_id.eq(empty), empty.into_sql::<Text>()).otherwise(coalesce(owner, empty))
 }
 
 /// OPS-3a: the owner key of the task with this id, NULL when no such task
@@ -172,6 +186,45 @@ pub fn bundle_visible<'a>(scope: &'a Scope) -> _ {
             .eq(everyone)
             .or(bundles::owner_key.eq(user_id)))
         .and(flag(sees_permission).or(bundles::kind.ne(permission)))
+}
+
+/// EVT-1: what an event records of the bundle in the enclosing query, at
+/// append: its id, its task (AUTH-4, `''` if none), that task's workspace
+/// id (`''` if none), whether the task exists, and its kind.
+#[diesel::dsl::auto_type]
+pub fn event_subject() -> _ {
+    let empty: &'static str = "";
+    let workspace = tasks::table
+        .filter(tasks::id.nullable().eq(bundles::task_key))
+        .select(tasks::workspace_id)
+        .single_value();
+    (
+        bundles::pending_id,
+        coalesce(bundles::task_key, empty),
+        coalesce(workspace, empty),
+        bundle_task_resolves(),
+        bundles::kind,
+    )
+}
+
+/// EVT-2: the event in the enclosing query is visible to the scope now —
+/// AUTH-3 applied to the workspace id it recorded (the same key as tasks
+/// and bundles, [`owner_key_of_workspace`]), AUTH-4 to whether its bundle
+/// had a task, AUTH-6 to the kind it recorded.
+#[diesel::dsl::auto_type]
+pub fn event_visible<'a>(scope: &'a Scope) -> _ {
+    let user_id: &'a str = &scope.user_id;
+    let unscoped: bool = scope.unscoped;
+    let sees_permission: bool = scope.sees_permission_bundles;
+    let permission: &'static str = BundleKind::PERMISSION_WORD;
+    let everyone: &'static str = "";
+    let key: owner_key_of_workspace<events::workspace_id> =
+        owner_key_of_workspace(events::workspace_id);
+    let again: owner_key_of_workspace<events::workspace_id> =
+        owner_key_of_workspace(events::workspace_id);
+    flag(unscoped)
+        .or(events::task_exists.and(key.eq(everyone).or(again.eq(user_id))))
+        .and(flag(sees_permission).or(events::kind.ne(permission)))
 }
 
 /// OPS-3a: the owner keys whose bundles a scoped principal may see — the

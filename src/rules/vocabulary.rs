@@ -276,3 +276,47 @@ impl From<Resolution> for BundleStatus {
         }
     }
 }
+
+/// What an event of the log says happened to a bundle (EVT-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EventType {
+    /// A bundle was asked.
+    Asked,
+    /// A bundle was answered, rejected or cancelled.
+    Resolved,
+    /// An active bundle stopped being active without a resolution.
+    Closed,
+}
+
+impl EventType {
+    /// The stored and shown word, also the SSE `event:` name (HTTP-6).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            EventType::Asked => "bundle.asked",
+            EventType::Resolved => "bundle.resolved",
+            EventType::Closed => "bundle.closed",
+        }
+    }
+}
+
+/// Why a `bundle.closed` event was appended (EVT-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CloseReason {
+    /// Its session ended (LIFE-3).
+    Expired,
+    /// A new turn replaced its turn (LIFE-2).
+    Superseded,
+    /// It was deleted with its session or task (LIFE-1).
+    Deleted,
+}
+
+impl CloseReason {
+    /// The word in the event's `data`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            CloseReason::Expired => "expired",
+            CloseReason::Superseded => "superseded",
+            CloseReason::Deleted => "deleted",
+        }
+    }
+}

@@ -123,6 +123,9 @@ pub mod points {
     pub const ASK_AFTER_BUNDLE_ROW: &str = "ask.after_bundle_row";
     /// Inside `ask`, after the first question row.
     pub const ASK_AFTER_FIRST_QUESTION: &str = "ask.after_first_question";
+    /// Inside `ask`, after its `bundle.asked` event was appended and before
+    /// the commit (EVT-1a: a writer that commits after a later one).
+    pub const ASK_BEFORE_COMMIT: &str = "ask.before_commit";
     /// Inside the claim, after its read found the bundle active, holding the
     /// session's serialization (the session row lock on PostgreSQL, the
     /// write lock on SQLite), before its writes.

@@ -60,6 +60,29 @@ diesel::table! {
 }
 
 diesel::table! {
+    event_horizon (id) {
+        id -> BigInt,
+        pruned_txid -> BigInt,
+        pruned_seq -> BigInt,
+    }
+}
+
+diesel::table! {
+    events (seq) {
+        seq -> BigInt,
+        txid -> BigInt,
+        event_type -> Text,
+        at -> BigInt,
+        pending_id -> Text,
+        task_id -> Text,
+        workspace_id -> Text,
+        task_exists -> Bool,
+        kind -> Text,
+        data -> Text,
+    }
+}
+
+diesel::table! {
     handles (id) {
         id -> Text,
         alive_until -> BigInt,
@@ -119,6 +142,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     attachments,
     bundle_questions,
     bundles,
+    event_horizon,
+    events,
     handles,
     sessions,
     tasks,

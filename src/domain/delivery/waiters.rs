@@ -1,10 +1,12 @@
 //! The in-process waiter registry of one handle (WAIT-3, WAIT-4): a slot
 //! per waited-on bundle, a generation counter that closes the gap between
 //! reading and sleeping, and the resolution this handle committed, handed
-//! to its waiters so they need not read it back.
+//! to its waiters so they need not read it back. A waiter sleeps on the
+//! slot's condition variable (a thread each), or registers a [`Wake`]
+//! that every bump calls (no thread at all: HTTP-5).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -37,6 +39,40 @@ pub(crate) struct Slot {
     /// need not read it back (it is the committed one: the winner's
     /// response is built from the committed rows).
     pub(crate) resolution: Mutex<Option<(BundleStatus, Response)>>,
+    /// The callbacks of waiters that hold no thread (HTTP-5).
+    wakes: Mutex<Vec<Arc<Wake>>>,
+}
+
+/// The callback of a waiter that holds no thread: called whenever it must
+/// read again. Armed by each read before it takes the generation, and
+/// disarmed by the bump that calls it, so a burst of bumps during one read
+/// calls it once, and a bump after that read always calls it (WAIT-3).
+pub(crate) struct Wake {
+    armed: AtomicBool,
+    call: Box<dyn Fn() + Send + Sync>,
+}
+
+impl std::fmt::Debug for Wake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Wake")
+            .field("armed", &self.armed)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Wake {
+    pub(crate) fn new(call: impl Fn() + Send + Sync + 'static) -> Arc<Wake> {
+        Arc::new(Wake {
+            armed: AtomicBool::new(false),
+            call: Box::new(call),
+        })
+    }
+
+    /// The waiter is about to take the generation and read: the next bump
+    /// calls it.
+    pub(crate) fn arm(&self) {
+        self.armed.store(true, Ordering::SeqCst);
+    }
 }
 
 impl Slot {
@@ -76,9 +112,40 @@ impl Slot {
         self.scoped.load(Ordering::SeqCst) > 0
     }
 
+    /// Something the slot's waiters depend on may have changed: sleeping
+    /// threads wake, and every armed callback is called — after the
+    /// generation moved (a read that follows sees the change) and outside
+    /// the slot's locks (a callback may end a wait, which leaves the slot).
     pub(crate) fn bump(&self) {
         *self.generation.lock().unwrap_or_else(|p| p.into_inner()) += 1;
         self.changed.notify_all();
+        let due: Vec<Arc<Wake>> = self
+            .wakes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|wake| wake.armed.swap(false, Ordering::SeqCst))
+            .cloned()
+            .collect();
+        for wake in due {
+            (wake.call)();
+        }
+    }
+
+    /// Registers a waiter's callback; every later bump may call it.
+    pub(crate) fn listen(&self, wake: Arc<Wake>) {
+        self.wakes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(wake);
+    }
+
+    /// Removes a callback registered with [`Slot::listen`].
+    pub(crate) fn unlisten(&self, wake: &Arc<Wake>) {
+        let mut wakes = self.wakes.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(at) = wakes.iter().position(|w| Arc::ptr_eq(w, wake)) {
+            wakes.swap_remove(at);
+        }
     }
 
     /// Sleeps until the generation moves past `seen` or `timeout` passes.
@@ -116,6 +183,7 @@ impl Waiters {
                     scoped: AtomicUsize::new(0),
                     observed: Mutex::new(Vec::new()),
                     resolution: Mutex::new(None),
+                    wakes: Mutex::new(Vec::new()),
                 })
             })
             .clone();

@@ -25,6 +25,7 @@ use std::time::Duration;
 use diesel::prelude::*;
 
 use crate::domain::delivery::waiters::{Fingerprint, Waiters};
+use crate::domain::events::signal::EventSignal;
 use crate::error::{Error, Result};
 use crate::rules::activeness;
 use crate::store::schema::bundles;
@@ -68,6 +69,7 @@ pub(crate) struct WatchStats {
 pub(crate) struct Watch {
     settings: Arc<WatchSettings>,
     waiters: Arc<Waiters>,
+    events: Arc<EventSignal>,
     pool: DbPool,
     pub(crate) stats: Arc<WatchStats>,
     running: Mutex<State>,
@@ -98,15 +100,23 @@ enum Stopper {
 struct Context {
     settings: Arc<WatchSettings>,
     waiters: Arc<Waiters>,
+    /// This handle's event readers (HTTP-6): told of every change heard.
+    events: Arc<EventSignal>,
     pool: DbPool,
     stats: Arc<WatchStats>,
 }
 
 impl Watch {
-    pub(crate) fn new(settings: WatchSettings, waiters: Arc<Waiters>, pool: DbPool) -> Watch {
+    pub(crate) fn new(
+        settings: WatchSettings,
+        waiters: Arc<Waiters>,
+        events: Arc<EventSignal>,
+        pool: DbPool,
+    ) -> Watch {
         Watch {
             settings: Arc::new(settings),
             waiters,
+            events,
             pool,
             stats: Arc::default(),
             running: Mutex::new(State::Idle),
@@ -136,6 +146,7 @@ impl Watch {
         let context = Context {
             settings: self.settings.clone(),
             waiters: self.waiters.clone(),
+            events: self.events.clone(),
             pool: self.pool.clone(),
             stats: self.stats.clone(),
         };
@@ -222,7 +233,7 @@ fn watch_sqlite(context: &Context, path: &str, stopped: &mpsc::Receiver<()>) {
         // Marked idle before looking, so a waiter that enters meanwhile
         // either is seen here or finds the mark and nudges.
         context.stats.idle.store(true, Ordering::SeqCst);
-        let idle = context.waiters.is_empty();
+        let idle = context.is_idle();
         if !idle {
             context.stats.idle.store(false, Ordering::SeqCst);
         }
@@ -235,7 +246,7 @@ fn watch_sqlite(context: &Context, path: &str, stopped: &mpsc::Receiver<()>) {
             Ok(()) | Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => return,
         }
-        if context.waiters.is_empty() {
+        if context.is_idle() {
             continue;
         }
         if probe.is_none() {
@@ -254,10 +265,21 @@ fn watch_sqlite(context: &Context, path: &str, stopped: &mpsc::Receiver<()>) {
             }
             None => true,
         };
-        if changed && !recheck_logged(context, Reread::AfterChange) {
-            // Not re-read: the next tick tries again.
-            last = None;
+        if changed {
+            // Any commit may have appended events (HTTP-6).
+            context.events.notify();
+            if !context.waiters.is_empty() && !recheck_logged(context, Reread::AfterChange) {
+                // Not re-read: the next tick tries again.
+                last = None;
+            }
         }
+    }
+}
+
+impl Context {
+    /// Nobody waits and nobody reads events: nothing to check.
+    fn is_idle(&self) -> bool {
+        self.waiters.is_empty() && !self.events.has_readers()
     }
 }
 
@@ -340,10 +362,14 @@ fn recheck(context: &Context, why: Reread) -> Result<()> {
 fn heard(context: &Context, payload: &str) {
     let Ok(announced) = serde_json::from_str::<serde_json::Value>(payload) else {
         context.waiters.notify_all();
+        context.events.notify();
         return;
     };
     if announced["h"].as_str() == Some(context.settings.handle_id.as_str()) {
         return;
+    }
+    if announced["e"].as_bool() == Some(true) {
+        context.events.notify();
     }
     if announced["all"].as_bool() == Some(true) {
         context.waiters.notify_all();
@@ -389,6 +415,13 @@ mod postgres {
                 if deaf {
                     listener = listen(context, url);
                 }
+                // Deaf, announcements were missed: event readers read on
+                // from their positions. (Not on every poll: each reader
+                // would read; a notification lost to a crash between a
+                // commit and its NOTIFY waits for the next change.)
+                if deaf {
+                    context.events.notify();
+                }
                 if !context.waiters.is_empty() {
                     // The poll is this tick's one check: its statement is
                     // the re-read itself, not a re-read after a change.
@@ -418,6 +451,7 @@ mod postgres {
                     context.stats.listener_pid.store(0, Ordering::SeqCst);
                     listener = listen(context, url);
                     // What was announced while deaf is read back.
+                    context.events.notify();
                     let _ = recheck_logged(context, Reread::AfterChange);
                 }
             }

@@ -57,6 +57,8 @@ fn envelope_parts(request: &Value) -> Checked<(Operation, Principal, Option<&Val
     fields.only(&["op", "principal", "args"])?;
     let op = fields.id("op")?;
     let operation = Operation::parse(op)
+        // HTTP-7: reading metrics is in the matrix but is no JSON call.
+        .filter(|operation| *operation != Operation::Metrics)
         .ok_or_else(|| ValidationError::new("op", format!("unknown operation {op:?}")))?;
     let principal_value = fields
         .given("principal")
@@ -280,6 +282,11 @@ fn perform(
             let (operation, target) = authorize_target(args)?;
             envelope::authorization(core.authorize(principal, operation, target)?)
         }
+        Op::EventsAfter => {
+            args.only(&["after", "limit"])?;
+            let after = args.text("after")?.unwrap_or_default();
+            envelope::events(&core.events_after(principal, after, args.integer("limit")?)?)
+        }
         _ => perform_host(core, operation, args)?,
     })
 }
@@ -379,7 +386,9 @@ fn perform_host(core: &Core, operation: Operation, args: &Fields<'_>) -> Result<
         | Op::PendingActions
         | Op::ResolveBundle
         | Op::CancelBundle
-        | Op::Authorize => unreachable_external(operation)?,
+        | Op::Authorize
+        | Op::EventsAfter
+        | Op::Metrics => unreachable_external(operation)?,
     })
 }
 

@@ -1,0 +1,2 @@
+DROP TABLE event_horizon;
+DROP TABLE events;

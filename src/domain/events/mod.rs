@@ -1,0 +1,384 @@
+//! The event log (EVT-1..3): one durable, ordered sequence of
+//! `bundle.asked`, `bundle.resolved` and `bundle.closed`, appended inside
+//! the transaction that makes each change (through [`Changes`], so only
+//! the one change path appends), read back with `events_after` filtered by
+//! what the reader may see now.
+//!
+//! Positions (EVT-1a) are the pair (writing transaction id, sequence
+//! number). SQLite serializes writers, so its transaction id is always 0
+//! and the autoincrement sequence alone orders events. PostgreSQL takes
+//! identity values before commit, so a reader only reads events of
+//! transactions below `pg_snapshot_xmin(pg_current_snapshot())` — every
+//! transaction that could still commit an event has a larger id — and
+//! writers share no lock.
+
+pub(crate) mod signal;
+
+use signal::{EventSubscription, Wake};
+
+use std::fmt;
+
+use diesel::dsl::max;
+use diesel::expression::IntoSql;
+use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
+use serde_json::{json, Value};
+
+use crate::domain::change::Changes;
+use crate::domain::core::Core;
+use crate::domain::model::{BundleView, Response};
+use crate::domain::wire;
+use crate::error::{Result, ValidationError};
+use crate::rules::capability::{admit, Operation};
+use crate::rules::limits::event_page_size;
+use crate::rules::principal::Principal;
+use crate::rules::visibility::{event_subject, event_visible, Scope};
+use crate::rules::vocabulary::{BundleStatus, CloseReason, EventType};
+use crate::store::schema::{bundles, event_horizon, events};
+use crate::store::{AnyConnection, Timestamp};
+
+/// Where an event stands in the log (EVT-1a): ordered by the writing
+/// transaction, then by the sequence number. Shown as an opaque string.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Position {
+    txid: i64,
+    seq: i64,
+}
+
+impl Position {
+    /// `""` is the start of the log; SQLite's positions are the sequence
+    /// number alone (`"42"`), PostgreSQL's `"<txid>-<seq>"`.
+    fn parse(text: &str) -> Result<Option<Position>, ValidationError> {
+        if text.is_empty() {
+            return Ok(None);
+        }
+        let number = |part: &str| part.parse::<i64>().ok().filter(|n| *n >= 0);
+        let parsed = match text.split_once('-') {
+            None => number(text).map(|seq| Position { txid: 0, seq }),
+            Some((txid, seq)) => number(txid)
+                .zip(number(seq))
+                .map(|(txid, seq)| Position { txid, seq }),
+        };
+        parsed.map(Some).ok_or_else(|| {
+            ValidationError::new("after", format!("not an event position: {text:?}"))
+        })
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.txid == 0 {
+            write!(f, "{}", self.seq)
+        } else {
+            write!(f, "{}-{}", self.txid, self.seq)
+        }
+    }
+}
+
+/// One event as a reader sees it (EVT-2).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    /// Its position: pass it as `after` to read what follows.
+    pub position: String,
+    /// `bundle.asked`, `bundle.resolved` or `bundle.closed`.
+    pub event_type: String,
+    /// When it was appended.
+    pub at: Timestamp,
+    /// The bundle it is about.
+    pub pending_id: String,
+    /// The bundle's task (AUTH-4) when it was appended; empty if none.
+    pub task_id: String,
+    /// Frozen at append: the LIST-6 element (`bundle.asked`), `{"status",
+    /// "response"}` (`bundle.resolved`) or `{"reason"}` (`bundle.closed`).
+    pub data: Value,
+}
+
+/// A page of the event log (EVT-2).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventPage {
+    /// The events after `after` the reader may see, oldest first.
+    pub events: Vec<Event>,
+    /// The position of the last event examined, visible or not (or `after`
+    /// itself when none was): the next call's `after`.
+    pub next: String,
+    /// True when events after `after` were pruned (EVT-3): list again.
+    pub reset: bool,
+}
+
+type EventRow = (i64, i64, String, i64, String, String, String, bool);
+
+impl Changes {
+    /// EVT-1: `bundle.asked` for a bundle this transaction created; its
+    /// `data` is the LIST-6 element as asked.
+    pub(crate) fn append_asked(
+        &mut self,
+        conn: &mut AnyConnection,
+        view: &BundleView,
+        at: Timestamp,
+    ) -> Result<()> {
+        let data = wire::bundle(view).to_string();
+        self.appended_events = true;
+        append(
+            conn,
+            EventType::Asked,
+            at,
+            &[view.pending_id.as_str()],
+            &data,
+        )
+    }
+
+    /// EVT-1: `bundle.resolved` for the claim's winner (answered, rejected
+    /// or cancelled), with the committed resolution.
+    pub(crate) fn append_resolved(
+        &mut self,
+        conn: &mut AnyConnection,
+        status: BundleStatus,
+        response: &Response,
+        at: Timestamp,
+    ) -> Result<()> {
+        let data = json!({"status": status.as_str(), "response": wire::response(response)});
+        self.appended_events = true;
+        append(
+            conn,
+            EventType::Resolved,
+            at,
+            &[response.pending_id.as_str()],
+            &data.to_string(),
+        )
+    }
+
+    /// EVT-1: `bundle.closed` for bundles that are active at this moment
+    /// and stop being so by this transaction; appended before the change
+    /// (a deletion would leave nothing to read the event's subject from).
+    pub(crate) fn append_closed(
+        &mut self,
+        conn: &mut AnyConnection,
+        active: &[String],
+        reason: CloseReason,
+        at: Timestamp,
+    ) -> Result<()> {
+        if active.is_empty() {
+            return Ok(());
+        }
+        let ids: Vec<&str> = active.iter().map(String::as_str).collect();
+        let data = json!({"reason": reason.as_str()}).to_string();
+        self.appended_events = true;
+        // Bounded so SQLite's limit on bound values is never reached.
+        for chunk in ids.chunks(10_000) {
+            append(conn, EventType::Closed, at, chunk, &data)?;
+        }
+        Ok(())
+    }
+}
+
+/// One event per bundle in `pending_ids`, its subject (task, workspace,
+/// kind) read from the bundle's row in this transaction.
+fn append(
+    conn: &mut AnyConnection,
+    event_type: EventType,
+    at: Timestamp,
+    pending_ids: &[&str],
+    data: &str,
+) -> Result<()> {
+    let rows = event_rows_query(event_type.as_str(), at.as_micros(), pending_ids, data);
+    diesel::insert_into(events::table)
+        .values(rows)
+        .into_columns((
+            events::event_type,
+            events::at,
+            (
+                events::pending_id,
+                events::task_id,
+                events::workspace_id,
+                events::task_exists,
+                events::kind,
+            ),
+            events::data,
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// EVT-1: the rows of one event per bundle in `pending_ids`: the event's
+/// type, time and data beside its subject, read from the bundle's row.
+/// [`append`] inserts them in one statement.
+#[diesel::dsl::auto_type]
+pub fn event_rows_query<'a>(
+    word: &'a str,
+    at: i64,
+    pending_ids: &'a [&'a str],
+    data: &'a str,
+) -> _ {
+    bundles::table
+        .filter(bundles::pending_id.eq_any(pending_ids))
+        .select((
+            word.into_sql::<Text>(),
+            at.into_sql::<BigInt>(),
+            event_subject(),
+            data.into_sql::<Text>(),
+        ))
+}
+
+/// EVT-2: up to `limit` events after `start` and below transaction
+/// `below` (EVT-1a), in position order, each with whether `scope` may see
+/// it now. Walks `events_by_position` from `start`.
+#[diesel::dsl::auto_type]
+pub fn events_page_query<'a>(scope: &'a Scope, start: Position, below: i64, limit: i64) -> _ {
+    let visible: event_visible<'a> = event_visible(scope);
+    let (txid, seq): (i64, i64) = (start.txid, start.seq);
+    events::table
+        .filter(events::txid.ge(txid))
+        .filter(events::txid.gt(txid).or(events::seq.gt(seq)))
+        .filter(events::txid.lt(below))
+        .order((events::txid, events::seq))
+        .limit(limit)
+        .select((
+            events::txid,
+            events::seq,
+            events::event_type,
+            events::at,
+            events::pending_id,
+            events::task_id,
+            events::data,
+            visible,
+        ))
+}
+
+/// EVT-1a: every event of a transaction with a smaller id than this has
+/// committed or never will. SQLite's writers are serialized: no bound.
+fn readable_below(conn: &mut AnyConnection) -> Result<i64> {
+    Ok(match conn {
+        AnyConnection::Sqlite(_) => i64::MAX,
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(conn) => diesel::select(diesel::dsl::sql::<BigInt>(
+            "pg_snapshot_xmin(pg_current_snapshot())::text::bigint",
+        ))
+        .get_result(conn)?,
+    })
+}
+
+/// EVT-3: the highest position `prune` deleted.
+fn horizon(conn: &mut AnyConnection) -> Result<Position> {
+    let (txid, seq) = event_horizon::table
+        .select((event_horizon::pruned_txid, event_horizon::pruned_seq))
+        .first::<(i64, i64)>(conn)
+        .optional()?
+        .unwrap_or_default();
+    Ok(Position { txid, seq })
+}
+
+impl Core {
+    /// EVT-2: up to `limit` events after `after` examined, the visible ones
+    /// returned. The work is bounded by `limit`, not by the log's size.
+    pub(crate) fn events_after(
+        &self,
+        principal: &Principal,
+        after: &str,
+        limit: Option<i64>,
+    ) -> Result<EventPage> {
+        let scope = admit(principal, Operation::EventsAfter)?;
+        let after = Position::parse(after)?;
+        let limit = event_page_size(limit);
+        let start = after.unwrap_or_default();
+        let (rows, pruned) = self.read(|conn| {
+            let below = readable_below(conn)?;
+            let rows: Vec<EventRow> = events_page_query(&scope, start, below, limit).load(conn)?;
+            // Read after the events: a prune that commits in between makes
+            // this a (harmless) reset, never a silent gap.
+            Ok((rows, horizon(conn)?))
+        })?;
+        let next = rows
+            .last()
+            .map(|row| Position {
+                txid: row.0,
+                seq: row.1,
+            })
+            .or(after);
+        let events = rows
+            .into_iter()
+            .filter(|row| row.7)
+            .map(
+                |(txid, seq, event_type, at, pending_id, task_id, data, _)| Event {
+                    position: Position { txid, seq }.to_string(),
+                    event_type,
+                    at: Timestamp::from_micros(at),
+                    pending_id,
+                    task_id,
+                    data: serde_json::from_str(&data).unwrap_or(Value::String(data)),
+                },
+            )
+            .collect();
+        Ok(EventPage {
+            events,
+            next: next.map(|next| next.to_string()).unwrap_or_default(),
+            reset: after.is_some_and(|after| after < pruned),
+        })
+    }
+
+    /// HTTP-6: `wake` is called whenever events may have been appended;
+    /// other processes' events reach this handle through its watcher,
+    /// which runs while anyone subscribes.
+    pub(crate) fn subscribe_events(&self, wake: Wake) -> EventSubscription {
+        let subscription = EventSubscription::new(&self.event_signal, wake);
+        self.watch.ensure_running();
+        subscription
+    }
+
+    /// HTTP-6: the position of the newest readable event (`""` when the
+    /// log is empty), where a stream with no `Last-Event-ID` starts.
+    pub(crate) fn events_head(&self, principal: &Principal) -> Result<String> {
+        admit(principal, Operation::EventsAfter)?;
+        let head = self.read(|conn| {
+            let below = readable_below(conn)?;
+            let newest: Option<i64> = events::table
+                .filter(events::txid.lt(below))
+                .select(max(events::txid))
+                .first(conn)?;
+            let Some(txid) = newest else {
+                return Ok(None);
+            };
+            let seq: Option<i64> = events::table
+                .filter(events::txid.eq(txid))
+                .select(max(events::seq))
+                .first(conn)?;
+            Ok(seq.map(|seq| Position { txid, seq }))
+        })?;
+        Ok(head.map(|head| head.to_string()).unwrap_or_default())
+    }
+
+    /// EVT-3 (with REL-8): deletes events appended before `cutoff` and
+    /// records the highest position deleted. Returns how many it deleted.
+    pub(crate) fn prune_events(&self, cutoff: i64, batch: i64) -> Result<u64> {
+        let mut pruned = 0;
+        loop {
+            let deleted = self.change(|conn, _| {
+                let oldest: Vec<(i64, i64)> = events::table
+                    .filter(events::at.lt(cutoff))
+                    .order((events::txid, events::seq))
+                    .limit(batch)
+                    .select((events::txid, events::seq))
+                    .load(conn)?;
+                let Some(&(txid, seq)) = oldest.iter().max() else {
+                    return Ok(0);
+                };
+                let seqs: Vec<i64> = oldest.iter().map(|(_, seq)| *seq).collect();
+                let deleted = diesel::delete(events::table.filter(events::seq.eq_any(&seqs)))
+                    .execute(conn)?;
+                let newer = Position { txid, seq };
+                if newer > horizon(conn)? {
+                    diesel::update(event_horizon::table)
+                        .set((
+                            event_horizon::pruned_txid.eq(newer.txid),
+                            event_horizon::pruned_seq.eq(newer.seq),
+                        ))
+                        .execute(conn)?;
+                }
+                Ok(deleted)
+            })?;
+            pruned += deleted as u64;
+            if deleted == 0 {
+                return Ok(pruned);
+            }
+        }
+    }
+}
