@@ -618,8 +618,8 @@ pub mod http {
     /// HTTP-1: the router of every route of HTTP-2 and HTTP-7 over
     /// `inbox`, authenticating with `auth`. Library calls run on the
     /// blocking pool of the runtime that serves it, at most
-    /// [`HttpOptions::max_calls`] calls and [`HttpOptions::max_waits`]
-    /// waits at once.
+    /// [`HttpOptions::max_calls`] at once; waits hold no thread between
+    /// their checks (HTTP-5).
     pub fn router(inbox: Clarion, auth: impl Authenticator, options: HttpOptions) -> axum::Router {
         crate::doors::http::router(inbox.core, Arc::new(auth), options)
     }

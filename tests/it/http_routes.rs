@@ -240,6 +240,58 @@ dual_backend! {
         assert_eq!(outbox(db), vec![own]);
     }
 
+    /// HTTP-5: open waits hold no thread each, and a client that goes away
+    /// ends its wait at once (the waits-in-flight gauge falls back to 0).
+    fn http_5_waits_hold_no_thread_and_end_with_their_client(db) {
+        use std::io::Write;
+        let session = mirror(db, "a", "alice");
+        let server = start(db);
+        let t = tokens(db);
+        let waits: u64 = 300;
+        let bundles: Vec<String> = (0..10).map(|_| ask(db, &session, 1)).collect();
+        let in_flight = || {
+            let metrics = get(&server, &t.system, "/metrics");
+            metrics
+                .body
+                .lines()
+                .find_map(|line| line.strip_prefix("clarion_waits_in_flight "))
+                .and_then(|value| value.parse::<u64>().ok())
+                .unwrap()
+        };
+        let before = server.threads();
+        let connections: Vec<std::net::TcpStream> = (0..waits as usize)
+            .map(|n| {
+                let mut stream = std::net::TcpStream::connect(server.authority()).unwrap();
+                let request = format!(
+                    "GET /api/v1/clarification/{}/wait?timeout_ms=50000 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {}\r\n\r\n",
+                    bundles[n % bundles.len()],
+                    t.alice
+                );
+                stream.write_all(request.as_bytes()).unwrap();
+                stream
+            })
+            .collect();
+        let started = std::time::Instant::now();
+        while in_flight() < waits {
+            assert!(started.elapsed() < Duration::from_secs(30), "only {} waits began", in_flight());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let during = server.threads();
+        println!("{waits} open waits: the server's threads {before} → {during}");
+        // Two workers and the blocking pool the checks share (40 at most,
+        // as `clarion serve` sizes it); none per wait.
+        assert!(during <= 2 + 40, "{waits} waits took {during} threads");
+        drop(connections);
+        let dropped = std::time::Instant::now();
+        while in_flight() > 0 {
+            assert!(dropped.elapsed() < Duration::from_secs(10), "{} waits outlived their clients", in_flight());
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // Nothing was detached by the clients going away (WAIT-1b).
+        db.resolve_bundle(&alice(), &bundles[0], &one_answer("yes")).unwrap();
+        assert!(outbox(db).is_empty());
+    }
+
     /// HTTP-8: once the shutdown begins, an open wait answers 503 at once.
     fn http_8_open_waits_answer_503_on_shutdown(db) {
         let session = mirror(db, "a", "alice");

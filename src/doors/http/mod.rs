@@ -112,7 +112,6 @@ impl Shutdown {
 pub struct HttpOptions {
     allowed_origins: Vec<String>,
     max_calls: usize,
-    max_waits: usize,
     secure_cookies: bool,
     shutdown: Shutdown,
     wait_cap: Duration,
@@ -123,7 +122,6 @@ impl Default for HttpOptions {
         HttpOptions {
             allowed_origins: Vec::new(),
             max_calls: 32,
-            max_waits: 256,
             secure_cookies: false,
             shutdown: Shutdown::new(),
             wait_cap: wait::MAX_WAIT,
@@ -132,8 +130,8 @@ impl Default for HttpOptions {
 }
 
 impl HttpOptions {
-    /// The defaults: no other origin, 32 concurrent library calls, 256
-    /// concurrent waits, cookies without `Secure`.
+    /// The defaults: no other origin, 32 concurrent library calls, waits
+    /// cut at 55 s, cookies without `Secure`.
     pub fn new() -> HttpOptions {
         HttpOptions::default()
     }
@@ -149,19 +147,11 @@ impl HttpOptions {
         self
     }
 
-    /// How many synchronous library calls (and authentications) run at
-    /// once on the blocking pool (HTTP-1); more wait for a free place.
+    /// How many synchronous library calls (and authentications, and the
+    /// brief checks of waits) run at once on the blocking pool (HTTP-1);
+    /// more wait for a free place. Waits hold no place between checks.
     pub fn max_calls(mut self, calls: usize) -> Self {
         self.max_calls = calls.max(1);
-        self
-    }
-
-    /// How many waits (`/wait`, `/rpc/wait`, `/rpc/wait_bundle`) run at
-    /// once; each holds one blocking thread until the wait is rebuilt
-    /// without threads (HTTP-5). A wait that finds no place before its
-    /// timeout ends as timed out.
-    pub fn max_waits(mut self, waits: usize) -> Self {
-        self.max_waits = waits.max(1);
         self
     }
 
@@ -190,7 +180,7 @@ impl HttpOptions {
     /// The blocking threads the router may occupy at most: a runtime
     /// serving it needs at least this many (`max_blocking_threads`).
     pub fn blocking_threads(&self) -> usize {
-        self.max_calls + self.max_waits
+        self.max_calls
     }
 
     pub(crate) fn allows_origin(&self, origin: &str) -> bool {
@@ -207,10 +197,8 @@ pub(crate) struct Inner {
     pub(crate) core: Arc<Core>,
     pub(crate) auth: Arc<dyn Authenticator>,
     pub(crate) options: HttpOptions,
-    /// HTTP-1: the bound of the blocking pool for short calls.
+    /// HTTP-1: the bound of the blocking pool.
     pub(crate) calls: Arc<Semaphore>,
-    /// HTTP-5: the bound of concurrent waits.
-    pub(crate) waits: Arc<Semaphore>,
     pub(crate) metrics: Metrics,
     /// The OpenAPI document, rendered once the routes are assembled.
     pub(crate) openapi: OnceLock<String>,
@@ -387,7 +375,6 @@ pub(crate) fn router(
         core,
         auth,
         calls: Arc::new(Semaphore::new(options.max_calls)),
-        waits: Arc::new(Semaphore::new(options.max_waits)),
         metrics: Metrics::new(),
         openapi: OnceLock::new(),
         options: options.clone(),

@@ -4,17 +4,23 @@
 //! server begins shutting down (HTTP-8), and counts as a wait in flight
 //! (HTTP-7).
 //!
-//! For now each wait holds one blocking thread running the library's
-//! synchronous wait, bounded by `max_waits`; a client that goes away does
-//! not end it before its timeout. The insides of [`wait_bundle`] and
-//! [`wait`] are meant to be swapped for a wait that holds no thread; their
-//! signatures stay.
+//! A wait holds no thread: it is the library's `PendingWait`, checked on
+//! the blocking pool at once and again whenever its callback fires (a
+//! commit of this handle, the watcher seeing another process's), and in
+//! between it is only a sleeping task. A client that goes away drops the
+//! task and with it the wait, which detaches nothing (WAIT-1b); so does a
+//! wait the door cuts at its cap (`capped`). Only the caller's own timeout
+//! ends an agent-side wait with `timed_out`, which may detach (WAIT-1).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
+use tokio::sync::Notify;
 
-use crate::domain::delivery::waiters::AgentWait;
+use crate::domain::core::Core;
+use crate::domain::delivery::wait::{Checked, PendingWait, Waiter};
+use crate::domain::delivery::waiters::Wake;
 use crate::doors::envelope::{self, Envelope};
 use crate::doors::http::error::HttpError;
 use crate::doors::http::AppState;
@@ -62,39 +68,56 @@ fn admitted(
         .map_err(|error| envelope::error(&Error::Validation(error)))
 }
 
-/// Runs a blocking wait of at most `timeout`, holding a place of
-/// `max_waits`; ends with `503` when the shutdown begins first, and with
-/// `timed_out()` when no place frees up within the timeout.
-async fn blocking_wait(
+/// Drives one wait to its end: `begin` registers it (on the blocking
+/// pool), then each `check` runs there too, and between checks the task
+/// sleeps until the wait's callback fires, its poll interval passes (only
+/// when the handle's watcher could not start), the deadline comes, or the
+/// shutdown begins. `cut`: the deadline is the door's cap, not the
+/// caller's own timeout.
+async fn drive<T: Send + 'static>(
     state: &AppState,
     timeout: Duration,
-    timed_out: impl FnOnce() -> Envelope,
-    body: impl FnOnce() -> Envelope + Send + 'static,
-) -> Envelope {
+    cut: bool,
+    begin: impl FnOnce(&Core, Arc<Wake>) -> Result<Waiter<T>, Error> + Send + 'static,
+) -> Result<T, HttpError> {
+    let deadline = tokio::time::Instant::now() + timeout;
     let shutdown = state.options.shutdown.clone();
-    let place = tokio::select! {
-        place = tokio::time::timeout(timeout, state.waits.clone().acquire_owned()) => place,
-        () = shutdown.begun() => return HttpError::ShuttingDown.envelope(),
+    let woken = Arc::new(Notify::new());
+    // `notify_one` keeps a wake that comes while a check runs, so the next
+    // wait for it returns at once and the change is read (WAIT-3).
+    let wake = {
+        let woken = woken.clone();
+        Wake::new(move || woken.notify_one())
     };
-    let place = match place {
-        Ok(Ok(place)) => place,
-        Ok(Err(_)) => return HttpError::ShuttingDown.envelope(),
-        Err(_elapsed) => return timed_out(),
-    };
+    let core = state.core.clone();
+    let mut pending = state
+        .blocking(move |_| begin(&core, wake).map(|waiter| PendingWait::new(core.clone(), waiter)))
+        .await??;
     let _in_flight = state.metrics.wait_started();
-    let waiting = tokio::task::spawn_blocking(move || {
-        let _place = place;
-        body()
-    });
-    tokio::select! {
-        joined = waiting => joined.unwrap_or_else(|error| {
-            HttpError::internal(format!("a wait failed: {error}")).envelope()
-        }),
-        () = shutdown.begun() => HttpError::ShuttingDown.envelope(),
+    loop {
+        pending = match state.blocking(move |_| pending.check()).await?? {
+            Checked::Over(outcome) => return Ok(outcome),
+            Checked::Waiting(pending) => pending,
+        };
+        let poll = pending.poll_interval().unwrap_or(timeout);
+        tokio::select! {
+            biased;
+            () = shutdown.begun() => return Err(HttpError::ShuttingDown),
+            () = tokio::time::sleep_until(deadline) => {
+                let ended = state
+                    .blocking(move |_| if cut { pending.capped() } else { pending.timed_out() })
+                    .await??;
+                return Ok(ended);
+            }
+            () = woken.notified() => {}
+            () = tokio::time::sleep(poll) => {}
+        }
     }
 }
 
-/// WIRE-3 `wait_bundle` over HTTP (`GET …/wait`, `/rpc/wait_bundle`).
+/// WIRE-3 `wait_bundle` over HTTP (`GET …/wait`, `/rpc/wait_bundle`). Its
+/// cap and the caller's timeout end it alike (504): an external wait
+/// detaches nothing either way.
 pub(crate) async fn wait_bundle(
     state: &AppState,
     principal: &Principal,
@@ -105,30 +128,21 @@ pub(crate) async fn wait_bundle(
         Err(refused) => return refused,
     };
     let timeout = asked.min(state.options.wait_cap);
-    let core = state.core.clone();
     let principal = principal.clone();
-    blocking_wait(
-        state,
-        timeout,
-        || envelope::error(&Error::TimedOut),
-        move || match core.wait_bundle(&principal, &pending_id, timeout) {
-            Ok(resolved) => envelope::resolved(&resolved),
-            Err(error) => envelope::error(&error),
-        },
-    )
-    .await
+    let waited = drive(state, timeout, false, move |core, wake| {
+        core.begin_wait_bundle(&principal, &pending_id, Some(wake))
+    })
+    .await;
+    match waited {
+        Ok(resolved) => envelope::resolved(&resolved),
+        Err(error) => error.envelope(),
+    }
 }
 
-/// WAIT-1, the agent side, over `/rpc/wait` (a host operation).
-///
-/// WAIT-1b: only the caller's own timeout detaches. When the caller asked
-/// for more than HTTP-5's 55 s, the wait is cut at 55 s and must leave the
-/// bundle attached, so for the length of the cut wait the door counts one
-/// more agent waiting on the bundle: the library's wait then never finds
-/// itself the last one, and does not detach. (A side effect: an agent of
-/// this process whose own timeout ends during those 55 s does not detach
-/// either; the attachment lease, DEL-3, then decides.) A client that goes
-/// away does not end the wait before its timeout yet.
+/// WAIT-1, the agent side, over `/rpc/wait` (a host operation). WAIT-1b:
+/// when the caller asked for more than the door's cap, the cap ends the
+/// wait with `timed_out` and the bundle stays attached; only a wait that
+/// reaches the caller's own timeout may detach it.
 pub(crate) async fn wait(
     state: &AppState,
     principal: &Principal,
@@ -140,22 +154,12 @@ pub(crate) async fn wait(
     };
     let timeout = asked.min(state.options.wait_cap);
     let cut = asked > timeout;
-    let core = state.core.clone();
-    blocking_wait(
-        state,
-        timeout,
-        || envelope::waited(&crate::domain::model::WaitOutcome::TimedOut),
-        move || {
-            let held = cut.then(|| AgentWait::arrive(&core.database, &pending_id));
-            let outcome = core.wait(&pending_id, timeout);
-            if let Some(held) = held {
-                held.depart();
-            }
-            match outcome {
-                Ok(outcome) => envelope::waited(&outcome),
-                Err(error) => envelope::error(&error),
-            }
-        },
-    )
-    .await
+    let waited = drive(state, timeout, cut, move |core, wake| {
+        core.begin_wait(&pending_id, Some(wake))
+    })
+    .await;
+    match waited {
+        Ok(outcome) => envelope::waited(&outcome),
+        Err(error) => error.envelope(),
+    }
 }

@@ -28,7 +28,31 @@ impl Drop for Server {
     }
 }
 
+/// The name of a server's runtime threads (at most 15 bytes, as Linux
+/// keeps them), so a test can count them among the binary's many.
+fn thread_name(base: &str) -> String {
+    let port = base.rsplit(':').next().unwrap_or_default();
+    format!("srv-{port}")
+}
+
 impl Server {
+    /// How many threads this server's runtime has now (workers and its
+    /// blocking pool), from /proc.
+    pub fn threads(&self) -> usize {
+        let name = thread_name(&self.base);
+        std::fs::read_dir("/proc/self/task")
+            .map(|tasks| {
+                tasks
+                    .filter_map(|task| task.ok())
+                    .filter(|task| {
+                        std::fs::read_to_string(task.path().join("comm"))
+                            .is_ok_and(|comm| comm.trim_end() == name)
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
+    }
+
     /// The server's address, `127.0.0.1:<port>`.
     pub fn authority(&self) -> &str {
         self.base.trim_start_matches("http://")
@@ -52,10 +76,14 @@ pub fn serve_router(router: axum::Router, shutdown: Shutdown, options: ServeOpti
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     listener.set_nonblocking(true).expect("non-blocking");
     let base = format!("http://{}", listener.local_addr().unwrap());
+    let name = thread_name(&base);
     let stop = shutdown.clone();
     let thread = std::thread::spawn(move || {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
+            // As `clarion serve` sizes it: max_calls (32) and a margin.
+            .max_blocking_threads(40)
+            .thread_name(name)
             .enable_all()
             .build()
             .expect("runtime");
