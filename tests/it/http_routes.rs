@@ -149,8 +149,10 @@ dual_backend! {
             assert_eq!(unknown.text(), format!(r#"400 {{"error":"op: unknown operation \"{op}\""}}"#));
         }
         // An unknown op is a 400 even for a principal that may do nothing.
-        let unknown = post(&server, &t.alice_bot_none, "/api/v1/rpc/nope", "{");
-        assert_eq!(unknown.status, 400);
+        for op in ["nope", "metrics"] {
+            let unknown = post(&server, &t.alice_bot_none, &format!("/api/v1/rpc/{op}"), "{");
+            assert_eq!(unknown.text(), format!(r#"400 {{"error":"op: unknown operation \"{op}\""}}"#));
+        }
         // The capability comes before the arguments are read (WIRE-5).
         let denied_first = post(&server, &t.alice_bot_none, "/api/v1/rpc/get_bundle", "[1,");
         assert_eq!(denied_first.text(), envelope_text(envelope::error(&Error::CapabilityDenied)));

@@ -11,6 +11,7 @@ use crate::doors::http::auth::Caller;
 use crate::doors::http::error::HttpError;
 use crate::doors::http::AppState;
 use crate::error::Error;
+use crate::rules::capability::{has_capability, Operation};
 use crate::rules::principal::Principal;
 
 fn text(content_type: &'static str, body: String) -> Response {
@@ -70,7 +71,8 @@ pub(crate) async fn metrics(
     State(state): State<AppState>,
     caller: Caller,
 ) -> Result<Response, HttpError> {
-    if caller.principal != Principal::System {
+    // AUTH-2, section 13a: the matrix's `metrics` row (system only).
+    if !has_capability(&caller.principal, Operation::Metrics) {
         return Err(Error::CapabilityDenied.into());
     }
     let pending = state

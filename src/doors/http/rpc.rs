@@ -46,7 +46,7 @@ pub(crate) async fn call(State(state): State<AppState>, caller: Caller, input: I
     };
     // The request envelope before the capability (WIRE-5): an unknown op
     // is a 400 for everyone. `metrics` is no WIRE-5 operation.
-    let Some(operation) = Operation::parse(&op) else {
+    let Some(operation) = Operation::parse(&op).filter(|op| *op != Operation::Metrics) else {
         let error = ValidationError::new("op", format!("unknown operation {op:?}"));
         return envelope::error(&Error::Validation(error));
     };
