@@ -214,6 +214,32 @@ dual_backend! {
         assert_eq!(login.text(), UNAUTHENTICATED);
     }
 
+    /// HTTP-1: the router mounted under a prefix of a host's own app keeps
+    /// its routes, its JSON refusals and its authentication there.
+    fn http_1_mounted_under_a_prefix(db) {
+        let session = mirror(db, "a", "alice");
+        let pending = ask(db, &session, 1);
+        let t = tokens(db);
+        let shutdown = clarion::http::Shutdown::new();
+        let inbox = clarion::http::router(
+            db.clarion.clone(),
+            TokenAuthenticator::new(db),
+            HttpOptions::new().shutdown(shutdown.clone()),
+        );
+        let app = axum::Router::new()
+            .route("/", axum::routing::get(|| async { "host page" }))
+            .nest("/inbox", inbox);
+        let server = serve_router(app, shutdown, clarion::http::ServeOptions::new());
+        assert_eq!(send(client().get(server.url("/"))).text(), "200 host page");
+        let got = get(&server, &t.alice, &format!("/inbox/api/v1/clarification/{pending}"));
+        assert_eq!(got.status, 200, "{}", got.body);
+        assert_eq!(send(client().get(server.url("/inbox/api/v1/summary"))).text(), UNAUTHENTICATED);
+        assert_eq!(get(&server, &t.alice, "/inbox/api/v1/nope").text(), r#"404 {"error":"route not found"}"#);
+        assert_eq!(send(client().delete(server.url("/inbox/api/v1/summary"))).text(), r#"405 {"error":"method not allowed"}"#);
+        let metrics = get(&server, &t.system, "/inbox/metrics");
+        assert!(metrics.body.contains(r#"route="/inbox/api/v1/clarification/{pending_id}""#), "{}", metrics.body);
+    }
+
     /// HTTP-4: tokens in the library: listed without their text, revoked
     /// by an id prefix, refused for `unclassified`.
     fn http_4_token_store(db) {
