@@ -350,6 +350,12 @@ dual_backend! {
         assert_eq!(given.header("x-request-id"), Some("abc-123"));
         let made = send(client().get(server.url("/healthz")));
         assert!(made.header("x-request-id").is_some_and(|id| id.len() >= 32));
+
+        // Not ready once the database cannot be reached (here: the handle
+        // closed, REL-7); alive all the same.
+        db.close();
+        assert_eq!(send(client().get(server.url("/readyz"))).text(), r#"503 {"error":"database unreachable"}"#);
+        assert_eq!(send(client().get(server.url("/healthz"))).text(), r#"200 {"ok":true}"#);
     }
 
     /// HTTP-7: the OpenAPI 3.1 document of every route, generated from the
