@@ -43,7 +43,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let shutdown = Shutdown::new();
     let options = HttpOptions::new().shutdown(shutdown.clone());
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        // The router's library calls and waits run on blocking threads.
+        // The router runs library calls (and the brief checks of waits) on
+        // blocking threads, at most `max_calls` at once.
         .max_blocking_threads(options.blocking_threads() + 8)
         .enable_all()
         .build()?;
