@@ -137,11 +137,51 @@ pub fn tokens(db: &Clarion) -> Tokens {
     }
 }
 
+/// The one client of the binary (a clone shares its connection pool and
+/// its one runtime thread): tests that count threads run beside these.
 pub fn client() -> Client {
-    Client::builder()
-        .timeout(Duration::from_secs(90))
-        .build()
-        .expect("client")
+    static CLIENT: std::sync::OnceLock<Client> = std::sync::OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            Client::builder()
+                .timeout(Duration::from_secs(90))
+                .build()
+                .expect("client")
+        })
+        .clone()
+}
+
+/// Sends a GET on a connection of its own, to read later with
+/// [`read_raw`]: many requests in flight from one thread.
+pub fn send_raw(server: &Server, path: &str, token: &str) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(server.authority()).expect("connect");
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n",
+        server.authority()
+    );
+    stream.write_all(request.as_bytes()).expect("send");
+    stream
+}
+
+/// The status and body of the reply on a connection [`send_raw`] opened.
+pub fn read_raw(mut stream: std::net::TcpStream) -> (u16, String) {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_secs(90)))
+        .expect("read timeout");
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).expect("read the reply");
+    let status = reply
+        .split(' ')
+        .nth(1)
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let body = reply
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
 }
 
 /// A reply: status, headers and body text.
