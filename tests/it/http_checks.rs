@@ -103,6 +103,23 @@ dual_backend! {
         assert!(id_in_body.body.contains("pending_id"), "{}", id_in_body.body);
     }
 
+    /// HTTP-3: a refusal that comes before the body was read closes the
+    /// connection and says so, so a client that pools connections never
+    /// sends its next request on a dead one.
+    fn http_3_refusals_of_unread_bodies_close_the_connection(db) {
+        let server = start(db);
+        let t = tokens(db);
+        let pooled = reqwest::blocking::Client::new();
+        for _ in 0..3 {
+            let anonymous = send(pooled.post(server.url("/api/v1/rpc/summary")).header("content-type", "application/json").body(big_body()));
+            assert_eq!(anonymous.text(), UNAUTHENTICATED);
+            assert_eq!(anonymous.header("connection"), Some("close"));
+            let huge = send(pooled.post(server.url("/api/v1/rpc/summary")).bearer_auth(&t.alice).header("content-type", "application/json").body(big_body()));
+            assert_eq!(huge.text(), TOO_LARGE);
+            assert_eq!(send(pooled.get(server.url("/api/v1/summary")).bearer_auth(&t.alice)).status, 200);
+        }
+    }
+
     /// HTTP-3, HTTP-9: path ids are percent-decoded once; NUL, empty and
     /// non-UTF-8 ids are 400s; `..`, `%2F` and emoji are just ids (404).
     fn http_9_odd_ids(db) {

@@ -28,6 +28,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use axum::extract::{MatchedPath, Request, State};
+use axum::http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
 use axum::http::{HeaderName, HeaderValue, Method};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -316,8 +317,21 @@ async fn observe(State(state): State<AppState>, request: Request, next: Next) ->
         return HttpError::ShuttingDown.into_response();
     }
     let method = request.method().clone();
+    let sends_body = request.headers().contains_key(TRANSFER_ENCODING)
+        || request
+            .headers()
+            .get(CONTENT_LENGTH)
+            .is_some_and(|length| length.as_bytes() != b"0");
     let started = std::time::Instant::now();
-    let response = next.run(request).await;
+    let mut response = next.run(request).await;
+    // A refusal may come before the body was read (401, 403, 413): the
+    // connection cannot carry another request then, and says so, so no
+    // client reuses it.
+    if sends_body && (response.status().is_client_error() || response.status().is_server_error()) {
+        response
+            .headers_mut()
+            .insert(CONNECTION, HeaderValue::from_static("close"));
+    }
     let route = response
         .extensions()
         .get::<RouteName>()

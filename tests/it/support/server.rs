@@ -143,8 +143,12 @@ pub fn client() -> Client {
     static CLIENT: std::sync::OnceLock<Client> = std::sync::OnceLock::new();
     CLIENT
         .get_or_init(|| {
+            // No pooled connections: a server that refuses a request before
+            // reading its body (401, 403, 413) closes that connection, and a
+            // pooled one could be reused in the moment before it sees so.
             Client::builder()
                 .timeout(Duration::from_secs(90))
+                .pool_max_idle_per_host(0)
                 .build()
                 .expect("client")
         })
