@@ -59,6 +59,7 @@ mod doors_mcp_server;
 mod hostile_input;
 mod http_auth;
 mod http_checks;
+mod http_events;
 mod http_race;
 mod http_routes;
 mod http_serve;

@@ -45,11 +45,13 @@ pub(crate) struct Metrics {
     resolves: Family<OutcomeLabels, Counter>,
     losers: Counter,
     waits: Gauge,
+    streams: Gauge,
     pending: Gauge,
 }
 
-/// Decrements the waits-in-flight gauge when the wait ends, however it
-/// ends (answered, cut, shut down, or dropped with its client).
+/// Decrements a gauge of things in flight (waits, event streams) when one
+/// ends, however it ends (answered, cut, shut down, or dropped with its
+/// client).
 pub(crate) struct InFlight(Gauge);
 
 impl Drop for InFlight {
@@ -68,6 +70,7 @@ impl Metrics {
         let resolves = Family::<OutcomeLabels, Counter>::default();
         let losers = Counter::default();
         let waits = Gauge::default();
+        let streams = Gauge::default();
         let pending = Gauge::default();
         registry.register(
             "http_requests",
@@ -95,6 +98,11 @@ impl Metrics {
             waits.clone(),
         );
         registry.register(
+            "event_streams",
+            "Event streams (GET /api/v1/events) this router serves right now",
+            streams.clone(),
+        );
+        registry.register(
             "pending_bundles",
             "Bundles waiting for an answer (SUM-1, as system sees them)",
             pending.clone(),
@@ -106,6 +114,7 @@ impl Metrics {
             resolves,
             losers,
             waits,
+            streams,
             pending,
         }
     }
@@ -165,6 +174,12 @@ impl Metrics {
     pub(crate) fn wait_started(&self) -> InFlight {
         self.waits.inc();
         InFlight(self.waits.clone())
+    }
+
+    /// HTTP-6: an event stream opened; dropping the value closes it.
+    pub(crate) fn stream_opened(&self) -> InFlight {
+        self.streams.inc();
+        InFlight(self.streams.clone())
     }
 
     /// The Prometheus text of every metric, with `pending` as just read.

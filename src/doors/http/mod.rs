@@ -14,6 +14,7 @@
 mod auth;
 mod bundles;
 mod error;
+mod events;
 mod inbox;
 mod input;
 mod metrics;
@@ -116,6 +117,7 @@ pub struct HttpOptions {
     secure_cookies: bool,
     shutdown: Shutdown,
     wait_cap: Duration,
+    keep_alive: Duration,
 }
 
 impl Default for HttpOptions {
@@ -126,6 +128,7 @@ impl Default for HttpOptions {
             secure_cookies: false,
             shutdown: Shutdown::new(),
             wait_cap: wait::MAX_WAIT,
+            keep_alive: events::KEEP_ALIVE,
         }
     }
 }
@@ -175,6 +178,13 @@ impl HttpOptions {
     /// for proxies with shorter read timeouts, and for tests.
     pub fn wait_cap(mut self, cap: Duration) -> Self {
         self.wait_cap = cap.min(wait::MAX_WAIT);
+        self
+    }
+
+    /// How often an idle event stream sends a comment line (HTTP-6: 15 s),
+    /// so proxies keep it open; at least 100 ms.
+    pub fn keep_alive(mut self, every: Duration) -> Self {
+        self.keep_alive = every.max(Duration::from_millis(100));
         self
     }
 
@@ -405,8 +415,7 @@ pub(crate) fn router(
         // is added here with the attempt ledger.
         .routes(routes!(inbox::summary))
         .routes(routes!(inbox::pending_actions))
-        // EVENTS (HTTP-6): `GET /api/v1/events`, the Server-Sent Events
-        // stream, is added here: `.routes(routes!(events::stream))`.
+        .routes(routes!(events::stream))
         .routes(routes!(session::sign_in, session::sign_out))
         .routes(routes!(rpc::call))
         // HTTP-7: operations.

@@ -1,0 +1,173 @@
+//! `GET /api/v1/events` (HTTP-6): the event log (EVT-2) as Server-Sent
+//! Events. `id:` is the event's position, `event:` its type, `data:` the
+//! EVT-2 element. The stream reads the log from its own position whenever
+//! the library says events may have been appended (this handle's commits,
+//! or other processes' as the handle's watcher hears them, WAIT-3a), so a
+//! reader that reconnects with `Last-Event-ID` misses none and sees none
+//! twice (EVT-1a). While it waits it holds neither a thread nor a pool
+//! connection; a client that goes away ends it at once.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use tokio::sync::{mpsc, Notify};
+use tokio_stream::wrappers::ReceiverStream;
+
+use crate::domain::events::EventPage;
+use crate::doors::envelope;
+use crate::doors::http::auth::Caller;
+use crate::doors::http::error::HttpError;
+use crate::doors::http::input::{Input, Kind};
+use crate::doors::http::metrics::InFlight;
+use crate::doors::http::AppState;
+use crate::rules::capability::{has_capability, Operation};
+use crate::rules::principal::Principal;
+
+/// HTTP-6: a comment line this often keeps proxies from closing the stream.
+pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// Events examined per read of the log (EVT-2's largest page).
+const PAGE: i64 = 1000;
+/// Messages queued for a slow client before the reader waits for it.
+const QUEUE: usize = 256;
+
+/// HTTP-6: the live event stream.
+#[utoipa::path(
+    get,
+    path = "/api/v1/events",
+    operation_id = "events",
+    tag = "events",
+    params(
+        ("after" = Option<String>, Query, description = "A position to continue after; `Last-Event-ID` takes precedence. With neither, only new events."),
+        ("Last-Event-ID" = Option<String>, Header, description = "The last position received (EventSource sends it on reconnect)."),
+    ),
+    responses(
+        (status = 200, description = "`text/event-stream`: `id:` position, `event:` type (`bundle.asked`, `bundle.resolved`, `bundle.closed`, or `reset` when events after the position were pruned), `data:` the EVT-2 event.", content_type = "text/event-stream"),
+        (status = 400, description = "A malformed position or query parameter."),
+        (status = 401, description = "No valid credential."),
+        (status = 403, description = "Capability denied."),
+    )
+)]
+pub(crate) async fn stream(
+    State(state): State<AppState>,
+    caller: Caller,
+    headers: HeaderMap,
+    input: Input,
+) -> Result<Response, HttpError> {
+    let query = input.query(&[("after", Kind::Text)])?;
+    // AUTH-2 before anything is read.
+    if !has_capability(&caller.principal, Operation::EventsAfter) {
+        return Err(crate::error::Error::CapabilityDenied.into());
+    }
+    let given = headers
+        .get("last-event-id")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| {
+            query
+                .get("after")
+                .and_then(|after| after.as_str())
+                .map(str::to_owned)
+        });
+    let principal = caller.principal;
+    let start = match given {
+        Some(after) => after,
+        None => {
+            let principal = principal.clone();
+            state
+                .blocking(move |core| core.events_head(&principal))
+                .await??
+        }
+    };
+    // A malformed position is a 400 now, before the stream starts.
+    let first = {
+        let (principal, start) = (principal.clone(), start.clone());
+        state
+            .blocking(move |core| core.events_after(&principal, &start, Some(PAGE)))
+            .await??
+    };
+    let (sender, receiver) = mpsc::channel(QUEUE);
+    let state_keep_alive = state.options.keep_alive;
+    let open = state.metrics.stream_opened();
+    tokio::spawn(follow(state, principal, start, first, sender, open));
+    Ok(Sse::new(ReceiverStream::new(receiver))
+        .keep_alive(KeepAlive::new().interval(state_keep_alive))
+        .into_response())
+}
+
+type Message = Result<SseEvent, Infallible>;
+
+/// Sends what `page` holds, then reads on whenever woken, until the
+/// client goes away or the server stops (HTTP-8 ends every stream).
+async fn follow(
+    state: AppState,
+    principal: Principal,
+    mut position: String,
+    mut page: EventPage,
+    sender: mpsc::Sender<Message>,
+    _open: InFlight,
+) {
+    let woken = Arc::new(Notify::new());
+    let _subscription = {
+        let woken = woken.clone();
+        // `notify_one` keeps a permit when nobody waits: no wake-up is lost
+        // between a read and the next wait.
+        state
+            .core
+            .subscribe_events(Arc::new(move || woken.notify_one()))
+    };
+    let shutdown = state.options.shutdown.clone();
+    loop {
+        if !send_page(&sender, &page).await {
+            return;
+        }
+        let progressed = page.next != position;
+        position = page.next.clone();
+        // A page that examined something may not be the last: read on at
+        // once; otherwise wait to be woken.
+        if !progressed {
+            tokio::select! {
+                () = woken.notified() => {}
+                () = sender.closed() => return,
+                () = shutdown.begun() => return,
+            }
+        }
+        let (principal, after) = (principal.clone(), position.clone());
+        page = match state
+            .blocking(move |core| core.events_after(&principal, &after, Some(PAGE)))
+            .await
+        {
+            Ok(Ok(page)) => page,
+            Ok(Err(error)) => {
+                tracing::warn!(%error, "an event stream could not read the log; ending it");
+                return;
+            }
+            Err(_) => return,
+        };
+    }
+}
+
+/// One page as SSE messages: `reset` first when events were pruned
+/// (EVT-3). False when the client is gone.
+async fn send_page(sender: &mpsc::Sender<Message>, page: &EventPage) -> bool {
+    if page.reset {
+        let reset = SseEvent::default().event("reset").data("{}");
+        if sender.send(Ok(reset)).await.is_err() {
+            return false;
+        }
+    }
+    for event in &page.events {
+        let message = SseEvent::default()
+            .id(event.position.clone())
+            .event(event.event_type.clone())
+            .data(envelope::event(event).to_string());
+        if sender.send(Ok(message)).await.is_err() {
+            return false;
+        }
+    }
+    true
+}
