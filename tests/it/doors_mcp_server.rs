@@ -18,7 +18,7 @@ use crate::support::*;
 /// A Python with the official MCP client: `CLARION_MCP_PYTHON`, else a
 /// virtual environment under target/ that `.ci/run` (or this function, on
 /// first use) creates from tests/mcp_client/requirements.txt. `None` (skip) only outside CI.
-fn mcp_python() -> Option<PathBuf> {
+pub fn mcp_python() -> Option<PathBuf> {
     static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
     PYTHON
         .get_or_init(|| {

@@ -2,7 +2,9 @@
 //! real loopback sockets on both backends.
 
 use std::ffi::{CStr, CString};
-use std::sync::{Arc, Barrier};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use clarion::envelope;
@@ -20,6 +22,55 @@ fn answer_args(pending_id: &str, text: &str) -> Value {
             {"question_id": "q1", "selected_options": ["q1_opt1"], "custom_text": text},
         ],
     })
+}
+
+/// One MCP racer: the official Python client driving its own `clarion
+/// mcp` process (tests/mcp_client/racer.py), ready before the race.
+struct McpRacer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl McpRacer {
+    fn start(python: &std::path::Path, url: &str, note: &str) -> McpRacer {
+        let mut child = Command::new(python)
+            .arg(root().join("tests/mcp_client/racer.py"))
+            .arg(note)
+            .env("CLARION_BIN", env!("CARGO_BIN_EXE_clarion"))
+            .env("CLARION_DATABASE_URL", url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python");
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut ready = String::new();
+        stdout.read_line(&mut ready).unwrap();
+        assert_eq!(ready.trim(), "ready", "the MCP racer did not start");
+        McpRacer {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// Answers `pending_id` over MCP; the tool result's text, as sent.
+    fn answer(&mut self, pending_id: &str) -> String {
+        writeln!(self.stdin, "{pending_id}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).unwrap();
+        assert!(!line.is_empty(), "the MCP racer ended");
+        line.trim_end().to_owned()
+    }
+}
+
+impl Drop for McpRacer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// `(claimed, response)` of one racer.
@@ -41,10 +92,15 @@ fn resources() -> (u64, u64) {
 
 dual_backend! {
     /// HTTP-9, [seed R3]: the same bundle answered at once over REST, MCP
-    /// and the C ABI: one winner, and every loser gets byte-identical
-    /// answers (the stored response).
+    /// (`clarion mcp` processes driven by the official Python client) and
+    /// the C ABI: one winner, and every loser gets byte-identical answers
+    /// (the stored response).
     fn http_9_rest_mcp_and_c_abi_race_for_one_bundle(db) {
+        let Some(python) = crate::doors_mcp_server::mcp_python() else { return };
         let session = mirror(db, "race", "alice");
+        let mcp: Vec<Arc<Mutex<McpRacer>>> = (0..4)
+            .map(|n| Arc::new(Mutex::new(McpRacer::start(&python, &db.url, &format!("mcp racer {n}")))))
+            .collect();
         let server = start(db);
         let alice_token = tokens(db).alice;
         let config = CString::new(json!({"database_url": db.url}).to_string()).unwrap();
@@ -57,7 +113,8 @@ dual_backend! {
             let start = Arc::new(Barrier::new(racers));
             let threads: Vec<_> = (0..racers)
                 .map(|n| {
-                    let (handle, start, pending_id) = (db.clarion.clone(), start.clone(), pending_id.clone());
+                    let (start, pending_id) = (start.clone(), pending_id.clone());
+                    let mcp = mcp[n / 3].clone();
                     let url = server.url(&format!("/api/v1/clarification/{pending_id}/respond"));
                     let token = alice_token.clone();
                     std::thread::spawn(move || -> (Outcome, Option<String>) {
@@ -79,9 +136,12 @@ dual_backend! {
                                 ((claimed, body["response"].to_string()), (!claimed).then_some(reply.body))
                             }
                             1 => {
-                                let result = handle.call_tool(&alice(), "answer_question", &answer_args(&pending_id, &text)).unwrap();
-                                let body = &result["structuredContent"];
-                                ((body["claimed"].as_bool().unwrap(), body["response"].to_string()), None)
+                                let mut mcp = mcp.lock().unwrap();
+                                let text = mcp.answer(&pending_id);
+                                let body: Value = serde_json::from_str(&text).unwrap();
+                                assert_eq!(body.as_object().unwrap().keys().collect::<Vec<_>>(), ["claimed", "status", "response"]);
+                                let claimed = body["claimed"].as_bool().unwrap();
+                                ((claimed, body["response"].to_string()), None)
                             }
                             _ => {
                                 let request = json!({"op": "resolve_bundle", "principal": {"kind": "user", "user_id": "alice"}, "args": answer_args(&pending_id, &text)});
@@ -113,14 +173,17 @@ dual_backend! {
         clarion_close(abi as *mut Handle);
     }
 
-    /// HTTP-9: a bounded load run on loopback: 60 long polls and 10
-    /// answerers, bounded by 20 s. No 5xx, no lost answer: every poll
-    /// returns the one stored response. Memory and threads are printed.
+    /// HTTP-9: a bounded load run on loopback: 200 long polls held open
+    /// while 20 answerers answer their bundles (each bundle by three of
+    /// them), bounded by 20 s. No 5xx, no lost answer: every poll returns
+    /// the one stored response. The server's threads stay within its
+    /// runtime's bound (no thread per poll); memory and threads are
+    /// printed.
     fn http_9_bounded_load_run(db) {
         let session = mirror(db, "load", "alice");
         let server = start(db);
         let token = tokens(db).alice;
-        let bundles: Vec<String> = (0..60).map(|_| ask(db, &session, 1)).collect();
+        let bundles: Vec<String> = (0..200).map(|_| ask(db, &session, 1)).collect();
         let before = resources();
         let deadline = Instant::now() + Duration::from_secs(20);
 
@@ -134,13 +197,14 @@ dual_backend! {
             .collect();
         std::thread::sleep(Duration::from_millis(500));
         let during = resources();
-        let answerers: Vec<_> = (0..10)
+        let server_threads = server.threads();
+        let answerers: Vec<_> = (0..20)
             .map(|n| {
                 let urls: Vec<String> = bundles
                     .iter()
                     .cycle()
-                    .skip(n * 6)
-                    .take(bundles.len())
+                    .skip(n * 10)
+                    .take(30)
                     .map(|id| server.url(&format!("/api/v1/clarification/{id}/respond")))
                     .collect();
                 let token = token.clone();
@@ -174,8 +238,12 @@ dual_backend! {
         }
         let after = resources();
         println!(
-            "load run: {} answers, rss {} → {} → {} kB, threads {} → {} → {}",
-            statuses.len(), before.0, during.0, after.0, before.1, during.1, after.1
+            "load run: {} polls, {} answers, rss {} → {} → {} kB, process threads {} → {} → {}, server threads {}",
+            bundles.len(), statuses.len(), before.0, during.0, after.0, before.1, during.1, after.1, server_threads
         );
+        assert_eq!(statuses.len(), 600, "the run hit its 20 s bound");
+        // The test runtime's bound: two workers and at most 40 blocking
+        // threads (support/server.rs), however many polls are open.
+        assert!(server_threads <= 2 + 40, "{server_threads} server threads for 200 polls");
     }
 }
