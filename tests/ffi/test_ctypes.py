@@ -13,6 +13,7 @@ import sqlite3
 import sys
 import tempfile
 import threading
+import time
 import uuid
 
 LIB = ctypes.CDLL(os.environ["CLARION_LIB"])  # CDLL releases the GIL per call
@@ -236,6 +237,41 @@ def test_every_operation(db):
     expect_error(db, 404, "clarification request not found", "get_bundle", user("alice"), {"pending_id": pending_id})
 
 
+def test_event_log(db):
+    """EVT-2 through the C ABI: an asked and a resolved event, in order, with
+    their keys; what bob may not see stays hidden; refusals."""
+    task, session = mirror(db, "events", "alice")
+    pending_id = ask(db, session)
+    won = ok(db, "resolve_bundle", user("alice"), {"pending_id": pending_id, "answers": answers("evt")})
+    seen, after = [], ""
+    # EVT-1a: on PostgreSQL a reader waits for transactions still open
+    # anywhere in the cluster (other tests run beside this one).
+    deadline = time.time() + 30
+    while len(seen) < 2 and time.time() < deadline:
+        page = ok(db, "events_after", user("alice"), {"after": after, "limit": 1000})
+        assert list(page) == ["events", "next", "reset"], page
+        assert page["reset"] is False, page
+        seen += [event for event in page["events"] if event["pending_id"] == pending_id]
+        if page["next"] == after:
+            time.sleep(0.02)
+        after = page["next"]
+    assert [event["type"] for event in seen] == ["bundle.asked", "bundle.resolved"], seen
+    assert list(seen[0]) == ["position", "type", "at", "pending_id", "task_id", "data"], seen[0]
+    assert seen[0]["task_id"] == task and seen[0]["data"]["pending_id"] == pending_id, seen[0]
+    assert seen[1]["data"] == {"status": "answered", "response": won["response"]}, seen[1]
+    bob, after = [], ""
+    while True:
+        page = ok(db, "events_after", user("bob"), {"after": after, "limit": 1000})
+        bob += [event for event in page["events"] if event["pending_id"] == pending_id]
+        if page["next"] == after:
+            break
+        after = page["next"]
+    assert bob == [], bob
+    assert call(db, "events_after", agent("alice", "questions:answer"))[0] == 403
+    status, body = call(db, "events_after", user("alice"), {"after": "not a position"})
+    assert status == 400 and "after" in body["error"], body
+
+
 def test_every_error_class(db):
     task, session = mirror(db, "errs", "alice")
     pending_id = ask(db, session)
@@ -322,6 +358,7 @@ def main():
         ("envelope and argument errors", lambda: test_envelope_and_argument_errors(db)),
         ("every operation", lambda: test_every_operation(db)),
         ("every error class", lambda: test_every_error_class(db)),
+        ("event log", lambda: test_event_log(db)),
         ("internal error is 500", test_internal_error_is_500),
         ("32 threads race one bundle", lambda: test_thirty_two_threads_race_one_bundle(db)),
     ]
