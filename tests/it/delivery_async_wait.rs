@@ -9,7 +9,6 @@
 //! that never comes fails a bound of seconds, never a sleep that decides.
 
 use std::collections::HashMap;
-use std::process::Command;
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
@@ -176,31 +175,6 @@ fn expect_waiting<T: std::fmt::Debug>(checked: clarion::Result<Checked<T>>) -> P
         Checked::Waiting(pending) => pending,
         Checked::Over(outcome) => panic!("expected the wait to go on, it ended: {outcome:?}"),
     }
-}
-
-/// Answers `pending_id` from another OS process (`clarion answer`).
-fn answer_from_another_process(url: &str, pending_id: &str, text: &str) {
-    let output = Command::new(env!("CARGO_BIN_EXE_clarion"))
-        .args([
-            "answer",
-            pending_id,
-            "--database-url",
-            url,
-            "--as",
-            "user:alice",
-            "--answers",
-        ])
-        .arg(format!(
-            r#"[{{"question_id":"q1","selected_options":["q1_opt1"],"custom_text":"{text}"}}]"#
-        ))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
 }
 
 /// Begins an agent-side wait (poll interval one minute), runs its first

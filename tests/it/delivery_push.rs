@@ -5,7 +5,6 @@
 //! here are long, so an outcome that arrives well before one was pushed.
 //! No bound here measures speed: each only separates push from poll.
 
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use clarion::{Clarion, Error, Synchronous, WaitOutcome};
@@ -15,34 +14,6 @@ use crate::support::*;
 /// Far longer than any push takes; a waiter that needed the poll would
 /// miss every bound below.
 const LONG_POLL: Duration = Duration::from_secs(30);
-
-/// Answers `pending_id` from another OS process (`clarion answer`) and
-/// returns when that process has exited.
-fn answer_from_another_process(url: &str, pending_id: &str, text: &str) -> Instant {
-    let output = Command::new(env!("CARGO_BIN_EXE_clarion"))
-        .args([
-            "answer",
-            pending_id,
-            "--database-url",
-            url,
-            "--as",
-            "user:alice",
-            "--answers",
-        ])
-        .arg(format!(
-            r#"[{{"question_id":"q1","selected_options":["q1_opt1"],"custom_text":"{text}"}}]"#
-        ))
-        .output()
-        .unwrap();
-    let exited = Instant::now();
-    assert!(
-        output.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    exited
-}
 
 /// A waiter on its own thread: its outcome and when it returned.
 fn waiting(

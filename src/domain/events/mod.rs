@@ -103,6 +103,11 @@ pub struct EventPage {
     pub next: String,
     /// True when events after `after` were pruned (EVT-3): list again.
     pub reset: bool,
+    /// PostgreSQL (EVT-1a): events exist that this read could not return
+    /// yet, because a transaction that began before theirs is still open
+    /// somewhere. Nothing will announce when it ends, so a live reader
+    /// reads again shortly. Not part of the EVT-2 envelope.
+    pub held_back: bool,
 }
 
 type EventRow = (i64, i64, String, i64, String, String, String, bool);
@@ -280,12 +285,18 @@ impl Core {
         let after = Position::parse(after)?;
         let limit = event_page_size(limit);
         let start = after.unwrap_or_default();
-        let (rows, pruned) = self.read(|conn| {
+        let (rows, pruned, held_back) = self.read(|conn| {
             let below = readable_below(conn)?;
             let rows: Vec<EventRow> = events_page_query(&scope, start, below, limit).load(conn)?;
+            let held_back = (rows.len() as i64) < limit
+                && below != i64::MAX
+                && diesel::select(diesel::dsl::exists(
+                    events::table.filter(events::txid.ge(below)),
+                ))
+                .get_result(conn)?;
             // Read after the events: a prune that commits in between makes
             // this a (harmless) reset, never a silent gap.
-            Ok((rows, horizon(conn)?))
+            Ok((rows, horizon(conn)?, held_back))
         })?;
         let next = rows
             .last()
@@ -312,6 +323,7 @@ impl Core {
             events,
             next: next.map(|next| next.to_string()).unwrap_or_default(),
             reset: after.is_some_and(|after| after < pruned),
+            held_back,
         })
     }
 

@@ -32,6 +32,8 @@ use crate::rules::principal::Principal;
 pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Events examined per read of the log (EVT-2's largest page).
 const PAGE: i64 = 1000;
+/// How soon a stream reads again while events are held back (EVT-1a).
+const HELD_BACK_RETRY: Duration = Duration::from_millis(20);
 /// Messages queued for a slow client before the reader waits for it.
 const QUEUE: usize = 256;
 
@@ -128,10 +130,14 @@ async fn follow(
         let progressed = page.next != position;
         position = page.next.clone();
         // A page that examined something may not be the last: read on at
-        // once; otherwise wait to be woken.
+        // once. Events held back by a transaction still open elsewhere
+        // (EVT-1a) are announced by nobody when it ends: read again
+        // shortly. Otherwise wait to be woken.
         if !progressed {
+            let held_back = page.held_back;
             tokio::select! {
                 () = woken.notified() => {}
+                () = tokio::time::sleep(HELD_BACK_RETRY), if held_back => {}
                 () = sender.closed() => return,
                 () = shutdown.begun() => return,
             }

@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::doors::http::error::HttpError;
 use crate::doors::http::{AppState, MAX_BODY_BYTES};
+use crate::doors::json::fields::type_name;
 use crate::error::ValidationError;
 use crate::rules::limits::check_id;
 
@@ -182,15 +183,4 @@ fn integer(text: &str) -> Option<Value> {
             i64::MAX
         },
     )))
-}
-
-fn type_name(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }

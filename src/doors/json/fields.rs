@@ -12,7 +12,8 @@ use crate::rules::limits::{wait_time, DEFAULT_WAIT};
 
 pub(crate) type Checked<T> = std::result::Result<T, ValidationError>;
 
-fn type_name(value: &Value) -> &'static str {
+/// How an error names the JSON type it found instead.
+pub(crate) fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -8,7 +8,7 @@
 //! operation itself: lookups (404), state (409), then the rules that need
 //! stored data (VAL-1, 2, 6, 8; 400).
 
-mod fields;
+pub(crate) mod fields;
 
 use serde_json::{Map, Value};
 

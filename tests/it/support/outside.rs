@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::time::Instant;
 
 /// The repository root.
 pub fn root() -> &'static Path {
@@ -108,4 +109,32 @@ pub fn kill_after(pid: u32, after: std::time::Duration) {
         std::thread::sleep(after);
         let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
     });
+}
+
+/// Answers `pending_id` from another OS process (`clarion answer`) and
+/// returns when that process has exited.
+pub fn answer_from_another_process(url: &str, pending_id: &str, text: &str) -> Instant {
+    let output = Command::new(env!("CARGO_BIN_EXE_clarion"))
+        .args([
+            "answer",
+            pending_id,
+            "--database-url",
+            url,
+            "--as",
+            "user:alice",
+            "--answers",
+        ])
+        .arg(format!(
+            r#"[{{"question_id":"q1","selected_options":["q1_opt1"],"custom_text":"{text}"}}]"#
+        ))
+        .output()
+        .unwrap();
+    let exited = Instant::now();
+    assert!(
+        output.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    exited
 }
