@@ -1,0 +1,1186 @@
+//! HTTP door benchmark (HTTP-1, HTTP-6; measured the OPS-2 way) — a
+//! program, not a timed test:
+//!
+//!     cargo bench --bench http                      # SQLite
+//!     cargo bench --bench http --features postgres  # SQLite and PostgreSQL
+//!
+//! The server is the library's own router and server loop
+//! (`clarion::http::router`, `clarion::http::serve`) on `127.0.0.1:0`,
+//! in this process, on a runtime built like `clarion serve`'s (two worker
+//! threads, the router's blocking pool), over one `Clarion` handle opened
+//! with the defaults (as `clarion serve` opens it). Clients speak real
+//! HTTP/1.1 over loopback sockets (reqwest, keep-alive, one connection per
+//! client) from a runtime of their own.
+//!
+//! 1. Requests: `list` (`GET /api/v1/clarification`, a first page of 50
+//!    of 100+ pending bundles), `get` (`GET /api/v1/clarification/{id}`)
+//!    and `respond` (`POST …/{id}/respond` on distinct pending bundles,
+//!    every one must be claimed). `CLARION_BENCH_CLIENTS` (default 8)
+//!    clients at once, each taking the next request of a shared list.
+//!    The floor is the same calls through the Rust API
+//!    (`list_pending`, `get_bundle`, `resolve_bundle`) from as many
+//!    threads on the same handle. The HTTP side runs twice: behind a
+//!    host authenticator that maps a fixed bearer to `user:alice` without
+//!    touching the database (a host that mounts the router), and behind
+//!    the built-in `TokenAuthenticator` (`clarion serve`: a token digest
+//!    looked up per request). The three sides take turns in blocks of
+//!    `BLOCK` requests, the first side rotating, so a slow spell of the
+//!    machine falls on all of them. Per side: requests per second (the
+//!    block's requests over the blocks' summed wall time) and per-request
+//!    latency p50/p99; each run prints its ratios HTTP / Rust
+//!    (throughput); the summary is the median of the runs.
+//! 2. Server-Sent Events fan-out: `CLARION_BENCH_SUBSCRIBERS` (default
+//!    100) clients hold `GET /api/v1/events` open; a writer asks bundles
+//!    one at a time, each after a random 0–25 ms pause (not in step with
+//!    any watcher tick), and the next only once every subscriber has its
+//!    `bundle.asked` event. Latency: from the start of the writer's `ask`
+//!    call (the commit is inside it; its own duration is printed beside)
+//!    to a subscriber's receipt of the chunk holding the event, wall
+//!    clock on one machine; p50, p99 and max over all subscribers and
+//!    events of a run, median of the runs. Two writers take turns each
+//!    run: the library in this process (the server's own handle), and
+//!    another process (this program re-run as an asker, a `Clarion`
+//!    handle of its own on the same database: the cross-process path,
+//!    WAIT-3a). The floor: as many threads following the log through the
+//!    Rust API the way a stream does (woken by `subscribe_events`, each
+//!    reads `events_after` its own position), on the server's handle.
+//!    The streams and the floor take turns each run (the first
+//!    alternating; each connects, and is live once all its subscribers
+//!    received a first event); each run prints the ratio of the p50s. If
+//!    the route is missing (a build without HTTP-6), the streams are
+//!    skipped with a note and the floor still runs.
+//!
+//!    A receipt still missing 5 s after its ask is counted as missing
+//!    (late if it comes with a later event) and left out of the
+//!    percentiles.
+//!
+//! Environment: CLARION_BENCH_RUNS (default 3), CLARION_BENCH_REQUESTS
+//! (default 400 per operation, per side, per run; 0 skips part 1),
+//! CLARION_BENCH_CLIENTS (default 8), CLARION_BENCH_SUBSCRIBERS (default
+//! 100; 0 skips part 2), CLARION_BENCH_EVENTS (default 20 per writer per
+//! run), CLARION_BENCH_BACKEND, CLARION_TEST_DATABASE_URL.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use axum::http::header::AUTHORIZATION;
+use axum::http::request::Parts;
+use clarion::http::{
+    self, Authentication, Authenticator, HttpOptions, ServeOptions, Shutdown, TokenAuthenticator,
+};
+use clarion::{Clarion, ListRequest, Principal, SessionUpsert};
+use common::{median, ms, percentile, two_answers, two_questions, ANSWER_Q1, ANSWER_Q2};
+
+/// Set in the asking child to the database URL.
+const ASKER: &str = "CLARION_BENCH_HTTP_ASKER";
+
+/// How many requests one side makes before the next side takes its turn.
+const BLOCK: usize = 50;
+
+/// Pending bundles the listing pages over (never resolved).
+const LISTED: usize = 100;
+
+/// The fixed bearer the host authenticator accepts.
+const HOST_BEARER: &str = "bench-alice";
+
+/// What the body of `respond` says: [`two_answers`] as JSON.
+fn respond_body() -> String {
+    format!(r#"{{"answers":[{ANSWER_Q1},{ANSWER_Q2}]}}"#)
+}
+
+/// A host's own authentication (HTTP-1, `examples/mount.rs`): a fixed
+/// bearer is `user:alice`; no database read.
+struct HostAuth;
+
+impl Authenticator for HostAuth {
+    fn authenticate(&self, request: &Parts) -> Authentication {
+        match request.headers.get(AUTHORIZATION) {
+            None => Authentication::Missing,
+            Some(value) if value.as_bytes() == format!("Bearer {HOST_BEARER}").as_bytes() => {
+                Authentication::Bearer(Principal::user("alice"))
+            }
+            Some(_) => Authentication::Invalid,
+        }
+    }
+}
+
+fn alice() -> Principal {
+    Principal::user("alice")
+}
+
+/// Wall-clock microseconds: comparable between two processes on one
+/// machine.
+fn wall_micros() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+/// The two servers (host authenticator, token authenticator) on one
+/// runtime; dropping it shuts both down.
+struct Servers {
+    host: String,
+    token: String,
+    shutdown: Shutdown,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Servers {
+    /// Serves the router over `inbox` twice, on two loopback ports, on a
+    /// runtime like `clarion serve`'s.
+    fn start(inbox: &Clarion) -> Servers {
+        let shutdown = Shutdown::new();
+        let options = HttpOptions::new().shutdown(shutdown.clone());
+        let blocking = options.blocking_threads();
+        let host = http::router(inbox.clone(), HostAuth, options.clone());
+        let token = http::router(inbox.clone(), TokenAuthenticator::new(inbox), options);
+        let bind = || {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+            listener.set_nonblocking(true).expect("non-blocking");
+            let base = format!("http://{}", listener.local_addr().unwrap());
+            (listener, base)
+        };
+        let ((host_listener, host_base), (token_listener, token_base)) = (bind(), bind());
+        let stop = shutdown.clone();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .max_blocking_threads(blocking + 8)
+                .enable_all()
+                .build()
+                .expect("server runtime");
+            runtime.block_on(async move {
+                let serve = |listener, app| {
+                    let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                    http::serve(listener, app, stop.clone(), ServeOptions::new())
+                };
+                let (a, b) = tokio::join!(serve(host_listener, host), serve(token_listener, token));
+                a.expect("serve");
+                b.expect("serve");
+            });
+            runtime.shutdown_timeout(Duration::from_secs(1));
+        });
+        Servers {
+            host: host_base,
+            token: token_base,
+            shutdown,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        self.shutdown.begin();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    List,
+    Get,
+    Respond,
+}
+
+impl Op {
+    const ALL: [Op; 3] = [Op::List, Op::Get, Op::Respond];
+
+    fn name(self) -> &'static str {
+        match self {
+            Op::List => "list",
+            Op::Get => "get",
+            Op::Respond => "respond",
+        }
+    }
+}
+
+/// Who makes the calls.
+#[derive(Clone, Copy)]
+enum Side {
+    /// The Rust API, the floor.
+    Rust,
+    /// HTTP behind the host authenticator.
+    Host,
+    /// HTTP behind the built-in token authenticator.
+    Token,
+}
+
+const SIDES: [Side; 3] = [Side::Rust, Side::Host, Side::Token];
+
+/// One block's wall time and each request's latency.
+struct Block {
+    took: Duration,
+    latencies: Vec<Duration>,
+}
+
+/// One block of work for the Rust API's callers.
+struct Job {
+    op: Op,
+    items: Arc<Vec<String>>,
+    next: Arc<AtomicUsize>,
+    done: mpsc::Sender<Vec<Duration>>,
+}
+
+/// The floor's callers: `clients` long-lived threads on the handle (so no
+/// block pays for starting threads), each taking the next item of a block.
+struct RustCallers {
+    jobs: Vec<mpsc::Sender<Job>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl RustCallers {
+    fn start(inbox: &Clarion, clients: usize) -> RustCallers {
+        let (jobs, threads) = (0..clients)
+            .map(|_| {
+                let (send, receive) = mpsc::channel::<Job>();
+                let inbox = inbox.clone();
+                let thread = std::thread::spawn(move || {
+                    let (principal, list, answers) =
+                        (alice(), ListRequest::default(), two_answers());
+                    for job in receive {
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = job.next.fetch_add(1, Ordering::Relaxed);
+                            let Some(id) = job.items.get(i) else { break };
+                            let started = Instant::now();
+                            match job.op {
+                                Op::List => {
+                                    let page = inbox.list_pending(&principal, &list).unwrap();
+                                    assert_eq!(page.bundles.len(), 50);
+                                }
+                                Op::Get => {
+                                    inbox.get_bundle(&principal, id).unwrap();
+                                }
+                                Op::Respond => {
+                                    let resolved =
+                                        inbox.resolve_bundle(&principal, id, &answers).unwrap();
+                                    assert!(resolved.claimed, "a distinct bundle is claimed");
+                                }
+                            }
+                            mine.push(started.elapsed());
+                        }
+                        let _ = job.done.send(mine);
+                    }
+                });
+                (send, thread)
+            })
+            .unzip();
+        RustCallers { jobs, threads }
+    }
+
+    /// Every caller works through `items`; the block's time and latencies.
+    fn block(&self, op: Op, items: &[String]) -> Block {
+        let items = Arc::new(items.to_vec());
+        let next = Arc::new(AtomicUsize::new(0));
+        let (done, results) = mpsc::channel();
+        let started = Instant::now();
+        for jobs in &self.jobs {
+            jobs.send(Job {
+                op,
+                items: items.clone(),
+                next: next.clone(),
+                done: done.clone(),
+            })
+            .expect("a caller thread");
+        }
+        drop(done);
+        let latencies: Vec<Duration> = results.iter().flatten().collect();
+        assert_eq!(latencies.len(), items.len(), "a caller thread failed");
+        Block {
+            took: started.elapsed(),
+            latencies,
+        }
+    }
+}
+
+impl Drop for RustCallers {
+    fn drop(&mut self) {
+        self.jobs.clear();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// One HTTP request of `op`; panics unless it is the expected 200.
+async fn request(client: &reqwest::Client, base: &str, bearer: &str, op: Op, id: &str) {
+    let builder = match op {
+        Op::List => client.get(format!("{base}/api/v1/clarification")),
+        Op::Get => client.get(format!("{base}/api/v1/clarification/{id}")),
+        Op::Respond => client
+            .post(format!("{base}/api/v1/clarification/{id}/respond"))
+            .header("content-type", "application/json")
+            .body(respond_body()),
+    };
+    let response = builder.bearer_auth(bearer).send().await.expect("request");
+    let status = response.status().as_u16();
+    let body = response.bytes().await.expect("body");
+    assert_eq!(
+        status,
+        200,
+        "{} {id}: {}",
+        op.name(),
+        String::from_utf8_lossy(&body)
+    );
+    if op == Op::Respond {
+        let reply: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+        assert_eq!(reply["claimed"], true, "a distinct bundle is claimed");
+    }
+}
+
+/// `clients` HTTP clients (one keep-alive connection each) make the
+/// requests, each taking the next item.
+fn http_block(
+    runtime: &tokio::runtime::Runtime,
+    clients: &[reqwest::Client],
+    base: &str,
+    bearer: &str,
+    op: Op,
+    items: &[String],
+) -> Block {
+    let items: Arc<Vec<String>> = Arc::new(items.to_vec());
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let latencies = runtime.block_on(async {
+        let mut workers = tokio::task::JoinSet::new();
+        for client in clients {
+            let (client, items, next) = (client.clone(), items.clone(), next.clone());
+            let (base, bearer) = (base.to_owned(), bearer.to_owned());
+            workers.spawn(async move {
+                let mut mine = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(id) = items.get(i) else { break };
+                    let started = Instant::now();
+                    request(&client, &base, &bearer, op, id).await;
+                    mine.push(started.elapsed());
+                }
+                mine
+            });
+        }
+        let mut all = Vec::new();
+        while let Some(mine) = workers.join_next().await {
+            all.extend(mine.expect("client task"));
+        }
+        all
+    });
+    Block {
+        took: started.elapsed(),
+        latencies,
+    }
+}
+
+/// One side's figures in one run.
+#[derive(Clone, Copy)]
+struct Figures {
+    per_second: f64,
+    p50: Duration,
+    p99: Duration,
+}
+
+fn figures(blocks: Vec<Block>) -> Figures {
+    let took: Duration = blocks.iter().map(|b| b.took).sum();
+    let mut latencies: Vec<Duration> = blocks.into_iter().flat_map(|b| b.latencies).collect();
+    latencies.sort();
+    Figures {
+        per_second: latencies.len() as f64 / took.as_secs_f64(),
+        p50: percentile(&latencies, 0.5),
+        p99: percentile(&latencies, 0.99),
+    }
+}
+
+fn median_f64(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
+}
+
+fn median_figures(runs: &[Figures]) -> Figures {
+    Figures {
+        per_second: median_f64(runs.iter().map(|f| f.per_second).collect()),
+        p50: median(runs.iter().map(|f| f.p50).collect()),
+        p99: median(runs.iter().map(|f| f.p99).collect()),
+    }
+}
+
+/// Everything part 1 needs.
+struct Requests<'a> {
+    inbox: &'a Clarion,
+    servers: &'a Servers,
+    token: &'a str,
+    runtime: &'a tokio::runtime::Runtime,
+    clients: Vec<reqwest::Client>,
+    callers: RustCallers,
+    listed: Vec<String>,
+    requests: usize,
+}
+
+impl Requests<'_> {
+    fn block(&self, side: Side, op: Op, items: &[String]) -> Block {
+        match side {
+            Side::Rust => self.callers.block(op, items),
+            Side::Host => http_block(
+                self.runtime,
+                &self.clients,
+                &self.servers.host,
+                HOST_BEARER,
+                op,
+                items,
+            ),
+            Side::Token => http_block(
+                self.runtime,
+                &self.clients,
+                &self.servers.token,
+                self.token,
+                op,
+                items,
+            ),
+        }
+    }
+
+    /// One run of `op`: the three sides in turns; each side's figures.
+    fn run(&self, op: Op, run: usize) -> [Figures; 3] {
+        let n = self.requests;
+        // The items each side goes through: ids to get, bundles to
+        // answer (distinct, asked now, untimed), or nothing (list).
+        let items: Vec<Vec<String>> = match op {
+            Op::List => vec![vec![String::new(); n]; 3],
+            Op::Get => (0..3)
+                .map(|_| (0..n).map(|i| self.listed[i % LISTED].clone()).collect())
+                .collect(),
+            Op::Respond => {
+                let session = format!("respond{run}");
+                self.inbox
+                    .upsert_session(SessionUpsert::new(&session, "t"))
+                    .unwrap();
+                (0..3)
+                    .map(|_| {
+                        (0..n)
+                            .map(|_| self.inbox.ask(&two_questions(&session)).unwrap().pending_id)
+                            .collect()
+                    })
+                    .collect()
+            }
+        };
+        let mut blocks: [Vec<Block>; 3] = Default::default();
+        for (b, start) in (0..n).step_by(BLOCK).enumerate() {
+            let end = (start + BLOCK).min(n);
+            for turn in 0..3 {
+                let s = (b + turn) % 3;
+                blocks[s].push(self.block(SIDES[s], op, &items[s][start..end]));
+            }
+        }
+        blocks.map(figures)
+    }
+}
+
+fn print_figures(label: &str, f: &Figures) {
+    println!(
+        "    {label:<22} {:>8.0}/s   p50 {:>7.3} ms   p99 {:>7.3} ms",
+        f.per_second,
+        ms(f.p50),
+        ms(f.p99)
+    );
+}
+
+fn requests_bench(
+    name: &str,
+    inbox: &Clarion,
+    servers: &Servers,
+    runtime: &tokio::runtime::Runtime,
+    runs: usize,
+) {
+    let requests = common::setting("CLARION_BENCH_REQUESTS", 400);
+    if requests == 0 {
+        return;
+    }
+    let clients = common::setting("CLARION_BENCH_CLIENTS", 8).max(1);
+    let token = inbox.add_token(&alice(), "bench").unwrap().token;
+    let listed = (0..LISTED)
+        .map(|_| inbox.ask(&two_questions("s")).unwrap().pending_id)
+        .collect();
+    let bench = Requests {
+        inbox,
+        servers,
+        token: &token,
+        runtime,
+        clients: (0..clients)
+            .map(|_| {
+                reqwest::Client::builder()
+                    .pool_max_idle_per_host(1)
+                    .timeout(Duration::from_secs(60))
+                    .build()
+                    .expect("client")
+            })
+            .collect(),
+        callers: RustCallers::start(inbox, clients),
+        listed,
+        requests,
+    };
+    // Warm-up, untimed: every client opens its connections, every pooled
+    // database connection is made.
+    for side in SIDES {
+        bench.block(side, Op::List, &vec![String::new(); clients * 4]);
+        bench.block(side, Op::Get, &bench.listed.clone());
+    }
+    let mut results: Vec<[Vec<Figures>; 3]> = Op::ALL.iter().map(|_| Default::default()).collect();
+    for run in 0..runs {
+        eprintln!("{name}: requests, run {}/{runs}", run + 1);
+        for (o, op) in Op::ALL.into_iter().enumerate() {
+            let [rust, host, token] = bench.run(op, run);
+            println!(
+                "{name:<10} run {}: {:<7} Rust {:>6.0}/s  HTTP host-auth {:>6.0}/s ({:.2}x)  HTTP token {:>6.0}/s ({:.2}x)",
+                run + 1,
+                op.name(),
+                rust.per_second,
+                host.per_second,
+                host.per_second / rust.per_second,
+                token.per_second,
+                token.per_second / rust.per_second,
+            );
+            for (s, figures) in [rust, host, token].into_iter().enumerate() {
+                results[o][s].push(figures);
+            }
+        }
+    }
+    println!(
+        "\n{name}: requests, median of {runs} runs; {clients} concurrent clients, {requests} requests per operation per side per run; ratio = HTTP / Rust throughput (median of the per-run ratios)"
+    );
+    for (o, op) in Op::ALL.into_iter().enumerate() {
+        let [rust, host, token] = &results[o];
+        let per_run = |side: &[Figures]| {
+            let ratios: Vec<f64> = side
+                .iter()
+                .zip(rust)
+                .map(|(h, r)| h.per_second / r.per_second)
+                .collect();
+            let text = ratios
+                .iter()
+                .map(|r| format!("{r:.2}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            (median_f64(ratios), text)
+        };
+        println!("  {}:", op.name());
+        print_figures("Rust API (floor)", &median_figures(rust));
+        for (label, side) in [("HTTP, host auth", host), ("HTTP, token auth", token)] {
+            let (ratio, text) = per_run(side);
+            let f = median_figures(side);
+            println!(
+                "    {label:<22} {:>8.0}/s   p50 {:>7.3} ms   p99 {:>7.3} ms  ratio {ratio:.2}x  (per run: {text})",
+                f.per_second,
+                ms(f.p50),
+                ms(f.p99)
+            );
+        }
+    }
+}
+
+// ---- part 2: Server-Sent Events fan-out ----
+
+/// One subscriber's receipt of one `bundle.asked` event.
+struct Receipt {
+    subscriber: usize,
+    pending_id: String,
+    at: i64,
+}
+
+/// The `pending_id` of an event's `data:` JSON (top level, or inside its
+/// `data` member).
+fn pending_id_of(data: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(data).ok()?;
+    value
+        .get("pending_id")
+        .or_else(|| value.get("data").and_then(|d| d.get("pending_id")))
+        .and_then(|id| id.as_str())
+        .map(str::to_owned)
+}
+
+/// Reads one stream, sending a [`Receipt`] for each `bundle.asked`
+/// event, stamped when the chunk that completed it arrived.
+async fn subscriber(
+    response: reqwest::Response,
+    subscriber: usize,
+    receipts: mpsc::Sender<Receipt>,
+) {
+    let mut response = response;
+    let mut buffer: Vec<u8> = Vec::new();
+    let (mut event, mut data) = (String::new(), String::new());
+    while let Ok(Some(chunk)) = response.chunk().await {
+        let at = wall_micros();
+        buffer.extend_from_slice(&chunk);
+        while let Some(end) = buffer.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = buffer.drain(..=end).collect();
+            let line = String::from_utf8_lossy(&line);
+            let line = line.trim_end_matches(['\n', '\r']);
+            if line.is_empty() {
+                if event == "bundle.asked" {
+                    if let Some(pending_id) = pending_id_of(&data) {
+                        let _ = receipts.send(Receipt {
+                            subscriber,
+                            pending_id,
+                            at,
+                        });
+                    }
+                }
+                event.clear();
+                data.clear();
+            } else if let Some(value) = line.strip_prefix("event:") {
+                event = value.strip_prefix(' ').unwrap_or(value).to_owned();
+            } else if let Some(value) = line.strip_prefix("data:") {
+                if !data.is_empty() {
+                    data.push('\n');
+                }
+                data.push_str(value.strip_prefix(' ').unwrap_or(value));
+            }
+            // `id:`, comments and anything else: not needed here.
+        }
+    }
+}
+
+/// The subscribers, connected; dropping it disconnects them.
+struct Subscribers {
+    receipts: mpsc::Receiver<Receipt>,
+    count: usize,
+    /// Receipts that arrived while another event was awaited.
+    early: HashMap<String, Vec<Receipt>>,
+    /// Disconnects them.
+    stop: Option<Box<dyn FnOnce()>>,
+}
+
+impl Drop for Subscribers {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            stop();
+        }
+    }
+}
+
+impl Subscribers {
+    /// Connects `count` streams to `GET /api/v1/events`; `Err` says why
+    /// the route is unusable.
+    fn http(
+        runtime: &tokio::runtime::Runtime,
+        base: &str,
+        token: &str,
+        count: usize,
+    ) -> Result<Subscribers, String> {
+        let client = reqwest::Client::builder()
+            .build()
+            .map_err(|e| e.to_string())?;
+        let (send, receipts) = mpsc::channel();
+        let url = format!("{base}/api/v1/events");
+        let tasks = runtime.block_on(async {
+            let mut tasks = Vec::with_capacity(count);
+            for n in 0..count {
+                let response = client
+                    .get(&url)
+                    .bearer_auth(token)
+                    .header("accept", "text/event-stream")
+                    .send()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                let status = response.status().as_u16();
+                let kind = response
+                    .headers()
+                    .get("content-type")
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or_default()
+                    .to_owned();
+                if status != 200 || !kind.starts_with("text/event-stream") {
+                    let body = response.text().await.unwrap_or_default();
+                    return Err(format!("GET /api/v1/events: {status} {kind} {body}"));
+                }
+                tasks.push(tokio::spawn(subscriber(response, n, send.clone())));
+            }
+            Ok::<_, String>(tasks)
+        })?;
+        Ok(Subscribers {
+            receipts,
+            count,
+            early: HashMap::new(),
+            stop: Some(Box::new(move || {
+                for task in tasks {
+                    task.abort();
+                }
+            })),
+        })
+    }
+
+    /// The floor: `count` threads follow the log through the Rust API,
+    /// each as a stream would: woken by `subscribe_events`, it reads
+    /// `events_after` its position (from the head, like a stream without
+    /// `Last-Event-ID`).
+    fn rust(inbox: &Clarion, count: usize) -> Subscribers {
+        let (send, receipts) = mpsc::channel();
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads: Vec<JoinHandle<()>> = (0..count)
+            .map(|n| {
+                let (inbox, send, stop) = (inbox.clone(), send.clone(), stop.clone());
+                let (woken, wakes) = mpsc::channel::<()>();
+                // Subscribed before the head is read: nothing committed in
+                // between is missed.
+                let subscription = inbox.subscribe_events(move || {
+                    let _ = woken.send(());
+                });
+                let mut position = inbox.events_head(&alice()).unwrap();
+                std::thread::spawn(move || {
+                    let _subscription = subscription;
+                    let principal = alice();
+                    while !stop.load(Ordering::Relaxed) {
+                        match wakes.recv_timeout(Duration::from_millis(50)) {
+                            Ok(()) => while wakes.try_recv().is_ok() {},
+                            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                        }
+                        let page = inbox
+                            .events_after(&principal, &position, Some(1000))
+                            .unwrap();
+                        let at = wall_micros();
+                        for event in page.events {
+                            if event.event_type == "bundle.asked" {
+                                let _ = send.send(Receipt {
+                                    subscriber: n,
+                                    pending_id: event.pending_id,
+                                    at,
+                                });
+                            }
+                        }
+                        position = page.next;
+                    }
+                })
+            })
+            .collect();
+        Subscribers {
+            receipts,
+            count,
+            early: HashMap::new(),
+            stop: Some(Box::new(move || {
+                stop.store(true, Ordering::Relaxed);
+                for thread in threads {
+                    let _ = thread.join();
+                }
+            })),
+        }
+    }
+
+    /// Waits until every subscriber holds a first event: the streams are
+    /// live. `Err` says how many did not within 30 s.
+    fn primed(mut self, inbox: &Clarion) -> Result<Subscribers, String> {
+        let primer = inbox.ask(&two_questions("events")).unwrap().pending_id;
+        let (times, _) = self.collect(&primer, Duration::from_secs(30));
+        if times.len() < self.count {
+            return Err(format!(
+                "only {} of {} subscribers received the first event within 30 s",
+                times.len(),
+                self.count
+            ));
+        }
+        Ok(self)
+    }
+
+    /// Waits (at most `limit`) until every subscriber received
+    /// `pending_id`'s event; the receipt times, and how many subscribers
+    /// got it twice.
+    fn collect(&mut self, pending_id: &str, limit: Duration) -> (Vec<i64>, usize) {
+        let deadline = Instant::now() + limit;
+        let mut seen = vec![false; self.count];
+        let (mut times, mut twice) = (Vec::with_capacity(self.count), 0);
+        let mut take = |receipt: Receipt, times: &mut Vec<i64>| {
+            if std::mem::replace(&mut seen[receipt.subscriber], true) {
+                twice += 1;
+            } else {
+                times.push(receipt.at);
+            }
+        };
+        for receipt in self.early.remove(pending_id).unwrap_or_default() {
+            take(receipt, &mut times);
+        }
+        while times.len() < self.count {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.receipts.recv_timeout(left) {
+                Ok(receipt) if receipt.pending_id == pending_id => take(receipt, &mut times),
+                Ok(receipt) => self
+                    .early
+                    .entry(receipt.pending_id.clone())
+                    .or_default()
+                    .push(receipt),
+                Err(_) => break,
+            }
+        }
+        (times, twice)
+    }
+}
+
+/// This program re-run as the other process that asks.
+struct Asker {
+    child: Child,
+    to: ChildStdin,
+    from: BufReader<ChildStdout>,
+}
+
+impl Asker {
+    fn start(url: &str) -> Asker {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(ASKER, url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let to = child.stdin.take().unwrap();
+        let from = BufReader::new(child.stdout.take().unwrap());
+        Asker { child, to, from }
+    }
+
+    /// Asks one bundle in the other process: when (wall clock) its ask
+    /// call started, how long it took, and the new bundle's id.
+    fn ask(&mut self) -> (i64, Duration, String) {
+        writeln!(self.to, "ask").unwrap();
+        self.to.flush().unwrap();
+        let mut line = String::new();
+        self.from.read_line(&mut line).unwrap();
+        let mut parts = line.split_whitespace();
+        let started = parts.next().unwrap().parse().unwrap();
+        let took = Duration::from_micros(parts.next().unwrap().parse().unwrap());
+        (started, took, parts.next().unwrap().to_owned())
+    }
+}
+
+impl Drop for Asker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The asking child: for each line on stdin, asks a bundle on session
+/// `events` and prints the wall-clock start of the call, its duration in
+/// microseconds and the bundle's id.
+fn asker(url: &str) {
+    let inbox = Clarion::open(url).unwrap();
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        if line.is_err() {
+            break;
+        }
+        let (started, clock) = (wall_micros(), Instant::now());
+        let pending_id = inbox.ask(&two_questions("events")).unwrap().pending_id;
+        let took = clock.elapsed().as_micros();
+        writeln!(out, "{started} {took} {pending_id}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+/// A small deterministic generator for the random pauses (xorshift).
+struct Jitter(u64);
+
+impl Jitter {
+    fn below(&mut self, bound: Duration) -> Duration {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        Duration::from_micros(self.0 % (bound.as_micros().max(1) as u64))
+    }
+}
+
+/// One writer's run: latency p50, p99, max over all receipts, the ask
+/// call's p50, and how many receipts were missing or doubled.
+struct Fanout {
+    p50: Duration,
+    p99: Duration,
+    max: Duration,
+    ask_p50: Duration,
+    /// Receipts that had not arrived within [`LATE`] (left out of the
+    /// percentiles).
+    missing: usize,
+    twice: usize,
+    /// Of the missing, how many arrived later, with a later event of the
+    /// same writer.
+    late: usize,
+}
+
+/// How long a writer waits for every subscriber to receive an event.
+const LATE: Duration = Duration::from_secs(5);
+
+fn fanout(
+    subscribers: &mut Subscribers,
+    jitter: &mut Jitter,
+    events: usize,
+    mut ask: impl FnMut() -> (i64, Duration, String),
+) -> Fanout {
+    let (mut latencies, mut asks) = (Vec::new(), Vec::new());
+    let (mut missing, mut twice, mut late) = (0, 0, 0);
+    let mut missed: Vec<String> = Vec::new();
+    for _ in 0..events {
+        std::thread::sleep(jitter.below(Duration::from_millis(25)));
+        let (started, took, pending_id) = ask();
+        asks.push(took);
+        // What is still held for this writer's earlier events arrived
+        // after their wait ended: late.
+        for (pending_id, receipts) in subscribers.early.drain() {
+            if missed.contains(&pending_id) {
+                late += receipts.len();
+            }
+        }
+        let (times, doubled) = subscribers.collect(&pending_id, LATE);
+        if times.len() < subscribers.count {
+            eprintln!(
+                "bundle {pending_id}: {} of {} subscribers had not received its event {LATE:?} after the ask started",
+                subscribers.count - times.len(),
+                subscribers.count
+            );
+        }
+        missing += subscribers.count - times.len();
+        if times.len() < subscribers.count {
+            missed.push(pending_id.clone());
+        }
+        twice += doubled;
+        latencies.extend(
+            times
+                .into_iter()
+                .map(|at| Duration::from_micros(at.saturating_sub(started).max(0) as u64)),
+        );
+    }
+    latencies.sort();
+    asks.sort();
+    let at = |p| {
+        if latencies.is_empty() {
+            Duration::ZERO
+        } else {
+            percentile(&latencies, p)
+        }
+    };
+    Fanout {
+        p50: at(0.5),
+        p99: at(0.99),
+        max: at(1.0),
+        ask_p50: percentile(&asks, 0.5),
+        missing,
+        twice,
+        late,
+    }
+}
+
+/// Who follows the log in part 2.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Follower {
+    Http,
+    Rust,
+}
+
+/// One kind of subscribers' runs, in this process's writer's and the
+/// other process's.
+#[derive(Default)]
+struct FanoutRuns {
+    near: Vec<Fanout>,
+    far: Vec<Fanout>,
+}
+
+fn events_bench(
+    name: &str,
+    url: &str,
+    inbox: &Clarion,
+    servers: &Servers,
+    runtime: &tokio::runtime::Runtime,
+    runs: usize,
+) {
+    let count = common::setting("CLARION_BENCH_SUBSCRIBERS", 100);
+    if count == 0 {
+        return;
+    }
+    let events = common::setting("CLARION_BENCH_EVENTS", 20).max(1);
+    inbox
+        .upsert_session(SessionUpsert::new("events", "t"))
+        .unwrap();
+    let token = inbox.add_token(&alice(), "bench events").unwrap().token;
+    let mut asker = Asker::start(url);
+    let mut jitter = Jitter(0x9E37_79B9_7F4A_7C15);
+    let (mut http, mut rust) = (FanoutRuns::default(), FanoutRuns::default());
+    let mut http_missing: Option<String> = None;
+    for run in 0..runs {
+        eprintln!("{name}: SSE fan-out, run {}/{runs}", run + 1);
+        // The HTTP streams and the floor take turns, the first alternating.
+        let order = if run % 2 == 0 {
+            [Follower::Http, Follower::Rust]
+        } else {
+            [Follower::Rust, Follower::Http]
+        };
+        for follower in order {
+            let connected = match follower {
+                Follower::Http if http_missing.is_some() => continue,
+                Follower::Http => Subscribers::http(runtime, &servers.token, &token, count),
+                Follower::Rust => Ok(Subscribers::rust(inbox, count)),
+            };
+            let mut subscribers = match connected.and_then(|s| s.primed(inbox)) {
+                Ok(subscribers) => subscribers,
+                Err(why) if follower == Follower::Http => {
+                    http_missing = Some(why);
+                    continue;
+                }
+                Err(why) => panic!("{why}"),
+            };
+            let here = fanout(&mut subscribers, &mut jitter, events, || {
+                let (started, clock) = (wall_micros(), Instant::now());
+                let pending_id = inbox.ask(&two_questions("events")).unwrap().pending_id;
+                (started, clock.elapsed(), pending_id)
+            });
+            let there = fanout(&mut subscribers, &mut jitter, events, || asker.ask());
+            drop(subscribers);
+            let label = match follower {
+                Follower::Http => "SSE streams",
+                Follower::Rust => "Rust API (floor)",
+            };
+            for (writer, f) in [("this process", &here), ("another process", &there)] {
+                println!(
+                    "{name:<10} run {}: {count} {label:<16}, asked by {writer:<15}: p50 {:>7.2} ms  p99 {:>7.2} ms  max {:>7.2} ms  (ask call p50 {:.2} ms; missing {} (late {}), twice {})",
+                    run + 1,
+                    ms(f.p50),
+                    ms(f.p99),
+                    ms(f.max),
+                    ms(f.ask_p50),
+                    f.missing,
+                    f.late,
+                    f.twice
+                );
+            }
+            let runs = match follower {
+                Follower::Http => &mut http,
+                Follower::Rust => &mut rust,
+            };
+            runs.near.push(here);
+            runs.far.push(there);
+        }
+        if let (Some(h), Some(r)) = (http.near.last(), rust.near.last()) {
+            if http.near.len() == run + 1 {
+                let (hf, rf) = (http.far.last().unwrap(), rust.far.last().unwrap());
+                println!(
+                    "{name:<10} run {}: SSE / Rust p50: asked here {:.2}x, asked by another process {:.2}x",
+                    run + 1,
+                    h.p50.as_secs_f64() / r.p50.as_secs_f64(),
+                    hf.p50.as_secs_f64() / rf.p50.as_secs_f64()
+                );
+            }
+        }
+    }
+    println!(
+        "\n{name}: fan-out, median of {runs} runs; {count} subscribers, {events} events per writer per run; latency from the start of the ask call to each subscriber's receipt (p50, p99, max over all receipts of a run)"
+    );
+    if let Some(why) = &http_missing {
+        println!(
+            "    SSE streams: skipped, the events route is not usable in this build ({})",
+            why.trim()
+        );
+    }
+    for (label, kind) in [("SSE streams", &http), ("Rust API (floor)", &rust)] {
+        for (writer, runs) in [
+            ("asked here", &kind.near),
+            ("asked by another process", &kind.far),
+        ] {
+            if runs.is_empty() {
+                continue;
+            }
+            let pick = |f: fn(&Fanout) -> Duration| median(runs.iter().map(f).collect());
+            println!(
+                "    {label:<16} {writer:<25} p50 {:>7.2} ms   p99 {:>7.2} ms   max {:>7.2} ms   (ask call p50 {:.2} ms; missing {} (late {}), twice {})",
+                ms(pick(|f| f.p50)),
+                ms(pick(|f| f.p99)),
+                ms(pick(|f| f.max)),
+                ms(pick(|f| f.ask_p50)),
+                runs.iter().map(|f| f.missing).sum::<usize>(),
+                runs.iter().map(|f| f.late).sum::<usize>(),
+                runs.iter().map(|f| f.twice).sum::<usize>(),
+            );
+        }
+    }
+    if !http.near.is_empty() {
+        let ratios = |h: &[Fanout], r: &[Fanout]| {
+            let ratios: Vec<f64> = h
+                .iter()
+                .zip(r)
+                .map(|(h, r)| h.p50.as_secs_f64() / r.p50.as_secs_f64())
+                .collect();
+            let text = ratios
+                .iter()
+                .map(|r| format!("{r:.2}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            (median_f64(ratios), text)
+        };
+        let (near, near_text) = ratios(&http.near, &rust.near);
+        let (far, far_text) = ratios(&http.far, &rust.far);
+        println!(
+            "    ratio SSE / Rust (p50 latency): asked here {near:.2}x (per run: {near_text}); asked by another process {far:.2}x (per run: {far_text})"
+        );
+    }
+}
+
+/// The machine and the command, printed first (OPS-2: results record
+/// where they ran).
+fn print_machine() {
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find(|line| line.starts_with("model name"))
+        .and_then(|line| line.split_once(':'))
+        .map_or("unknown CPU", |(_, model)| model.trim());
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!(
+        "machine: {cpus} CPUs available, {model}; load average {}",
+        load.trim()
+    );
+    let settings: Vec<String> = std::env::vars()
+        .filter(|(key, _)| key.starts_with("CLARION_BENCH") || key == "CLARION_TEST_DATABASE_URL")
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
+    println!(
+        "command: {}{} (features: postgres {})",
+        settings.iter().map(|s| format!("{s} ")).collect::<String>(),
+        std::env::args().collect::<Vec<_>>().join(" "),
+        if cfg!(feature = "postgres") {
+            "on"
+        } else {
+            "off"
+        }
+    );
+}
+
+fn main() {
+    if let Ok(url) = std::env::var(ASKER) {
+        asker(&url);
+        return;
+    }
+    print_machine();
+    let runs = common::runs(3);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("client runtime");
+    for (name, place_for) in common::backends() {
+        let place = place_for("http");
+        // As `clarion serve` opens it: the defaults.
+        let inbox = Clarion::open(&place.url).expect("open");
+        inbox.upsert_workspace("w", Some("alice")).unwrap();
+        inbox.upsert_task("t", Some("w")).unwrap();
+        inbox.upsert_session(SessionUpsert::new("s", "t")).unwrap();
+        let servers = Servers::start(&inbox);
+        requests_bench(name, &inbox, &servers, &runtime, runs);
+        events_bench(name, &place.url, &inbox, &servers, &runtime, runs);
+        drop(servers);
+        inbox.close();
+    }
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    println!("\nload average at the end: {}", load.trim());
+    common::print_peak_memory();
+}
