@@ -666,6 +666,13 @@ impl Drop for Subscribers {
     }
 }
 
+/// When a log follower reads again.
+enum NextRead {
+    Now,
+    Soon,
+    Woken,
+}
+
 impl Subscribers {
     /// Connects `count` streams to `GET /api/v1/events`; `Err` says why
     /// the route is unusable.
@@ -737,11 +744,21 @@ impl Subscribers {
                 std::thread::spawn(move || {
                     let _subscription = subscription;
                     let principal = alice();
+                    // As the stream does: a page that moved reads on at
+                    // once, one held back by an open transaction (EVT-1a)
+                    // reads again after 20 ms, else wait to be woken.
+                    let mut next_read = NextRead::Woken;
                     while !stop.load(Ordering::Relaxed) {
-                        match wakes.recv_timeout(Duration::from_millis(50)) {
-                            Ok(()) => while wakes.try_recv().is_ok() {},
-                            Err(mpsc::RecvTimeoutError::Timeout) => continue,
-                            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                        match next_read {
+                            NextRead::Now => {}
+                            NextRead::Soon => std::thread::sleep(Duration::from_millis(20)),
+                            NextRead::Woken => {
+                                match wakes.recv_timeout(Duration::from_millis(50)) {
+                                    Ok(()) => while wakes.try_recv().is_ok() {},
+                                    Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                                    Err(mpsc::RecvTimeoutError::Disconnected) => break,
+                                }
+                            }
                         }
                         let page = inbox
                             .events_after(&principal, &position, Some(1000))
@@ -756,6 +773,13 @@ impl Subscribers {
                                 });
                             }
                         }
+                        next_read = if page.next != position {
+                            NextRead::Now
+                        } else if page.held_back {
+                            NextRead::Soon
+                        } else {
+                            NextRead::Woken
+                        };
                         position = page.next;
                     }
                 })
