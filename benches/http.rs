@@ -63,8 +63,7 @@
 mod common;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
@@ -847,43 +846,21 @@ impl Subscribers {
 }
 
 /// This program re-run as the other process that asks.
-struct Asker {
-    child: Child,
-    to: ChildStdin,
-    from: BufReader<ChildStdout>,
-}
+struct Asker(common::Helper);
 
 impl Asker {
     fn start(url: &str) -> Asker {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .env(ASKER, url)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let to = child.stdin.take().unwrap();
-        let from = BufReader::new(child.stdout.take().unwrap());
-        Asker { child, to, from }
+        Asker(common::Helper::start(ASKER, url))
     }
 
     /// Asks one bundle in the other process: when (wall clock) its ask
     /// call started, how long it took, and the new bundle's id.
     fn ask(&mut self) -> (i64, Duration, String) {
-        writeln!(self.to, "ask").unwrap();
-        self.to.flush().unwrap();
-        let mut line = String::new();
-        self.from.read_line(&mut line).unwrap();
+        let line = self.0.request("ask");
         let mut parts = line.split_whitespace();
         let started = parts.next().unwrap().parse().unwrap();
         let took = Duration::from_micros(parts.next().unwrap().parse().unwrap());
         (started, took, parts.next().unwrap().to_owned())
-    }
-}
-
-impl Drop for Asker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

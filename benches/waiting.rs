@@ -26,8 +26,8 @@
 //! across processes, per run), CLARION_BENCH_RUNS (default 3),
 //! CLARION_BENCH_WAITERS (default 1000), CLARION_TEST_DATABASE_URL.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::io::{BufRead, Write};
+use std::process::Command;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod common;
@@ -111,39 +111,16 @@ fn answerer(url: &str) {
 }
 
 /// This program re-run as the answering process.
-struct Answerer {
-    child: Child,
-    to: ChildStdin,
-    from: BufReader<ChildStdout>,
-}
+struct Answerer(common::Helper);
 
 impl Answerer {
     fn start(url: &str) -> Answerer {
-        let mut child = Command::new(std::env::current_exe().unwrap())
-            .env(ANSWERER, url)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let to = child.stdin.take().unwrap();
-        let from = BufReader::new(child.stdout.take().unwrap());
-        Answerer { child, to, from }
+        Answerer(common::Helper::start(ANSWERER, url))
     }
 
     /// Answers and returns when (wall clock) the resolve call started.
     fn answer(&mut self, pending_id: &str) -> i64 {
-        writeln!(self.to, "{pending_id}").unwrap();
-        self.to.flush().unwrap();
-        let mut line = String::new();
-        self.from.read_line(&mut line).unwrap();
-        line.trim().parse().unwrap()
-    }
-}
-
-impl Drop for Answerer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.0.request(pending_id).parse().unwrap()
     }
 }
 

@@ -348,3 +348,45 @@ pub fn print_peak_memory() {
         None => println!("\npeak memory: /proc/self/status has no VmHWM"),
     }
 }
+
+/// The benchmark program re-run as a helper process (another process
+/// writing to the same database): started with `role` set to the database
+/// URL in its environment, it answers one line on stdout for each line it
+/// reads on stdin. Killed when dropped.
+pub struct Helper {
+    child: std::process::Child,
+    to: std::process::ChildStdin,
+    from: std::io::BufReader<std::process::ChildStdout>,
+}
+
+impl Helper {
+    pub fn start(role: &str, url: &str) -> Helper {
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(role, url)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let to = child.stdin.take().unwrap();
+        let from = std::io::BufReader::new(child.stdout.take().unwrap());
+        Helper { child, to, from }
+    }
+
+    /// Sends `line` and returns the helper's one-line reply.
+    pub fn request(&mut self, line: &str) -> String {
+        use std::io::BufRead;
+        writeln!(self.to, "{line}").unwrap();
+        self.to.flush().unwrap();
+        let mut reply = String::new();
+        self.from.read_line(&mut reply).unwrap();
+        reply.trim().to_owned()
+    }
+}
+
+impl Drop for Helper {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
