@@ -882,18 +882,6 @@ fn asker(url: &str) {
     }
 }
 
-/// A small deterministic generator for the random pauses (xorshift).
-struct Jitter(u64);
-
-impl Jitter {
-    fn below(&mut self, bound: Duration) -> Duration {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        Duration::from_micros(self.0 % (bound.as_micros().max(1) as u64))
-    }
-}
-
 /// One writer's run: latency p50, p99, max over all receipts, the ask
 /// call's p50, and how many receipts were missing or doubled.
 struct Fanout {
@@ -915,7 +903,7 @@ const LATE: Duration = Duration::from_secs(5);
 
 fn fanout(
     subscribers: &mut Subscribers,
-    jitter: &mut Jitter,
+    jitter: &mut common::Jitter,
     events: usize,
     mut ask: impl FnMut() -> (i64, Duration, String),
 ) -> Fanout {
@@ -1005,7 +993,7 @@ fn events_bench(
         .unwrap();
     let token = inbox.add_token(&alice(), "bench events").unwrap().token;
     let mut asker = Asker::start(url);
-    let mut jitter = Jitter(0x9E37_79B9_7F4A_7C15);
+    let mut jitter = common::Jitter(0x9E37_79B9_7F4A_7C15);
     let (mut http, mut rust) = (FanoutRuns::default(), FanoutRuns::default());
     let mut http_missing: Option<String> = None;
     for run in 0..runs {

@@ -124,25 +124,12 @@ impl Answerer {
     }
 }
 
-/// A small deterministic generator for the random delays (xorshift).
-struct Jitter(u64);
-
-impl Jitter {
-    fn below(&mut self, bound: Duration) -> Duration {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        let micros = bound.as_micros().max(1) as u64;
-        Duration::from_micros(self.0 % micros)
-    }
-}
-
 /// One cross-process run through the answerer: the wake-up p50 and p99
 /// from the start of the other process's resolve call.
 fn pushed(
     clarion: &Clarion,
     answerer: &mut Answerer,
-    jitter: &mut Jitter,
+    jitter: &mut common::Jitter,
     rounds: usize,
 ) -> [Duration; 2] {
     let mut wake = Vec::new();
@@ -167,7 +154,7 @@ fn pushed(
 fn many_waiters(
     url: &str,
     answerer: &mut Answerer,
-    jitter: &mut Jitter,
+    jitter: &mut common::Jitter,
     waiters: usize,
     rounds: usize,
 ) -> (f64, [Duration; 2]) {
@@ -289,7 +276,7 @@ fn main() {
     let rounds = common::setting("CLARION_BENCH_ROUNDS", 200).max(1);
     let runs = common::runs(3);
     let waiters = common::setting("CLARION_BENCH_WAITERS", 1000).max(1);
-    let mut jitter = Jitter(0x9E37_79B9_7F4A_7C15);
+    let mut jitter = common::Jitter(0x9E37_79B9_7F4A_7C15);
     for (name, place_for) in common::backends() {
         let place = place_for("waiting");
         let clarion = setup(&place.url);

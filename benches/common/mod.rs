@@ -390,3 +390,17 @@ impl Drop for Helper {
         let _ = self.child.wait();
     }
 }
+
+/// A small deterministic generator for random pauses (xorshift), so a
+/// writer is not in step with any watcher tick.
+pub struct Jitter(pub u64);
+
+impl Jitter {
+    /// A pause below `bound`.
+    pub fn below(&mut self, bound: Duration) -> Duration {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        Duration::from_micros(self.0 % (bound.as_micros().max(1) as u64))
+    }
+}
