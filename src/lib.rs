@@ -609,8 +609,8 @@ pub mod http {
 
     pub use crate::doors::http::wait::{DEFAULT_WAIT, MAX_WAIT};
     pub use crate::doors::http::{
-        serve, Authentication, Authenticator, HttpError, HttpOptions, ServeOptions, Shutdown,
-        SignedIn, TokenAuthenticator, MAX_BODY_BYTES, SESSION_COOKIE,
+        serve, Authentication, Authenticator, HttpError, HttpOptions, InvalidOrigin, ServeOptions,
+        Shutdown, SignedIn, TokenAuthenticator, MAX_BODY_BYTES, SESSION_COOKIE,
     };
 
     use crate::Clarion;

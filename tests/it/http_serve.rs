@@ -3,80 +3,10 @@
 //! the refusal to start without tokens, `--open-as` on loopback only, and
 //! a graceful stop on SIGTERM with exit 0.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::support::server::*;
 use crate::support::*;
-
-fn clarion(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_clarion"))
-        .args(args)
-        .env_remove("CLARION_DATABASE_URL")
-        .output()
-        .expect("run clarion")
-}
-
-/// A running `clarion serve` and the base URL it printed.
-struct Served {
-    child: Child,
-    base: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Served {
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.base)
-    }
-
-    /// SIGTERM, then the exit status within `within`.
-    fn terminate(&mut self, within: Duration) -> std::process::ExitStatus {
-        let pid = self.child.id().to_string();
-        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
-        let started = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return status;
-            }
-            assert!(started.elapsed() < within, "clarion serve did not stop");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-/// Starts `clarion serve` with `args` and reads its `listening on` line.
-fn serve(url: &str, args: &[&str]) -> Served {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_clarion"))
-        .args(["serve", "--database-url", url, "--listen", "127.0.0.1:0"])
-        .args(args)
-        .env_remove("CLARION_DATABASE_URL")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start clarion serve");
-    kill_after(child.id(), Duration::from_secs(120));
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let base = line
-        .trim_end()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("not a listening line: {line:?}"))
-        .to_owned();
-    assert!(
-        base.starts_with("http://127.0.0.1:") && !base.ends_with(":0"),
-        "{base}"
-    );
-    Served { child, base }
-}
 
 dual_backend! {
     /// HTTP-4, HTTP-8: a token made on the command line serves requests

@@ -64,3 +64,4 @@ mod http_race;
 mod http_routes;
 mod http_serve;
 mod readme_examples;
+mod web_inbox;

@@ -137,3 +137,73 @@ pub fn run(url: Option<&str>) -> Result<(), Failure> {
     let _ = std::fs::remove_dir_all(&scratch);
     Ok(())
 }
+
+fn question(id: &str, title: &str, prompt: &str, options: Vec<OptionSpec>) -> QuestionSpec {
+    QuestionSpec {
+        question_id: Some(id.into()),
+        title: title.into(),
+        prompt: prompt.into(),
+        options,
+    }
+}
+
+/// The sample bundles of `clarion serve --demo`, one task and session each.
+fn samples() -> Vec<(&'static str, AskRequest)> {
+    let release = AskRequest {
+        questions: vec![question(
+            "license",
+            "License",
+            "Which license should the new crate carry?",
+            vec![
+                option("mit", "MIT", "Short and permissive"),
+                option("apache", "Apache-2.0", "Permissive, with a patent grant"),
+                option("dual", "MIT OR Apache-2.0", "The Rust convention"),
+            ],
+        )],
+        context: "Publishing the parser as its own crate".into(),
+        ..AskRequest::default()
+    };
+    let migrate = AskRequest {
+        questions: vec![question(
+            "migrate",
+            "Run the migration?",
+            "The migration adds a NOT NULL column to `orders` (12 M rows) and \
+             locks the table for about 40 s.",
+            vec![
+                option("now", "Run it now", "Orders pause for 40 s"),
+                option(
+                    "tonight",
+                    "Tonight at 02:00",
+                    "Schedule it for the quiet hour",
+                ),
+            ],
+        )],
+        context: "Deploying release 4.2 to production".into(),
+        kind: clarion::BundleKind::Permission,
+        ..AskRequest::default()
+    };
+    vec![
+        ("login", two_questions()),
+        ("release", release),
+        ("migrate", migrate),
+    ]
+}
+
+/// `clarion serve --demo`: a workspace owned by `owner` with a few sample
+/// bundles waiting in it. Asked with idempotency keys (ASK-4), so serving
+/// the same database again adds nothing.
+pub fn seed(clarion: &Clarion, owner: &str) -> Result<usize, Failure> {
+    clarion.upsert_workspace("w-demo", Some(owner))?;
+    let mut created = 0;
+    for (name, mut request) in samples() {
+        let (task, session) = (format!("t-{name}"), format!("s-{name}"));
+        clarion.upsert_task(&task, Some("w-demo"))?;
+        clarion.upsert_session(SessionUpsert::new(&session, &task).primary(true))?;
+        request.session_id = session;
+        request.idempotency_key = Some(format!("demo-{name}"));
+        if clarion.ask(&request)?.created {
+            created += 1;
+        }
+    }
+    Ok(created)
+}

@@ -39,6 +39,14 @@ pub struct ServeArgs {
     /// server over TLS (through a reverse proxy).
     #[arg(long)]
     secure_cookies: bool,
+    /// The web inbox at `/` uses the API at this origin instead of this
+    /// server's (which must `--allow-origin` this one).
+    #[arg(long = "inbox-api", value_name = "ORIGIN")]
+    inbox_api: Option<String>,
+    /// Ask a few sample bundles in workspace `w-demo`, owned by the
+    /// `--open-as` user, so the web inbox has something to show.
+    #[arg(long, requires = "open_as")]
+    demo: bool,
 }
 
 /// `clarion token …`.
@@ -190,12 +198,20 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
             "--open-as serves without authentication, so only on a loopback address, not {address}"
         ));
     }
+    if args.demo {
+        seed_demo(&inbox, args.open_as.as_ref())?;
+    }
     let shutdown = Shutdown::new();
     let mut options = HttpOptions::new()
         .shutdown(shutdown.clone())
         .secure_cookies(args.secure_cookies);
     for origin in &args.allow_origin {
         options = options.allow_origin(origin);
+    }
+    if let Some(api) = &args.inbox_api {
+        options = options
+            .inbox_api(api)
+            .map_err(|error| format!("--inbox-api: {error}"))?;
     }
     let blocking_threads = options.blocking_threads();
     let mut auth = TokenAuthenticator::new(&inbox);
@@ -235,6 +251,16 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
     inbox.close();
     runtime.shutdown_timeout(Duration::from_secs(1));
     served
+}
+
+/// `--demo`: sample bundles for the `--open-as` user to answer.
+fn seed_demo(inbox: &Clarion, open_as: Option<&Principal>) -> Result<(), String> {
+    let Some(Principal::User { user_id }) = open_as else {
+        return Err("--demo asks sample bundles for a user: give --open-as user:<id>".into());
+    };
+    let created = crate::demo::seed(inbox, user_id).map_err(|error| error.to_string())?;
+    eprintln!("clarion serve: --demo asked {created} sample bundle(s) in workspace w-demo for user:{user_id}");
+    Ok(())
 }
 
 /// HTTP-8: SIGINT or SIGTERM begins the shutdown. The handlers are

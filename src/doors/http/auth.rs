@@ -82,7 +82,6 @@ pub(crate) enum Via {
 /// cookie origin rule's `403` (HTTP-4), before any body is read.
 pub(crate) struct Caller {
     pub(crate) principal: Principal,
-    #[allow(dead_code)] // read by routes that care (sign-out)
     pub(crate) via: Via,
 }
 

@@ -24,6 +24,7 @@ mod rpc;
 mod serve;
 mod session;
 pub(crate) mod wait;
+mod web;
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -55,6 +56,7 @@ use crate::rules::principal::Principal;
 pub use auth::{Authentication, Authenticator, SignedIn, TokenAuthenticator, SESSION_COOKIE};
 pub use error::HttpError;
 pub use serve::{serve, ServeOptions};
+pub use web::InvalidOrigin;
 
 use metrics::Metrics;
 
@@ -118,6 +120,7 @@ pub struct HttpOptions {
     shutdown: Shutdown,
     wait_cap: Duration,
     keep_alive: Duration,
+    inbox_api: Option<String>,
 }
 
 impl Default for HttpOptions {
@@ -129,6 +132,7 @@ impl Default for HttpOptions {
             shutdown: Shutdown::new(),
             wait_cap: wait::MAX_WAIT,
             keep_alive: events::KEEP_ALIVE,
+            inbox_api: None,
         }
     }
 }
@@ -186,6 +190,17 @@ impl HttpOptions {
     pub fn keep_alive(mut self, every: Duration) -> Self {
         self.keep_alive = every.max(Duration::from_millis(100));
         self
+    }
+
+    /// The web inbox at `/` uses the API at `origin` (`https://host[:port]`)
+    /// instead of its own origin's (UI-5): for a page served apart from
+    /// the API. That server must allow this one's origin
+    /// ([`HttpOptions::allow_origin`]); the page's Content-Security-Policy
+    /// admits `origin` and nothing else besides its own.
+    pub fn inbox_api(mut self, origin: &str) -> Result<Self, InvalidOrigin> {
+        let origin = web::origin_of(origin).ok_or_else(|| InvalidOrigin(origin.to_owned()))?;
+        self.inbox_api = Some(origin);
+        Ok(self)
     }
 
     /// The blocking threads the router may occupy at most: a runtime
@@ -416,7 +431,11 @@ pub(crate) fn router(
         .routes(routes!(inbox::summary))
         .routes(routes!(inbox::pending_actions))
         .routes(routes!(events::stream))
-        .routes(routes!(session::sign_in, session::sign_out))
+        .routes(routes!(
+            session::current,
+            session::sign_in,
+            session::sign_out
+        ))
         .routes(routes!(rpc::call))
         // HTTP-7: operations.
         .routes(routes!(ops::healthz))
@@ -428,7 +447,9 @@ pub(crate) fn router(
         .to_pretty_json()
         .unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"));
     let _ = state.openapi.set(document);
+    // UI-1: the web inbox, beside the API (not part of its document).
     let routes = routes
+        .merge(web::routes(&options))
         .route_layer(middleware::from_fn(mark_route))
         // No panic crosses into the server: a handler that panics answers
         // a 500 with a logged reference (REL-6), like any internal error.

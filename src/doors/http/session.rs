@@ -8,8 +8,8 @@ use axum::http::request::Parts;
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 
-use crate::doors::envelope;
-use crate::doors::http::auth::{check_origin, copy_of, Caller, SESSION_COOKIE};
+use crate::doors::envelope::{self, Envelope};
+use crate::doors::http::auth::{check_origin, cookie, copy_of, Caller, Via, SESSION_COOKIE};
 use crate::doors::http::error::HttpError;
 use crate::doors::http::input::Input;
 use crate::doors::http::AppState;
@@ -82,6 +82,37 @@ pub(crate) async fn sign_in(
         response.headers_mut().insert(SET_COOKIE, cookie);
     }
     Ok(response)
+}
+
+/// Who the request authenticates as (UI-2: the page shows it, and offers
+/// sign-out only to a web session): `{"principal": {…}, "via":
+/// "session" | "bearer" | "open"}`; `open` is an ambient credential
+/// without a session cookie (`clarion serve --open-as`).
+#[utoipa::path(
+    get,
+    path = "/api/v1/session",
+    operation_id = "current_session",
+    tag = "session",
+    responses(
+        (status = 200, description = "`{\"principal\": {\"kind\", …}, \"via\": \"session\" | \"bearer\" | \"open\"}`."),
+        (status = 401, description = "No valid credential."),
+    )
+)]
+pub(crate) async fn current(
+    caller: Caller,
+    RequestParts(parts): RequestParts,
+    input: Input,
+) -> Result<Envelope, HttpError> {
+    input.no_query()?;
+    let via = match caller.via {
+        Via::Bearer => "bearer",
+        Via::Cookie if cookie(&parts, SESSION_COOKIE).is_some() => "session",
+        Via::Cookie => "open",
+    };
+    Ok(Envelope::ok(serde_json::json!({
+        "principal": caller.principal.to_wire(),
+        "via": via,
+    })))
 }
 
 /// Signs out: the session ends and the cookie is cleared.

@@ -10,6 +10,7 @@
 //! PostgreSQL half is skipped with a message — except under `CI=true`, where
 //! that is a failure.
 
+pub mod browser;
 pub mod checks;
 pub mod outside;
 pub mod principals;

@@ -2,15 +2,17 @@
 //! its own runtime on a thread of its own, and a real client. Tokens for
 //! the usual principals are made through the library.
 
+use std::io::{BufRead, BufReader};
 use std::net::TcpListener;
+use std::process::{Child, Command, Output, Stdio};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clarion::http::{self, Authenticator, HttpOptions, ServeOptions, Shutdown, TokenAuthenticator};
 use clarion::{Clarion, Grant, Principal};
 use reqwest::blocking::{Client, RequestBuilder, Response};
 
-use super::TestDb;
+use super::{kill_after, TestDb};
 
 /// A running server; dropping it shuts it down and waits for it.
 pub struct Server {
@@ -74,6 +76,17 @@ impl Server {
 /// Serves `router` on a fresh loopback port.
 pub fn serve_router(router: axum::Router, shutdown: Shutdown, options: ServeOptions) -> Server {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    serve_router_on(listener, router, shutdown, options)
+}
+
+/// Serves `router` on `listener`, bound already (so its address could be
+/// given to another server first).
+pub fn serve_router_on(
+    listener: TcpListener,
+    router: axum::Router,
+    shutdown: Shutdown,
+    options: ServeOptions,
+) -> Server {
     listener.set_nonblocking(true).expect("non-blocking");
     let base = format!("http://{}", listener.local_addr().unwrap());
     let name = thread_name(&base);
@@ -256,4 +269,73 @@ pub fn result_text<T>(
         Ok(value) => ok(value),
         Err(error) => clarion::envelope::error(error),
     })
+}
+
+/// Runs the `clarion` binary with `args` to its end.
+pub fn clarion(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_clarion"))
+        .args(args)
+        .env_remove("CLARION_DATABASE_URL")
+        .output()
+        .expect("run clarion")
+}
+
+/// A running `clarion serve` and the base URL it printed.
+pub struct Served {
+    child: Child,
+    pub base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Served {
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// SIGTERM, then the exit status within `within`.
+    pub fn terminate(&mut self, within: Duration) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(started.elapsed() < within, "clarion serve did not stop");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// Starts `clarion serve` with `args` and reads its `listening on` line.
+pub fn serve(url: &str, args: &[&str]) -> Served {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_clarion"))
+        .args(["serve", "--database-url", url, "--listen", "127.0.0.1:0"])
+        .args(args)
+        .env_remove("CLARION_DATABASE_URL")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start clarion serve");
+    kill_after(child.id(), Duration::from_secs(120));
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line
+        .trim_end()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("not a listening line: {line:?}"))
+        .to_owned();
+    assert!(
+        base.starts_with("http://127.0.0.1:") && !base.ends_with(":0"),
+        "{base}"
+    );
+    Served { child, base }
 }

@@ -1,0 +1,134 @@
+//! The web inbox (UI-1..9): one HTML page, its script, its style sheet and
+//! its icon, compiled into the binary (`include_str!`), served at `/` by
+//! the same router as the API. Nothing is fetched from another origin;
+//! the page talks to the API of its own origin, or to the one origin
+//! [`HttpOptions::inbox_api`] names (UI-5), and to nothing else: the
+//! Content-Security-Policy says so (UI-1).
+
+use axum::body::Bytes;
+use axum::http::header::{
+    CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, REFERRER_POLICY, X_CONTENT_TYPE_OPTIONS,
+};
+use axum::http::HeaderValue;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+
+use crate::doors::http::{AppState, HttpOptions};
+
+const PAGE: &str = include_str!("inbox.html");
+const SCRIPT: &str = include_str!("inbox.js");
+const STYLE: &str = include_str!("inbox.css");
+const ICON: &str = include_str!("icon.svg");
+
+/// Where the page's `<meta name="clarion-api">` goes in the template.
+const API_PLACEHOLDER: &str = "{{api}}";
+
+/// One asset, with the headers every response of the page carries.
+#[derive(Clone)]
+struct Asset {
+    body: Bytes,
+    content_type: &'static str,
+    policy: HeaderValue,
+}
+
+impl IntoResponse for Asset {
+    fn into_response(self) -> Response {
+        let mut response = self.body.into_response();
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static(self.content_type));
+        // UI-1: only this origin's script and style, nothing inline, no
+        // framing; the API may be one other origin (UI-5).
+        headers.insert(CONTENT_SECURITY_POLICY, self.policy);
+        headers.insert(X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+        headers.insert(REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+        // Revalidated on every load, so a new binary's page is never mixed
+        // with an old script.
+        headers.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+        response
+    }
+}
+
+/// UI-1's policy: `default-src 'self'`, no inline script or style, no
+/// plugins, no framing (`frame-ancestors 'none'`), no `<base>`, no form
+/// posts; `connect-src` adds the API's origin when it is another.
+fn content_security_policy(api_origin: Option<&str>) -> HeaderValue {
+    let connect = match api_origin {
+        Some(origin) => format!("'self' {origin}"),
+        None => "'self'".to_owned(),
+    };
+    let policy = format!(
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self'; \
+         connect-src {connect}; object-src 'none'; base-uri 'none'; form-action 'none'; \
+         frame-ancestors 'none'"
+    );
+    HeaderValue::from_str(&policy)
+        .unwrap_or_else(|_| HeaderValue::from_static("default-src 'none'; frame-ancestors 'none'"))
+}
+
+/// The page with its API origin filled in (empty: this origin). The
+/// origin was checked by [`HttpOptions::inbox_api`] to be a bare
+/// `scheme://host[:port]`, so it needs no escaping; escaping anyway keeps
+/// the template safe from any future caller.
+fn page(api_origin: Option<&str>) -> Bytes {
+    let api = api_origin.map(escape_attribute).unwrap_or_default();
+    Bytes::from(PAGE.replace(API_PLACEHOLDER, &api))
+}
+
+fn escape_attribute(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+/// The page's routes (UI-1): `/`, `/inbox.js`, `/inbox.css`, `/icon.svg`.
+pub(crate) fn routes(options: &HttpOptions) -> Router<AppState> {
+    let api = options.inbox_api.as_deref();
+    let policy = content_security_policy(api);
+    let asset = |body: Bytes, content_type: &'static str| {
+        let asset = Asset {
+            body,
+            content_type,
+            policy: policy.clone(),
+        };
+        get(move || std::future::ready(asset.clone()))
+    };
+    Router::new()
+        .route("/", asset(page(api), "text/html; charset=utf-8"))
+        .route(
+            "/inbox.js",
+            asset(
+                Bytes::from_static(SCRIPT.as_bytes()),
+                "text/javascript; charset=utf-8",
+            ),
+        )
+        .route(
+            "/inbox.css",
+            asset(
+                Bytes::from_static(STYLE.as_bytes()),
+                "text/css; charset=utf-8",
+            ),
+        )
+        .route(
+            "/icon.svg",
+            asset(Bytes::from_static(ICON.as_bytes()), "image/svg+xml"),
+        )
+}
+
+/// A text that is not an origin, given to [`HttpOptions::inbox_api`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not an origin (http[s]://host[:port], no path): {0:?}")]
+pub struct InvalidOrigin(pub String);
+
+/// `scheme://host[:port]`, lowercased, when `text` is one (an origin, not
+/// a URL with a path); for [`HttpOptions::inbox_api`].
+pub(crate) fn origin_of(text: &str) -> Option<String> {
+    let text = text.trim_end_matches('/').to_ascii_lowercase();
+    let (scheme, authority) = text.split_once("://")?;
+    let bare = !authority.is_empty()
+        && authority
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
+    (matches!(scheme, "http" | "https") && bare).then_some(text)
+}
