@@ -154,6 +154,7 @@ dual_backend! {
         }
         browser.wait_for("the waiting count in the title", "return document.title === '(2) clarion inbox';");
         assert_eq!(browser.text("#who"), "user:alice");
+        assert!(browser.visible("#sign-out"), "a web session can be ended");
 
         assert_eq!(unnamed_controls(&browser), Vec::<String>::new(), "UI-9: named controls");
         browser.press("j");
@@ -589,6 +590,15 @@ dual_backend! {
         assert_eq!(browser.text("#who"), "user:me");
         browser.wait_for("the count", "return document.title === '(3) clarion inbox';");
         browser.screenshot(&format!("demo-desktop-{}", backend(db)));
+        let session = send(client().get(served.url("/api/v1/session")));
+        assert_eq!(session.json(), json!({"principal": {"kind": "user", "user_id": "me"}, "via": "open"}));
+        let first = listed(&browser)[0].clone();
+        open(&browser, &first);
+        browser.click(&option_box(1, 2));
+        browser.screenshot(&format!("demo-answer-desktop-{}", backend(db)));
+        browser.set_window_size(360, 760);
+        assert!(scroll_width(&browser) <= 360, "UI-9: the demo's answer view at 360 px");
+        browser.screenshot(&format!("demo-answer-360-{}", backend(db)));
         drop(served);
         let again = serve(&db.url, &["--open-as", "user:me", "--demo"]);
         let page = send(client().get(again.url("/api/v1/summary")));

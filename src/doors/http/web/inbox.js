@@ -4,8 +4,8 @@
 'use strict';
 
 (() => {
-  /** VAL-5 / UI-7: the limit, in code points. */
-  const LIMIT = 2000;
+  /** UI-7: VAL-5's limit in code points, as the server wrote it in. */
+  const LIMIT = Number(document.querySelector('meta[name="clarion-text-limit"]').content);
   const PAGE_SIZE = 50;
   const CATCH_UP_SIZE = 200;
 

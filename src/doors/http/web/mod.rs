@@ -15,6 +15,7 @@ use axum::routing::get;
 use axum::Router;
 
 use crate::doors::http::{AppState, HttpOptions};
+use crate::rules::limits::MAX_FREE_TEXT_RUNES;
 
 const PAGE: &str = include_str!("inbox.html");
 const SCRIPT: &str = include_str!("inbox.js");
@@ -23,6 +24,9 @@ const ICON: &str = include_str!("icon.svg");
 
 /// Where the page's `<meta name="clarion-api">` goes in the template.
 const API_PLACEHOLDER: &str = "{{api}}";
+/// Where VAL-5's limit goes, so the page's UI-7 check reads the one
+/// constant the server enforces.
+const LIMIT_PLACEHOLDER: &str = "{{text_limit}}";
 
 /// One asset, with the headers every response of the page carries.
 #[derive(Clone)]
@@ -72,7 +76,10 @@ fn content_security_policy(api_origin: Option<&str>) -> HeaderValue {
 /// the template safe from any future caller.
 fn page(api_origin: Option<&str>) -> Bytes {
     let api = api_origin.map(escape_attribute).unwrap_or_default();
-    Bytes::from(PAGE.replace(API_PLACEHOLDER, &api))
+    Bytes::from(
+        PAGE.replace(API_PLACEHOLDER, &api)
+            .replace(LIMIT_PLACEHOLDER, &MAX_FREE_TEXT_RUNES.to_string()),
+    )
 }
 
 fn escape_attribute(text: &str) -> String {
