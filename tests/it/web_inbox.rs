@@ -559,6 +559,12 @@ dual_backend! {
             .shutdown(shutdown.clone());
         let router = http::router(db.clarion.clone(), TokenAuthenticator::new(db), options);
         let page = serve_router_on(page_listener, router, shutdown, ServeOptions::new());
+        for not_an_origin in ["http://host/path", "javascript:alert(1)", "http://", "ftp://host", "http://a b"] {
+            assert!(HttpOptions::new().inbox_api(not_an_origin).is_err(), "{not_an_origin}");
+        }
+        let refused = clarion(&["serve", "--database-url", &db.url, "--inbox-api", "http://x/\"><script>"]);
+        assert!(!refused.status.success());
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("--inbox-api"));
         let policy = send(client().get(page.url("/")));
         assert!(policy.header("content-security-policy").unwrap().contains(&format!("connect-src 'self' {}", api.base)));
 
@@ -603,5 +609,41 @@ dual_backend! {
         let again = serve(&db.url, &["--open-as", "user:me", "--demo"]);
         let page = send(client().get(again.url("/api/v1/summary")));
         assert_eq!(page.json()["pending_bundles"], 3, "{}", page.text());
+    }
+
+    /// No keys crash the page (REL-3 for a browser): a storm of the
+    /// shortcuts and other keys in the list and in the answer view leaves
+    /// no script error, no server error, and the bundle pending (none of
+    /// these keys may send anything).
+    fn ui_8_a_storm_of_keys_breaks_nothing(db) {
+        let Some(browser) = browser() else { return };
+        let pending = alice_asks(db, "storm", 3);
+        let (served, tokens) = served(db);
+        sign_in(&browser, &served.base, &tokens.alice);
+        wait_listed(&browser, "the bundle", 1);
+        browser.js(
+            "window.__errors = [];
+             window.addEventListener('error', e => window.__errors.push(String(e.message)));
+             window.addEventListener('unhandledrejection', e => window.__errors.push(String(e.reason)));",
+            vec![],
+        );
+        let storm: String = ['j', 'k', keys::ARROW_DOWN, keys::ARROW_UP, '1', '9', '0', 'x', '?', keys::ESCAPE, ' ']
+            .iter()
+            .cycle()
+            .take(44)
+            .collect();
+        browser.press(&storm);
+        browser.press(&keys::ESCAPE.to_string());
+        open(&browser, &pending);
+        browser.press(&storm);
+        browser.press(&format!("{}{}", keys::ESCAPE, keys::ESCAPE));
+        browser.wait_visible("#inbox");
+        let errors = browser.js("return window.__errors;", vec![]);
+        assert_eq!(errors, json!([]), "no script error");
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(stored(db, &pending)["status"], "pending", "no key sent anything");
+        let metrics = send(client().get(served.url("/metrics")).bearer_auth(&tokens.system));
+        assert!(metrics.body.contains("status=\"200\""), "{}", metrics.body);
+        assert!(!metrics.body.contains("status=\"5"), "no 5xx:\n{}", metrics.body);
     }
 }
