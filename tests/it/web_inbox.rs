@@ -11,7 +11,7 @@ use clarion::http::{self, HttpOptions, ServeOptions, Shutdown, TokenAuthenticato
 use clarion::{AskRequest, Clarion, OptionSpec, Principal, QuestionSpec};
 use serde_json::{json, Value};
 
-use crate::support::browser::{browser, keys, Browser};
+use crate::support::browser::{browser, browser_with, keys, Browser};
 use crate::support::server::*;
 use crate::support::*;
 
@@ -82,6 +82,28 @@ fn open(browser: &Browser, pending_id: &str) {
 /// The option checkbox `n` (1-based) of question `q` (1-based).
 fn option_box(q: usize, n: usize) -> String {
     format!("#questions fieldset.question:nth-of-type({q}) label.option:nth-of-type({n}) input")
+}
+
+/// Records every request the page's script makes from now on.
+fn record_requests(browser: &Browser) {
+    browser.js(
+        "window.__sent = [];
+         const original = window.fetch;
+         window.fetch = (url, init) => {
+           window.__sent.push(((init && init.method) || 'GET') + ' ' + url);
+           return original(url, init);
+         };",
+        vec![],
+    );
+}
+
+/// The requests recorded since [`record_requests`] other than reads.
+fn writes(browser: &Browser) -> Vec<String> {
+    let sent: Vec<String> =
+        serde_json::from_value(browser.js("return window.__sent;", vec![])).unwrap();
+    sent.into_iter()
+        .filter(|request| !request.starts_with("GET "))
+        .collect()
 }
 
 /// `document.scrollWidth`: UI-9 wants nothing to scroll sideways.
@@ -157,15 +179,11 @@ dual_backend! {
         assert!(browser.visible("#sign-out"), "a web session can be ended");
 
         assert_eq!(unnamed_controls(&browser), Vec::<String>::new(), "UI-9: named controls");
+        let light = browser.js("return getComputedStyle(document.body).backgroundColor;", vec![]);
+        assert_eq!(light, json!("rgb(246, 247, 249)"), "the light palette by default");
         browser.press("j");
         let outline = browser.js("return getComputedStyle(document.activeElement).outlineStyle;", vec![]);
         assert_ne!(outline, json!("none"), "UI-9: visible focus");
-        let dark = browser.js(
-            "return Array.from(document.styleSheets).flatMap(s => Array.from(s.cssRules))
-               .some(r => r.media && r.media.mediaText.includes('prefers-color-scheme: dark'));",
-            vec![],
-        );
-        assert_eq!(dark, json!(true), "UI-9: a dark scheme");
         browser.screenshot(&format!("inbox-desktop-{}", backend(db)));
 
         browser.set_window_size(360, 760);
@@ -177,12 +195,46 @@ dual_backend! {
         browser.screenshot(&format!("answer-360-{}", backend(db)));
         browser.set_window_size(1280, 900);
 
+        browser.type_into("#text-0", "alice's private draft");
         browser.click("#close");
         browser.click("#sign-out");
         browser.wait_visible("#sign-in-form");
         browser.goto(&served.url("/"));
         browser.wait_visible("#sign-in-form");
         assert!(!browser.visible("#inbox"), "the session ended");
+
+        // The next person on this page sees nothing of alice's, at any moment.
+        browser.type_into("#token", &tokens.system);
+        browser.click("#sign-in-form button[type=submit]");
+        browser.wait_visible("#inbox");
+        assert!(listed(&browser).iter().all(|id| [&first, &second, &bobs].contains(&id)));
+        wait_listed(&browser, "everything, for system", 3);
+        browser.click("#sign-out");
+        browser.wait_visible("#sign-in-form");
+        browser.type_into("#token", &tokens.bob);
+        browser.click("#sign-in-form button[type=submit]");
+        browser.wait_visible("#inbox");
+        assert!(listed(&browser).iter().all(|id| *id == bobs), "{:?}", listed(&browser));
+        wait_listed(&browser, "bob's one bundle", 1);
+        assert_eq!(listed(&browser), vec![bobs.clone()]);
+        assert_eq!(browser.text("#who"), "user:bob");
+    }
+
+    /// UI-9: the page follows `prefers-color-scheme` (Chromium told the
+    /// system prefers dark).
+    fn ui_9_dark_scheme(db) {
+        let Some(browser) = browser_with(&["--force-dark-mode", "--blink-settings=preferredColorScheme=0"]) else { return };
+        alice_asks(db, "dark", 2);
+        let (served, tokens) = served(db);
+        sign_in(&browser, &served.base, &tokens.alice);
+        wait_listed(&browser, "the bundle", 1);
+        let dark = browser.js(
+            "return [matchMedia('(prefers-color-scheme: dark)').matches,
+                     getComputedStyle(document.body).backgroundColor];",
+            vec![],
+        );
+        assert_eq!(dark, json!([true, "rgb(20, 23, 27)"]), "the dark palette is in use");
+        browser.screenshot(&format!("inbox-dark-{}", backend(db)));
     }
 
     /// UI-3: a typed workspace id narrows the inbox; "Load more" follows
@@ -294,6 +346,22 @@ dual_backend! {
         let (served, tokens) = served(db);
         sign_in(&browser, &served.base, &tokens.alice);
         wait_listed(&browser, "both bundles", 2);
+        record_requests(&browser);
+
+        // Inside a text field the shortcuts are only text.
+        browser.type_into("#workspace", "j1k?");
+        assert_eq!(browser.js("return document.getElementById('workspace').value;", vec![]), json!("j1k?"));
+        assert!(!browser.visible("#answer"));
+        assert_eq!(browser.js("return document.getElementById('help').open;", vec![]), json!(false));
+        browser.js("document.getElementById('workspace').value = ''; document.getElementById('workspace').blur();", vec![]);
+        // Enter on a control is that control's: here "?" opens the list of
+        // shortcuts and no bundle opens.
+        browser.js("document.getElementById('help-open').focus();", vec![]);
+        browser.press(&keys::ENTER.to_string());
+        browser.wait_for("the shortcuts", "return document.getElementById('help').open;");
+        assert!(!browser.visible("#answer"));
+        browser.press(&keys::ESCAPE.to_string());
+        browser.wait_for("the shortcuts to close", "return !document.getElementById('help').open;");
 
         browser.press("j");
         browser.press(&keys::ARROW_DOWN.to_string());
@@ -322,7 +390,13 @@ dual_backend! {
         assert!(browser.visible("#answer-form"), "Escape closed only the list of shortcuts");
 
         browser.click("#text-1");
-        browser.press("not sent");
+        browser.press("not sent j1k2?");
+        let checked_after = browser.js(
+            "return Array.from(document.querySelectorAll('#questions input[type=checkbox]')).map(b => b.checked);",
+            vec![],
+        );
+        assert_eq!(checked_after, checked, "keys typed into a text field toggle nothing");
+        assert_eq!(browser.js("return document.getElementById('help').open;", vec![]), json!(false));
         browser.press(&keys::ESCAPE.to_string());
         browser.wait_visible("#inbox");
         std::thread::sleep(Duration::from_millis(300));
@@ -340,8 +414,17 @@ dual_backend! {
 
         browser.press(&keys::ENTER.to_string());
         browser.wait_visible("#answer-form");
+        browser.click("#cancel-bundle");
+        browser.press(&keys::ESCAPE.to_string());
+        browser.wait_visible("#inbox");
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(stored(db, &second)["status"], "pending", "Escape never cancels, armed or not");
+        assert_eq!(writes(&browser), Vec::<String>::new(), "Escape sent nothing at all");
+
+        browser.press(&keys::ENTER.to_string());
+        browser.wait_visible("#answer-form");
         let kept = browser.js("return document.getElementById('text-1').value;", vec![]);
-        assert_eq!(kept, json!("not sent"), "the draft survives closing");
+        assert_eq!(kept, json!("not sent j1k2?"), "the draft survives closing");
         browser.click("#text-1");
         browser.chord(keys::CONTROL, keys::ENTER);
         wait_listed(&browser, "the answered bundle to leave", 1);
@@ -351,9 +434,10 @@ dual_backend! {
             stored["response"]["answers"],
             json!([
                 {"question_id": "q1", "selected_options": ["q1_opt1", "q1_opt2"], "custom_text": ""},
-                {"question_id": "q2", "selected_options": ["q2_opt2"], "custom_text": "not sent"},
+                {"question_id": "q2", "selected_options": ["q2_opt2"], "custom_text": "not sent j1k2?"},
             ])
         );
+        assert_eq!(writes(&browser).len(), 1, "one submit: {:?}", writes(&browser));
     }
 
     /// UI-6 (seed W2, W3): the page is open with its own choice made;
@@ -465,6 +549,11 @@ dual_backend! {
         assert!(browser.text("#text-0-limit").contains("not added"), "{}", browser.text("#text-0-limit"));
         let after = browser.js(insert, vec![json!("#text-0"), json!("a")]);
         assert_eq!(after, json!(2000), "so is a 2001st of one UTF-16 unit");
+        browser.js("document.getElementById('text-0-limit').textContent = '';", vec![]);
+        browser.press(&keys::ENTER.to_string());
+        let after = browser.js("return Array.from(document.getElementById('text-0').value).length;", vec![]);
+        assert_eq!(after, json!(2000), "and a typed line break");
+        assert!(browser.text("#text-0-limit").contains("not added"), "{}", browser.text("#text-0-limit"));
         let max_length = browser.js("return document.getElementById('text-0').maxLength;", vec![]);
         assert!(max_length == json!(-1) || max_length.as_i64().unwrap() >= 4000, "{max_length}");
         browser.screenshot(&format!("limit-{}", backend(db)));

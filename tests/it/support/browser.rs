@@ -81,6 +81,12 @@ impl Drop for Browser {
 
 /// A browser, or `None` (skip) when Chromium is not installed outside CI.
 pub fn browser() -> Option<Browser> {
+    browser_with(&[])
+}
+
+/// A browser started with `extra` command-line switches besides the usual
+/// (e.g. `--force-dark-mode`).
+pub fn browser_with(extra: &[&str]) -> Option<Browser> {
     let installed = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
     if !installed {
         assert!(
@@ -92,7 +98,7 @@ pub fn browser() -> Option<Browser> {
         );
         return None;
     }
-    Some(Browser::start())
+    Some(Browser::start(extra))
 }
 
 /// The port chromedriver printed (`--port=0` picks a free one).
@@ -115,7 +121,7 @@ fn driver_port(driver: &mut Child) -> u16 {
 }
 
 impl Browser {
-    fn start() -> Browser {
+    fn start(extra: &[&str]) -> Browser {
         let slot = Slot::take();
         let profile = tempfile::tempdir().expect("a browser profile");
         let mut driver = Command::new(CHROMEDRIVER)
@@ -130,19 +136,29 @@ impl Browser {
             .enable_all()
             .build()
             .expect("a runtime for the WebDriver client");
+        let mut args: Vec<String> = [
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            "--window-size=1280,900",
+            "--force-device-scale-factor=1",
+        ]
+        .iter()
+        .chain(extra)
+        .map(|arg| arg.to_string())
+        .collect();
+        args.push(format!("--user-data-dir={}", profile.path().display()));
         let mut capabilities = serde_json::Map::new();
         capabilities.insert(
             "goog:chromeOptions".into(),
-            json!({
-                "binary": CHROMIUM,
-                "args": [
-                    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                    "--disable-quic", "--no-first-run", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--disable-extensions",
-                    "--window-size=1280,900", "--force-device-scale-factor=1",
-                    format!("--user-data-dir={}", profile.path().display()),
-                ],
-            }),
+            json!({"binary": CHROMIUM, "args": args}),
         );
         let client = runtime.block_on(async {
             let connector = hyper_util::client::legacy::connect::HttpConnector::new();

@@ -25,13 +25,45 @@
     current: 0,
     /** The bundle in the answer view: {bundle, done, sending, question}. */
     open: null,
-    /** Ids settled or closed since the page loaded: never pending again. */
-    settled: new Set(),
+    /** Bundles settled or closed since sign-in (id → {type, data} of
+     *  the event, or null): never pending again. */
+    settled: new Map(),
     drafts: new Map(),
     stream: null,
+    retry: 0,
     listGeneration: 0,
+    /** Changes at each open, sign-in and sign-out: late replies compare. */
+    openGeneration: 0,
     catchUp: null,
+    /** The earliest `created_at` of asked events not yet fetched. */
+    askedSince: null,
   };
+
+  /** Forgets everything of the previous principal (UI-2): nothing of
+   *  theirs (bundles, drafts, filter) may show to the next one. */
+  function forget() {
+    state.principal = null;
+    state.via = null;
+    state.bundles = [];
+    state.nextCursor = null;
+    state.filter = '';
+    state.current = 0;
+    state.open = null;
+    state.settled.clear();
+    state.drafts.clear();
+    state.catchUp = null;
+    state.askedSince = null;
+    state.listGeneration += 1;
+    state.openGeneration += 1;
+    clearTimeout(countTimer);
+    clearTimeout(state.retry);
+    $('bundles').replaceChildren();
+    $('workspace').value = '';
+    $('count').textContent = '';
+    $('live').textContent = '';
+    $('load-more').hidden = true;
+    $('empty').hidden = true;
+  }
 
   // ---------------------------------------------------------------- API
 
@@ -124,8 +156,7 @@
 
   function showSignIn(message) {
     closeStream();
-    state.principal = null;
-    state.open = null;
+    forget();
     $('who').textContent = '';
     $('sign-out').hidden = true;
     $('sign-in-error').textContent = message || '';
@@ -173,6 +204,11 @@
     $('sign-out').hidden = state.via !== 'session';
     $('cancel-bundle').hidden = !mayCancel();
     show('inbox');
+    $('inbox-heading').focus();
+    // The list loads now and again whenever the stream (re)opens, so it
+    // shows even where the stream cannot open, and misses nothing asked
+    // before the stream's start.
+    reloadList();
     openStream();
   }
 
@@ -196,14 +232,11 @@
     stream.onerror = () => {
       if (state.stream !== stream) return;
       if (stream.readyState === EventSource.CLOSED) {
-        // Refused (signed out, revoked): find out which, then try again.
+        // Refused: signed out (request() then shows the sign-in), or the
+        // server or a proxy failing; try again, less often each time.
         $('live').textContent = 'Not live. Retrying…';
         state.stream = null;
-        setTimeout(async () => {
-          if (state.stream || !state.principal) return;
-          const me = await request('GET', 'api/v1/session');
-          if (me.status === 200) openStream();
-        }, 3000);
+        retryStream(2000);
       } else {
         $('live').textContent = 'Reconnecting…';
       }
@@ -214,6 +247,16 @@
     stream.addEventListener('reset', () => reloadList());
   }
 
+  function retryStream(delay) {
+    clearTimeout(state.retry);
+    state.retry = setTimeout(async () => {
+      if (state.stream || !state.principal) return;
+      const me = await request('GET', 'api/v1/session');
+      if (me.status === 200 && state.principal) openStream();
+      else if (me.status !== 401 && state.principal) retryStream(Math.min(delay * 2, 30000));
+    }, delay);
+  }
+
   function onEvent(type, text) {
     let event;
     try {
@@ -221,48 +264,72 @@
     } catch (error) {
       return;
     }
+    if (!event || typeof event.pending_id !== 'string') return;
     const id = event.pending_id;
+    const data = event.data && typeof event.data === 'object' ? event.data : {};
     if (type === 'bundle.asked') {
-      if (!state.settled.has(id)) catchUp();
+      if (state.settled.has(id)) return;
+      if (typeof data.created_at === 'string' && (!state.askedSince || data.created_at < state.askedSince)) {
+        state.askedSince = data.created_at;
+      }
+      catchUp();
     } else {
-      state.settled.add(id);
+      const shown = state.bundles.some((bundle) => bundle.pending_id === id);
+      state.settled.set(id, { type, data });
       removeBundle(id);
       const open = state.open;
       // A bundle settled elsewhere while open shows the winner (UI-6);
       // this page's own submission is answered by its reply instead.
       if (open && open.bundle.pending_id === id && !open.done && !open.sending) {
-        if (type === 'bundle.resolved') {
-          showSettled(event.data.status, event.data.response, 'It was settled elsewhere while you had it open.');
-        } else {
-          showClosed('It is no longer active (' + event.data.reason + ').');
-        }
+        showSettledBy(type, data, 'It was settled elsewhere while you had it open.');
+      } else if (shown) {
+        announce('A request was settled elsewhere and left the inbox.');
       }
     }
     refreshCount();
   }
 
-  /** New bundles: when every page is loaded, fetch those created since
-   *  the newest shown (the listing applies the filter and visibility). */
+  /** The settled view for a `bundle.resolved` or `bundle.closed` event. */
+  function showSettledBy(type, data, note) {
+    if (type === 'bundle.resolved') showSettled(data.status, data.response, note);
+    else showClosed('It is no longer active (' + (data.reason || 'closed') + ').');
+  }
+
+  function announce(text) {
+    $('announce').textContent = text;
+  }
+
+  /** New bundles: fetch those created since the earliest asked event
+   *  not yet fetched (the listing applies the filter and visibility).
+   *  With pages still unloaded, only those inside the loaded part are
+   *  added; "Load more" brings the rest in order. */
   function catchUp() {
-    if (state.catchUp) {
-      state.catchUp.again = true;
-      return;
-    }
-    if (state.nextCursor) return; // "Load more" brings them in order.
-    const run = { again: false };
+    if (state.catchUp || !state.askedSince) return;
+    const since = state.askedSince;
+    state.askedSince = null;
+    const run = {};
     state.catchUp = run;
     const generation = state.listGeneration;
-    const newest = state.bundles.length ? state.bundles[state.bundles.length - 1].created_at : null;
-    request('GET', listPath({ created_since: newest, limit: CATCH_UP_SIZE })).then((reply) => {
-      state.catchUp = null;
-      if (generation !== state.listGeneration || reply.status !== 200) return;
+    request('GET', listPath({ created_since: since, limit: CATCH_UP_SIZE })).then((reply) => {
+      if (state.catchUp === run) state.catchUp = null;
+      if (generation !== state.listGeneration) return;
+      if (reply.status !== 200 || !Array.isArray(reply.body.bundles)) {
+        if (reply.status !== 401) reloadList();
+        return;
+      }
       if (reply.body.next_cursor) {
         reloadList();
         return;
       }
-      addBundles(reply.body.bundles);
+      const last = state.bundles[state.bundles.length - 1];
+      const fresh = reply.body.bundles.filter((bundle) =>
+        !state.nextCursor || (last && order(bundle, last) <= 0));
+      const before = state.bundles.length;
+      addBundles(fresh);
       renderList();
-      if (run.again) catchUp();
+      const added = state.bundles.length - before;
+      if (added > 0) announce(added === 1 ? 'A new request arrived.' : added + ' new requests arrived.');
+      catchUp();
     });
   }
 
@@ -271,7 +338,7 @@
     clearTimeout(countTimer);
     countTimer = setTimeout(async () => {
       const reply = await request('GET', 'api/v1/summary');
-      if (reply.status !== 200) return;
+      if (reply.status !== 200 || !Number.isInteger(reply.body.pending_bundles)) return;
       const waiting = reply.body.pending_bundles;
       document.title = waiting ? '(' + waiting + ') clarion inbox' : 'clarion inbox';
       $('count').textContent = '(' + waiting + ')';
@@ -285,40 +352,54 @@
     state.catchUp = null;
     const reply = await request('GET', listPath({ limit: PAGE_SIZE }));
     if (generation !== state.listGeneration) return;
-    if (reply.status !== 200) {
-      $('live').textContent = 'Could not load the inbox: ' + (reply.body.error || 'status ' + reply.status);
+    if (reply.status !== 200 || !Array.isArray(reply.body.bundles)) {
+      if (reply.status !== 401) {
+        $('live').textContent = 'Could not load the inbox: ' + (reply.body.error || 'status ' + reply.status);
+      }
       return;
     }
     state.bundles = [];
     addBundles(reply.body.bundles);
-    state.nextCursor = reply.body.next_cursor;
+    state.nextCursor = typeof reply.body.next_cursor === 'string' ? reply.body.next_cursor : null;
     state.current = Math.min(state.current, Math.max(0, state.bundles.length - 1));
     renderList();
     refreshCount();
+    // Asked events that came while this list was read may be newer.
+    catchUp();
   }
 
   async function loadMore() {
     if (!state.nextCursor) return;
     const generation = state.listGeneration;
     const reply = await request('GET', listPath({ limit: PAGE_SIZE, cursor: state.nextCursor }));
-    if (generation !== state.listGeneration || reply.status !== 200) return;
+    if (generation !== state.listGeneration) return;
+    if (reply.status !== 200 || !Array.isArray(reply.body.bundles)) {
+      if (reply.status !== 401) toast('Could not load more: ' + (reply.body.error || 'status ' + reply.status));
+      return;
+    }
     addBundles(reply.body.bundles);
-    state.nextCursor = reply.body.next_cursor;
+    state.nextCursor = typeof reply.body.next_cursor === 'string' ? reply.body.next_cursor : null;
     renderList();
+  }
+
+  /** LIST-3: oldest first, ties by id (the timestamps sort as text). */
+  function order(a, b) {
+    if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
+    if (a.pending_id !== b.pending_id) return a.pending_id < b.pending_id ? -1 : 1;
+    return 0;
   }
 
   function addBundles(bundles) {
     const now = performance.now();
     const shown = new Set(state.bundles.map((bundle) => bundle.pending_id));
     for (const bundle of bundles) {
-      if (shown.has(bundle.pending_id) || state.settled.has(bundle.pending_id)) continue;
+      const wellFormed = bundle && typeof bundle.pending_id === 'string' &&
+        typeof bundle.created_at === 'string' && Array.isArray(bundle.questions);
+      if (!wellFormed || shown.has(bundle.pending_id) || state.settled.has(bundle.pending_id)) continue;
       bundle.receivedAt = now;
       state.bundles.push(bundle);
     }
-    // LIST-3: oldest first, ties by id (the timestamps sort as text).
-    state.bundles.sort((a, b) =>
-      a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 :
-      a.pending_id < b.pending_id ? -1 : a.pending_id > b.pending_id ? 1 : 0);
+    state.bundles.sort(order);
   }
 
   function removeBundle(id) {
@@ -330,6 +411,12 @@
     if (state.current > index) state.current -= 1;
     renderList();
     if (hadFocus) focusCurrent();
+  }
+
+  /** Focus on the list's current bundle, or on the heading when none. */
+  function focusInbox() {
+    if (state.bundles.length) focusCurrent();
+    else $('inbox-heading').focus();
   }
 
   function renderList() {
@@ -392,6 +479,8 @@
     if (button) {
       button.focus();
       button.scrollIntoView({ block: 'nearest' });
+    } else if (!$('inbox').hidden) {
+      $('inbox-heading').focus();
     }
   }
 
@@ -406,24 +495,32 @@
   // ------------------------------------------------------------ answering (UI-4)
 
   async function openBundle(id) {
+    if (state.open) return;
+    const generation = ++state.openGeneration;
     const reply = await request('GET', bundlePath(id));
+    // Signed out, or another open began, while this one was read.
+    if (generation !== state.openGeneration || state.open || !state.principal) return;
     if (reply.status === 404) {
-      state.settled.add(id);
+      state.settled.set(id, null);
       removeBundle(id);
       toast('That request is gone, or you can no longer see it.');
       return;
     }
-    if (reply.status !== 200) {
+    const bundle = reply.body;
+    if (reply.status !== 200 || typeof bundle.pending_id !== 'string' || !Array.isArray(bundle.questions)) {
       if (reply.status !== 401) toast('Could not open it: ' + (reply.body.error || 'status ' + reply.status));
       return;
     }
-    const bundle = reply.body;
     state.open = { bundle, done: false, sending: false, question: 0 };
     renderAnswer(bundle);
     show('answer');
     window.scrollTo(0, 0);
     $('answer').focus({ preventScroll: true });
-    if (bundle.status !== 'pending') {
+    // An event may have settled it while it was read (UI-6).
+    const settledBy = state.settled.get(id);
+    if (settledBy) {
+      showSettledBy(settledBy.type, settledBy.data, 'It was settled elsewhere just as you opened it.');
+    } else if (bundle.status !== 'pending') {
       if (bundle.response) {
         showSettled(bundle.status, bundle.response, 'It was settled before you opened it.');
       } else {
@@ -615,6 +712,7 @@
     if (!cancelArmed) {
       // Two steps: cancelling ends the agent's wait for good.
       $('cancel-bundle').textContent = 'Click again to cancel it';
+      toast('Cancelling ends the agent\u2019s wait for good: click Cancel again within 5 seconds.');
       cancelArmed = setTimeout(resetCancel, 5000);
       return;
     }
@@ -627,31 +725,48 @@
   async function settle(action, body) {
     const open = state.open;
     const id = open.bundle.pending_id;
+    const focused = document.activeElement;
     $('answer-error').textContent = '';
     setSending(true);
     const reply = await request('POST', bundlePath(id, action), body);
-    if (state.open !== open) return;
-    setSending(false);
-    if (reply.status === 200 && reply.body.claimed === true) {
+    open.sending = false;
+    // Closed (Escape) while it was sent: the outcome still reaches the
+    // person, as a toast, and the list still follows it.
+    const here = state.open === open;
+    if (here) setSending(false);
+    const claimed = reply.status === 200 ? reply.body.claimed : undefined;
+    const lostNote = 'Someone else settled it first; what you sent was not recorded.';
+    if (claimed === true) {
       finish(id);
-      closeAnswer();
-      toast(reply.body.status === 'answered' ? 'Answer sent.' : 'Request ' + reply.body.status + '.');
-    } else if (reply.status === 200) {
+      const sent = reply.body.status === 'answered' ? 'Answer sent.' : 'Request ' + reply.body.status + '.';
+      if (here) closeAnswer();
+      toast(sent);
+    } else if (claimed === false) {
       finish(id);
-      showSettled(reply.body.status, reply.body.response, 'Someone else settled it first; what you sent was not recorded.');
-    } else if (reply.status === 409) {
+      if (here) showSettled(reply.body.status, reply.body.response, lostNote);
+      else toast(lostNote + ' Open requests show who won.');
+    } else if (reply.status === 409 || reply.status === 404) {
       finish(id);
-      showClosed('It is no longer active; nobody answered it.');
-    } else if (reply.status === 404) {
-      finish(id);
-      showClosed('It no longer exists, or you can no longer see it.');
+      const note = reply.status === 409
+        ? 'It is no longer active; nobody answered it.'
+        : 'It no longer exists, or you can no longer see it.';
+      if (here) showClosed(note);
+      else toast(note);
     } else if (reply.status !== 401) {
-      $('answer-error').textContent = reply.body.error || 'The server answered ' + reply.status + '.';
+      const error = reply.status === 200
+        ? 'The server sent an unexpected reply; nothing is known to be recorded.'
+        : reply.body.error || 'The server answered ' + reply.status + '.';
+      if (here) {
+        $('answer-error').textContent = error;
+        if (focused instanceof HTMLElement && document.activeElement === document.body) focused.focus();
+      } else {
+        toast(error);
+      }
     }
   }
 
   function finish(id) {
-    state.settled.add(id);
+    if (!state.settled.has(id)) state.settled.set(id, null);
     state.drafts.delete(id);
     removeBundle(id);
     refreshCount();
@@ -671,10 +786,12 @@
     $('settled-note').textContent = note;
     const list = $('settled-answers');
     list.replaceChildren();
+    const answers = response && Array.isArray(response.answers) ? response.answers : [];
     if (status === 'rejected' && response) {
       list.append(el('dt', '', 'Reason'), el('dd', '', response.reject_reason || '(none given)'));
-    } else if (response) {
-      for (const answer of response.answers) {
+    } else {
+      for (const answer of answers) {
+        if (!answer || !Array.isArray(answer.selected_options)) continue;
         const question = open.bundle.questions.find((q) => q.question_id === answer.question_id);
         list.append(el('dt', '', question ? question.title || question.prompt : answer.question_id));
         const labels = answer.selected_options.map((optionId) => {
@@ -709,7 +826,7 @@
     state.open = null;
     show('inbox');
     renderList();
-    focusCurrent();
+    focusInbox();
   }
 
   function toggleReject() {
@@ -723,6 +840,7 @@
   function onKey(event) {
     if (event.defaultPrevented || $('help').open) return;
     const answering = !$('answer').hidden;
+    if (event.isComposing) return;
     if (event.key === 'Escape') {
       if (answering) {
         event.preventDefault();
@@ -754,7 +872,11 @@
   }
 
   function listKey(event) {
-    const onBundle = document.activeElement && document.activeElement.classList.contains('bundle');
+    const active = document.activeElement;
+    const onBundle = active && active.classList.contains('bundle');
+    // Enter opens the current bundle only where it means nothing else
+    // (on a button or link it is that control's own).
+    const nowhere = !active || active === document.body || active === $('inbox-heading');
     switch (event.key) {
       case 'j':
       case 'ArrowDown':
@@ -767,7 +889,7 @@
         setCurrent(onBundle ? state.current - 1 : state.current, true);
         break;
       case 'Enter':
-        if (!onBundle && state.bundles[state.current]) {
+        if (nowhere && state.bundles[state.current]) {
           event.preventDefault();
           openBundle(state.bundles[state.current].pending_id);
         }
@@ -786,7 +908,13 @@
         box.checked = !box.checked;
         box.focus();
       }
-    } else if (event.key === 'ArrowDown' || event.key === 'ArrowRight') {
+      return;
+    }
+    // Arrows change question among the questions (elsewhere they scroll).
+    const active = document.activeElement;
+    const inQuestions = active === $('answer') || $('questions').contains(active);
+    if (!inQuestions) return;
+    if (event.key === 'ArrowDown' || event.key === 'ArrowRight') {
       event.preventDefault();
       setQuestion(state.open.question + 1, true);
     } else if (event.key === 'ArrowUp' || event.key === 'ArrowLeft') {
