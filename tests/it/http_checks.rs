@@ -67,13 +67,13 @@ dual_backend! {
         assert_eq!(slash.text(), NOT_FOUND);
 
         // Then authentication, before any body is looked at.
-        let anonymous = send(client().post(server.url(&respond)).header("content-type", "text/plain").body(big_body()));
+        let anonymous = send_refused(client().post(server.url(&respond)).header("content-type", "text/plain").body(big_body()));
         assert_eq!(anonymous.text(), UNAUTHENTICATED);
         assert_eq!(anonymous.header("www-authenticate"), Some("Bearer"));
         // Then 413 before 415 before anything WIRE-5 says.
-        let huge = send(client().post(server.url(&respond)).bearer_auth(&t.alice_bot_none).header("content-type", "text/plain").body(big_body()));
+        let huge = send_refused(client().post(server.url(&respond)).bearer_auth(&t.alice_bot_none).header("content-type", "text/plain").body(big_body()));
         assert_eq!(huge.text(), TOO_LARGE);
-        let huge_json = post(&server, &t.alice, &respond, &big_body());
+        let huge_json = send_refused(post_request(&server, &t.alice, &respond, &big_body()));
         assert_eq!(huge_json.text(), TOO_LARGE);
         let plain = send(client().post(server.url(&respond)).bearer_auth(&t.alice_bot_none).header("content-type", "text/plain").body("{}"));
         assert_eq!(plain.text(), NOT_JSON);
@@ -111,10 +111,10 @@ dual_backend! {
         let t = tokens(db);
         let pooled = reqwest::blocking::Client::new();
         for _ in 0..3 {
-            let anonymous = send(pooled.post(server.url("/api/v1/rpc/summary")).header("content-type", "application/json").body(big_body()));
+            let anonymous = send_refused(pooled.post(server.url("/api/v1/rpc/summary")).header("content-type", "application/json").body(big_body()));
             assert_eq!(anonymous.text(), UNAUTHENTICATED);
             assert_eq!(anonymous.header("connection"), Some("close"));
-            let huge = send(pooled.post(server.url("/api/v1/rpc/summary")).bearer_auth(&t.alice).header("content-type", "application/json").body(big_body()));
+            let huge = send_refused(pooled.post(server.url("/api/v1/rpc/summary")).bearer_auth(&t.alice).header("content-type", "application/json").body(big_body()));
             assert_eq!(huge.text(), TOO_LARGE);
             assert_eq!(send(pooled.get(server.url("/api/v1/summary")).bearer_auth(&t.alice)).status, 200);
         }
@@ -200,7 +200,7 @@ dual_backend! {
             ("method_not_allowed", send(client().put(server.url("/api/v1/summary")))),
             ("authentication_required", send(client().get(server.url("/api/v1/summary")))),
             ("cross_site_refused", send(client().post(server.url("/api/v1/rpc/summary")).header("cookie", cookie.as_str()).header("origin", "http://evil.example"))),
-            ("body_too_large", post(&server, &t.alice, "/api/v1/rpc/summary", &big_body())),
+            ("body_too_large", send_refused(post_request(&server, &t.alice, "/api/v1/rpc/summary", &big_body()))),
             ("content_type", send(client().post(server.url("/api/v1/rpc/summary")).bearer_auth(&t.alice).body("{}"))),
             ("unknown_query_parameter", get(&server, &t.alice, "/api/v1/summary?x=1")),
             ("principal_in_rpc_body", post(&server, &t.alice, "/api/v1/rpc/summary", r#"{"principal": {"kind": "system"}}"#)),

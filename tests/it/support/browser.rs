@@ -244,12 +244,23 @@ impl Browser {
         self.js(&script, vec![]) == json!(true)
     }
 
+    /// Clicks the element matching `css`; found again if the page
+    /// replaced it between finding and clicking.
     pub fn click(&self, css: &str) {
-        self.run(async {
-            let element = self.client().find(Locator::Css(css)).await?;
-            element.click().await
-        })
-        .unwrap_or_else(|error| panic!("click {css}: {error}"));
+        let mut attempts = 0;
+        loop {
+            let clicked = self.run(async {
+                let element = self.client().find(Locator::Css(css)).await?;
+                element.click().await
+            });
+            match clicked {
+                Ok(()) => return,
+                Err(error) if attempts < 3 && error.to_string().contains("stale element") => {
+                    attempts += 1;
+                }
+                Err(error) => panic!("click {css}: {error}"),
+            }
+        }
     }
 
     /// Types `text` into the element matching `css` (BMP characters only:

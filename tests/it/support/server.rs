@@ -239,6 +239,31 @@ pub fn send(request: RequestBuilder) -> Reply {
     Reply::of(request.send().expect("request"))
 }
 
+/// Sends a request that the server refuses before reading its large body
+/// (401, 413): the server answers and closes, so a client still writing
+/// may meet a broken pipe and never read the answer, a race HTTP/1 leaves
+/// open. Sends again, up to five times, on such transport errors only.
+pub fn send_refused(request: RequestBuilder) -> Reply {
+    let mut attempt = 1;
+    loop {
+        let this = request.try_clone().expect("a body that can be sent again");
+        match this.send() {
+            Ok(response) => return Reply::of(response),
+            Err(error) if attempt < 5 && (error.is_request() || error.is_body()) => attempt += 1,
+            Err(error) => panic!("request: {error:?}"),
+        }
+    }
+}
+
+/// A POST of JSON text with `token`, not sent yet.
+pub fn post_request(server: &Server, token: &str, path: &str, body: &str) -> RequestBuilder {
+    client()
+        .post(server.url(path))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .body(body.to_owned())
+}
+
 /// A GET with `token`.
 pub fn get(server: &Server, token: &str, path: &str) -> Reply {
     send(client().get(server.url(path)).bearer_auth(token))
@@ -246,13 +271,7 @@ pub fn get(server: &Server, token: &str, path: &str) -> Reply {
 
 /// A POST of JSON text with `token`.
 pub fn post(server: &Server, token: &str, path: &str, body: &str) -> Reply {
-    send(
-        client()
-            .post(server.url(path))
-            .bearer_auth(token)
-            .header("content-type", "application/json")
-            .body(body.to_owned()),
-    )
+    send(post_request(server, token, path, body))
 }
 
 /// `<status> <body>` of a library envelope, for byte comparisons.

@@ -58,6 +58,7 @@
     clearTimeout(countTimer);
     clearTimeout(state.retry);
     $('bundles').replaceChildren();
+    cards.clear();
     $('workspace').value = '';
     $('count').textContent = '';
     $('live').textContent = '';
@@ -419,48 +420,70 @@
     else $('inbox-heading').focus();
   }
 
+  /** One card per bundle, kept across renders (keyed by id): a card
+   *  someone points at or has focused is never swapped for a copy. */
+  const cards = new Map();
+
+  function indexOf(id) {
+    return state.bundles.findIndex((bundle) => bundle.pending_id === id);
+  }
+
+  function card(bundle) {
+    const known = cards.get(bundle.pending_id);
+    if (known) return known;
+    const item = el('li');
+    const button = el('button', 'bundle');
+    button.type = 'button';
+    button.dataset.id = bundle.pending_id;
+    const line = el('span', 'line');
+    line.append(el('span', 'age', ''));
+    if (bundle.kind === 'permission') line.append(el('span', 'chip permission', 'permission'));
+    line.append(el('span', 'task', 'task ' + bundle.task_id));
+    const questions = bundle.questions.length;
+    line.append(el('span', '', questions + (questions === 1 ? ' question' : ' questions')));
+    button.append(line);
+    if (bundle.context) button.append(el('span', 'context', bundle.context));
+    const titles = el('span', 'titles');
+    for (const question of bundle.questions) {
+      titles.append(el('span', 'title', question.title || question.prompt));
+    }
+    button.append(titles);
+    button.addEventListener('click', () => {
+      const index = indexOf(bundle.pending_id);
+      if (index >= 0) state.current = index;
+      openBundle(bundle.pending_id);
+    });
+    button.addEventListener('focus', () => {
+      const index = indexOf(bundle.pending_id);
+      if (index >= 0) setCurrent(index, false);
+    });
+    item.append(button);
+    cards.set(bundle.pending_id, item);
+    return item;
+  }
+
   function renderList() {
     const list = $('bundles');
-    const focusedId = document.activeElement && document.activeElement.dataset
-      ? document.activeElement.dataset.id : undefined;
-    list.replaceChildren();
+    const focused = document.activeElement;
     state.current = Math.min(state.current, Math.max(0, state.bundles.length - 1));
-    state.bundles.forEach((bundle, index) => {
-      const item = el('li');
-      const button = el('button', 'bundle' + (index === state.current ? ' current' : ''));
-      button.type = 'button';
-      button.dataset.id = bundle.pending_id;
+    const items = state.bundles.map(card);
+    const shown = new Set(state.bundles.map((bundle) => bundle.pending_id));
+    for (const id of cards.keys()) if (!shown.has(id)) cards.delete(id);
+    const unchanged = items.length === list.children.length &&
+      items.every((item, index) => list.children[index] === item);
+    if (!unchanged) list.replaceChildren(...items);
+    if (focused && focused !== document.activeElement && list.contains(focused)) focused.focus();
+    items.forEach((item, index) => {
+      const button = item.firstChild;
+      button.classList.toggle('current', index === state.current);
       button.tabIndex = index === state.current ? 0 : -1;
-      const line = el('span', 'line');
-      line.append(el('span', 'age', ageText(ageOf(bundle))));
-      if (bundle.kind === 'permission') line.append(el('span', 'chip permission', 'permission'));
-      line.append(el('span', 'task', 'task ' + bundle.task_id));
-      const questions = bundle.questions.length;
-      line.append(el('span', '', questions + (questions === 1 ? ' question' : ' questions')));
-      button.append(line);
-      if (bundle.context) button.append(el('span', 'context', bundle.context));
-      const titles = el('span', 'titles');
-      for (const question of bundle.questions) {
-        titles.append(el('span', 'title', question.title || question.prompt));
-      }
-      button.append(titles);
-      button.addEventListener('click', () => {
-        state.current = index;
-        openBundle(bundle.pending_id);
-      });
-      button.addEventListener('focus', () => setCurrent(index, false));
-      item.append(button);
-      list.append(item);
+      button.querySelector('.age').textContent = ageText(ageOf(state.bundles[index]));
     });
     $('empty').hidden = state.bundles.length > 0;
     $('empty').textContent = state.filter
       ? 'Nothing is waiting for you in workspace \u201c' + state.filter + '\u201d.'
       : 'Nothing is waiting for you.';
     $('load-more').hidden = !state.nextCursor;
-    if (focusedId) {
-      const again = list.querySelector('[data-id="' + CSS.escape(focusedId) + '"]');
-      if (again) again.focus();
-    }
   }
 
   function setCurrent(index, focus) {
@@ -485,11 +508,7 @@
   }
 
   function refreshAges() {
-    $('bundles').querySelectorAll('button.bundle').forEach((button, index) => {
-      const bundle = state.bundles[index];
-      const age = button.querySelector('.age');
-      if (bundle && age) age.textContent = ageText(ageOf(bundle));
-    });
+    if (!$('inbox').hidden) renderList();
   }
 
   // ------------------------------------------------------------ answering (UI-4)
