@@ -42,6 +42,11 @@ fn served(db: &TestDb) -> (Served, Tokens) {
     (serve(&db.url, &[]), tokens)
 }
 
+/// A GET with a bearer token from `clarion serve`.
+fn get_at(served: &Served, token: &str, path: &str) -> Reply {
+    send(client().get(served.url(path)).bearer_auth(token))
+}
+
 /// Opens the page and signs in with `token`; the inbox is showing.
 fn sign_in(browser: &Browser, base: &str, token: &str) {
     browser.goto(&format!("{base}/"));
@@ -195,6 +200,8 @@ dual_backend! {
         browser.wait_for("the waiting count in the title", "return document.title === '(2) clarion inbox';");
         assert_eq!(browser.text("#who"), "user:alice");
         assert!(browser.visible("#sign-out"), "a web session can be ended");
+        let by_bearer = get_at(&served, &tokens.alice, "/api/v1/session");
+        assert_eq!(by_bearer.json(), json!({"principal": {"kind": "user", "user_id": "alice"}, "via": "bearer"}));
 
         assert_eq!(unnamed_controls(&browser), Vec::<String>::new(), "UI-9: named controls");
         let light = browser.js("return getComputedStyle(document.body).backgroundColor;", vec![]);
@@ -748,7 +755,7 @@ dual_backend! {
         assert_eq!(errors, json!([]), "no script error");
         std::thread::sleep(Duration::from_millis(300));
         assert_eq!(stored(db, &pending)["status"], "pending", "no key sent anything");
-        let metrics = send(client().get(served.url("/metrics")).bearer_auth(&tokens.system));
+        let metrics = get_at(&served, &tokens.system, "/metrics");
         assert!(metrics.body.contains("status=\"200\""), "{}", metrics.body);
         assert!(!metrics.body.contains("status=\"5"), "no 5xx:\n{}", metrics.body);
     }
