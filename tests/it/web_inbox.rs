@@ -744,7 +744,7 @@ dual_backend! {
         let storm: String = ['j', 'k', keys::ARROW_DOWN, keys::ARROW_UP, '1', '9', '0', 'x', '?', keys::ESCAPE, ' ']
             .iter()
             .cycle()
-            .take(44)
+            .take(43) // ending with Escape, after a space that opened a bundle
             .collect();
         browser.press(&storm);
         back_to_the_inbox(&browser);

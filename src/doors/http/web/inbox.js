@@ -857,6 +857,8 @@
   // ------------------------------------------------------------ keyboard (UI-8)
 
   function onKey(event) {
+    // Escape, wherever it goes: a bundle still being opened stays closed.
+    if (event.key === 'Escape') state.openGeneration += 1;
     if (event.defaultPrevented || $('help').open) return;
     const answering = !$('answer').hidden;
     if (event.isComposing) return;
