@@ -17,7 +17,8 @@ use std::sync::{Mutex, OnceLock};
 use serde_json::{json, Value};
 
 use crate::doors::envelope::{self, Envelope};
-use crate::{Clarion, Error};
+use crate::error::Error;
+use crate::handle::Clarion;
 
 /// The version of this ABI: the six symbols and the request and reply
 /// formats of WIRE-5.

@@ -6,7 +6,7 @@ use diesel::prelude::*;
 use serde::Serialize;
 
 use crate::domain::change::Change;
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::domain::lifecycle;
 use crate::domain::model::{BundleView, OptionView, QuestionView};
 use crate::error::{Entity, Error, Result, ValidationError};
@@ -191,7 +191,7 @@ fn prepare(request: &AskRequest) -> Result<Vec<PreparedQuestion>, ValidationErro
     Ok(prepared)
 }
 
-impl Core {
+impl Engine {
     /// ASK-1..5. Creates a bundle in the session's current turn (starting a
     /// turn if the session has none) and returns its `pending_id`.
     ///

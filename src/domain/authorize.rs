@@ -4,14 +4,14 @@
 
 use diesel::prelude::*;
 
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::error::Result;
 use crate::rules::capability::{has_capability, Authorization, Denial, Operation, Target};
 use crate::rules::limits::check_text;
 use crate::rules::principal::Principal;
 use crate::rules::visibility::{bundle_visibility_query, task_visibility_query, Scope};
 
-impl Core {
+impl Engine {
     /// AUTH-8: may `principal` perform `operation` on `target`? Capability
     /// first (no I/O), then visibility from durable rows only (AUTH-9): the
     /// task of a bundle is derived from its stored row, never taken from the

@@ -6,7 +6,7 @@
 use diesel::prelude::*;
 use serde_json::Value;
 
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::domain::model::{Answer, BundleDetail, BundleView, OptionView, QuestionView, Response};
 use crate::error::{Entity, Error, Result};
 use crate::rules::activeness;
@@ -312,7 +312,7 @@ pub(crate) fn load_rows(
     Ok(rows)
 }
 
-impl Core {
+impl Engine {
     /// WIRE-3 `get_bundle`: the bundle, its status and its response, from
     /// durable state. Capability first, then visibility (AUTH-10); a bundle
     /// the principal may not see is `NotFound`, exactly like a missing one.

@@ -1,9 +1,9 @@
 //! The one change path. Every change that touches a bundle's state runs
-//! through [`Core::change`], which has two halves:
+//! through [`Engine::change`], which has two halves:
 //! - inside the changing transaction, the body gets the [`Changes`] through
 //!   which alone events are appended (EVT-1, `domain::events`), so an
 //!   event commits or vanishes with its change;
-//! - right after the commit, [`Core::publish`]: announces the change to
+//! - right after the commit, [`Engine::publish`]: announces the change to
 //!   other handles and processes (`NOTIFY` on PostgreSQL, from the
 //!   announcing thread: WAIT-3a), wakes this handle's waiters (DEL-2,
 //!   WAIT-3) and event readers (HTTP-6), and offers new outbox entries to
@@ -12,8 +12,8 @@
 //! Operations say what they changed by pushing a [`Change`]; none wakes a
 //! waiter or dispatches by hand.
 
-use crate::domain::core::Core;
-use crate::domain::delivery::waiters::Detaching;
+use crate::domain::engine::waiters::Detaching;
+use crate::domain::engine::Engine;
 use crate::domain::model::Response;
 use crate::error::Result;
 use crate::rules::outbox::in_outbox;
@@ -60,7 +60,7 @@ impl Changes {
     }
 }
 
-impl Core {
+impl Engine {
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE` on SQLite),
     /// lets it append events inside the transaction, and publishes it
     /// after the commit.
@@ -74,7 +74,7 @@ impl Core {
         Ok(value)
     }
 
-    /// [`Core::change`] for the claim of a bundle of `session_id`, in the
+    /// [`Engine::change`] for the claim of a bundle of `session_id`, in the
     /// claim's transaction (`store::claim_transaction`: on PostgreSQL it
     /// begins by locking the session row `FOR SHARE`). Unless `queue`,
     /// `None`, with nothing run, while another connection holds SQLite's
@@ -99,7 +99,7 @@ impl Core {
         Ok(Some(value))
     }
 
-    /// [`Core::change`] for a bundle only while no agent of this process
+    /// [`Engine::change`] for a bundle only while no agent of this process
     /// waits on it (WAIT-1). The bundle is marked as detaching until the
     /// commit, so an agent that starts waiting meanwhile waits for it; no
     /// lock is held across the database work. `None` if an agent waits.

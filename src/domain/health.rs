@@ -3,10 +3,10 @@
 use diesel::prelude::*;
 use diesel::sql_types::Integer;
 
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::error::Result;
 
-impl Core {
+impl Engine {
     /// One trivial typed statement on a pooled connection: the cheapest
     /// proof that the database is reachable (`/readyz`).
     pub(crate) fn ping(&self) -> Result<()> {

@@ -5,7 +5,7 @@ use diesel::dsl::update;
 use diesel::prelude::*;
 
 use crate::domain::change::{Change, Changes};
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::error::{Entity, Error, Result};
 use crate::rules::activeness::{self, question_is_pending};
 use crate::rules::limits::{check_id, check_text};
@@ -69,7 +69,7 @@ fn require_id(field: &str, value: &str) -> Result<()> {
     Ok(check_id(field, value)?)
 }
 
-impl Core {
+impl Engine {
     /// LIFE-1. Creates the workspace, or sets its owner when `owner_id` is
     /// given. An empty owner means every user may see it (AUTH-3).
     pub(crate) fn upsert_workspace(&self, id: &str, owner_id: Option<&str>) -> Result<()> {
@@ -364,7 +364,7 @@ fn change_state(
 /// never earlier than an existing turn's, so a clock behind another process's
 /// cannot make the new turn older than the current one.
 pub(crate) fn start_turn(
-    core: &Core,
+    engine: &Engine,
     conn: &mut AnyConnection,
     session_id: &str,
 ) -> Result<String> {
@@ -375,9 +375,9 @@ pub(crate) fn start_turn(
         conn,
     )?
     .flatten();
-    let now: Timestamp = core.now();
+    let now: Timestamp = engine.now();
     let started_at = newest.map_or(now.as_micros(), |newest| newest.max(now.as_micros()));
-    let turn_id = core.new_id(IdKind::Turn);
+    let turn_id = engine.new_id(IdKind::Turn);
     diesel::insert_into(turns::table)
         .values((
             turns::id.eq(&turn_id),

@@ -6,13 +6,13 @@
 use std::collections::{BTreeMap, HashMap};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use base64::Engine;
+use base64::Engine as _;
 use diesel::dsl::{count_star, min};
 use diesel::prelude::*;
 use diesel::query_source::{Alias, AliasedField};
 
 use crate::domain::bundle::{self, bundle_record_columns, BundleRecord};
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::domain::model::BundleView;
 use crate::error::{Result, ValidationError};
 use crate::rules::activeness;
@@ -403,7 +403,7 @@ fn rows_by_bundle(
     grouped
 }
 
-impl Core {
+impl Engine {
     /// LIST-1..10: the active, answerable bundles the principal may see, in
     /// `created_at`, `pending_id` order, read from the database in one query.
     pub(crate) fn list_pending(

@@ -1,10 +1,10 @@
 //! The domain: clarion's operations on bundles, built from the rules and
-//! run against the store. Each operation is a method of [`core::Core`],
+//! run against the store. Each operation is a method of [`core::Engine`],
 //! the domain's own handle; every change to a bundle goes through the one
 //! change path (`change.rs`), and the one claim lives in `claim/`.
 //!
 //! Import order inside the domain (each imports only those before it):
-//! `model` → `delivery::waiters` → `core` → `bundle` → `claim` →
+//! `model` → `delivery::waiters` → `engine` → `bundle` → `claim` →
 //! `delivery::outbox` → `change` → `lifecycle` → `ask`, `listing`,
 //! `authorize`, `resolve`, `delivery::wait`.
 
@@ -13,11 +13,9 @@ pub(crate) mod authorize;
 pub(crate) mod bundle;
 pub(crate) mod change;
 pub(crate) mod claim;
-pub(crate) mod core;
 pub(crate) mod delivery;
+pub(crate) mod engine;
 pub(crate) mod events;
-#[cfg(feature = "test-hooks")]
-pub(crate) mod fixtures;
 #[cfg(feature = "http")]
 pub(crate) mod health;
 pub(crate) mod lifecycle;
@@ -25,8 +23,6 @@ pub(crate) mod listing;
 pub(crate) mod model;
 pub(crate) mod resolve;
 pub(crate) mod retention;
-#[cfg(feature = "test-hooks")]
-pub mod sql_catalog;
 #[cfg(feature = "http")]
 pub(crate) mod tokens;
 pub(crate) mod wire;

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::domain::change::{Change, Changes};
 use crate::domain::claim::{self, Claimed, Decision, FirstRead, Opened, Resolver};
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::domain::model::{Answer, Resolved};
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::capability::{admit_to_bundle, Operation};
@@ -189,7 +189,18 @@ fn replay(conn: &mut AnyConnection, scope: &Scope, pending_id: &str) -> Result<R
     })
 }
 
-impl Core {
+/// How one try at the claim's write transaction ended.
+enum Attempt {
+    /// This caller's claim committed.
+    Won(Resolved),
+    /// The bundle was not claimable: the caller replays (REPLAY-1).
+    Lost,
+    /// Another connection held SQLite's write lock; nothing ran, and the
+    /// caller reads again before it tries the lock once more (OPS-4).
+    LockBusy,
+}
+
+impl Engine {
     /// §8: answer or reject a bundle. Exactly one caller claims it; every
     /// other gets the winner's status and response with `claimed: false`,
     /// or `NoLongerActive` when nothing won (superseded, ended, expired).
@@ -239,34 +250,31 @@ impl Core {
         // the lock. After `QUEUE_AFTER` it queues like any writer.
         let polling_until = Instant::now() + QUEUE_AFTER;
         let mut pause = FIRST_PAUSE;
-        let won = loop {
+        loop {
             let first = self
                 .conn()?
                 .run(|conn| claim::read_first(conn, scope, pending_id, &decide))?;
             let FirstRead::Open(opened) = first else {
-                break None;
+                break;
             };
             let queue = Instant::now() >= polling_until;
-            if let Some(won) =
-                self.claim_in_transaction(principal, scope, pending_id, &opened, &decide, queue)?
+            match self
+                .claim_in_transaction(principal, scope, pending_id, &opened, &decide, queue)?
             {
-                break won;
+                Attempt::Won(resolved) => return Ok(resolved),
+                Attempt::Lost => break,
+                Attempt::LockBusy => {}
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(LONGEST_PAUSE);
-        };
-        match won {
-            Some(resolved) => Ok(resolved),
-            None => {
-                self.failpoint(points::RESOLVE_BEFORE_REPLAY)?;
-                self.conn()?.run(|conn| replay(conn, scope, pending_id))
-            }
         }
+        self.failpoint(points::RESOLVE_BEFORE_REPLAY)?;
+        self.conn()?.run(|conn| replay(conn, scope, pending_id))
     }
 
-    /// The claim in its write transaction: `Some` of the winner's
-    /// response, or of `None` for a loser. Unless `queue`, `None` when
-    /// another connection holds SQLite's write lock (nothing was run).
+    /// The claim in its write transaction: won, lost (the caller
+    /// replays), or, unless `queue`, not tried because another connection
+    /// holds SQLite's write lock.
     fn claim_in_transaction(
         &self,
         principal: &Principal,
@@ -275,7 +283,7 @@ impl Core {
         opened: &Opened,
         decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
         queue: bool,
-    ) -> Result<Option<Option<Resolved>>> {
+    ) -> Result<Attempt> {
         let resolver = Resolver {
             kind: principal.kind(),
             id: principal.audit_id(),
@@ -293,7 +301,7 @@ impl Core {
                 &self.failpoints,
             )?;
             let Claimed::Won { record, rows } = claimed else {
-                return Ok(None);
+                return Ok(Attempt::Lost);
             };
             // The winner's response is rebuilt from exactly what is
             // committed, by the same function a loser's replay uses (NORM-4).
@@ -306,12 +314,14 @@ impl Core {
                 status,
                 response: response.clone(),
             });
-            Ok(Some(Resolved {
+            Ok(Attempt::Won(Resolved {
                 claimed: true,
                 status,
                 response,
             }))
         };
-        self.change_claiming(&opened.record.session_id, queue, body)
+        Ok(self
+            .change_claiming(&opened.record.session_id, queue, body)?
+            .unwrap_or(Attempt::LockBusy))
     }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use diesel::prelude::*;
 
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::error::Result;
 use crate::rules::retention::{prunable, prunable_batch};
 use crate::store::schema::{bundles, handles};
@@ -16,7 +16,7 @@ use crate::store::schema::{bundles, handles};
 /// lock (or many row locks) for long.
 const BATCH: i64 = 500;
 
-impl Core {
+impl Engine {
     /// REL-8: deletes what stopped being active more than `older_than` ago;
     /// returns how many bundles it deleted. Never an active bundle, never an
     /// undelivered resolution.

@@ -6,11 +6,11 @@
 
 use std::time::Duration;
 
-use base64::Engine;
+use base64::Engine as _;
 use diesel::prelude::*;
 use sha2::{Digest, Sha256};
 
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::limits::check_text;
 use crate::rules::principal::Principal;
@@ -174,7 +174,7 @@ fn parts(principal: &Principal) -> (&'static str, String, String, String) {
     }
 }
 
-impl Core {
+impl Engine {
     /// HTTP-4: makes a token for `principal` and stores its digest. The
     /// returned text is the only copy.
     pub(crate) fn add_token(&self, principal: &Principal, label: &str) -> Result<NewToken> {

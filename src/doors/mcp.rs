@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::doors::envelope;
 use crate::doors::json::{self, Fields};
 use crate::error::{Error, Result};
@@ -123,20 +123,20 @@ pub struct UnknownTool(pub String);
 /// (`content`, `structuredContent`, `isError`). Absent arguments are an
 /// empty object.
 pub(crate) fn call_tool(
-    core: &Core,
+    engine: &Engine,
     principal: &Principal,
     name: &str,
     arguments: &Value,
 ) -> std::result::Result<Value, UnknownTool> {
     let tool = Tool::parse(name).ok_or_else(|| UnknownTool(name.to_owned()))?;
-    Ok(match perform_tool(core, principal, tool, arguments) {
+    Ok(match perform_tool(engine, principal, tool, arguments) {
         Ok(structured) => envelope::tool_result(structured, false),
         Err(error) => envelope::tool_result(envelope::tool_error(&error), true),
     })
 }
 
 fn perform_tool(
-    core: &Core,
+    engine: &Engine,
     principal: &Principal,
     tool: Tool,
     arguments: &Value,
@@ -153,12 +153,12 @@ fn perform_tool(
     let args = Fields::top(arguments, "arguments")?;
     match tool {
         Tool::ListPendingQuestions => {
-            let page = core.list_pending(principal, &json::list_request(&args)?)?;
+            let page = engine.list_pending(principal, &json::list_request(&args)?)?;
             Ok(envelope::list_page(&page).body)
         }
         Tool::AnswerQuestion => {
             let (pending_id, request) = json::resolve_request(&args)?;
-            let resolved = core.resolve_bundle(principal, pending_id, &request)?;
+            let resolved = engine.resolve_bundle(principal, pending_id, &request)?;
             Ok(envelope::tool_answered(&resolved))
         }
     }

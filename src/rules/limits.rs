@@ -14,10 +14,45 @@ pub const DEFAULT_PAGE_SIZE: i64 = 50;
 /// The largest page; larger limits are clamped to it.
 pub const MAX_PAGE_SIZE: i64 = 200;
 
-/// A wait's timeout when none is given.
-pub const DEFAULT_WAIT: Duration = Duration::from_millis(30_000);
-/// The longest wait anyone may ask for; longer ones are capped.
-pub const MAX_WAIT: Duration = Duration::from_millis(600_000);
+/// How long a door lets one wait last (WAIT-1, HTTP-5): the timeout when
+/// the caller names none, and the longest it serves; a longer timeout is
+/// cut to `cap`. Each door names its own; the timeout itself is read by
+/// one parser (a non-negative JSON integer of milliseconds, WAIT-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WaitBounds {
+    /// The timeout when the caller names none.
+    pub default: Duration,
+    /// The longest wait served.
+    pub cap: Duration,
+}
+
+impl WaitBounds {
+    /// The wait this door serves for the timeout the caller asked for
+    /// (`None`: not given).
+    pub fn serve(&self, asked: Option<Duration>) -> Duration {
+        asked.unwrap_or(self.default).min(self.cap)
+    }
+
+    /// True when the caller asked for more than the door serves: the
+    /// door's cap, not the caller's own timeout, ends the wait (WAIT-1b).
+    pub fn cuts(&self, asked: Option<Duration>) -> bool {
+        asked.is_some_and(|asked| asked > self.cap)
+    }
+}
+
+/// WIRE-5 (the JSON call, the C ABI, the command line) and the Rust API:
+/// 30 s when none is given, at most ten minutes (WAIT-1).
+pub const WIRE_WAIT: WaitBounds = WaitBounds {
+    default: Duration::from_millis(30_000),
+    cap: Duration::from_millis(600_000),
+};
+
+/// The HTTP door (HTTP-5): 25 s when none is given, cut at 55 s, so a
+/// long poll ends before common 60 s proxy timeouts.
+pub const HTTP_WAIT: WaitBounds = WaitBounds {
+    default: Duration::from_millis(25_000),
+    cap: Duration::from_millis(55_000),
+};
 
 /// `reject_reason` and each `custom_text` (VAL-5).
 pub const MAX_FREE_TEXT_RUNES: usize = 2000;
@@ -89,9 +124,10 @@ pub fn event_page_size(limit: Option<i64>) -> i64 {
     }
 }
 
-/// WAIT-1: the timeout actually waited, capped.
+/// WAIT-1: the timeout actually waited, capped at ten minutes whichever
+/// door asked.
 pub fn wait_time(timeout: Duration) -> Duration {
-    timeout.min(MAX_WAIT)
+    timeout.min(WIRE_WAIT.cap)
 }
 
 /// Runes (Unicode scalar values) of the raw value: not bytes, not UTF-16

@@ -250,8 +250,8 @@ fn claim_1_only_the_claim_writes_a_resolution_status() {
         "called by the claim only, once per backend"
     );
     // The raw-SQL fixtures write statuses too, but only behind the test-hooks feature.
-    let domain = std::fs::read_to_string(root().join("src/domain/mod.rs")).unwrap();
-    assert!(domain.contains("#[cfg(feature = \"test-hooks\")]\npub(crate) mod fixtures;"));
+    let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
+    assert!(lib.contains("#[cfg(feature = \"test-hooks\")]\n#[doc(hidden)]\npub mod test_hooks;"));
 }
 
 #[cfg(feature = "postgres")]

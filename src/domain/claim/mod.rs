@@ -21,8 +21,10 @@ pub(crate) mod guard;
 pub(crate) mod postgres;
 pub(crate) mod sqlite;
 pub(crate) mod statements;
+pub(crate) mod target;
 
 pub(crate) use statements::Resolver;
+use target::{Marks, Target};
 
 use crate::domain::bundle::{BundleRecord, QuestionRecord};
 use crate::domain::model::Answer;
@@ -77,16 +79,6 @@ impl Decision {
     }
 }
 
-/// The bundle a claim is about: on SQLite as its read found it under the
-/// write lock; on PostgreSQL as the first read found it.
-pub(crate) struct Target {
-    pub record: BundleRecord,
-    /// ACT-1 as evaluated by SQLite's read under the lock.
-    pub active_when_read: bool,
-    /// The bundle's rows in DM-4 order.
-    pub rows: Vec<QuestionRecord>,
-}
-
 /// How a claim ended.
 pub(crate) enum Claimed {
     /// This caller won: the bundle and its rows as they will commit.
@@ -97,18 +89,6 @@ pub(crate) enum Claimed {
     /// The bundle was not active (another caller won, or nothing can):
     /// the caller replays (REPLAY-1).
     NotWon,
-}
-
-/// What a claim writes besides each row's answer.
-pub(crate) struct Marks<'a> {
-    /// Who claims: PostgreSQL's write re-checks what it may see.
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
-    pub scope: &'a Scope,
-    pub pending_id: &'a str,
-    pub status: &'static str,
-    pub reason: &'a str,
-    pub responded_at: i64,
-    pub resolver: &'a Resolver<'a>,
 }
 
 /// The claim's first step (OPS-4, CLAIM-5): the bundle and its rows, read

@@ -11,7 +11,7 @@ use diesel::PgConnection;
 
 use super::guard::{active_in_the_write, RowSlots, ROWS_PER_STATEMENT};
 use super::statements::{bundle_marks, claim_rows_statement, Resolver, RowWrite};
-use super::Marks;
+use super::target::Marks;
 use crate::domain::bundle::{
     bundle_record_columns, question_record_columns, sort_dm4, BundleRecord, QuestionRecord,
 };

@@ -10,7 +10,7 @@ use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::Bool;
 
 use super::statements::{claim_bundle_statement, claim_rows_statement, RowWrite};
-use super::{Marks, Target};
+use super::target::{Marks, Target};
 use crate::domain::bundle::{
     bundle_record_columns, rows_of_bundle_query, sort_dm4, BundleRecord, QuestionRecord,
 };

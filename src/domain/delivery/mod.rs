@@ -13,9 +13,5 @@
 //! outbox until the host acknowledges it, or until a registered
 //! [`ResumeDispatcher`] succeeds (DEL-3/4).
 
-pub(crate) mod dispatch;
-pub(crate) mod heartbeat;
 pub(crate) mod outbox;
 pub(crate) mod wait;
-pub(crate) mod waiters;
-pub(crate) mod watch;

@@ -5,8 +5,8 @@
 use diesel::prelude::*;
 
 use crate::domain::bundle;
-use crate::domain::core::Core;
-use crate::domain::delivery::dispatch::{acknowledge, Offered};
+use crate::domain::engine::dispatch::{acknowledge, Offered};
+use crate::domain::engine::Engine;
 use crate::domain::model::{Delivery, DeliveryReport};
 use crate::error::Result;
 use crate::rules::limits::{check_text, page_size};
@@ -14,7 +14,7 @@ use crate::rules::outbox::{in_outbox, outbox_entries, outbox_query};
 use crate::store::schema::bundles;
 use crate::store::AnyConnection;
 
-impl Core {
+impl Engine {
     /// LIFE-8: the outbox, oldest resolution first; `limit` defaults to 50,
     /// below 1 means 50, above 200 is clamped.
     pub(crate) fn pending_deliveries(&self, limit: Option<i64>) -> Result<Vec<Delivery>> {

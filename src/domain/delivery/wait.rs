@@ -23,9 +23,9 @@ use diesel::prelude::*;
 
 use crate::domain::bundle;
 use crate::domain::change::Change;
-use crate::domain::core::Core;
-use crate::domain::delivery::heartbeat::Beating;
-use crate::domain::delivery::waiters::{AgentWait, Fingerprint, Slot, Waiters, Wake};
+use crate::domain::engine::heartbeat::Beating;
+use crate::domain::engine::waiters::{AgentWait, Fingerprint, Slot, Waiters, Wake};
+use crate::domain::engine::Engine;
 use crate::domain::model::{Resolved, Response, WaitOutcome};
 use crate::error::{Entity, Error, Result};
 use crate::rules::capability::{admit_to_bundle, Operation};
@@ -60,13 +60,13 @@ enum Observed {
 /// with the database to decide whether this waiter must read again
 /// (WAIT-3a).
 fn observe(
-    core: &Core,
+    engine: &Engine,
     scope: Option<&Scope>,
     pending_id: &str,
 ) -> Result<(Observed, Option<Fingerprint>)> {
     // Counted for OPS-4's test and benchmark: reads per tick.
-    core.watch.stats.reads.fetch_add(1, Ordering::Relaxed);
-    let loaded = core.read(|conn| bundle::load_detail(conn, scope, pending_id))?;
+    engine.watch.stats.reads.fetch_add(1, Ordering::Relaxed);
+    let loaded = engine.read(|conn| bundle::load_detail(conn, scope, pending_id))?;
     let Some((record, standing, rows)) = loaded else {
         return Ok((Observed::Gone, None));
     };
@@ -161,7 +161,7 @@ pub(crate) struct Waiter<T> {
     over: bool,
 }
 
-impl Core {
+impl Engine {
     /// WAIT-1..4, the agent side (a host operation): blocks until the bundle
     /// is resolved or stops being active, or `timeout` passes (capped at
     /// ten minutes). A resolution is acknowledged as it is received (WAIT-2).
@@ -341,17 +341,17 @@ impl<T> Waiter<T> {
     /// with a callback, any bump after this read) is never lost (WAIT-3).
     /// An outcome or an error ends the wait: it leaves the slot, and an
     /// agent acknowledges a resolution it received (WAIT-2).
-    pub(crate) fn check(&mut self, core: &Core) -> Result<Option<T>> {
+    pub(crate) fn check(&mut self, engine: &Engine) -> Result<Option<T>> {
         if self.over {
             return Err(Error::Internal("a wait that ended was read again".into()));
         }
-        match self.read(core) {
+        match self.read(engine) {
             Ok(None) => Ok(None),
             Ok(Some((outcome, received))) => {
                 self.leave();
                 if received && matches!(self.side, Side::Agent { .. }) {
                     // WAIT-2: the agent has it; it leaves the outbox.
-                    core.ack_delivery(&self.pending_id)?;
+                    engine.ack_delivery(&self.pending_id)?;
                 }
                 Ok(Some(outcome))
             }
@@ -364,16 +364,16 @@ impl<T> Waiter<T> {
 
     /// [`Waiter::check`]'s reading; true beside an outcome that is a
     /// resolution the waiter received.
-    fn read(&mut self, core: &Core) -> Result<Option<(T, bool)>> {
+    fn read(&mut self, engine: &Engine) -> Result<Option<(T, bool)>> {
         // REL-7: a closed handle ends every wait at once; it is not the
         // caller's timeout, so nothing is detached (WAIT-1b).
-        core.check_open()?;
+        engine.check_open()?;
         loop {
             if let Some(wake) = &self.wake {
                 wake.arm();
             }
             self.seen = self.slot.generation();
-            let epoch = core.waiters.recheck_epoch();
+            let epoch = engine.waiters.recheck_epoch();
             // A resolution this handle committed is handed over without a
             // read — to the host's own waiters; an external waiter's read
             // re-checks what its principal may see.
@@ -391,7 +391,7 @@ impl<T> Waiter<T> {
             let observed = match handed {
                 Some((status, response)) => Observed::Resolved(status, response),
                 None => {
-                    let (observed, fingerprint) = observe(core, scope, &self.pending_id)?;
+                    let (observed, fingerprint) = observe(engine, scope, &self.pending_id)?;
                     self.slot
                         .observe(self.mine.replace(fingerprint), fingerprint);
                     observed
@@ -401,11 +401,11 @@ impl<T> Waiter<T> {
             if let Some(result) = (self.rules.decide)(observed) {
                 return result.map(|outcome| Some((outcome, received)));
             }
-            core.check_open()?;
-            if core.waiters.recheck_epoch() == epoch {
+            engine.check_open()?;
+            if engine.waiters.recheck_epoch() == epoch {
                 // The window where a lost wake-up would hide: read, not yet
                 // asleep (or not yet back with the caller).
-                core.failpoint(points::WAIT_BEFORE_SLEEP)?;
+                engine.failpoint(points::WAIT_BEFORE_SLEEP)?;
                 return Ok(None);
             }
             // The watcher re-read while this waiter read: it may have
@@ -416,10 +416,10 @@ impl<T> Waiter<T> {
     /// The caller's own timeout passed (WAIT-1): the wait ends without an
     /// outcome, and the last agent waiter of this process detaches the
     /// bundle (LIFE-5), so its later answer goes to the outbox.
-    pub(crate) fn expire(&mut self, core: &Core) -> Result<T> {
+    pub(crate) fn expire(&mut self, engine: &Engine) -> Result<T> {
         let last_agent = self.leave();
         if last_agent {
-            core.detach_bundle(&self.pending_id)?;
+            engine.detach_bundle(&self.pending_id)?;
         }
         (self.rules.timed_out)()
     }
@@ -521,7 +521,7 @@ impl<T> Drop for Waiter<T> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct PendingWait<T> {
-    core: Arc<Core>,
+    engine: Arc<Engine>,
     waiter: Waiter<T>,
 }
 
@@ -543,8 +543,8 @@ impl<T> std::fmt::Debug for PendingWait<T> {
 }
 
 impl<T> PendingWait<T> {
-    pub(crate) fn new(core: Arc<Core>, waiter: Waiter<T>) -> PendingWait<T> {
-        PendingWait { core, waiter }
+    pub(crate) fn new(engine: Arc<Engine>, waiter: Waiter<T>) -> PendingWait<T> {
+        PendingWait { engine, waiter }
     }
 
     /// The bundle waited on.
@@ -556,7 +556,7 @@ impl<T> PendingWait<T> {
     /// made by other handles and processes then call no callback, so check
     /// again at least this often (WAIT-3's bound). `None` normally.
     pub fn poll_interval(&self) -> Option<Duration> {
-        (!self.waiter.watched).then_some(self.core.poll_interval)
+        (!self.waiter.watched).then_some(self.engine.poll_interval)
     }
 
     /// Reads the bundle: [`Checked::Over`] with the outcome the blocking
@@ -565,7 +565,7 @@ impl<T> PendingWait<T> {
     /// not-found, `NoLongerActive` (`wait_bundle`), or
     /// [`Error::HandleClosed`] once the handle is closed (REL-7).
     pub fn check(mut self) -> Result<Checked<T>> {
-        Ok(match self.waiter.check(&self.core)? {
+        Ok(match self.waiter.check(&self.engine)? {
             Some(outcome) => Checked::Over(outcome),
             None => Checked::Waiting(self),
         })
@@ -577,16 +577,16 @@ impl<T> PendingWait<T> {
     /// if this was the last agent waiter of the process (WAIT-1), or
     /// [`Error::TimedOut`] for `wait_bundle`.
     pub fn timed_out(mut self) -> Result<T> {
-        match self.waiter.check(&self.core)? {
+        match self.waiter.check(&self.engine)? {
             Some(outcome) => Ok(outcome),
-            None => self.waiter.expire(&self.core),
+            None => self.waiter.expire(&self.engine),
         }
     }
 
     /// A door's cap (not the caller's timeout) ended the wait: like
     /// [`PendingWait::timed_out`], but nothing is detached (WAIT-1b).
     pub fn capped(mut self) -> Result<T> {
-        match self.waiter.check(&self.core)? {
+        match self.waiter.check(&self.engine)? {
             Some(outcome) => Ok(outcome),
             None => self.waiter.cut_short(),
         }

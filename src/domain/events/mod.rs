@@ -12,9 +12,7 @@
 //! transaction that could still commit an event has a larger id — and
 //! writers share no lock.
 
-pub(crate) mod signal;
-
-use signal::{EventSubscription, Wake};
+use crate::domain::engine::signal::{EventSubscription, Wake};
 
 use std::fmt;
 
@@ -25,7 +23,7 @@ use diesel::sql_types::{BigInt, Text};
 use serde_json::{json, Value};
 
 use crate::domain::change::Changes;
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::domain::model::{BundleView, Response};
 use crate::domain::wire;
 use crate::error::{Result, ValidationError};
@@ -272,7 +270,7 @@ fn horizon(conn: &mut AnyConnection) -> Result<Position> {
     Ok(Position { txid, seq })
 }
 
-impl Core {
+impl Engine {
     /// EVT-2: up to `limit` events after `after` examined, the visible ones
     /// returned. The work is bounded by `limit`, not by the log's size.
     pub(crate) fn events_after(

@@ -1,20 +1,15 @@
-//! Authentication (HTTP-3, HTTP-4): the host's [`Authenticator`], the
-//! [`Caller`] extractor every authenticated route takes (so no handler can
-//! forget it), the cookie origin rule, and the built-in
-//! [`TokenAuthenticator`] of `clarion serve`.
+//! Authentication (HTTP-3, HTTP-4): the host's [`Authenticator`], how a
+//! request names its credential (a bearer token, the session cookie), and
+//! the built-in [`TokenAuthenticator`] of `clarion serve`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::FromRequestParts;
-use axum::http::header::{AUTHORIZATION, COOKIE, HOST, ORIGIN};
+use axum::http::header::{AUTHORIZATION, COOKIE};
 use axum::http::request::Parts;
-use axum::http::{Method, Request};
 
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::domain::tokens::SESSION_LIFETIME;
-use crate::doors::http::error::HttpError;
-use crate::doors::http::{AppState, HttpOptions};
 use crate::rules::principal::Principal;
 
 /// The cookie that names a web session (HTTP-4).
@@ -70,93 +65,6 @@ pub trait Authenticator: Send + Sync + 'static {
     }
 }
 
-/// How the caller authenticated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Via {
-    Bearer,
-    Cookie,
-}
-
-/// The authenticated caller of a route: the first extractor of every
-/// authenticated handler. Its rejection is the `401` (HTTP-3) or the
-/// cookie origin rule's `403` (HTTP-4), before any body is read.
-pub(crate) struct Caller {
-    pub(crate) principal: Principal,
-    pub(crate) via: Via,
-}
-
-impl FromRequestParts<AppState> for Caller {
-    type Rejection = HttpError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, HttpError> {
-        let copy = copy_of(parts);
-        let auth = state.auth.clone();
-        let authentication = state.blocking(move |_| auth.authenticate(&copy)).await?;
-        match authentication {
-            Authentication::Bearer(principal) => Ok(Caller {
-                principal,
-                via: Via::Bearer,
-            }),
-            Authentication::Cookie(principal) => {
-                check_origin(parts, &state.options)?;
-                Ok(Caller {
-                    principal,
-                    via: Via::Cookie,
-                })
-            }
-            Authentication::Missing | Authentication::Invalid => {
-                Err(HttpError::AuthenticationRequired)
-            }
-            Authentication::Failed(cause) => Err(HttpError::internal(format!(
-                "authentication failed: {cause}"
-            ))),
-        }
-    }
-}
-
-/// The request's method, target and headers, owned, for the blocking pool
-/// (`Parts` itself does not clone: its extensions may not).
-pub(crate) fn copy_of(parts: &Parts) -> Parts {
-    let mut request = Request::new(());
-    *request.method_mut() = parts.method.clone();
-    *request.uri_mut() = parts.uri.clone();
-    *request.version_mut() = parts.version;
-    *request.headers_mut() = parts.headers.clone();
-    request.into_parts().0
-}
-
-/// HTTP-4, the cookie origin rule: an unsafe request carrying an ambient
-/// credential must come from the server's own origin or an allowed one.
-/// Checked with `Origin`, falling back to `Sec-Fetch-Site`; a request
-/// with neither comes from no browser, which is what the rule guards.
-/// "Own origin" compares the origin's host and port with `Host` (a
-/// reverse proxy must pass `Host` through).
-pub(crate) fn check_origin(parts: &Parts, options: &HttpOptions) -> Result<(), HttpError> {
-    if matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
-        return Ok(());
-    }
-    let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
-    let allowed = match header(ORIGIN.as_str()) {
-        Some(origin) => {
-            let own = origin
-                .split_once("://")
-                .map(|(_, authority)| authority.trim_end_matches('/'))
-                .zip(header(HOST.as_str()))
-                .is_some_and(|(authority, host)| authority.eq_ignore_ascii_case(host));
-            own || options.allows_origin(origin)
-        }
-        None => match header("sec-fetch-site") {
-            Some(site) => matches!(site, "same-origin" | "none"),
-            None => true,
-        },
-    };
-    if allowed {
-        Ok(())
-    } else {
-        Err(HttpError::CrossSite)
-    }
-}
-
 /// The value of cookie `name`, from every `Cookie` header.
 pub(crate) fn cookie<'p>(parts: &'p Parts, name: &str) -> Option<&'p str> {
     parts
@@ -191,7 +99,7 @@ fn bearer(parts: &Parts) -> Option<Result<&str, ()>> {
 /// principal for requests with no credential at all (`--open-as`).
 #[derive(Clone)]
 pub struct TokenAuthenticator {
-    core: Arc<Core>,
+    engine: Arc<Engine>,
     open_as: Option<Principal>,
 }
 
@@ -204,9 +112,9 @@ impl std::fmt::Debug for TokenAuthenticator {
 }
 
 impl TokenAuthenticator {
-    pub(crate) fn with_core(core: Arc<Core>) -> TokenAuthenticator {
+    pub(crate) fn with_core(engine: Arc<Engine>) -> TokenAuthenticator {
         TokenAuthenticator {
-            core,
+            engine,
             open_as: None,
         }
     }
@@ -231,12 +139,12 @@ impl Authenticator for TokenAuthenticator {
                 Err(error) => Authentication::Failed(error.to_string()),
             };
         match bearer(request) {
-            Some(Ok(token)) => return found(self.core.token_principal(token), false),
+            Some(Ok(token)) => return found(self.engine.token_principal(token), false),
             Some(Err(())) => return Authentication::Invalid,
             None => {}
         }
         if let Some(session) = cookie(request, SESSION_COOKIE) {
-            return found(self.core.web_session_principal(session), true);
+            return found(self.engine.web_session_principal(session), true);
         }
         match &self.open_as {
             Some(principal) => Authentication::Cookie(principal.clone()),
@@ -245,7 +153,7 @@ impl Authenticator for TokenAuthenticator {
     }
 
     fn sign_in(&self, token: &str) -> Option<SignedIn> {
-        match self.core.open_web_session(token) {
+        match self.engine.open_web_session(token) {
             Ok(session) => session.map(|session| SignedIn {
                 cookie: session.id,
                 max_age: SESSION_LIFETIME,
@@ -259,7 +167,7 @@ impl Authenticator for TokenAuthenticator {
 
     fn sign_out(&self, request: &Parts) {
         if let Some(session) = cookie(request, SESSION_COOKIE) {
-            if let Err(error) = self.core.close_web_session(session) {
+            if let Err(error) = self.engine.close_web_session(session) {
                 tracing::error!(%error, "sign-out failed");
             }
         }

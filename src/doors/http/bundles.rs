@@ -7,9 +7,10 @@ use axum::extract::State;
 use serde_json::Value;
 
 use crate::doors::envelope::Envelope;
-use crate::doors::http::auth::Caller;
+use crate::doors::http::caller::Caller;
 use crate::doors::http::input::{Input, Kind};
-use crate::doors::http::{wait, AppState};
+use crate::doors::http::state::AppState;
+use crate::doors::http::wait;
 use crate::error::ValidationError;
 use crate::rules::capability::Operation;
 

@@ -20,16 +20,14 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use crate::domain::events::EventPage;
 use crate::doors::envelope;
-use crate::doors::http::auth::Caller;
+use crate::doors::http::caller::Caller;
 use crate::doors::http::error::HttpError;
 use crate::doors::http::input::{Input, Kind};
 use crate::doors::http::metrics::InFlight;
-use crate::doors::http::AppState;
+use crate::doors::http::state::AppState;
 use crate::rules::capability::{has_capability, Operation};
 use crate::rules::principal::Principal;
 
-/// HTTP-6: a comment line this often keeps proxies from closing the stream.
-pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Events examined per read of the log (EVT-2's largest page).
 const PAGE: i64 = 1000;
 /// How soon a stream reads again while events are held back (EVT-1a).
@@ -81,7 +79,7 @@ pub(crate) async fn stream(
         None => {
             let principal = principal.clone();
             state
-                .blocking(move |core| core.events_head(&principal))
+                .blocking(move |engine| engine.events_head(&principal))
                 .await??
         }
     };
@@ -89,7 +87,7 @@ pub(crate) async fn stream(
     let first = {
         let (principal, start) = (principal.clone(), start.clone());
         state
-            .blocking(move |core| core.events_after(&principal, &start, Some(PAGE)))
+            .blocking(move |engine| engine.events_after(&principal, &start, Some(PAGE)))
             .await??
     };
     let (sender, receiver) = mpsc::channel(QUEUE);
@@ -119,7 +117,7 @@ async fn follow(
         // `notify_one` keeps a permit when nobody waits: no wake-up is lost
         // between a read and the next wait.
         state
-            .core
+            .engine
             .subscribe_events(Arc::new(move || woken.notify_one()))
     };
     let shutdown = state.options.shutdown.clone();
@@ -144,7 +142,7 @@ async fn follow(
         }
         let (principal, after) = (principal.clone(), position.clone());
         page = match state
-            .blocking(move |core| core.events_after(&principal, &after, Some(PAGE)))
+            .blocking(move |engine| engine.events_after(&principal, &after, Some(PAGE)))
             .await
         {
             Ok(Ok(page)) => page,

@@ -12,7 +12,8 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Map, Value};
 
 use crate::doors::http::error::HttpError;
-use crate::doors::http::{AppState, MAX_BODY_BYTES};
+use crate::doors::http::options::MAX_BODY_BYTES;
+use crate::doors::http::state::AppState;
 use crate::doors::json::fields::type_name;
 use crate::error::ValidationError;
 use crate::rules::limits::check_id;

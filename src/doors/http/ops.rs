@@ -7,9 +7,9 @@ use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 
 use crate::doors::envelope::{self, Envelope};
-use crate::doors::http::auth::Caller;
+use crate::doors::http::caller::Caller;
 use crate::doors::http::error::HttpError;
-use crate::doors::http::AppState;
+use crate::doors::http::state::AppState;
 use crate::error::Error;
 use crate::rules::capability::{has_capability, Operation};
 use crate::rules::principal::Principal;
@@ -46,7 +46,7 @@ pub(crate) async fn healthz() -> Envelope {
     )
 )]
 pub(crate) async fn readyz(State(state): State<AppState>) -> Envelope {
-    match state.blocking(|core| core.ping()).await {
+    match state.blocking(|engine| engine.ping()).await {
         Ok(Ok(())) => envelope::ok(),
         Ok(Err(error)) => {
             tracing::warn!(%error, "readiness check failed");
@@ -76,7 +76,7 @@ pub(crate) async fn metrics(
         return Err(Error::CapabilityDenied.into());
     }
     let pending = state
-        .blocking(|core| core.summary(&Principal::System))
+        .blocking(|engine| engine.summary(&Principal::System))
         .await??
         .pending_bundles;
     Ok(text(

@@ -5,9 +5,10 @@ use axum::extract::State;
 use serde_json::Value;
 
 use crate::doors::envelope::{self, Envelope};
-use crate::doors::http::auth::Caller;
+use crate::doors::http::caller::Caller;
 use crate::doors::http::input::Input;
-use crate::doors::http::{wait, AppState};
+use crate::doors::http::state::AppState;
+use crate::doors::http::wait;
 use crate::error::{Error, ValidationError};
 use crate::rules::capability::Operation;
 

@@ -12,7 +12,7 @@ use hyper_util::server::graceful::GracefulShutdown;
 use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 
-use crate::doors::http::Shutdown;
+use crate::doors::http::options::Shutdown;
 
 /// How [`serve`] treats connections; builder-style.
 #[derive(Clone, Debug)]

@@ -9,10 +9,11 @@ use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 
 use crate::doors::envelope::{self, Envelope};
-use crate::doors::http::auth::{check_origin, cookie, copy_of, Caller, Via, SESSION_COOKIE};
+use crate::doors::http::auth::{cookie, SESSION_COOKIE};
+use crate::doors::http::caller::{check_origin, copy_of, Caller, Via};
 use crate::doors::http::error::HttpError;
 use crate::doors::http::input::Input;
-use crate::doors::http::AppState;
+use crate::doors::http::state::AppState;
 use crate::doors::json::Fields;
 use crate::error::ValidationError;
 

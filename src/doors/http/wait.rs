@@ -18,22 +18,17 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::Notify;
 
-use crate::domain::core::Core;
 use crate::domain::delivery::wait::{Checked, PendingWait, Waiter};
-use crate::domain::delivery::waiters::Wake;
+use crate::domain::engine::waiters::Wake;
+use crate::domain::engine::Engine;
 use crate::doors::envelope::{self, Envelope};
 use crate::doors::http::error::HttpError;
-use crate::doors::http::AppState;
+use crate::doors::http::state::AppState;
 use crate::doors::json::Fields;
 use crate::error::{Error, ValidationError};
 use crate::rules::capability::{has_capability, Operation};
-use crate::rules::limits::wait_time;
+use crate::rules::limits::{wait_time, HTTP_WAIT};
 use crate::rules::principal::Principal;
-
-/// HTTP-5: a wait over HTTP when the caller names no timeout.
-pub const DEFAULT_WAIT: Duration = Duration::from_millis(25_000);
-/// HTTP-5: the longest wait over HTTP; longer ones are cut to it.
-pub const MAX_WAIT: Duration = Duration::from_millis(55_000);
 
 /// `{pending_id, timeout_ms}`, checked as the JSON door checks them
 /// (WIRE-5); returns the id and the timeout the caller asked for (WAIT-1's
@@ -45,7 +40,7 @@ fn arguments(args: &Value, cap: Duration) -> Result<(String, Duration), Validati
     fields.only(&["pending_id", "timeout_ms"])?;
     let pending_id = fields.id("pending_id")?.to_owned();
     let asked = match fields.integer("timeout_ms")? {
-        None => DEFAULT_WAIT.min(cap),
+        None => HTTP_WAIT.default.min(cap),
         Some(ms) if ms < 0 => {
             return Err(ValidationError::new("timeout_ms", "must not be negative"))
         }
@@ -78,7 +73,7 @@ async fn drive<T: Send + 'static>(
     state: &AppState,
     timeout: Duration,
     cut: bool,
-    begin: impl FnOnce(&Core, Arc<Wake>) -> Result<Waiter<T>, Error> + Send + 'static,
+    begin: impl FnOnce(&Engine, Arc<Wake>) -> Result<Waiter<T>, Error> + Send + 'static,
 ) -> Result<T, HttpError> {
     let deadline = tokio::time::Instant::now() + timeout;
     let shutdown = state.options.shutdown.clone();
@@ -89,9 +84,11 @@ async fn drive<T: Send + 'static>(
         let woken = woken.clone();
         Wake::new(move || woken.notify_one())
     };
-    let core = state.core.clone();
+    let engine = state.engine.clone();
     let mut pending = state
-        .blocking(move |_| begin(&core, wake).map(|waiter| PendingWait::new(core.clone(), waiter)))
+        .blocking(move |_| {
+            begin(&engine, wake).map(|waiter| PendingWait::new(engine.clone(), waiter))
+        })
         .await??;
     let _in_flight = state.metrics.wait_started();
     loop {
@@ -129,8 +126,8 @@ pub(crate) async fn wait_bundle(
     };
     let timeout = asked.min(state.options.wait_cap);
     let principal = principal.clone();
-    let waited = drive(state, timeout, false, move |core, wake| {
-        core.begin_wait_bundle(&principal, &pending_id, Some(wake))
+    let waited = drive(state, timeout, false, move |engine, wake| {
+        engine.begin_wait_bundle(&principal, &pending_id, Some(wake))
     })
     .await;
     match waited {
@@ -154,8 +151,8 @@ pub(crate) async fn wait(
     };
     let timeout = asked.min(state.options.wait_cap);
     let cut = asked > timeout;
-    let waited = drive(state, timeout, cut, move |core, wake| {
-        core.begin_wait(&pending_id, Some(wake))
+    let waited = drive(state, timeout, cut, move |engine, wake| {
+        engine.begin_wait(&pending_id, Some(wake))
     })
     .await;
     match waited {

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::error::ValidationError;
-use crate::rules::limits::{wait_time, DEFAULT_WAIT};
+use crate::rules::limits::{wait_time, WIRE_WAIT};
 
 pub(crate) type Checked<T> = std::result::Result<T, ValidationError>;
 
@@ -188,7 +188,7 @@ impl<'v> Fields<'v> {
     /// `timeout_ms`: the default when absent, capped, never negative (WAIT-1).
     pub(crate) fn timeout(&self, key: &str) -> Checked<Duration> {
         match self.integer(key)? {
-            None => Ok(DEFAULT_WAIT),
+            None => Ok(WIRE_WAIT.default),
             Some(ms) if ms < 0 => Err(ValidationError::new(
                 self.field(key),
                 "must not be negative",

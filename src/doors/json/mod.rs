@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 pub(crate) use fields::Fields;
 
 use crate::domain::ask::{AskRequest, OptionSpec, QuestionSpec};
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::domain::lifecycle::SessionUpsert;
 use crate::domain::listing::{Cursor, ListRequest};
 use crate::domain::resolve::{AnswerInput, ResolveRequest};
@@ -206,26 +206,26 @@ fn authorize_target<'v>(args: &Fields<'v>) -> Checked<(Operation, Target<'v>)> {
 /// WIRE-5: performs one JSON request and returns its envelope. Never
 /// panics on input: malformed, oversized or too deeply nested text is a
 /// 400 naming the problem.
-pub(crate) fn call(core: &Core, request: &str) -> Envelope {
+pub(crate) fn call(engine: &Engine, request: &str) -> Envelope {
     if request.len() > MAX_REQUEST_BYTES {
         return envelope::bad_request(format!("request: larger than {MAX_REQUEST_BYTES} bytes"));
     }
     match serde_json::from_str::<Value>(request) {
-        Ok(value) => call_value(core, &value),
+        Ok(value) => call_value(engine, &value),
         Err(error) => envelope::bad_request(format!("request: not valid JSON: {error}")),
     }
 }
 
 /// [`call`] on raw bytes, which must be UTF-8.
-pub(crate) fn call_bytes(core: &Core, request: &[u8]) -> Envelope {
+pub(crate) fn call_bytes(engine: &Engine, request: &[u8]) -> Envelope {
     match std::str::from_utf8(request) {
-        Ok(text) => call(core, text),
+        Ok(text) => call(engine, text),
         Err(_) => envelope::bad_request("request: not valid UTF-8"),
     }
 }
 
 /// [`call`] on an already parsed request.
-pub(crate) fn call_value(core: &Core, request: &Value) -> Envelope {
+pub(crate) fn call_value(engine: &Engine, request: &Value) -> Envelope {
     let (operation, principal, args) = match envelope_parts(request) {
         Ok(parts) => parts,
         Err(error) => return envelope::error(&Error::Validation(error)),
@@ -237,12 +237,12 @@ pub(crate) fn call_value(core: &Core, request: &Value) -> Envelope {
     let no_args = Value::Object(Map::new());
     Fields::top(args.unwrap_or(&no_args), "args")
         .map_err(Error::from)
-        .and_then(|args| perform(core, operation, &principal, &args))
+        .and_then(|args| perform(engine, operation, &principal, &args))
         .unwrap_or_else(|error| envelope::error(&error))
 }
 
 fn perform(
-    core: &Core,
+    engine: &Engine,
     operation: Operation,
     principal: &Principal,
     args: &Fields<'_>,
@@ -250,70 +250,70 @@ fn perform(
     use Operation as Op;
     Ok(match operation {
         Op::ListPending => {
-            envelope::list_page(&core.list_pending(principal, &list_request(args)?)?)
+            envelope::list_page(&engine.list_pending(principal, &list_request(args)?)?)
         }
         Op::GetBundle => {
             args.only(&["pending_id"])?;
-            envelope::bundle_detail(&core.get_bundle(principal, args.id("pending_id")?)?)
+            envelope::bundle_detail(&engine.get_bundle(principal, args.id("pending_id")?)?)
         }
         Op::WaitBundle => {
             args.only(&["pending_id", "timeout_ms"])?;
             let (pending_id, timeout) = (args.id("pending_id")?, args.timeout("timeout_ms")?);
-            envelope::resolved(&core.wait_bundle(principal, pending_id, timeout)?)
+            envelope::resolved(&engine.wait_bundle(principal, pending_id, timeout)?)
         }
         Op::Summary => {
             args.only(&[])?;
-            envelope::summary(&core.summary(principal)?)
+            envelope::summary(&engine.summary(principal)?)
         }
         Op::PendingActions => {
             args.only(&["task_ids"])?;
             let task_ids = args.strings("task_ids", args.required_array("task_ids")?)?;
-            envelope::pending_actions(&core.pending_actions(principal, &task_ids)?)
+            envelope::pending_actions(&engine.pending_actions(principal, &task_ids)?)
         }
         Op::ResolveBundle => {
             let (pending_id, request) = resolve_request(args)?;
-            envelope::resolved(&core.resolve_bundle(principal, pending_id, &request)?)
+            envelope::resolved(&engine.resolve_bundle(principal, pending_id, &request)?)
         }
         Op::CancelBundle => {
             args.only(&["pending_id"])?;
-            envelope::resolved(&core.cancel_bundle(principal, args.id("pending_id")?)?)
+            envelope::resolved(&engine.cancel_bundle(principal, args.id("pending_id")?)?)
         }
         Op::Authorize => {
             let (operation, target) = authorize_target(args)?;
-            envelope::authorization(core.authorize(principal, operation, target)?)
+            envelope::authorization(engine.authorize(principal, operation, target)?)
         }
         Op::EventsAfter => {
             args.only(&["after", "limit"])?;
             let after = args.text("after")?.unwrap_or_default();
-            envelope::events(&core.events_after(principal, after, args.integer("limit")?)?)
+            envelope::events(&engine.events_after(principal, after, args.integer("limit")?)?)
         }
-        _ => perform_host(core, operation, args)?,
+        _ => perform_host(engine, operation, args)?,
     })
 }
 
 /// Host operations (AUTH-2): the capability check already admitted only
 /// `system`.
-fn perform_host(core: &Core, operation: Operation, args: &Fields<'_>) -> Result<Envelope> {
+fn perform_host(engine: &Engine, operation: Operation, args: &Fields<'_>) -> Result<Envelope> {
     use Operation as Op;
     Ok(match operation {
         Op::UpsertWorkspace => {
             args.only(&["id", "owner_id"])?;
-            core.upsert_workspace(args.id("id")?, args.text("owner_id")?)?;
+            engine.upsert_workspace(args.id("id")?, args.text("owner_id")?)?;
             envelope::ok()
         }
         Op::DeleteWorkspace => {
             args.only(&["id"])?;
-            core.delete_workspace(args.id("id")?)?;
+            engine.delete_workspace(args.id("id")?)?;
             envelope::ok()
         }
         Op::UpsertTask => {
             args.only(&["id", "workspace_id"])?;
-            core.upsert_task(args.id("id")?, args.text("workspace_id")?)?;
+            engine.upsert_task(args.id("id")?, args.text("workspace_id")?)?;
             envelope::ok()
         }
         Op::DeleteTask => {
             args.only(&["id"])?;
-            core.delete_task(args.id("id")?)?;
+            engine.delete_task(args.id("id")?)?;
             envelope::ok()
         }
         Op::UpsertSession => {
@@ -325,48 +325,48 @@ fn perform_host(core: &Core, operation: Operation, args: &Fields<'_>) -> Result<
             if let Some(is_primary) = args.boolean("is_primary")? {
                 upsert = upsert.primary(is_primary);
             }
-            core.upsert_session(upsert)?;
+            engine.upsert_session(upsert)?;
             envelope::ok()
         }
         Op::DeleteSession => {
             args.only(&["id"])?;
-            core.delete_session(args.id("id")?)?;
+            engine.delete_session(args.id("id")?)?;
             envelope::ok()
         }
         Op::BeginTurn => {
             args.only(&["session_id"])?;
-            envelope::turn_started(&core.begin_turn(args.id("session_id")?)?)
+            envelope::turn_started(&engine.begin_turn(args.id("session_id")?)?)
         }
         Op::SetSessionState => {
             args.only(&["session_id", "state"])?;
             let session_id = args.id("session_id")?;
             let state = session_state(args, "state")?
                 .ok_or_else(|| ValidationError::new("state", "required"))?;
-            core.set_session_state(session_id, state)?;
+            engine.set_session_state(session_id, state)?;
             envelope::ok()
         }
         Op::DetachSession => {
             args.only(&["session_id"])?;
-            core.detach_session(args.id("session_id")?)?;
+            engine.detach_session(args.id("session_id")?)?;
             envelope::ok()
         }
         Op::HasPendingClarification => {
             args.only(&["session_id"])?;
-            envelope::has_pending(core.has_pending_clarification(args.id("session_id")?)?)
+            envelope::has_pending(engine.has_pending_clarification(args.id("session_id")?)?)
         }
-        Op::Ask => envelope::asked(&core.ask(&ask_request(args)?)?),
+        Op::Ask => envelope::asked(&engine.ask(&ask_request(args)?)?),
         Op::Wait => {
             args.only(&["pending_id", "timeout_ms"])?;
             let (pending_id, timeout) = (args.id("pending_id")?, args.timeout("timeout_ms")?);
-            envelope::waited(&core.wait(pending_id, timeout)?)
+            envelope::waited(&engine.wait(pending_id, timeout)?)
         }
         Op::PendingDeliveries => {
             args.only(&["limit"])?;
-            envelope::deliveries(&core.pending_deliveries(args.integer("limit")?)?)
+            envelope::deliveries(&engine.pending_deliveries(args.integer("limit")?)?)
         }
         Op::AckDelivery => {
             args.only(&["pending_id"])?;
-            core.ack_delivery(args.id("pending_id")?)?;
+            engine.ack_delivery(args.id("pending_id")?)?;
             envelope::ok()
         }
         Op::Prune => {
@@ -377,7 +377,7 @@ fn perform_host(core: &Core, operation: Operation, args: &Fields<'_>) -> Result<
             if older_than < 0 {
                 return Err(ValidationError::new("older_than_ms", "must not be negative").into());
             }
-            envelope::pruned(core.prune(std::time::Duration::from_millis(older_than as u64))?)
+            envelope::pruned(engine.prune(std::time::Duration::from_millis(older_than as u64))?)
         }
         Op::ListPending
         | Op::GetBundle

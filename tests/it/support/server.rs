@@ -275,14 +275,14 @@ pub fn post(server: &Server, token: &str, path: &str, body: &str) -> Reply {
 }
 
 /// `<status> <body>` of a library envelope, for byte comparisons.
-pub fn envelope_text(envelope: clarion::Envelope) -> String {
+pub fn envelope_text(envelope: clarion::envelope::Envelope) -> String {
     format!("{} {}", envelope.status, envelope.body_text())
 }
 
 /// `<status> <body>` of a library result.
 pub fn result_text<T>(
     result: clarion::Result<T>,
-    ok: impl FnOnce(&T) -> clarion::Envelope,
+    ok: impl FnOnce(&T) -> clarion::envelope::Envelope,
 ) -> String {
     envelope_text(match &result {
         Ok(value) => ok(value),

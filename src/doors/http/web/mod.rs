@@ -14,7 +14,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-use crate::doors::http::{AppState, HttpOptions};
+use crate::doors::http::options::HttpOptions;
+use crate::doors::http::state::AppState;
 use crate::rules::limits::MAX_FREE_TEXT_RUNES;
 
 const PAGE: &str = include_str!("inbox.html");
@@ -121,21 +122,4 @@ pub(crate) fn routes(options: &HttpOptions) -> Router<AppState> {
             "/icon.svg",
             asset(Bytes::from_static(ICON.as_bytes()), "image/svg+xml"),
         )
-}
-
-/// A text that is not an origin, given to [`HttpOptions::inbox_api`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("not an origin (http[s]://host[:port], no path): {0:?}")]
-pub struct InvalidOrigin(pub String);
-
-/// `scheme://host[:port]`, lowercased, when `text` is one (an origin, not
-/// a URL with a path); for [`HttpOptions::inbox_api`].
-pub(crate) fn origin_of(text: &str) -> Option<String> {
-    let text = text.trim_end_matches('/').to_ascii_lowercase();
-    let (scheme, authority) = text.split_once("://")?;
-    let bare = !authority.is_empty()
-        && authority
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
-    (matches!(scheme, "http" | "https") && bare).then_some(text)
 }

@@ -4,16 +4,16 @@
 //! itself, so a client that goes away does not free it before the call
 //! ends, and the bound really bounds the threads.
 
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::doors::http::error::HttpError;
-use crate::doors::http::AppState;
+use crate::doors::http::state::AppState;
 
 impl AppState {
     /// Runs `body` on the blocking pool. A panic inside it becomes a 500
     /// with a logged reference: it never crosses into the server.
     pub(crate) async fn blocking<T: Send + 'static>(
         &self,
-        body: impl FnOnce(&Core) -> T + Send + 'static,
+        body: impl FnOnce(&Engine) -> T + Send + 'static,
     ) -> Result<T, HttpError> {
         let place = self
             .calls
@@ -21,10 +21,10 @@ impl AppState {
             .acquire_owned()
             .await
             .map_err(|_| HttpError::ShuttingDown)?;
-        let core = self.core.clone();
+        let engine = self.engine.clone();
         tokio::task::spawn_blocking(move || {
             let _place = place;
-            body(&core)
+            body(&engine)
         })
         .await
         .map_err(|error| HttpError::internal(format!("a blocking call failed: {error}")))

@@ -3,15 +3,21 @@
 //! dispatcher — and the few ways an operation reaches the database. The
 //! public `Clarion` handle wraps it.
 
+pub(crate) mod dispatch;
+pub(crate) mod heartbeat;
+pub(crate) mod signal;
+pub(crate) mod waiters;
+pub(crate) mod watch;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::domain::delivery::dispatch::DispatchWorker;
-use crate::domain::delivery::heartbeat::Heartbeat;
-use crate::domain::delivery::waiters::Waiters;
-use crate::domain::delivery::watch::Watch;
-use crate::domain::events::signal::EventSignal;
+use crate::domain::engine::dispatch::DispatchWorker;
+use crate::domain::engine::heartbeat::Heartbeat;
+use crate::domain::engine::signal::EventSignal;
+use crate::domain::engine::waiters::Waiters;
+use crate::domain::engine::watch::Watch;
 use crate::error::{Error, Result};
 use crate::store::failpoints::Failpoints;
 use crate::store::watch::Announcer;
@@ -21,7 +27,7 @@ use crate::store::{
 };
 
 /// Everything one open database handle holds.
-pub(crate) struct Core {
+pub(crate) struct Engine {
     pub(crate) pool: DbPool,
     pub(crate) backend: Backend,
     /// Which database this is, the same for every handle of this process
@@ -49,7 +55,7 @@ pub(crate) struct Core {
     pub(crate) event_signal: Arc<EventSignal>,
 }
 
-impl Core {
+impl Engine {
     pub(crate) fn now(&self) -> Timestamp {
         self.clock.now()
     }
@@ -100,7 +106,7 @@ impl Core {
 
     /// Runs `body` in a write transaction (`BEGIN IMMEDIATE` on SQLite), for
     /// bookkeeping that changes no bundle's state (delivery leases). Every
-    /// change to a bundle goes through [`Core::change`] instead.
+    /// change to a bundle goes through [`Engine::change`] instead.
     pub(crate) fn write<T>(&self, body: impl FnOnce(&mut AnyConnection) -> Result<T>) -> Result<T> {
         self.conn()?.run(|conn| write_transaction(conn, body))
     }

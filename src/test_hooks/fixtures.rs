@@ -10,7 +10,7 @@ use diesel::connection::SimpleConnection;
 
 use diesel::prelude::*;
 
-use crate::domain::core::Core;
+use crate::domain::engine::Engine;
 use crate::error::Result;
 use crate::rules::{activeness, visibility};
 use crate::store::schema::bundles;
@@ -58,7 +58,7 @@ fn series(n: u64) -> String {
 
 /// Generates the world into an empty database and refreshes planner
 /// statistics. Bundle ids are `b<i>`, sessions `s<i>`, tasks `t<i>`.
-pub fn populate(core: &Core, spec: &WorldSpec) -> Result<()> {
+pub fn populate(engine: &Engine, spec: &WorldSpec) -> Result<()> {
     let WorldSpec {
         bundles,
         sessions,
@@ -89,7 +89,7 @@ pub fn populate(core: &Core, spec: &WorldSpec) -> Result<()> {
         s_sessions = series(sessions),
         s_bundles = series(bundles),
     );
-    core.write(|conn| {
+    engine.write(|conn| {
         conn.batch_execute(&script)?;
         // The keys come from the library's own statement, not a copy of it.
         visibility::refresh_keys(bundles::table).execute(conn)?;
@@ -130,8 +130,8 @@ type DerivedRow = (
 /// again" (ACT-4) or whose visibility keys differ from what the mirror
 /// implies (OPS-3a). Generated worlds must show none before a measurement;
 /// property tests check the keys after every operation.
-pub fn drift(core: &Core) -> Result<Vec<Drift>> {
-    let rows: Vec<DerivedRow> = core.read(|conn| {
+pub fn drift(engine: &Engine) -> Result<Vec<Drift>> {
+    let rows: Vec<DerivedRow> = engine.read(|conn| {
         Ok(bundles::table
             .select((
                 bundles::pending_id,

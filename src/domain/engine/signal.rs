@@ -1,5 +1,5 @@
 //! HTTP-6: the in-process signal that events may have been appended. It
-//! imports nothing of the domain, so the handle's core can hold it.
+//! imports nothing of the domain, so the handle's engine can hold it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

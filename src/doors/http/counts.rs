@@ -5,9 +5,9 @@ use axum::extract::State;
 use serde_json::Value;
 
 use crate::doors::envelope::Envelope;
-use crate::doors::http::auth::Caller;
+use crate::doors::http::caller::Caller;
 use crate::doors::http::input::Input;
-use crate::doors::http::AppState;
+use crate::doors::http::state::AppState;
 use crate::rules::capability::Operation;
 
 /// SUM-1: the pending counts and the oldest age.

@@ -1,0 +1,90 @@
+//! PostgreSQL: a listening connection (`LISTEN clarion`) wakes the waiters
+//! a notification names at once; once per poll interval the one re-read
+//! covers a notification lost to a crash between a commit and its
+//! `NOTIFY`; a dropped connection is listened again while the poll carries
+//! the waiters.
+
+use std::time::Instant;
+
+use std::sync::atomic::Ordering;
+use std::sync::mpsc;
+
+use crate::domain::engine::watch::tick::{heard, recheck_logged, Context, Reread};
+use crate::store::watch::{Heard, Listener, Stop};
+
+/// Listens, waking waiters as notifications arrive; polls once per poll
+/// interval; listens again when the connection drops.
+pub(super) fn watch(context: &Context, url: &str, stop: &Stop, ready: mpsc::SyncSender<()>) {
+    let mut listener = listen(context, url);
+    let _ = ready.send(());
+    let poll = context.settings.poll_interval;
+    let mut next_poll = Instant::now() + poll;
+    loop {
+        let now = Instant::now();
+        if now >= next_poll {
+            next_poll = now + poll;
+            let deaf = listener.is_none();
+            if deaf {
+                listener = listen(context, url);
+            }
+            // Deaf, announcements were missed: event readers read on
+            // from their positions. (Not on every poll: each reader
+            // would read; a notification lost to a crash between a
+            // commit and its NOTIFY waits for the next change.)
+            if deaf {
+                context.events.notify();
+            }
+            if !context.waiters.is_empty() {
+                // The poll is this tick's one check: its statement is
+                // the re-read itself, not a re-read after a change.
+                context.stats.checks.fetch_add(1, Ordering::SeqCst);
+                // Deaf, a principal's sight may have changed unheard.
+                let _ = recheck_logged(context, Reread::Poll { wake_scoped: deaf });
+            }
+        }
+        let timeout = next_poll.saturating_duration_since(Instant::now());
+        let Some(active) = listener.as_mut() else {
+            if stop.sleep(timeout) {
+                return;
+            }
+            continue;
+        };
+        match active.wait(timeout, stop) {
+            Ok(Heard::Stopped) => return,
+            Ok(Heard::Payloads(payloads)) => {
+                for payload in payloads {
+                    heard(context, &payload);
+                }
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the listening connection dropped; polling until it is back");
+                // Closed before a new one opens.
+                drop(listener.take());
+                context.stats.listener_pid.store(0, Ordering::SeqCst);
+                listener = listen(context, url);
+                // What was announced while deaf is read back.
+                context.events.notify();
+                let _ = recheck_logged(context, Reread::AfterChange);
+            }
+        }
+    }
+}
+
+fn listen(context: &Context, url: &str) -> Option<Listener> {
+    if context.stats.block_listening.load(Ordering::SeqCst) {
+        return None;
+    }
+    match Listener::listen(url) {
+        Ok(listener) => {
+            context
+                .stats
+                .listener_pid
+                .store(i64::from(listener.backend_pid()), Ordering::SeqCst);
+            Some(listener)
+        }
+        Err(error) => {
+            tracing::warn!(%error, "could not listen for other processes' changes; polling");
+            None
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! The [`Caller`] extractor every authenticated route takes, so no handler
+//! can forget authentication (HTTP-3), and the cookie origin rule it
+//! applies (HTTP-4).
+
+use axum::extract::FromRequestParts;
+use axum::http::header::{HOST, ORIGIN};
+use axum::http::request::Parts;
+use axum::http::{Method, Request};
+
+use crate::doors::http::auth::Authentication;
+use crate::doors::http::error::HttpError;
+use crate::doors::http::options::HttpOptions;
+use crate::doors::http::state::AppState;
+use crate::rules::principal::Principal;
+
+/// How the caller authenticated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Via {
+    Bearer,
+    Cookie,
+}
+
+/// The authenticated caller of a route: the first extractor of every
+/// authenticated handler. Its rejection is the `401` (HTTP-3) or the
+/// cookie origin rule's `403` (HTTP-4), before any body is read.
+pub(crate) struct Caller {
+    pub(crate) principal: Principal,
+    pub(crate) via: Via,
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = HttpError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, HttpError> {
+        let copy = copy_of(parts);
+        let auth = state.auth.clone();
+        let authentication = state.blocking(move |_| auth.authenticate(&copy)).await?;
+        match authentication {
+            Authentication::Bearer(principal) => Ok(Caller {
+                principal,
+                via: Via::Bearer,
+            }),
+            Authentication::Cookie(principal) => {
+                check_origin(parts, &state.options)?;
+                Ok(Caller {
+                    principal,
+                    via: Via::Cookie,
+                })
+            }
+            Authentication::Missing | Authentication::Invalid => {
+                Err(HttpError::AuthenticationRequired)
+            }
+            Authentication::Failed(cause) => Err(HttpError::internal(format!(
+                "authentication failed: {cause}"
+            ))),
+        }
+    }
+}
+
+/// The request's method, target and headers, owned, for the blocking pool
+/// (`Parts` itself does not clone: its extensions may not).
+pub(crate) fn copy_of(parts: &Parts) -> Parts {
+    let mut request = Request::new(());
+    *request.method_mut() = parts.method.clone();
+    *request.uri_mut() = parts.uri.clone();
+    *request.version_mut() = parts.version;
+    *request.headers_mut() = parts.headers.clone();
+    request.into_parts().0
+}
+
+/// HTTP-4, the cookie origin rule: an unsafe request carrying an ambient
+/// credential must come from the server's own origin or an allowed one.
+/// Checked with `Origin`, falling back to `Sec-Fetch-Site`; a request
+/// with neither comes from no browser, which is what the rule guards.
+/// "Own origin" compares the origin's host and port with `Host` (a
+/// reverse proxy must pass `Host` through).
+pub(crate) fn check_origin(parts: &Parts, options: &HttpOptions) -> Result<(), HttpError> {
+    if matches!(parts.method, Method::GET | Method::HEAD | Method::OPTIONS) {
+        return Ok(());
+    }
+    let header = |name| parts.headers.get(name).and_then(|v| v.to_str().ok());
+    let allowed = match header(ORIGIN.as_str()) {
+        Some(origin) => {
+            let own = origin
+                .split_once("://")
+                .map(|(_, authority)| authority.trim_end_matches('/'))
+                .zip(header(HOST.as_str()))
+                .is_some_and(|(authority, host)| authority.eq_ignore_ascii_case(host));
+            own || options.allows_origin(origin)
+        }
+        None => match header("sec-fetch-site") {
+            Some(site) => matches!(site, "same-origin" | "none"),
+            None => true,
+        },
+    };
+    if allowed {
+        Ok(())
+    } else {
+        Err(HttpError::CrossSite)
+    }
+}
