@@ -1,9 +1,10 @@
-//! The web inbox (UI-1..9): one HTML page, its script, its style sheet and
-//! its icon, compiled into the binary (`include_str!`), served at `/` by
-//! the same router as the API. Nothing is fetched from another origin;
-//! the page talks to the API of its own origin, or to the one origin
-//! [`HttpOptions::inbox_api`] names (UI-5), and to nothing else: the
-//! Content-Security-Policy says so (UI-1).
+//! The web inbox (UI-1..9): one HTML page, its script (ES modules: the
+//! entry `inbox.js` and the modules in `js/`, each served at its own
+//! path), its style sheet and its icon, compiled into the binary
+//! (`include_str!`), served at `/` by the same router as the API. Nothing
+//! is fetched from another origin; the page talks to the API of its own
+//! origin, or to the one origin [`HttpOptions::inbox_api`] names (UI-5),
+//! and to nothing else: the Content-Security-Policy says so (UI-1).
 
 use axum::body::Bytes;
 use axum::http::header::{
@@ -14,11 +15,25 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 
-use crate::doors::http::{AppState, HttpOptions};
+use crate::doors::http::HttpOptions;
 use crate::rules::limits::MAX_FREE_TEXT_RUNES;
 
 const PAGE: &str = include_str!("inbox.html");
-const SCRIPT: &str = include_str!("inbox.js");
+/// The page's script, one ES module per route: the entry `inbox.js` (the
+/// page's `<script type="module">`) and the modules it imports. Imports
+/// are relative (`./js/api.js`, `./state.js`), so they resolve against
+/// the page's URL under whatever prefix the router is nested at.
+const MODULES: [(&str, &str); 9] = [
+    ("/inbox.js", include_str!("inbox.js")),
+    ("/js/answer.js", include_str!("js/answer.js")),
+    ("/js/api.js", include_str!("js/api.js")),
+    ("/js/dom.js", include_str!("js/dom.js")),
+    ("/js/keys.js", include_str!("js/keys.js")),
+    ("/js/list.js", include_str!("js/list.js")),
+    ("/js/live.js", include_str!("js/live.js")),
+    ("/js/session.js", include_str!("js/session.js")),
+    ("/js/state.js", include_str!("js/state.js")),
+];
 const STYLE: &str = include_str!("inbox.css");
 const ICON: &str = include_str!("icon.svg");
 
@@ -89,8 +104,13 @@ fn escape_attribute(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The page's routes (UI-1): `/`, `/inbox.js`, `/inbox.css`, `/icon.svg`.
-pub(crate) fn routes(options: &HttpOptions) -> Router<AppState> {
+/// The page's routes (UI-1): `/`, `/inbox.js` and the modules under
+/// `/js/`, `/inbox.css`, `/icon.svg`. They read no state; generic so a
+/// test can serve them alone.
+pub(crate) fn routes<S>(options: &HttpOptions) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
     let api = options.inbox_api.as_deref();
     let policy = content_security_policy(api);
     let asset = |body: Bytes, content_type: &'static str| {
@@ -101,15 +121,19 @@ pub(crate) fn routes(options: &HttpOptions) -> Router<AppState> {
         };
         get(move || std::future::ready(asset.clone()))
     };
-    Router::new()
+    let router = MODULES
+        .iter()
+        .fold(Router::new(), |router, (path, source)| {
+            router.route(
+                path,
+                asset(
+                    Bytes::from_static(source.as_bytes()),
+                    "text/javascript; charset=utf-8",
+                ),
+            )
+        });
+    router
         .route("/", asset(page(api), "text/html; charset=utf-8"))
-        .route(
-            "/inbox.js",
-            asset(
-                Bytes::from_static(SCRIPT.as_bytes()),
-                "text/javascript; charset=utf-8",
-            ),
-        )
         .route(
             "/inbox.css",
             asset(
