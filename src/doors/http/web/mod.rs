@@ -163,3 +163,185 @@ pub(crate) fn origin_of(text: &str) -> Option<String> {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | ':' | '[' | ']'));
     (matches!(scheme, "http" | "https") && bare).then_some(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use axum::body::{to_bytes, Body};
+    use axum::http::{Request, StatusCode};
+    use tower::ServiceExt;
+
+    use super::*;
+
+    fn served(path: &str) -> Option<&'static str> {
+        MODULES
+            .iter()
+            .find(|(served, _)| *served == path)
+            .map(|(_, source)| *source)
+    }
+
+    /// The modules a module's static imports name (`import … from
+    /// './x.js'`, `import './x.js'`, `export … from './x.js'`), as
+    /// written. Each import is on one line, and the script imports
+    /// nothing dynamically: this reader would miss either.
+    fn imports(module: &str, source: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for line in source.lines().map(str::trim) {
+            let comment = line.starts_with("//") || line.starts_with("/*") || line.starts_with('*');
+            assert!(
+                comment || !line.contains("import("),
+                "{module}: a dynamic import; import statically so the test sees it: {line}"
+            );
+            let import = line.starts_with("import ");
+            let reexport = line.starts_with("export ") && line.contains(" from ");
+            if !(import || reexport) {
+                continue;
+            }
+            let from = match line.rsplit_once(" from ") {
+                Some((_, from)) => from,
+                None => &line["import ".len()..],
+            };
+            let quoted = from.trim_end_matches(';').trim();
+            let specifier = ['\'', '"'].iter().find_map(|quote| {
+                quoted
+                    .strip_prefix(*quote)
+                    .and_then(|rest| rest.strip_suffix(*quote))
+            });
+            let Some(specifier) = specifier else {
+                panic!("{module}: write each import on one line: {line}");
+            };
+            found.push(specifier.to_owned());
+        }
+        found
+    }
+
+    /// `relative` resolved against the URL path `base`, as a browser
+    /// resolves a relative URL (`.` and `..` segments; none above `/`).
+    fn resolve(base: &str, relative: &str) -> String {
+        let mut segments: Vec<&str> = base.split('/').collect();
+        segments.pop();
+        for segment in relative.split('/') {
+            match segment {
+                "." => {}
+                ".." => {
+                    assert!(segments.len() > 1, "{relative} leaves the root from {base}");
+                    segments.pop();
+                }
+                segment => segments.push(segment),
+            }
+        }
+        segments.join("/")
+    }
+
+    /// UI-1: every module any module imports is one of the served ones,
+    /// named relative to the importer (so it resolves under any prefix;
+    /// a bare name would need an import map, another origin the policy
+    /// refuses). A new module cannot be imported and forgotten here.
+    #[test]
+    fn every_imported_module_is_served() {
+        for (path, source) in MODULES {
+            for specifier in imports(path, source) {
+                assert!(
+                    specifier.starts_with("./") || specifier.starts_with("../"),
+                    "{path}: import {specifier:?} by a relative URL"
+                );
+                let target = resolve(path, &specifier);
+                assert!(
+                    served(&target).is_some(),
+                    "{path} imports {specifier:?}, {target}, which is not in MODULES"
+                );
+            }
+        }
+    }
+
+    /// Every script file beside this one is a served module.
+    #[test]
+    fn every_script_file_is_served() {
+        let web = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/doors/http/web");
+        for (folder, prefix) in [(web.clone(), "/"), (web.join("js"), "/js/")] {
+            for entry in std::fs::read_dir(&folder).expect("the web folder") {
+                let name = entry.expect("a file").file_name();
+                let name = name.to_string_lossy();
+                if name.ends_with(".js") {
+                    let path = format!("{prefix}{name}");
+                    assert!(served(&path).is_some(), "{path} is not in MODULES");
+                }
+            }
+        }
+    }
+
+    async fn get(app: &Router, path: &str) -> (axum::http::response::Parts, String) {
+        let request = Request::get(path).body(Body::empty()).expect("a request");
+        let response = app.clone().oneshot(request).await.expect("a response");
+        let (parts, body) = response.into_parts();
+        let body = to_bytes(body, usize::MAX).await.expect("the body");
+        (parts, String::from_utf8(body.to_vec()).expect("UTF-8"))
+    }
+
+    /// UI-1 under a prefix: the page opened as `/inbox/` loads its entry
+    /// module, and through it every module (transitively), each with the
+    /// page's headers; no module is served that nothing imports. (axum's
+    /// `nest_service` routes `/inbox/` to the page; `nest` only `/inbox`.)
+    #[tokio::test]
+    async fn the_page_loads_every_module_under_a_prefix() {
+        let app: Router =
+            Router::new().nest_service("/inbox", routes::<()>(&HttpOptions::default()));
+        let (parts, page) = get(&app, "/inbox/").await;
+        assert_eq!(parts.status, StatusCode::OK);
+        let tags: Vec<&str> = page.split("<script").skip(1).collect();
+        assert_eq!(tags.len(), 1, "one script element");
+        let tag = &tags[0][..tags[0].find('>').expect("a tag")];
+        assert!(
+            tag.contains("type=\"module\""),
+            "the entry is a module: {tag}"
+        );
+        let src = tag
+            .split("src=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("a src");
+        let mut queue = vec![resolve("/inbox/", src)];
+        let mut loaded = BTreeSet::new();
+        let policy = content_security_policy(None);
+        while let Some(url) = queue.pop() {
+            if !loaded.insert(url.clone()) {
+                continue;
+            }
+            let (parts, source) = get(&app, &url).await;
+            assert_eq!(parts.status, StatusCode::OK, "{url}");
+            let header = |name| {
+                parts
+                    .headers
+                    .get(name)
+                    .and_then(|value| value.to_str().ok())
+            };
+            assert_eq!(
+                header(CONTENT_TYPE),
+                Some("text/javascript; charset=utf-8"),
+                "{url}"
+            );
+            assert_eq!(
+                header(CONTENT_SECURITY_POLICY),
+                policy.to_str().ok(),
+                "{url}"
+            );
+            assert_eq!(header(X_CONTENT_TYPE_OPTIONS), Some("nosniff"), "{url}");
+            assert_eq!(header(REFERRER_POLICY), Some("no-referrer"), "{url}");
+            assert_eq!(header(CACHE_CONTROL), Some("no-cache"), "{url}");
+            queue.extend(
+                imports(&url, &source)
+                    .iter()
+                    .map(|specifier| resolve(&url, specifier)),
+            );
+        }
+        let expected: BTreeSet<String> = MODULES
+            .iter()
+            .map(|(path, _)| format!("/inbox{path}"))
+            .collect();
+        assert_eq!(
+            loaded, expected,
+            "the modules the page loads are the served ones"
+        );
+    }
+}
