@@ -22,7 +22,8 @@ const PAGE: &str = include_str!("inbox.html");
 /// The page's script, one ES module per route: the entry `inbox.js` (the
 /// page's `<script type="module">`) and the modules it imports. Imports
 /// are relative (`./js/api.js`, `./state.js`), so they resolve against
-/// the page's URL under whatever prefix the router is nested at.
+/// the page's URL under whatever prefix the router is nested at. The
+/// modules' JSDoc types are checked by `tsc` (`tools/web/`).
 const MODULES: [(&str, &str); 9] = [
     ("/inbox.js", include_str!("inbox.js")),
     ("/js/answer.js", include_str!("js/answer.js")),
