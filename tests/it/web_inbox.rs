@@ -632,7 +632,7 @@ dual_backend! {
         }
         assert!(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"), "{policy}");
         assert!(!page.body.contains("<script>") && page.body.contains("<script src=\"inbox.js\""), "no inline script");
-        for asset in ["/inbox.js", "/inbox.css", "/icon.svg"] {
+        for asset in ["/inbox.js", "/js/answer.js", "/js/api.js", "/js/dom.js", "/js/keys.js", "/js/list.js", "/js/live.js", "/js/session.js", "/js/state.js", "/inbox.css", "/icon.svg"] {
             let reply = send(client().get(served.url(asset)));
             assert_eq!(reply.status, 200, "{asset}");
             assert!(reply.header("content-security-policy").is_some(), "{asset}");

@@ -1,9 +1,10 @@
-//! The web inbox (UI-1..9): one HTML page, its script, its style sheet and
-//! its icon, compiled into the binary (`include_str!`), served at `/` by
-//! the same router as the API. Nothing is fetched from another origin;
-//! the page talks to the API of its own origin, or to the one origin
-//! [`HttpOptions::inbox_api`] names (UI-5), and to nothing else: the
-//! Content-Security-Policy says so (UI-1).
+//! The web inbox (UI-1..9): one HTML page, its script (ES modules: the
+//! entry `inbox.js` and the modules in `js/`, each served at its own
+//! path), its style sheet and its icon, compiled into the binary
+//! (`include_str!`), served at `/` by the same router as the API. Nothing
+//! is fetched from another origin; the page talks to the API of its own
+//! origin, or to the one origin [`HttpOptions::inbox_api`] names (UI-5),
+//! and to nothing else: the Content-Security-Policy says so (UI-1).
 
 use axum::body::Bytes;
 use axum::http::header::{
@@ -15,11 +16,25 @@ use axum::routing::get;
 use axum::Router;
 
 use crate::doors::http::options::HttpOptions;
-use crate::doors::http::state::AppState;
 use crate::rules::limits::MAX_FREE_TEXT_RUNES;
 
 const PAGE: &str = include_str!("inbox.html");
-const SCRIPT: &str = include_str!("inbox.js");
+/// The page's script, one ES module per route: the entry `inbox.js` (the
+/// page's `<script type="module">`) and the modules it imports. Imports
+/// are relative (`./js/api.js`, `./state.js`), so they resolve against
+/// the page's URL under whatever prefix the router is nested at. The
+/// modules' JSDoc types are checked by `tsc` (`tools/web/`).
+const MODULES: [(&str, &str); 9] = [
+    ("/inbox.js", include_str!("inbox.js")),
+    ("/js/answer.js", include_str!("js/answer.js")),
+    ("/js/api.js", include_str!("js/api.js")),
+    ("/js/dom.js", include_str!("js/dom.js")),
+    ("/js/keys.js", include_str!("js/keys.js")),
+    ("/js/list.js", include_str!("js/list.js")),
+    ("/js/live.js", include_str!("js/live.js")),
+    ("/js/session.js", include_str!("js/session.js")),
+    ("/js/state.js", include_str!("js/state.js")),
+];
 const STYLE: &str = include_str!("inbox.css");
 const ICON: &str = include_str!("icon.svg");
 
@@ -90,8 +105,13 @@ fn escape_attribute(text: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// The page's routes (UI-1): `/`, `/inbox.js`, `/inbox.css`, `/icon.svg`.
-pub(crate) fn routes(options: &HttpOptions) -> Router<AppState> {
+/// The page's routes (UI-1): `/`, `/inbox.js` and the modules under
+/// `/js/`, `/inbox.css`, `/icon.svg`. They read no state; generic so a
+/// test can serve them alone.
+pub(crate) fn routes<S>(options: &HttpOptions) -> Router<S>
+where
+    S: Clone + Send + Sync + 'static,
+{
     let api = options.inbox_api.as_deref();
     let policy = content_security_policy(api);
     let asset = |body: Bytes, content_type: &'static str| {
@@ -102,15 +122,19 @@ pub(crate) fn routes(options: &HttpOptions) -> Router<AppState> {
         };
         get(move || std::future::ready(asset.clone()))
     };
-    Router::new()
+    let router = MODULES
+        .iter()
+        .fold(Router::new(), |router, (path, source)| {
+            router.route(
+                path,
+                asset(
+                    Bytes::from_static(source.as_bytes()),
+                    "text/javascript; charset=utf-8",
+                ),
+            )
+        });
+    router
         .route("/", asset(page(api), "text/html; charset=utf-8"))
-        .route(
-            "/inbox.js",
-            asset(
-                Bytes::from_static(SCRIPT.as_bytes()),
-                "text/javascript; charset=utf-8",
-            ),
-        )
         .route(
             "/inbox.css",
             asset(
@@ -122,4 +146,185 @@ pub(crate) fn routes(options: &HttpOptions) -> Router<AppState> {
             "/icon.svg",
             asset(Bytes::from_static(ICON.as_bytes()), "image/svg+xml"),
         )
+}
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use axum::body::{to_bytes, Body};
+    use axum::http::{Request, StatusCode};
+    use tower::ServiceExt;
+
+    use super::*;
+
+    fn served(path: &str) -> Option<&'static str> {
+        MODULES
+            .iter()
+            .find(|(served, _)| *served == path)
+            .map(|(_, source)| *source)
+    }
+
+    /// The modules a module's static imports name (`import … from
+    /// './x.js'`, `import './x.js'`, `export … from './x.js'`), as
+    /// written. Each import is on one line, and the script imports
+    /// nothing dynamically: this reader would miss either.
+    fn imports(module: &str, source: &str) -> Vec<String> {
+        let mut found = Vec::new();
+        for line in source.lines().map(str::trim) {
+            let comment = line.starts_with("//") || line.starts_with("/*") || line.starts_with('*');
+            assert!(
+                comment || !line.contains("import("),
+                "{module}: a dynamic import; import statically so the test sees it: {line}"
+            );
+            let import = line.starts_with("import ");
+            let reexport = line.starts_with("export ") && line.contains(" from ");
+            if !(import || reexport) {
+                continue;
+            }
+            let from = match line.rsplit_once(" from ") {
+                Some((_, from)) => from,
+                None => &line["import ".len()..],
+            };
+            let quoted = from.trim_end_matches(';').trim();
+            let specifier = ['\'', '"'].iter().find_map(|quote| {
+                quoted
+                    .strip_prefix(*quote)
+                    .and_then(|rest| rest.strip_suffix(*quote))
+            });
+            let Some(specifier) = specifier else {
+                panic!("{module}: write each import on one line: {line}");
+            };
+            found.push(specifier.to_owned());
+        }
+        found
+    }
+
+    /// `relative` resolved against the URL path `base`, as a browser
+    /// resolves a relative URL (`.` and `..` segments; none above `/`).
+    fn resolve(base: &str, relative: &str) -> String {
+        let mut segments: Vec<&str> = base.split('/').collect();
+        segments.pop();
+        for segment in relative.split('/') {
+            match segment {
+                "." => {}
+                ".." => {
+                    assert!(segments.len() > 1, "{relative} leaves the root from {base}");
+                    segments.pop();
+                }
+                segment => segments.push(segment),
+            }
+        }
+        segments.join("/")
+    }
+
+    /// UI-1: every module any module imports is one of the served ones,
+    /// named relative to the importer (so it resolves under any prefix;
+    /// a bare name would need an import map, another origin the policy
+    /// refuses). A new module cannot be imported and forgotten here.
+    #[test]
+    fn every_imported_module_is_served() {
+        for (path, source) in MODULES {
+            for specifier in imports(path, source) {
+                assert!(
+                    specifier.starts_with("./") || specifier.starts_with("../"),
+                    "{path}: import {specifier:?} by a relative URL"
+                );
+                let target = resolve(path, &specifier);
+                assert!(
+                    served(&target).is_some(),
+                    "{path} imports {specifier:?}, {target}, which is not in MODULES"
+                );
+            }
+        }
+    }
+
+    /// Every script file beside this one is a served module.
+    #[test]
+    fn every_script_file_is_served() {
+        let web = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/doors/http/web");
+        for (folder, prefix) in [(web.clone(), "/"), (web.join("js"), "/js/")] {
+            for entry in std::fs::read_dir(&folder).expect("the web folder") {
+                let name = entry.expect("a file").file_name();
+                let name = name.to_string_lossy();
+                if name.ends_with(".js") {
+                    let path = format!("{prefix}{name}");
+                    assert!(served(&path).is_some(), "{path} is not in MODULES");
+                }
+            }
+        }
+    }
+
+    async fn get(app: &Router, path: &str) -> (axum::http::response::Parts, String) {
+        let request = Request::get(path).body(Body::empty()).expect("a request");
+        let response = app.clone().oneshot(request).await.expect("a response");
+        let (parts, body) = response.into_parts();
+        let body = to_bytes(body, usize::MAX).await.expect("the body");
+        (parts, String::from_utf8(body.to_vec()).expect("UTF-8"))
+    }
+
+    /// UI-1 under a prefix: the page opened as `/inbox/` loads its entry
+    /// module, and through it every module (transitively), each with the
+    /// page's headers; no module is served that nothing imports. (axum's
+    /// `nest_service` routes `/inbox/` to the page; `nest` only `/inbox`.)
+    #[tokio::test]
+    async fn the_page_loads_every_module_under_a_prefix() {
+        let app: Router =
+            Router::new().nest_service("/inbox", routes::<()>(&HttpOptions::default()));
+        let (parts, page) = get(&app, "/inbox/").await;
+        assert_eq!(parts.status, StatusCode::OK);
+        let tags: Vec<&str> = page.split("<script").skip(1).collect();
+        assert_eq!(tags.len(), 1, "one script element");
+        let tag = &tags[0][..tags[0].find('>').expect("a tag")];
+        assert!(
+            tag.contains("type=\"module\""),
+            "the entry is a module: {tag}"
+        );
+        let src = tag
+            .split("src=\"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .expect("a src");
+        let mut queue = vec![resolve("/inbox/", src)];
+        let mut loaded = BTreeSet::new();
+        let policy = content_security_policy(None);
+        while let Some(url) = queue.pop() {
+            if !loaded.insert(url.clone()) {
+                continue;
+            }
+            let (parts, source) = get(&app, &url).await;
+            assert_eq!(parts.status, StatusCode::OK, "{url}");
+            let header = |name| {
+                parts
+                    .headers
+                    .get(name)
+                    .and_then(|value| value.to_str().ok())
+            };
+            assert_eq!(
+                header(CONTENT_TYPE),
+                Some("text/javascript; charset=utf-8"),
+                "{url}"
+            );
+            assert_eq!(
+                header(CONTENT_SECURITY_POLICY),
+                policy.to_str().ok(),
+                "{url}"
+            );
+            assert_eq!(header(X_CONTENT_TYPE_OPTIONS), Some("nosniff"), "{url}");
+            assert_eq!(header(REFERRER_POLICY), Some("no-referrer"), "{url}");
+            assert_eq!(header(CACHE_CONTROL), Some("no-cache"), "{url}");
+            queue.extend(
+                imports(&url, &source)
+                    .iter()
+                    .map(|specifier| resolve(&url, specifier)),
+            );
+        }
+        let expected: BTreeSet<String> = MODULES
+            .iter()
+            .map(|(path, _)| format!("/inbox{path}"))
+            .collect();
+        assert_eq!(
+            loaded, expected,
+            "the modules the page loads are the served ones"
+        );
+    }
 }

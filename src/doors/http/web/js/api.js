@@ -1,0 +1,203 @@
+// @ts-check
+// The API (UI-5): its base, the JSON it answers, and the one request
+// function every call goes through.
+
+import { showSignIn } from './session.js';
+import { state } from './state.js';
+
+/**
+ * Who is signed in (`GET /api/v1/session`).
+ * @typedef {object} Principal
+ * @property {string} kind `user`, `agent`, `system` or `unclassified`.
+ * @property {string} [user_id]
+ * @property {string} [agent_id]
+ */
+
+/**
+ * `GET /api/v1/session`'s reply (UI-2).
+ * @typedef {object} SessionReply
+ * @property {Principal} principal
+ * @property {string} via `session`, `bearer` or `open`.
+ */
+
+/**
+ * One option of a question (LIST-6).
+ * @typedef {object} Option
+ * @property {string} option_id
+ * @property {string} label
+ * @property {string} description
+ */
+
+/**
+ * One question of a bundle (LIST-6).
+ * @typedef {object} Question
+ * @property {string} question_id
+ * @property {string} title
+ * @property {string} prompt
+ * @property {string} status
+ * @property {Option[]} options
+ */
+
+/**
+ * One bundle element of the list (LIST-6), also an asked event's data.
+ * @typedef {object} Bundle
+ * @property {string} pending_id
+ * @property {string} task_id
+ * @property {string} session_id
+ * @property {string} kind `question` or `permission`.
+ * @property {string} created_at RFC 3339; these sort as text (LIST-3).
+ * @property {number} age_seconds
+ * @property {string} context
+ * @property {Question[]} questions
+ */
+
+/**
+ * One answered question of a response (WIRE-2).
+ * @typedef {object} Answer
+ * @property {string} question_id
+ * @property {string[]} selected_options
+ * @property {string} custom_text
+ */
+
+/**
+ * A bundle's response (WIRE-2).
+ * @typedef {object} Response
+ * @property {string} pending_id
+ * @property {Answer[]} answers
+ * @property {boolean} rejected
+ * @property {string} reject_reason
+ * @property {string} responded_at
+ */
+
+/**
+ * `GET /api/v1/clarification/{id}`: the element plus where it stands.
+ * @typedef {Bundle & { status: string, response: Response | null }} BundleDetail
+ */
+
+/**
+ * One page of the inbox (LIST-5); `next_cursor` is `""` on the last.
+ * @typedef {object} ListPage
+ * @property {Bundle[]} bundles
+ * @property {number} count
+ * @property {string | null} next_cursor
+ */
+
+/**
+ * `GET /api/v1/summary` (SUM-1).
+ * @typedef {object} Summary
+ * @property {number} pending_bundles
+ * @property {number} pending_questions
+ * @property {number} oldest_age_seconds
+ */
+
+/**
+ * A respond's or cancel's reply (WIRE-1, UI-6): won (`claimed: true`) or
+ * lost to a winner, whose status and response it carries.
+ * @typedef {object} SettleReply
+ * @property {boolean} claimed
+ * @property {string} status
+ * @property {Response} response
+ */
+
+/**
+ * The `data` of a stream event (EVT-2): the asked bundle's element
+ * (`bundle.asked`), `{status, response}` (`bundle.resolved`) or
+ * `{reason}` (`bundle.closed`); read only as far as each needs.
+ * @typedef {object} EventData
+ * @property {string} [created_at]
+ * @property {string} [status]
+ * @property {Response | null} [response]
+ * @property {string} [reason]
+ */
+
+/**
+ * One message of the event stream (EVT-2, HTTP-6).
+ * @typedef {object} StreamEvent
+ * @property {string} position
+ * @property {string} type
+ * @property {string} at
+ * @property {string} pending_id
+ * @property {string} task_id
+ * @property {EventData | null} data
+ */
+
+/**
+ * What an error carries (WIRE-1); other keys only on success.
+ * @typedef {object} ErrorBody
+ * @property {string} [error]
+ * @property {string} [code]
+ */
+
+/**
+ * A reply: its status (`0` when the server cannot be reached) and its
+ * JSON. The body has T's shape only when the status is 200: the code
+ * reads nothing but `error` before it has checked that (and the shape,
+ * where a malformed reply could break the view).
+ * @template T
+ * @typedef {{ status: number, body: T & ErrorBody }} Reply
+ */
+
+const meta = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="clarion-api"]'));
+// UI-5: the API may live on another origin of the same site.
+const apiBase = meta && meta.content ? meta.content.replace(/\/$/, '') + '/' : document.baseURI;
+
+/**
+ * @param {string} path relative to the API's base, like `api/v1/events`.
+ * @returns {string}
+ */
+export const apiUrl = (path) => new URL(path, apiBase).toString();
+
+/**
+ * Every request carries its credentials, also cross-origin (UI-5).
+ * @template [T=unknown] the body's shape on a 200.
+ * @param {string} method
+ * @param {string} path
+ * @param {unknown} [body] sent as JSON when given.
+ * @returns {Promise<Reply<T>>}
+ */
+export async function request(method, path, body) {
+  /** @type {RequestInit & { headers: Record<string, string> }} */
+  const init = { method, credentials: 'include', cache: 'no-store', headers: {} };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let response;
+  try {
+    response = await fetch(apiUrl(path), init);
+  } catch (error) {
+    return { status: 0, body: /** @type {T & ErrorBody} */ ({ error: 'the server cannot be reached' }) };
+  }
+  let data = {};
+  try {
+    data = await response.json();
+  } catch (error) {
+    data = {};
+  }
+  if (response.status === 401 && !(method === 'POST' && path === 'api/v1/session')) {
+    showSignIn(state.principal ? 'Your session has ended. Sign in again.' : '');
+  }
+  return { status: response.status, body: /** @type {T & ErrorBody} */ (data || {}) };
+}
+
+/**
+ * @param {string} id a bundle's `pending_id`.
+ * @param {string} [tail] `respond` or `cancel`.
+ * @returns {string}
+ */
+export const bundlePath = (id, tail) =>
+  'api/v1/clarification/' + encodeURIComponent(id) + (tail ? '/' + tail : '');
+
+/**
+ * The listing's path, with the workspace filter.
+ * @param {Record<string, string | number | null | undefined>} params
+ * @returns {string}
+ */
+export function listPath(params) {
+  const query = new URLSearchParams();
+  if (state.filter) query.set('workspace_id', state.filter);
+  for (const [key, value] of Object.entries(params)) {
+    if (value !== null && value !== undefined) query.set(key, String(value));
+  }
+  return 'api/v1/clarification?' + query.toString();
+}

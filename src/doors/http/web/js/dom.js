@@ -1,0 +1,63 @@
+// @ts-check
+// Helpers for the page's elements. Everything agent-written is set with
+// textContent, never as markup (UI-1).
+
+/**
+ * The page's element with this id; inbox.html has every id the script
+ * names.
+ * @param {string} id
+ * @returns {HTMLElement}
+ */
+export function $(id) {
+  const node = document.getElementById(id);
+  if (!node) throw new Error('inbox.html has no #' + id);
+  return node;
+}
+
+/**
+ * A new element, its text set as text (UI-1).
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {string} [className]
+ * @param {string} [text]
+ * @returns {HTMLElementTagNameMap[K]}
+ */
+export function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/**
+ * @param {number} seconds
+ * @returns {string}
+ */
+export function ageText(seconds) {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return 'just now';
+  if (s < 3600) return Math.floor(s / 60) + ' min ago';
+  if (s < 86400) return Math.floor(s / 3600) + ' h ago';
+  return Math.floor(s / 86400) + ' d ago';
+}
+
+let toastTimer = 0;
+/** @param {string} text */
+export function toast(text) {
+  $('toast').textContent = text;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { $('toast').textContent = ''; }, 5000);
+}
+
+/**
+ * Shows one of the page's sections and hides the others.
+ * @param {'loading' | 'sign-in' | 'inbox' | 'answer'} section
+ */
+export function show(section) {
+  for (const id of ['loading', 'sign-in', 'inbox', 'answer']) $(id).hidden = id !== section;
+}
+
+/** @param {string} text */
+export function announce(text) {
+  $('announce').textContent = text;
+}

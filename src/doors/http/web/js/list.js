@@ -1,0 +1,265 @@
+// @ts-check
+// The inbox (UI-3): its pages, the catch-up after asked events, the
+// waiting count in the title, and one card per bundle.
+
+import { listPath, request } from './api.js';
+import { openBundle } from './answer.js';
+import { $, ageText, announce, el, toast } from './dom.js';
+import { state } from './state.js';
+
+/** @template T @typedef {import('./api.js').Reply<T>} Reply */
+/** @typedef {import('./api.js').Bundle} Bundle */
+/** @typedef {import('./api.js').ListPage} ListPage */
+/** @typedef {import('./api.js').Summary} Summary */
+/** @typedef {import('./state.js').ListedBundle} ListedBundle */
+
+const PAGE_SIZE = 50;
+const CATCH_UP_SIZE = 200;
+
+/**
+ * Its age now, from the server's `age_seconds` when it was received.
+ * @param {ListedBundle} bundle
+ * @returns {number} seconds.
+ */
+const ageOf = (bundle) => bundle.age_seconds + (performance.now() - bundle.receivedAt) / 1000;
+
+export async function reloadList() {
+  const generation = ++state.listGeneration;
+  state.catchUp = null;
+  /** @type {Reply<ListPage>} */
+  const reply = await request('GET', listPath({ limit: PAGE_SIZE }));
+  if (generation !== state.listGeneration) return;
+  if (reply.status !== 200 || !Array.isArray(reply.body.bundles)) {
+    if (reply.status !== 401) {
+      $('live').textContent = 'Could not load the inbox: ' + (reply.body.error || 'status ' + reply.status);
+    }
+    return;
+  }
+  state.bundles = [];
+  addBundles(reply.body.bundles);
+  state.nextCursor = typeof reply.body.next_cursor === 'string' ? reply.body.next_cursor : null;
+  state.current = Math.min(state.current, Math.max(0, state.bundles.length - 1));
+  renderList();
+  refreshCount();
+  // Asked events that came while this list was read may be newer.
+  catchUp();
+}
+
+export async function loadMore() {
+  if (!state.nextCursor) return;
+  const generation = state.listGeneration;
+  /** @type {Reply<ListPage>} */
+  const reply = await request('GET', listPath({ limit: PAGE_SIZE, cursor: state.nextCursor }));
+  if (generation !== state.listGeneration) return;
+  if (reply.status !== 200 || !Array.isArray(reply.body.bundles)) {
+    if (reply.status !== 401) toast('Could not load more: ' + (reply.body.error || 'status ' + reply.status));
+    return;
+  }
+  addBundles(reply.body.bundles);
+  state.nextCursor = typeof reply.body.next_cursor === 'string' ? reply.body.next_cursor : null;
+  renderList();
+}
+
+/** New bundles: fetch those created since the earliest asked event
+ *  not yet fetched (the listing applies the filter and visibility).
+ *  With pages still unloaded, only those inside the loaded part are
+ *  added; "Load more" brings the rest in order. */
+export function catchUp() {
+  if (state.catchUp || !state.askedSince) return;
+  const since = state.askedSince;
+  state.askedSince = null;
+  const run = {};
+  state.catchUp = run;
+  const generation = state.listGeneration;
+  /** @type {Promise<Reply<ListPage>>} */
+  const fetched = request('GET', listPath({ created_since: since, limit: CATCH_UP_SIZE }));
+  fetched.then((reply) => {
+    if (state.catchUp === run) state.catchUp = null;
+    if (generation !== state.listGeneration) return;
+    if (reply.status !== 200 || !Array.isArray(reply.body.bundles)) {
+      if (reply.status !== 401) reloadList();
+      return;
+    }
+    if (reply.body.next_cursor) {
+      reloadList();
+      return;
+    }
+    const last = state.bundles[state.bundles.length - 1];
+    const fresh = reply.body.bundles.filter((bundle) =>
+      !state.nextCursor || (last && order(bundle, last) <= 0));
+    const before = state.bundles.length;
+    addBundles(fresh);
+    renderList();
+    const added = state.bundles.length - before;
+    if (added > 0) announce(added === 1 ? 'A new request arrived.' : added + ' new requests arrived.');
+    catchUp();
+  });
+}
+
+/** The count's pending timer; sign-out clears it. */
+export let countTimer = 0;
+/** The waiting count, in the heading and the title, a moment after a
+ *  change (one request for a burst of them). */
+export function refreshCount() {
+  clearTimeout(countTimer);
+  countTimer = setTimeout(async () => {
+    /** @type {Reply<Summary>} */
+    const reply = await request('GET', 'api/v1/summary');
+    if (reply.status !== 200 || !Number.isInteger(reply.body.pending_bundles)) return;
+    const waiting = reply.body.pending_bundles;
+    document.title = waiting ? '(' + waiting + ') clarion inbox' : 'clarion inbox';
+    $('count').textContent = '(' + waiting + ')';
+  }, 150);
+}
+
+/**
+ * LIST-3: oldest first, ties by id (the timestamps sort as text).
+ * @param {Bundle} a
+ * @param {Bundle} b
+ * @returns {number}
+ */
+function order(a, b) {
+  if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
+  if (a.pending_id !== b.pending_id) return a.pending_id < b.pending_id ? -1 : 1;
+  return 0;
+}
+
+/**
+ * Adds the well-formed ones not listed, settled or closed yet, in order.
+ * @param {Bundle[]} bundles
+ */
+function addBundles(bundles) {
+  const now = performance.now();
+  const shown = new Set(state.bundles.map((bundle) => bundle.pending_id));
+  for (const bundle of bundles) {
+    const wellFormed = bundle && typeof bundle.pending_id === 'string' &&
+      typeof bundle.created_at === 'string' && Array.isArray(bundle.questions);
+    if (!wellFormed || shown.has(bundle.pending_id) || state.settled.has(bundle.pending_id)) continue;
+    state.bundles.push(Object.assign(bundle, { receivedAt: now }));
+  }
+  state.bundles.sort(order);
+}
+
+/** @param {string} id */
+export function removeBundle(id) {
+  const index = state.bundles.findIndex((bundle) => bundle.pending_id === id);
+  if (index < 0) return;
+  const active = document.activeElement;
+  const hadFocus = active instanceof HTMLElement && active.dataset.id === id;
+  state.bundles.splice(index, 1);
+  if (state.current > index) state.current -= 1;
+  renderList();
+  if (hadFocus) focusCurrent();
+}
+
+/** Focus on the list's current bundle, or on the heading when none. */
+export function focusInbox() {
+  if (state.bundles.length) focusCurrent();
+  else $('inbox-heading').focus();
+}
+
+/** One card per bundle, kept across renders (keyed by id): a card
+ *  someone points at or has focused is never swapped for a copy.
+ *  @type {Map<string, HTMLLIElement>} */
+export const cards = new Map();
+
+/**
+ * @param {string} id
+ * @returns {number} its index in the list, or -1.
+ */
+function indexOf(id) {
+  return state.bundles.findIndex((bundle) => bundle.pending_id === id);
+}
+
+/**
+ * @param {ListedBundle} bundle
+ * @returns {HTMLLIElement}
+ */
+function card(bundle) {
+  const known = cards.get(bundle.pending_id);
+  if (known) return known;
+  const item = el('li');
+  const button = el('button', 'bundle');
+  button.type = 'button';
+  button.dataset.id = bundle.pending_id;
+  const line = el('span', 'line');
+  line.append(el('span', 'age', ''));
+  if (bundle.kind === 'permission') line.append(el('span', 'chip permission', 'permission'));
+  line.append(el('span', 'task', 'task ' + bundle.task_id));
+  const questions = bundle.questions.length;
+  line.append(el('span', '', questions + (questions === 1 ? ' question' : ' questions')));
+  button.append(line);
+  if (bundle.context) button.append(el('span', 'context', bundle.context));
+  const titles = el('span', 'titles');
+  for (const question of bundle.questions) {
+    titles.append(el('span', 'title', question.title || question.prompt));
+  }
+  button.append(titles);
+  button.addEventListener('click', () => {
+    const index = indexOf(bundle.pending_id);
+    if (index >= 0) state.current = index;
+    openBundle(bundle.pending_id);
+  });
+  button.addEventListener('focus', () => {
+    const index = indexOf(bundle.pending_id);
+    if (index >= 0) setCurrent(index, false);
+  });
+  item.append(button);
+  cards.set(bundle.pending_id, item);
+  return item;
+}
+
+export function renderList() {
+  const list = $('bundles');
+  const focused = document.activeElement;
+  state.current = Math.min(state.current, Math.max(0, state.bundles.length - 1));
+  const items = state.bundles.map(card);
+  const shown = new Set(state.bundles.map((bundle) => bundle.pending_id));
+  for (const id of cards.keys()) if (!shown.has(id)) cards.delete(id);
+  const unchanged = items.length === list.children.length &&
+    items.every((item, index) => list.children[index] === item);
+  if (!unchanged) list.replaceChildren(...items);
+  if (focused instanceof HTMLElement && focused !== document.activeElement && list.contains(focused)) focused.focus();
+  items.forEach((item, index) => {
+    const button = /** @type {HTMLButtonElement} */ (item.firstChild);
+    button.classList.toggle('current', index === state.current);
+    button.tabIndex = index === state.current ? 0 : -1;
+    const age = button.querySelector('.age');
+    if (age) age.textContent = ageText(ageOf(state.bundles[index]));
+  });
+  $('empty').hidden = state.bundles.length > 0;
+  $('empty').textContent = state.filter
+    ? 'Nothing is waiting for you in workspace \u201c' + state.filter + '\u201d.'
+    : 'Nothing is waiting for you.';
+  $('load-more').hidden = !state.nextCursor;
+}
+
+/**
+ * @param {number} index clamped to the list.
+ * @param {boolean} focus
+ */
+export function setCurrent(index, focus) {
+  if (!state.bundles.length) return;
+  state.current = Math.max(0, Math.min(index, state.bundles.length - 1));
+  const buttons = /** @type {NodeListOf<HTMLButtonElement>} */ ($('bundles').querySelectorAll('button.bundle'));
+  buttons.forEach((button, i) => {
+    button.classList.toggle('current', i === state.current);
+    button.tabIndex = i === state.current ? 0 : -1;
+  });
+  if (focus) focusCurrent();
+}
+
+function focusCurrent() {
+  const buttons = /** @type {NodeListOf<HTMLButtonElement>} */ ($('bundles').querySelectorAll('button.bundle'));
+  const button = buttons[state.current];
+  if (button) {
+    button.focus();
+    button.scrollIntoView({ block: 'nearest' });
+  } else if (!$('inbox').hidden) {
+    $('inbox-heading').focus();
+  }
+}
+
+export function refreshAges() {
+  if (!$('inbox').hidden) renderList();
+}

@@ -1,0 +1,97 @@
+// @ts-check
+// Live updates (UI-3, UI-6): the event stream, its reconnects with
+// backoff, and what each event changes.
+
+import { apiUrl, request } from './api.js';
+import { showSettledBy } from './answer.js';
+import { $, announce } from './dom.js';
+import { catchUp, refreshCount, reloadList, removeBundle } from './list.js';
+import { state } from './state.js';
+
+/** @template T @typedef {import('./api.js').Reply<T>} Reply */
+/** @typedef {import('./api.js').SessionReply} SessionReply */
+/** @typedef {import('./api.js').StreamEvent} StreamEvent */
+/** @typedef {import('./api.js').EventData} EventData */
+
+export function closeStream() {
+  if (state.stream) state.stream.close();
+  state.stream = null;
+}
+
+/** The list loads once the stream is open, so nothing asked in between
+ *  is missed (the stream starts at the log's head when it opens). */
+export function openStream() {
+  closeStream();
+  const stream = new EventSource(apiUrl('api/v1/events'), { withCredentials: true });
+  state.stream = stream;
+  stream.onopen = () => {
+    $('live').textContent = 'Live';
+    reloadList();
+  };
+  stream.onerror = () => {
+    if (state.stream !== stream) return;
+    if (stream.readyState === EventSource.CLOSED) {
+      // Refused: signed out (request() then shows the sign-in), or the
+      // server or a proxy failing; try again, less often each time.
+      $('live').textContent = 'Not live. Retrying…';
+      state.stream = null;
+      retryStream(2000);
+    } else {
+      $('live').textContent = 'Reconnecting…';
+    }
+  };
+  for (const type of ['bundle.asked', 'bundle.resolved', 'bundle.closed']) {
+    stream.addEventListener(type, /** @param {MessageEvent<string>} message */ (message) => onEvent(type, message.data));
+  }
+  stream.addEventListener('reset', () => reloadList());
+}
+
+/** @param {number} delay in milliseconds, doubled up to 30 s. */
+function retryStream(delay) {
+  clearTimeout(state.retry);
+  state.retry = setTimeout(async () => {
+    if (state.stream || !state.principal) return;
+    /** @type {Reply<SessionReply>} */
+    const me = await request('GET', 'api/v1/session');
+    if (me.status === 200 && state.principal) openStream();
+    else if (me.status !== 401 && state.principal) retryStream(Math.min(delay * 2, 30000));
+  }, delay);
+}
+
+/**
+ * @param {string} type the SSE event's name.
+ * @param {string} text its data: a {@link StreamEvent} as JSON.
+ */
+function onEvent(type, text) {
+  /** @type {StreamEvent | null} */
+  let event;
+  try {
+    event = JSON.parse(text);
+  } catch (error) {
+    return;
+  }
+  if (!event || typeof event.pending_id !== 'string') return;
+  const id = event.pending_id;
+  /** @type {EventData} */
+  const data = event.data && typeof event.data === 'object' ? event.data : {};
+  if (type === 'bundle.asked') {
+    if (state.settled.has(id)) return;
+    if (typeof data.created_at === 'string' && (!state.askedSince || data.created_at < state.askedSince)) {
+      state.askedSince = data.created_at;
+    }
+    catchUp();
+  } else {
+    const shown = state.bundles.some((bundle) => bundle.pending_id === id);
+    state.settled.set(id, { type, data });
+    removeBundle(id);
+    const open = state.open;
+    // A bundle settled elsewhere while open shows the winner (UI-6);
+    // this page's own submission is answered by its reply instead.
+    if (open && open.bundle.pending_id === id && !open.done && !open.sending) {
+      showSettledBy(type, data, 'It was settled elsewhere while you had it open.');
+    } else if (shown) {
+      announce('A request was settled elsewhere and left the inbox.');
+    }
+  }
+  refreshCount();
+}
