@@ -22,9 +22,8 @@ use crate::domain::engine::signal::EventSubscription;
 use crate::domain::events::EventPage;
 use crate::domain::lifecycle::SessionUpsert;
 use crate::domain::listing::{ListPage, ListRequest, Summary, TaskPendingActions};
-use crate::domain::model::{
-    BundleDetail, Delivery, DeliveryReport, Resolved, ResumeDispatcher, WaitOutcome,
-};
+use crate::domain::resume::{Delivery, DeliveryReport, ResumeDispatcher};
+use crate::domain::views::{BundleDetail, Resolved, WaitOutcome};
 use crate::domain::resolve::ResolveRequest;
 #[cfg(feature = "http")]
 use crate::domain::tokens::{NewToken, TokenInfo, WebSession};

@@ -61,9 +61,9 @@ pub use domain::lifecycle::SessionUpsert;
 pub use domain::listing::{
     Cursor, ListPage, ListRequest, PendingAction, Summary, TaskPendingActions,
 };
-pub use domain::model::{
-    Answer, BundleDetail, BundleView, Delivery, DeliveryReport, DispatchError, OptionView,
-    QuestionView, Resolved, Response, ResumeDispatcher, WaitOutcome,
+pub use domain::resume::{Delivery, DeliveryReport, DispatchError, ResumeDispatcher};
+pub use domain::views::{
+    Answer, BundleDetail, BundleView, OptionView, QuestionView, Resolved, Response, WaitOutcome,
 };
 pub use domain::resolve::{AnswerInput, ResolveRequest};
 #[cfg(feature = "http")]

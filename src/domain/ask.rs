@@ -8,10 +8,10 @@ use serde::Serialize;
 use crate::domain::change::Change;
 use crate::domain::engine::Engine;
 use crate::domain::lifecycle;
-use crate::domain::model::{BundleView, OptionView, QuestionView};
+use crate::domain::views::{BundleView, OptionView, QuestionView};
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::limits::{
-    check_count, check_id, check_runes, check_text, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES,
+    check_count, check_id, check_not_blank, check_runes, check_text, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES,
     MAX_LABEL_RUNES, MAX_PROMPT_RUNES, MAX_TITLE_RUNES, OPTIONS_PER_QUESTION, QUESTIONS_PER_BUNDLE,
 };
 use crate::rules::visibility;
@@ -60,7 +60,7 @@ pub struct AskRequest {
 }
 
 /// The result of [`crate::Clarion::ask`].
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Asked {
     /// The bundle's id.
     pub pending_id: String,
@@ -88,13 +88,6 @@ pub(crate) struct OptionPayload {
 struct PreparedQuestion {
     question_id: String,
     payload: QuestionPayload,
-}
-
-fn check_not_blank(field: String, value: &str) -> Result<(), ValidationError> {
-    if value.trim().is_empty() {
-        return Err(ValidationError::new(field, "must not be empty"));
-    }
-    Ok(())
 }
 
 /// `value` unless it is missing or empty, else the positional default (ASK-3).

@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use serde_json::Value;
 
 use crate::domain::engine::Engine;
-use crate::domain::model::{Answer, BundleDetail, BundleView, OptionView, QuestionView, Response};
+use crate::domain::views::{Answer, BundleDetail, BundleView, OptionView, QuestionView, Response};
 use crate::error::{Entity, Error, Result};
 use crate::rules::activeness;
 use crate::rules::capability::{admit_to_bundle, Operation};

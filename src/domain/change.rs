@@ -14,7 +14,7 @@
 
 use crate::domain::engine::waiters::Detaching;
 use crate::domain::engine::Engine;
-use crate::domain::model::Response;
+use crate::domain::views::Response;
 use crate::error::Result;
 use crate::rules::outbox::in_outbox;
 use crate::rules::vocabulary::BundleStatus;

@@ -13,7 +13,7 @@ use diesel::query_source::{Alias, AliasedField};
 
 use crate::domain::bundle::{self, bundle_record_columns, BundleRecord};
 use crate::domain::engine::Engine;
-use crate::domain::model::BundleView;
+use crate::domain::views::BundleView;
 use crate::error::{Result, ValidationError};
 use crate::rules::activeness;
 use crate::rules::capability::{admit, Operation};
@@ -50,7 +50,7 @@ pub struct ListPage {
 }
 
 /// SUM-1: what waits for the principal, counted set-wise with the listing's predicate.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Summary {
     /// The bundles paging `list_pending` to the end would collect.
     pub pending_bundles: i64,
@@ -67,6 +67,26 @@ pub enum PendingAction {
     Clarification,
     /// An active `permission` bundle (takes precedence).
     Permission,
+}
+
+impl serde::Serialize for PendingAction {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
+}
+
+impl schemars::JsonSchema for PendingAction {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "PendingAction".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({"type": "string", "enum": ["clarification", "permission"]})
+    }
 }
 
 impl PendingAction {
@@ -98,7 +118,7 @@ impl PendingAction {
 }
 
 /// PA-1 for one task.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct TaskPendingActions {
     /// The requested task.
     pub task_id: String,

@@ -20,9 +20,9 @@ pub(crate) mod events;
 pub(crate) mod health;
 pub(crate) mod lifecycle;
 pub(crate) mod listing;
-pub(crate) mod model;
 pub(crate) mod resolve;
+pub(crate) mod resume;
 pub(crate) mod retention;
 #[cfg(feature = "http")]
 pub(crate) mod tokens;
-pub(crate) mod wire;
+pub(crate) mod views;

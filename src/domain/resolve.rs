@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use crate::domain::change::{Change, Changes};
 use crate::domain::claim::{self, Claimed, Decision, FirstRead, Opened, Resolver};
 use crate::domain::engine::Engine;
-use crate::domain::model::{Answer, Resolved};
+use crate::domain::views::{Answer, Resolved};
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::capability::{admit_to_bundle, Operation};
 use crate::rules::limits::{check_runes, check_text, MAX_FREE_TEXT_RUNES};

@@ -7,5 +7,6 @@
 pub mod envelope;
 #[cfg(feature = "http")]
 pub(crate) mod http;
+pub(crate) mod args;
 pub(crate) mod json;
 pub mod mcp;

@@ -95,6 +95,29 @@ pub fn check_text(field: impl Into<String>, value: &str) -> Result<(), Validatio
     Ok(())
 }
 
+/// REL-6 as a JSON Schema pattern (ECMA-262): no NUL character. Every
+/// string argument's published schema carries it.
+pub const NO_NUL_PATTERN: &str = "^[^\\u0000]*$";
+
+/// Whitespace as Rust's `str::trim` counts it (Unicode `White_Space`), as
+/// a regular-expression class body.
+const WHITESPACE_CLASS: &str =
+    "\\t\\n\\u000B\\f\\r \\u0085\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000";
+
+/// ASK-2's "non-empty after trimming" with REL-6 as one JSON Schema pattern:
+/// at least one character that trimming keeps, and no NUL anywhere.
+pub fn not_blank_pattern() -> String {
+    format!("^[^\\u0000]*[^\\u0000{WHITESPACE_CLASS}][^\\u0000]*$")
+}
+
+/// ASK-2: `value` is not empty once trimmed.
+pub fn check_not_blank(field: impl Into<String>, value: &str) -> Result<(), ValidationError> {
+    if value.trim().is_empty() {
+        return Err(ValidationError::new(field, "must not be empty"));
+    }
+    Ok(())
+}
+
 /// A required id: not empty (WIRE-5), and text clarion can store (REL-6).
 pub fn check_id(field: &str, value: &str) -> Result<(), ValidationError> {
     if value.is_empty() {

@@ -320,3 +320,81 @@ impl CloseReason {
         }
     }
 }
+
+/// The words on the wire: each word type is written as its word, and its
+/// published schema lists the words. `open`: a degraded row (DM-1) may
+/// show a word outside the list, so a body's schema says only "a string"
+/// (an argument's still lists the words it accepts).
+macro_rules! words_on_the_wire {
+    ($($type:ty => $name:literal, open: $open:literal, [$($word:expr),* $(,)?];)*) => {
+        $(
+            impl serde::Serialize for $type {
+                fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                    serializer.serialize_str(self.as_str())
+                }
+            }
+
+            impl schemars::JsonSchema for $type {
+                fn schema_name() -> std::borrow::Cow<'static, str> {
+                    $name.into()
+                }
+
+                fn inline_schema() -> bool {
+                    true
+                }
+
+                fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                    let words: Vec<&str> = vec![$($word),*];
+                    if $open && generator.contract().is_serialize() {
+                        schemars::json_schema!({
+                            "type": "string",
+                            "description": format!("One of {}; a degraded row shows its stored word.", words.join(", ")),
+                        })
+                    } else {
+                        schemars::json_schema!({"type": "string", "enum": words})
+                    }
+                }
+            }
+        )*
+    };
+}
+
+words_on_the_wire! {
+    SessionState => "SessionState", open: false, [
+        SessionState::Created.as_str(), SessionState::Starting.as_str(),
+        SessionState::Running.as_str(), SessionState::WaitingForInput.as_str(),
+        SessionState::Idle.as_str(), SessionState::Completed.as_str(),
+        SessionState::Failed.as_str(), SessionState::Cancelled.as_str(),
+    ];
+    BundleKind => "BundleKind", open: true, [BundleKind::QUESTION, BundleKind::PERMISSION];
+    Resolution => "Resolution", open: false, [
+        Resolution::Answered.as_str(), Resolution::Rejected.as_str(), Resolution::Cancelled.as_str(),
+    ];
+    QuestionStatus => "QuestionStatus", open: true, [
+        QuestionStatus::PENDING_WORD, Resolution::Answered.as_str(), Resolution::Rejected.as_str(),
+        Resolution::Cancelled.as_str(), QuestionStatus::EXPIRED_WORD,
+    ];
+    BundleStatus => "BundleStatus", open: false, [
+        BundleStatus::Pending.as_str(), BundleStatus::Answered.as_str(),
+        BundleStatus::Rejected.as_str(), BundleStatus::Cancelled.as_str(),
+        BundleStatus::Expired.as_str(), BundleStatus::Superseded.as_str(),
+        BundleStatus::Inactive.as_str(),
+    ];
+}
+
+/// A session state given by a caller (`upsert_session.state`,
+/// `set_session_state.state`).
+impl<'de> serde::Deserialize<'de> for SessionState {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        SessionState::parse("", &text).map_err(|error| serde::de::Error::custom(error.message))
+    }
+}
+
+/// A kind given by a caller (`ask.kind`): an unknown word is refused.
+impl<'de> serde::Deserialize<'de> for BundleKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        BundleKind::parse("", &text).map_err(|error| serde::de::Error::custom(error.message))
+    }
+}

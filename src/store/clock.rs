@@ -54,6 +54,51 @@ impl Timestamp {
     }
 }
 
+/// On the wire a time is its RFC 3339 text (DM-2).
+impl serde::Serialize for Timestamp {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.to_rfc3339())
+    }
+}
+
+impl schemars::JsonSchema for Timestamp {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Timestamp".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "format": "date-time",
+            "description": "RFC 3339, UTC, exactly six fractional digits (DM-2).",
+        })
+    }
+}
+
+/// A time that may be missing, written `""` when it is (WIRE-2's
+/// `responded_at` of a degraded row).
+pub(crate) mod or_empty {
+    use super::Timestamp;
+
+    pub(crate) fn serialize<S: serde::Serializer>(
+        at: &Option<Timestamp>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&at.map(Timestamp::to_rfc3339).unwrap_or_default())
+    }
+
+    pub(crate) fn schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "description": "RFC 3339, UTC, exactly six fractional digits; \"\" when none was recorded.",
+        })
+    }
+}
+
 impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.to_rfc3339())

@@ -27,7 +27,7 @@ pub(crate) use statements::Resolver;
 use target::{Marks, Target};
 
 use crate::domain::bundle::{BundleRecord, QuestionRecord};
-use crate::domain::model::Answer;
+use crate::domain::views::Answer;
 use crate::error::{Error, Result};
 use crate::rules::visibility::Scope;
 use crate::rules::vocabulary::{QuestionStatus, Resolution};

@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use crate::domain::bundle;
 use crate::domain::engine::dispatch::{acknowledge, Offered};
 use crate::domain::engine::Engine;
-use crate::domain::model::{Delivery, DeliveryReport};
+use crate::domain::resume::{Delivery, DeliveryReport};
 use crate::error::Result;
 use crate::rules::limits::{check_text, page_size};
 use crate::rules::outbox::{in_outbox, outbox_entries, outbox_query};

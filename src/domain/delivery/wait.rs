@@ -26,7 +26,7 @@ use crate::domain::change::Change;
 use crate::domain::engine::heartbeat::Beating;
 use crate::domain::engine::waiters::{AgentWait, Fingerprint, Slot, Waiters, Wake};
 use crate::domain::engine::Engine;
-use crate::domain::model::{Resolved, Response, WaitOutcome};
+use crate::domain::views::{Resolved, Response, WaitOutcome};
 use crate::error::{Entity, Error, Result};
 use crate::rules::capability::{admit_to_bundle, Operation};
 use crate::rules::limits::check_text;

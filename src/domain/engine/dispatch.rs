@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use diesel::prelude::*;
 
-use crate::domain::model::{Delivery, DispatchError, ResumeDispatcher};
+use crate::domain::resume::{Delivery, DispatchError, ResumeDispatcher};
 use crate::error::{Error, Result};
 use crate::store::schema::bundles;
 use crate::store::{AnyConnection, DbPool};

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 use std::time::Duration;
 
-use crate::domain::model::Response;
+use crate::domain::views::Response;
 use crate::rules::vocabulary::BundleStatus;
 
 /// What of a bundle's durable state a waiter's outcome depends on: when

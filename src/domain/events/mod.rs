@@ -24,8 +24,7 @@ use serde_json::{json, Value};
 
 use crate::domain::change::Changes;
 use crate::domain::engine::Engine;
-use crate::domain::model::{BundleView, Response};
-use crate::domain::wire;
+use crate::domain::views::{BundleView, Response};
 use crate::error::{Result, ValidationError};
 use crate::rules::capability::{admit, Operation};
 use crate::rules::limits::event_page_size;
@@ -74,11 +73,12 @@ impl fmt::Display for Position {
 }
 
 /// One event as a reader sees it (EVT-2).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Event {
     /// Its position: pass it as `after` to read what follows.
     pub position: String,
     /// `bundle.asked`, `bundle.resolved` or `bundle.closed`.
+    #[serde(rename = "type")]
     pub event_type: String,
     /// When it was appended.
     pub at: Timestamp,
@@ -110,6 +110,19 @@ pub struct EventPage {
 
 type EventRow = (i64, i64, String, i64, String, String, String, bool);
 
+/// EVT-2: a `bundle.resolved` event's `data`.
+#[derive(serde::Serialize)]
+struct ResolvedData<'a> {
+    status: BundleStatus,
+    response: &'a Response,
+}
+
+/// An event's `data` as the text it is stored as, frozen at append.
+fn frozen(data: &impl serde::Serialize) -> Result<String> {
+    serde_json::to_string(data)
+        .map_err(|error| crate::error::Error::Internal(format!("an event's data: {error}")))
+}
+
 impl Changes {
     /// EVT-1: `bundle.asked` for a bundle this transaction created; its
     /// `data` is the LIST-6 element as asked.
@@ -119,7 +132,7 @@ impl Changes {
         view: &BundleView,
         at: Timestamp,
     ) -> Result<()> {
-        let data = wire::bundle(view).to_string();
+        let data = frozen(view)?;
         self.appended_events = true;
         append(
             conn,
@@ -139,14 +152,14 @@ impl Changes {
         response: &Response,
         at: Timestamp,
     ) -> Result<()> {
-        let data = json!({"status": status.as_str(), "response": wire::response(response)});
+        let data = frozen(&ResolvedData { status, response })?;
         self.appended_events = true;
         append(
             conn,
             EventType::Resolved,
             at,
             &[response.pending_id.as_str()],
-            &data.to_string(),
+            &data,
         )
     }
 

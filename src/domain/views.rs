@@ -1,13 +1,19 @@
 //! The bundle as callers see it: plain data, no queries. Views (LIST-6),
-//! responses (WIRE-2), the result of a resolve (REPLAY-1), the outcome of
-//! a wait (WAIT-1) and outbox entries with the dispatcher that takes them
-//! (DEL-3). The envelope layer turns these into JSON.
+//! responses (WIRE-2), the result of a resolve (REPLAY-1) and the outcome
+//! of a wait (WAIT-1). The views are written as their JSON by their
+//! derived `Serialize` (field order is key order, every key always
+//! present, LIST-7), the same bytes for the doors and the event log, and
+//! publish their schema by their derived `JsonSchema`.
+
+use schemars::JsonSchema;
+use serde::Serialize;
 
 use crate::rules::vocabulary::{BundleKind, BundleStatus, QuestionStatus, Resolution};
+use crate::store::clock::or_empty;
 use crate::store::Timestamp;
 
 /// An option as shown to a caller (LIST-6).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct OptionView {
     /// What an answer selects.
     pub option_id: String,
@@ -18,7 +24,7 @@ pub struct OptionView {
 }
 
 /// A question as shown to a caller (LIST-6, LIST-7).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct QuestionView {
     /// The question's id within its bundle (empty in a degraded row).
     pub question_id: String,
@@ -33,7 +39,7 @@ pub struct QuestionView {
 }
 
 /// A bundle as shown to a caller (LIST-6).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct BundleView {
     /// The bundle's id.
     pub pending_id: String,
@@ -54,7 +60,7 @@ pub struct BundleView {
 }
 
 /// One answered question of a response (WIRE-2).
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Answer {
     /// Which question.
     pub question_id: String,
@@ -65,7 +71,7 @@ pub struct Answer {
 }
 
 /// The stored resolution of a bundle (WIRE-2).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Response {
     /// The bundle's id.
     pub pending_id: String,
@@ -76,17 +82,21 @@ pub struct Response {
     /// The winner's reason, trimmed; empty unless rejected.
     pub reject_reason: String,
     /// The claim time; `None` only for degraded imported rows.
+    #[serde(with = "or_empty")]
+    #[schemars(schema_with = "or_empty::schema")]
     pub responded_at: Option<Timestamp>,
 }
 
-/// The result of `get_bundle`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The result of `get_bundle` (WIRE-3): the LIST-6 element, then
+/// `status` and `response`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct BundleDetail {
     /// The bundle as listed.
+    #[serde(flatten)]
     pub bundle: BundleView,
     /// Where it stands.
     pub status: BundleStatus,
-    /// Present once the bundle is resolved.
+    /// Present once the bundle is resolved, else `null`.
     pub response: Option<Response>,
 }
 
@@ -153,65 +163,4 @@ impl WaitOutcome {
             _ => None,
         }
     }
-}
-
-/// One outbox entry (DEL-3): everything a host needs to resume the agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Delivery {
-    /// The bundle's id: the idempotency key of the resumption (DEL-5).
-    pub pending_id: String,
-    /// The bundle's task.
-    pub task_id: String,
-    /// The session to resume.
-    pub session_id: String,
-    /// The resolution.
-    pub status: BundleStatus,
-    /// What was asked.
-    pub questions: Vec<QuestionView>,
-    /// What was answered.
-    pub response: Response,
-}
-
-/// Why a dispatch failed; the entry stays in the outbox (DEL-4).
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct DispatchError(pub String);
-
-impl DispatchError {
-    /// A failure described by `message`.
-    pub fn new(message: impl std::fmt::Display) -> Self {
-        DispatchError(message.to_string())
-    }
-}
-
-/// A Rust host's way to resume a detached agent with its answer (DEL-3).
-/// Called right after the claim commits, outside its transaction, with a
-/// bounded timeout; success acknowledges the entry. The `pending_id` is the
-/// idempotency key: delivery is at least once (DEL-5).
-///
-/// ```
-/// use clarion::{Delivery, DispatchError, ResumeDispatcher};
-///
-/// struct Resume;
-/// impl ResumeDispatcher for Resume {
-///     fn resume(&self, delivery: &Delivery) -> Result<(), DispatchError> {
-///         println!("resume session {} with {}", delivery.session_id, delivery.status.as_str());
-///         Ok(())
-///     }
-/// }
-/// ```
-pub trait ResumeDispatcher: Send + Sync + 'static {
-    /// Resumes the agent of `delivery.session_id` with its answer.
-    fn resume(&self, delivery: &Delivery) -> Result<(), DispatchError>;
-}
-
-/// What `deliver_pending` did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct DeliveryReport {
-    /// Entries the dispatcher took (and that are now acknowledged).
-    pub delivered: usize,
-    /// Entries whose dispatch failed or timed out; they stay in the outbox.
-    pub failed: usize,
-    /// Entries another process was dispatching (leased).
-    pub skipped: usize,
 }

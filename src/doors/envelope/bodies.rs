@@ -1,0 +1,318 @@
+//! The bodies of WIRE-1..3, WIRE-5 and WIRE-4 that are not a domain view
+//! as it is: wrappers around the views, each a struct whose derived
+//! `Serialize` writes its keys in field order, every key always (never an
+//! `Option`-skipping derive: key presence never depends on values), and
+//! whose derived `JsonSchema` is the schema every door publishes for it.
+//! Each is built from the domain's result by `From`, so an operation's
+//! declaration names its body type and nothing else.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::domain::events::{Event, EventPage};
+use crate::domain::listing::{Cursor, ListPage, TaskPendingActions};
+use crate::domain::resume::Delivery;
+use crate::domain::views::{Resolved, Response, WaitOutcome};
+use crate::error::ErrorCode;
+use crate::rules::capability::Authorization;
+use crate::rules::vocabulary::BundleStatus;
+
+/// LIST-5: one page; `count` always equals the length of `bundles`, and
+/// `next_cursor` is `""` when no more bundles exist.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "ListPage")]
+pub(crate) struct PageBody<'a> {
+    /// The bundles, oldest first (LIST-3).
+    bundles: &'a [crate::domain::views::BundleView],
+    /// How many bundles this page holds.
+    count: usize,
+    /// Pass it back as `cursor` for the next page; `""` at the end.
+    next_cursor: String,
+}
+
+impl<'a> From<&'a ListPage> for PageBody<'a> {
+    fn from(page: &'a ListPage) -> Self {
+        PageBody {
+            bundles: &page.bundles,
+            count: page.bundles.len(),
+            next_cursor: page
+                .next_cursor
+                .as_ref()
+                .map(Cursor::encode)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// WIRE-1: a resolve or cancel that met a winner, this caller
+/// (`claimed: true`) or an earlier one (`claimed: false`, the winner's
+/// status and response byte for byte); also `wait_bundle`'s answer.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Resolved")]
+pub(crate) struct ResolvedBody<'a> {
+    /// Always `true`.
+    #[schemars(extend("const" = true))]
+    success: bool,
+    /// True for the one caller whose claim won.
+    claimed: bool,
+    /// The winner's resolution.
+    status: BundleStatus,
+    /// The winner's response (WIRE-2).
+    response: &'a Response,
+}
+
+impl<'a> From<&'a Resolved> for ResolvedBody<'a> {
+    fn from(resolved: &'a Resolved) -> Self {
+        ResolvedBody {
+            success: true,
+            claimed: resolved.claimed,
+            status: resolved.status,
+            response: &resolved.response,
+        }
+    }
+}
+
+/// WIRE-4 `answer_question`'s result: WIRE-1's without `success`.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Answered")]
+pub(crate) struct AnsweredBody<'a> {
+    /// True for the one caller whose claim won.
+    claimed: bool,
+    /// The winner's resolution.
+    status: BundleStatus,
+    /// The winner's response (WIRE-2).
+    response: &'a Response,
+}
+
+impl<'a> From<&'a Resolved> for AnsweredBody<'a> {
+    fn from(resolved: &'a Resolved) -> Self {
+        AnsweredBody {
+            claimed: resolved.claimed,
+            status: resolved.status,
+            response: &resolved.response,
+        }
+    }
+}
+
+/// The words of a wait's outcome (WAIT-1).
+#[derive(JsonSchema)]
+#[schemars(rename = "WaitOutcomeWord")]
+#[allow(dead_code)] // only its schema is used; the word comes from `WaitOutcome`
+#[serde(rename_all = "snake_case")]
+enum OutcomeWord {
+    Answered,
+    Rejected,
+    Cancelled,
+    Expired,
+    Superseded,
+    Detached,
+    TimedOut,
+}
+
+/// WIRE-5 `wait`: always `200`, the WAIT-1 outcome and, for a resolution,
+/// its response (else `null`).
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Waited")]
+pub(crate) struct WaitedBody<'a> {
+    /// How the wait ended.
+    #[schemars(with = "OutcomeWord")]
+    outcome: &'static str,
+    /// The response of an answer, rejection or cancellation; else `null`.
+    response: Option<&'a Response>,
+}
+
+impl<'a> From<&'a WaitOutcome> for WaitedBody<'a> {
+    fn from(outcome: &'a WaitOutcome) -> Self {
+        WaitedBody {
+            outcome: outcome.as_str(),
+            response: outcome.response(),
+        }
+    }
+}
+
+/// PA-1: one object per visible requested task, in request order.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "PendingActions")]
+pub(crate) struct TasksBody<'a> {
+    /// The visible requested tasks.
+    tasks: &'a [TaskPendingActions],
+}
+
+impl<'a> From<&'a Vec<TaskPendingActions>> for TasksBody<'a> {
+    fn from(tasks: &'a Vec<TaskPendingActions>) -> Self {
+        TasksBody { tasks }
+    }
+}
+
+/// Why `authorize` said no; `""` when it said yes.
+#[derive(JsonSchema)]
+#[schemars(rename = "DenialWord")]
+#[allow(dead_code)] // only its schema is used
+enum ReasonWord {
+    #[serde(rename = "")]
+    None,
+    #[serde(rename = "capability_denied")]
+    CapabilityDenied,
+    #[serde(rename = "not_found")]
+    NotFound,
+}
+
+/// WIRE-3 `authorize`.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Authorization")]
+pub(crate) struct AuthorizationBody {
+    /// Whether the principal may.
+    allowed: bool,
+    /// `""` when allowed, else why not.
+    #[schemars(with = "ReasonWord")]
+    reason: &'static str,
+}
+
+impl From<&Authorization> for AuthorizationBody {
+    fn from(authorization: &Authorization) -> Self {
+        let (allowed, reason) = match authorization {
+            Authorization::Allowed => (true, ""),
+            Authorization::Denied(denial) => (false, denial.as_str()),
+        };
+        AuthorizationBody { allowed, reason }
+    }
+}
+
+/// LIFE-8 `pending_deliveries`: the outbox, oldest resolution first.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Deliveries")]
+pub(crate) struct DeliveriesBody<'a> {
+    /// DEL-3 entries.
+    deliveries: &'a [Delivery],
+}
+
+impl<'a> From<&'a Vec<Delivery>> for DeliveriesBody<'a> {
+    fn from(deliveries: &'a Vec<Delivery>) -> Self {
+        DeliveriesBody { deliveries }
+    }
+}
+
+/// Mirror operations and other acknowledgements.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Ok")]
+pub(crate) struct OkBody {
+    /// Always `true`.
+    #[schemars(extend("const" = true))]
+    ok: bool,
+}
+
+impl From<&()> for OkBody {
+    fn from(_: &()) -> Self {
+        OkBody { ok: true }
+    }
+}
+
+/// WIRE-5 `begin_turn`.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "TurnStarted")]
+pub(crate) struct TurnBody<'a> {
+    /// The new turn's id.
+    turn_id: &'a str,
+}
+
+impl<'a> From<&'a String> for TurnBody<'a> {
+    fn from(turn_id: &'a String) -> Self {
+        TurnBody { turn_id }
+    }
+}
+
+/// WIRE-5 `has_pending_clarification`.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "HasPending")]
+pub(crate) struct HasPendingBody {
+    /// True iff the session has an active bundle (LIFE-7).
+    has_pending: bool,
+}
+
+impl From<&bool> for HasPendingBody {
+    fn from(has_pending: &bool) -> Self {
+        HasPendingBody {
+            has_pending: *has_pending,
+        }
+    }
+}
+
+/// REL-8 `prune`.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Pruned")]
+pub(crate) struct PrunedBody {
+    /// How many bundles it deleted.
+    pruned: u64,
+}
+
+impl From<&u64> for PrunedBody {
+    fn from(pruned: &u64) -> Self {
+        PrunedBody { pruned: *pruned }
+    }
+}
+
+/// EVT-2 `events_after`: the visible events, the position to go on from,
+/// and whether events were pruned in between.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Events")]
+pub(crate) struct EventsBody<'a> {
+    /// The events the principal may see now, oldest first.
+    events: &'a [Event],
+    /// The last position examined, visible or not: the next `after`.
+    next: &'a str,
+    /// Events after `after` were pruned (EVT-3): list again.
+    reset: bool,
+}
+
+impl<'a> From<&'a EventPage> for EventsBody<'a> {
+    fn from(page: &'a EventPage) -> Self {
+        EventsBody {
+            events: &page.events,
+            next: &page.next,
+            reset: page.reset,
+        }
+    }
+}
+
+/// WIRE-1: the body of every error but a capability denial.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Error")]
+pub(crate) struct ErrorBody {
+    /// What went wrong, naming the field for a validation error; an
+    /// internal error shows only a reference (REL-6).
+    pub(crate) error: String,
+}
+
+/// WIRE-1: a capability denial, and WIRE-4's error results, which carry
+/// the error's code word too.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "CodedError")]
+pub(crate) struct CodedErrorBody {
+    /// What went wrong.
+    pub(crate) error: String,
+    /// The error's code word.
+    #[schemars(with = "CodeWord")]
+    pub(crate) code: &'static str,
+}
+
+/// WIRE-4's error code words.
+#[derive(JsonSchema)]
+#[schemars(rename = "ErrorCode")]
+#[allow(dead_code)] // only its schema is used; the word comes from `ErrorCode`
+#[serde(rename_all = "snake_case")]
+enum CodeWord {
+    NotFound,
+    NoLongerActive,
+    Validation,
+    CapabilityDenied,
+    Internal,
+}
+
+impl CodedErrorBody {
+    pub(crate) fn new(error: String, code: ErrorCode) -> CodedErrorBody {
+        CodedErrorBody {
+            error,
+            code: code.as_str(),
+        }
+    }
+}
