@@ -176,30 +176,28 @@ pub fn postgres() -> Option<TestDb> {
     })
 }
 
-/// Declares each test once and runs it on both backends:
-/// `dual_backend! { fn act_1_x(db) { ... } }` gives `act_1_x::sqlite` and
-/// `act_1_x::postgres` (so `cargo test -- postgres` selects every
-/// PostgreSQL half).
+/// Runs each named case on both backends. Beside a plain function
+/// `fn act_1_x(db: &TestDb) { ... }`, `dual_backend!(act_1_x, act_1_y);`
+/// gives the tests `act_1_x::sqlite` and `act_1_x::postgres` (so `cargo
+/// test -- postgres` selects every PostgreSQL half); the PostgreSQL half is
+/// skipped when the server is unreachable outside CI (see [`postgres`]).
+/// Attributes written before a name go on its module: a case whose function
+/// carries a `#[cfg(...)]` names it as `#[cfg(...)] act_1_x`.
 macro_rules! dual_backend {
-    ($( $(#[$meta:meta])* fn $name:ident($db:ident) $body:block )*) => {
+    ($( $(#[$meta:meta])* $name:ident ),* $(,)?) => {
         $(
             $(#[$meta])*
             mod $name {
-                #[allow(unused_imports)]
-                use super::*;
-
-                fn run($db: &$crate::support::TestDb) $body
-
                 #[test]
                 fn sqlite() {
-                    run(&$crate::support::sqlite());
+                    super::$name(&$crate::support::sqlite());
                 }
 
                 #[cfg(feature = "postgres")]
                 #[test]
                 fn postgres() {
                     if let Some(db) = $crate::support::postgres() {
-                        run(&db);
+                        super::$name(&db);
                     }
                 }
             }
