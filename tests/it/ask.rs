@@ -143,7 +143,14 @@ fn q(id: Option<&str>, prompt: &str) -> QuestionSpec {
 
 // ---- ASK-1 ------------------------------------------------------------
 
-dual_backend!(ask_1_writes_one_bundle_and_a_row_per_question_in_a_new_turn, ask_1_uses_the_current_turn_when_one_exists, ask_1_bundle_task_is_the_sessions_task, ask_1_failure_after_bundle_row_leaves_nothing, ask_1_failure_after_first_question_leaves_nothing, ask_1_failure_rolls_back_the_started_turn);
+dual_backend!(
+    ask_1_writes_one_bundle_and_a_row_per_question_in_a_new_turn,
+    ask_1_uses_the_current_turn_when_one_exists,
+    ask_1_bundle_task_is_the_sessions_task,
+    ask_1_failure_after_bundle_row_leaves_nothing,
+    ask_1_failure_after_first_question_leaves_nothing,
+    ask_1_failure_rolls_back_the_started_turn
+);
 
 /// ASK-1: one bundle row and one pending question row per question, all
 /// in the current turn, which `ask` starts when the session has none.
@@ -208,7 +215,7 @@ fn ask_1_uses_the_current_turn_when_one_exists(db: &TestDb) {
 fn ask_1_bundle_task_is_the_sessions_task(db: &TestDb) {
     db.upsert_task("some-task", Some("w-x")).unwrap();
     db.upsert_session(SessionUpsert::new("some-session", "some-task"))
-    .unwrap();
+        .unwrap();
     let pending_id = ask(db, "some-session", 1);
     assert_eq!(bundle_row(db, &pending_id).1, "some-task");
 }
@@ -275,7 +282,10 @@ fn ask_1_failure_rolls_back_the_started_turn(db: &TestDb) {
 
 // ---- ASK-2: counts ------------------------------------------------------
 
-dual_backend!(ask_2_question_count_outside_1_to_4_is_named, ask_2_option_count_outside_2_to_6_is_named);
+dual_backend!(
+    ask_2_question_count_outside_1_to_4_is_named,
+    ask_2_option_count_outside_2_to_6_is_named
+);
 
 /// ASK-2: 1 and 4 questions are accepted; 0 and 5 name `questions`.
 fn ask_2_question_count_outside_1_to_4_is_named(db: &TestDb) {
@@ -308,7 +318,12 @@ fn ask_2_option_count_outside_2_to_6_is_named(db: &TestDb) {
 
 // ---- ASK-2: blank values ------------------------------------------------
 
-dual_backend!(ask_2_blank_prompt_is_named, ask_2_blank_label_is_named, ask_2_blank_description_is_named, ask_2_blank_title_and_context_are_accepted);
+dual_backend!(
+    ask_2_blank_prompt_is_named,
+    ask_2_blank_label_is_named,
+    ask_2_blank_description_is_named,
+    ask_2_blank_title_and_context_are_accepted
+);
 
 /// ASK-2: an empty or whitespace-only prompt names the prompt.
 fn ask_2_blank_prompt_is_named(db: &TestDb) {
@@ -360,13 +375,23 @@ fn ask_2_blank_title_and_context_are_accepted(db: &TestDb) {
 
 // ---- ASK-2: uniqueness ----------------------------------------------------
 
-dual_backend!(ask_2_duplicate_question_ids_are_named, ask_2_explicit_id_colliding_with_a_default_is_a_duplicate, ask_2_duplicate_option_ids_are_named, ask_2_explicit_option_id_colliding_with_a_default_is_a_duplicate, ask_2_equal_option_ids_in_different_questions_are_accepted);
+dual_backend!(
+    ask_2_duplicate_question_ids_are_named,
+    ask_2_explicit_id_colliding_with_a_default_is_a_duplicate,
+    ask_2_duplicate_option_ids_are_named,
+    ask_2_explicit_option_id_colliding_with_a_default_is_a_duplicate,
+    ask_2_equal_option_ids_in_different_questions_are_accepted
+);
 
 /// ASK-2: two explicit equal question ids name the later question's id.
 fn ask_2_duplicate_question_ids_are_named(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let request = AskRequest {
-        questions: vec![q(Some("x"), "one?"), q(Some("y"), "two?"), q(Some("x"), "three?")],
+        questions: vec![
+            q(Some("x"), "one?"),
+            q(Some("y"), "two?"),
+            q(Some("x"), "three?"),
+        ],
         ..ask_request(&session, 0)
     };
     assert_invalid(db.ask(&request), "questions[2].question_id");
@@ -401,8 +426,11 @@ fn ask_2_explicit_id_colliding_with_a_default_is_a_duplicate(db: &TestDb) {
 fn ask_2_duplicate_option_ids_are_named(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let mut request = ask_request(&session, 2);
-    request.questions[1].options =
-        vec![opt(Some("a"), "A"), opt(Some("b"), "B"), opt(Some("a"), "C")];
+    request.questions[1].options = vec![
+        opt(Some("a"), "A"),
+        opt(Some("b"), "B"),
+        opt(Some("a"), "C"),
+    ];
     assert_invalid(db.ask(&request), "questions[1].options[2].option_id");
     assert_eq!(counts(db), (0, 0, 0));
 }
@@ -440,7 +468,15 @@ fn ask_2_equal_option_ids_in_different_questions_are_accepted(db: &TestDb) {
 
 // ---- ASK-2: size caps in runes of the raw value -------------------------
 
-dual_backend!(ask_2_prompt_cap_counts_runes, ask_2_context_cap_counts_runes, ask_2_title_cap_counts_runes, ask_2_label_cap_counts_runes, ask_2_description_cap_counts_runes, ask_2_caps_count_surrounding_whitespace, ask_2_values_are_stored_as_given);
+dual_backend!(
+    ask_2_prompt_cap_counts_runes,
+    ask_2_context_cap_counts_runes,
+    ask_2_title_cap_counts_runes,
+    ask_2_label_cap_counts_runes,
+    ask_2_description_cap_counts_runes,
+    ask_2_caps_count_surrounding_whitespace,
+    ask_2_values_are_stored_as_given
+);
 
 /// ASK-2: a prompt of exactly 4000 runes (16000 bytes) passes; 4001 runes
 /// name the prompt.
@@ -567,7 +603,11 @@ fn ask_2_values_are_stored_as_given(db: &TestDb) {
 
 // ---- ASK-2: the session --------------------------------------------------
 
-dual_backend!(ask_2_unknown_session_is_not_found, ask_2_validation_comes_before_the_session_lookup, ask_2_empty_session_id_is_named);
+dual_backend!(
+    ask_2_unknown_session_is_not_found,
+    ask_2_validation_comes_before_the_session_lookup,
+    ask_2_empty_session_id_is_named
+);
 
 /// ASK-2, LIFE-10: asking on an unknown session is not-found naming the
 /// session, and writes nothing.
@@ -603,7 +643,10 @@ fn ask_2_empty_session_id_is_named(db: &TestDb) {
 
 // ---- ASK-3 ----------------------------------------------------------------
 
-dual_backend!(ask_3_missing_ids_get_positional_defaults, ask_3_empty_ids_are_defaulted_by_position);
+dual_backend!(
+    ask_3_missing_ids_get_positional_defaults,
+    ask_3_empty_ids_are_defaulted_by_position
+);
 
 /// ASK-3: missing question ids become q1, q2, … by position, and missing
 /// option ids `<question_id>_opt1`, … by position.
@@ -660,7 +703,14 @@ fn ask_3_empty_ids_are_defaulted_by_position(db: &TestDb) {
 
 // ---- ASK-4 ----------------------------------------------------------------
 
-dual_backend!(ask_4_same_key_returns_the_same_bundle_and_writes_nothing, ask_4_replay_after_session_ended_returns_the_bundle, ask_4_replay_after_supersession_returns_the_bundle, ask_4_replay_after_resolution_returns_the_bundle, ask_4_keys_are_per_session, ask_4_empty_key_means_no_key);
+dual_backend!(
+    ask_4_same_key_returns_the_same_bundle_and_writes_nothing,
+    ask_4_replay_after_session_ended_returns_the_bundle,
+    ask_4_replay_after_supersession_returns_the_bundle,
+    ask_4_replay_after_resolution_returns_the_bundle,
+    ask_4_keys_are_per_session,
+    ask_4_empty_key_means_no_key
+);
 
 /// ASK-4: a second ask with the same key returns the first bundle with
 /// `created: false` and writes nothing.
@@ -671,14 +721,26 @@ fn ask_4_same_key_returns_the_same_bundle_and_writes_nothing(db: &TestDb) {
     assert_eq!(bundle_row(db, &first.pending_id).5.as_deref(), Some("k1"));
     let before = rows::dump(db);
     let again = db.ask(&keyed(&session, "k1")).unwrap();
-    assert_eq!(again, Asked { pending_id: first.pending_id.clone(), created: false });
+    assert_eq!(
+        again,
+        Asked {
+            pending_id: first.pending_id.clone(),
+            created: false
+        }
+    );
     // Different content with the same key still returns the first bundle.
     let other_content = AskRequest {
         idempotency_key: Some("k1".to_owned()),
         ..ask_request(&session, 4)
     };
     let again = db.ask(&other_content).unwrap();
-    assert_eq!(again, Asked { pending_id: first.pending_id.clone(), created: false });
+    assert_eq!(
+        again,
+        Asked {
+            pending_id: first.pending_id.clone(),
+            created: false
+        }
+    );
     assert_eq!(rows::dump(db), before);
     // Another key is another bundle.
     let second = db.ask(&keyed(&session, "k2")).unwrap();
@@ -689,19 +751,33 @@ fn ask_4_same_key_returns_the_same_bundle_and_writes_nothing(db: &TestDb) {
 /// ASK-4 before ASK-5: the replay is answered even after the session
 /// ended, for every terminal state.
 fn ask_4_replay_after_session_ended_returns_the_bundle(db: &TestDb) {
-    for (n, state) in [SessionState::Completed, SessionState::Failed, SessionState::Cancelled]
-        .into_iter()
-        .enumerate()
+    for (n, state) in [
+        SessionState::Completed,
+        SessionState::Failed,
+        SessionState::Cancelled,
+    ]
+    .into_iter()
+    .enumerate()
     {
         let session = mirror(db, &format!("s{n}"), "alice");
         let first = db.ask(&keyed(&session, "k")).unwrap();
         db.set_session_state(&session, state).unwrap();
         let before = rows::dump(db);
         let again = db.ask(&keyed(&session, "k")).unwrap();
-        assert_eq!(again, Asked { pending_id: first.pending_id, created: false }, "{state:?}");
+        assert_eq!(
+            again,
+            Asked {
+                pending_id: first.pending_id,
+                created: false
+            },
+            "{state:?}"
+        );
         assert_eq!(rows::dump(db), before, "{state:?}");
         // A new key on the ended session is refused (ASK-5).
-        assert!(matches!(db.ask(&keyed(&session, "new")), Err(Error::SessionEnded)));
+        assert!(matches!(
+            db.ask(&keyed(&session, "new")),
+            Err(Error::SessionEnded)
+        ));
     }
 }
 
@@ -715,7 +791,13 @@ fn ask_4_replay_after_supersession_returns_the_bundle(db: &TestDb) {
     assert!(!db.has_pending_clarification(&session).unwrap());
     let before = rows::dump(db);
     let again = db.ask(&keyed(&session, "k")).unwrap();
-    assert_eq!(again, Asked { pending_id: first.pending_id.clone(), created: false });
+    assert_eq!(
+        again,
+        Asked {
+            pending_id: first.pending_id.clone(),
+            created: false
+        }
+    );
     assert_eq!(rows::dump(db), before);
     assert_eq!(rows::turn_of(db, &first.pending_id), old_turn);
     assert!(!db.has_pending_clarification(&session).unwrap());
@@ -727,14 +809,22 @@ fn ask_4_replay_after_resolution_returns_the_bundle(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let first = db.ask(&keyed(&session, "k")).unwrap();
     db.raw(|conn| {
-        diesel::update(bundle_questions::table.filter(bundle_questions::pending_id.eq(&first.pending_id)))
-            .set(bundle_questions::status.eq("answered"))
-            .execute(conn)
-            .unwrap()
+        diesel::update(
+            bundle_questions::table.filter(bundle_questions::pending_id.eq(&first.pending_id)),
+        )
+        .set(bundle_questions::status.eq("answered"))
+        .execute(conn)
+        .unwrap()
     });
     let before = rows::dump(db);
     let again = db.ask(&keyed(&session, "k")).unwrap();
-    assert_eq!(again, Asked { pending_id: first.pending_id, created: false });
+    assert_eq!(
+        again,
+        Asked {
+            pending_id: first.pending_id,
+            created: false
+        }
+    );
     assert_eq!(rows::dump(db), before);
 }
 
@@ -749,10 +839,19 @@ fn ask_4_keys_are_per_session(db: &TestDb) {
     assert!(second.created);
     assert_ne!(first.pending_id, second.pending_id);
     assert_eq!(bundle_row(db, &second.pending_id).0, two);
-    assert_eq!(bundle_row(db, &second.pending_id).5.as_deref(), Some("shared"));
+    assert_eq!(
+        bundle_row(db, &second.pending_id).5.as_deref(),
+        Some("shared")
+    );
     // Each session's replay returns its own bundle.
-    assert_eq!(db.ask(&keyed(&one, "shared")).unwrap().pending_id, first.pending_id);
-    assert_eq!(db.ask(&keyed(&two, "shared")).unwrap().pending_id, second.pending_id);
+    assert_eq!(
+        db.ask(&keyed(&one, "shared")).unwrap().pending_id,
+        first.pending_id
+    );
+    assert_eq!(
+        db.ask(&keyed(&two, "shared")).unwrap().pending_id,
+        second.pending_id
+    );
     assert_eq!(counts(db).1, 2);
 }
 
@@ -768,7 +867,12 @@ fn ask_4_empty_key_means_no_key(db: &TestDb) {
         assert!(asked.created);
         assert_eq!(bundle_row(db, &asked.pending_id).5, None);
     }
-    let mut ids = vec![first.pending_id, second.pending_id, third.pending_id, fourth.pending_id];
+    let mut ids = vec![
+        first.pending_id,
+        second.pending_id,
+        third.pending_id,
+        fourth.pending_id,
+    ];
     ids.sort();
     ids.dedup();
     assert_eq!(ids.len(), 4);
@@ -777,14 +881,21 @@ fn ask_4_empty_key_means_no_key(db: &TestDb) {
 
 // ---- ASK-5 ----------------------------------------------------------------
 
-dual_backend!(ask_5_terminal_session_refuses_and_writes_nothing, ask_5_live_states_accept_and_keep_their_state);
+dual_backend!(
+    ask_5_terminal_session_refuses_and_writes_nothing,
+    ask_5_live_states_accept_and_keep_their_state
+);
 
 /// ASK-5: asking on a session in each terminal state is `SessionEnded`
 /// and writes nothing; the session's state is left as it is.
 fn ask_5_terminal_session_refuses_and_writes_nothing(db: &TestDb) {
-    for (n, state) in [SessionState::Completed, SessionState::Failed, SessionState::Cancelled]
-        .into_iter()
-        .enumerate()
+    for (n, state) in [
+        SessionState::Completed,
+        SessionState::Failed,
+        SessionState::Cancelled,
+    ]
+    .into_iter()
+    .enumerate()
     {
         // One session that already has a bundle, one that has no turn yet.
         let used = mirror(db, &format!("used{n}"), "alice");
@@ -795,7 +906,10 @@ fn ask_5_terminal_session_refuses_and_writes_nothing(db: &TestDb) {
         let before = rows::dump(db);
         for session in [&used, &fresh] {
             let result = db.ask(&ask_request(session, 2));
-            assert!(matches!(result, Err(Error::SessionEnded)), "{state:?}: {result:?}");
+            assert!(
+                matches!(result, Err(Error::SessionEnded)),
+                "{state:?}: {result:?}"
+            );
             assert_eq!(session_state(db, session), state.as_str());
         }
         assert_eq!(rows::dump(db), before, "{state:?}");
@@ -837,7 +951,10 @@ fn ask_4_concurrent_asks_with_one_key_create_one_bundle(db: &TestDb) {
         .map(|thread| thread.join().unwrap())
         .collect();
     assert_eq!(asked.iter().filter(|a| a.created).count(), 1, "{asked:?}");
-    assert!(asked.iter().all(|a| a.pending_id == asked[0].pending_id), "{asked:?}");
+    assert!(
+        asked.iter().all(|a| a.pending_id == asked[0].pending_id),
+        "{asked:?}"
+    );
     let stored: i64 = db.raw(|conn| bundles::table.count().get_result(conn).unwrap());
     assert_eq!(stored, 1);
 }

@@ -61,21 +61,36 @@ fn claim_5_thirty_two_racers_one_winner(db: &TestDb) {
         let results = race(&handles, &pending_id, 32);
         let winners = results.iter().filter(|r| r.claimed).count();
         assert_eq!(winners, 1, "round {round}");
-        let stored = db.get_bundle(&Principal::System, &pending_id).unwrap().response.unwrap();
+        let stored = db
+            .get_bundle(&Principal::System, &pending_id)
+            .unwrap()
+            .response
+            .unwrap();
         let stored_json = envelope::response(&stored).to_string();
         for result in &results {
-            assert_eq!(envelope::response(&result.response).to_string(), stored_json, "round {round}");
+            assert_eq!(
+                envelope::response(&result.response).to_string(),
+                stored_json,
+                "round {round}"
+            );
         }
         // The stored answer is exactly what the winning racer submitted:
         // each racer's text names it, and its option follows from it.
         let winner = results.iter().find(|r| r.claimed).unwrap();
         let text = &winner.response.answers[0].custom_text;
-        let n: usize = text.strip_prefix("racer ").and_then(|n| n.parse().ok()).unwrap();
+        let n: usize = text
+            .strip_prefix("racer ")
+            .and_then(|n| n.parse().ok())
+            .unwrap();
         let submitted = answer_for(n);
         assert_eq!(stored.answers.len(), 2, "round {round}");
         for (stored, sent) in stored.answers.iter().zip(&submitted.answers) {
             assert_eq!(
-                (&stored.question_id, &stored.selected_options, &stored.custom_text),
+                (
+                    &stored.question_id,
+                    &stored.selected_options,
+                    &stored.custom_text
+                ),
                 (&sent.question_id, &sent.selected_options, &sent.custom_text),
                 "round {round}: the stored answer is not racer {n}'s submission"
             );
@@ -139,7 +154,10 @@ fn claim_1_the_write_itself_is_guarded(db: &TestDb) {
     let superseded = ask(db, &session, 2);
     db.begin_turn(&session).unwrap();
     assert_eq!(run_claim_rows(db, &superseded), Vec::<i64>::new());
-    assert_eq!(rows::statuses(db, &superseded), [Some("pending".to_owned()), Some("pending".to_owned())]);
+    assert_eq!(
+        rows::statuses(db, &superseded),
+        [Some("pending".to_owned()), Some("pending".to_owned())]
+    );
 
     let ended = ask(db, &session, 1);
     rows::force_state(db, &session, "completed");
@@ -150,7 +168,11 @@ fn claim_1_the_write_itself_is_guarded(db: &TestDb) {
     let claimed = run_claim_rows(db, &ended);
     assert_eq!(claimed.len(), 1);
     assert_eq!(rows::statuses(db, &ended), [Some("answered".to_owned())]);
-    assert_eq!(run_claim_rows(db, &ended), Vec::<i64>::new(), "a second claim finds nothing pending");
+    assert_eq!(
+        run_claim_rows(db, &ended),
+        Vec::<i64>::new(),
+        "a second claim finds nothing pending"
+    );
 }
 
 dual_backend!(claim_3_more_rows_than_one_statement_names);
@@ -166,7 +188,11 @@ fn claim_3_more_rows_than_one_statement_names(db: &TestDb) {
     rows::insert_bundle(db, "wide", &session, &turn, "t-many");
     let ids = ["q1", "q2", "q3", "q4", "q5", "q6"];
     for (index, question_id) in ids.iter().enumerate() {
-        let status = if index == 1 { Some("expired") } else { Some("pending") };
+        let status = if index == 1 {
+            Some("expired")
+        } else {
+            Some("pending")
+        };
         Row::new("wide", &session, &turn)
             .question_id(question_id)
             .index(Some(index as i32))
@@ -443,7 +469,11 @@ mod postgres_serialization {
     }
 }
 
-dual_backend!(claim_4_racers_settle_under_a_serializable_server_default, claim_4_a_move_waits_for_a_claim_in_flight, claim_4_an_owner_change_waits_for_a_claim_in_flight);
+dual_backend!(
+    claim_4_racers_settle_under_a_serializable_server_default,
+    claim_4_a_move_waits_for_a_claim_in_flight,
+    claim_4_an_owner_change_waits_for_a_claim_in_flight
+);
 
 /// CLAIM-4: write transactions state READ COMMITTED. With the server's
 /// default isolation set to SERIALIZABLE (PostgreSQL; SQLite has one
@@ -452,20 +482,41 @@ dual_backend!(claim_4_racers_settle_under_a_serializable_server_default, claim_4
 fn claim_4_racers_settle_under_a_serializable_server_default(db: &TestDb) {
     let url = match db.backend() {
         clarion::Backend::Postgres => {
-            format!("{}%20-c%20default_transaction_isolation%3Dserializable", db.url)
+            format!(
+                "{}%20-c%20default_transaction_isolation%3Dserializable",
+                db.url
+            )
         }
         clarion::Backend::Sqlite => db.url.clone(),
     };
-    let strict = Clarion::builder(&url).clock(db.clock.clone()).ids(db.ids.clone()).open().unwrap();
-    let handles = [strict.clone(), Clarion::builder(&url).clock(db.clock.clone()).ids(db.ids.clone()).open().unwrap()];
+    let strict = Clarion::builder(&url)
+        .clock(db.clock.clone())
+        .ids(db.ids.clone())
+        .open()
+        .unwrap();
+    let handles = [
+        strict.clone(),
+        Clarion::builder(&url)
+            .clock(db.clock.clone())
+            .ids(db.ids.clone())
+            .open()
+            .unwrap(),
+    ];
     let session = mirror(db, "strict", "alice");
     for round in 0..10 {
         let pending_id = ask(&strict, &session, 2);
         let results = race(&handles, &pending_id, 32);
-        assert_eq!(results.iter().filter(|r| r.claimed).count(), 1, "round {round}");
+        assert_eq!(
+            results.iter().filter(|r| r.claimed).count(),
+            1,
+            "round {round}"
+        );
         let winner = results.iter().find(|r| r.claimed).unwrap();
         for result in &results {
-            assert_eq!(envelope::response(&result.response).to_string(), envelope::response(&winner.response).to_string());
+            assert_eq!(
+                envelope::response(&result.response).to_string(),
+                envelope::response(&winner.response).to_string()
+            );
         }
     }
 }
@@ -490,23 +541,34 @@ fn claim_4_a_move_waits_for_a_claim_in_flight(db: &TestDb) {
         let (claimer, first) = (claimer.clone(), first.clone());
         std::thread::spawn(move || claimer.resolve_bundle(&alice(), &first, &one_answer("mine")))
     };
-    assert!(gate.wait_arrival(std::time::Duration::from_secs(10)), "the claim reached its writes");
+    assert!(
+        gate.wait_arrival(std::time::Duration::from_secs(10)),
+        "the claim reached its writes"
+    );
     let (moved_tx, moved) = std::sync::mpsc::channel();
     let move_thread = std::thread::spawn(move || {
         let outcome = mover.upsert_task("t-a", Some("w-bob"));
         let _ = moved_tx.send(());
         outcome
     });
-    let move_waited = moved.recv_timeout(std::time::Duration::from_millis(500)).is_err();
+    let move_waited = moved
+        .recv_timeout(std::time::Duration::from_millis(500))
+        .is_err();
     gate.open();
-    assert!(move_waited, "the move committed while a claim on its task was in flight");
+    assert!(
+        move_waited,
+        "the move committed while a claim on its task was in flight"
+    );
     let claimed = claim.join().unwrap().unwrap();
     assert!(claimed.claimed, "the claim that held the lock wins");
     move_thread.join().unwrap().unwrap();
     claimer.disarm_failpoint(points::CLAIM_BEFORE_WRITES);
     let late = db.resolve_bundle(&alice(), &second, &one_answer("too late"));
     assert!(matches!(late, Err(clarion::Error::NotFound(_))), "{late:?}");
-    assert_eq!(db.get_bundle(&bob(), &second).unwrap().status, BundleStatus::Pending);
+    assert_eq!(
+        db.get_bundle(&bob(), &second).unwrap().status,
+        BundleStatus::Pending
+    );
 }
 
 /// CLAIM-4: a workspace owner change serializes with a claim in flight
@@ -525,23 +587,34 @@ fn claim_4_an_owner_change_waits_for_a_claim_in_flight(db: &TestDb) {
         let (claimer, first) = (claimer.clone(), first.clone());
         std::thread::spawn(move || claimer.resolve_bundle(&alice(), &first, &one_answer("mine")))
     };
-    assert!(gate.wait_arrival(std::time::Duration::from_secs(10)), "the claim reached its writes");
+    assert!(
+        gate.wait_arrival(std::time::Duration::from_secs(10)),
+        "the claim reached its writes"
+    );
     let (moved_tx, moved) = std::sync::mpsc::channel();
     let move_thread = std::thread::spawn(move || {
         let outcome = mover.upsert_workspace("w-a", Some("bob"));
         let _ = moved_tx.send(());
         outcome
     });
-    let move_waited = moved.recv_timeout(std::time::Duration::from_millis(500)).is_err();
+    let move_waited = moved
+        .recv_timeout(std::time::Duration::from_millis(500))
+        .is_err();
     gate.open();
-    assert!(move_waited, "the owner change committed while a claim in its workspace was in flight");
+    assert!(
+        move_waited,
+        "the owner change committed while a claim in its workspace was in flight"
+    );
     let claimed = claim.join().unwrap().unwrap();
     assert!(claimed.claimed, "the claim that held the lock wins");
     move_thread.join().unwrap().unwrap();
     claimer.disarm_failpoint(points::CLAIM_BEFORE_WRITES);
     let late = db.resolve_bundle(&alice(), &second, &one_answer("too late"));
     assert!(matches!(late, Err(clarion::Error::NotFound(_))), "{late:?}");
-    assert_eq!(db.get_bundle(&bob(), &second).unwrap().status, BundleStatus::Pending);
+    assert_eq!(
+        db.get_bundle(&bob(), &second).unwrap().status,
+        BundleStatus::Pending
+    );
 }
 
 /// Holds, on a connection of its own, the lock a claim queues for: on
@@ -591,7 +664,10 @@ fn within<T: Send + 'static>(
     received.recv_timeout(limit).ok()
 }
 
-dual_backend!(ops_4_a_loser_learns_the_winner_without_the_write_lock, ops_4_an_active_bundle_is_claimed_only_under_the_lock);
+dual_backend!(
+    ops_4_a_loser_learns_the_winner_without_the_write_lock,
+    ops_4_an_active_bundle_is_claimed_only_under_the_lock
+);
 
 /// OPS-4, REPLAY-1: a resolve of a bundle that is already resolved
 /// learns the winner from a plain read. While another connection holds
@@ -605,45 +681,66 @@ fn ops_4_a_loser_learns_the_winner_without_the_write_lock(db: &TestDb) {
     use std::time::Duration;
     let session = mirror(db, "fast", "alice");
     let pending_id = ask(db, &session, 2);
-    let winner = db.resolve_bundle(&alice(), &pending_id, &answer_for(7)).unwrap();
+    let winner = db
+        .resolve_bundle(&alice(), &pending_id, &answer_for(7))
+        .unwrap();
     assert!(winner.claimed);
     let winner_json = envelope::response(&winner.response).to_string();
     let limit = Duration::from_secs(2);
-    let (loser, foreign, absent, malformed, cancelled) = holding_the_claim_lock(db, &session, || {
-        let call = |principal: Principal, pending_id: &str, request: ResolveRequest| {
-            let (handle, pending_id) = (db.clarion.clone(), pending_id.to_owned());
-            within(limit, move || handle.resolve_bundle(&principal, &pending_id, &request))
+    let (loser, foreign, absent, malformed, cancelled) =
+        holding_the_claim_lock(db, &session, || {
+            let call = |principal: Principal, pending_id: &str, request: ResolveRequest| {
+                let (handle, pending_id) = (db.clarion.clone(), pending_id.to_owned());
+                within(limit, move || {
+                    handle.resolve_bundle(&principal, &pending_id, &request)
+                })
                 .expect("a resolve of a settled bundle waited for the claim lock")
-        };
-        let cancel = {
-            let (handle, pending_id) = (db.clarion.clone(), pending_id.clone());
-            within(limit, move || handle.cancel_bundle(&alice(), &pending_id))
-                .expect("a cancel of a settled bundle waited for the claim lock")
-        };
-        (
-            call(alice(), &pending_id, answer_for(8)),
-            call(bob(), &pending_id, answer_for(8)),
-            call(alice(), "no-such-bundle", answer_for(8)),
-            call(alice(), &pending_id, one_answer("only one of two")),
-            cancel,
-        )
-    });
+            };
+            let cancel = {
+                let (handle, pending_id) = (db.clarion.clone(), pending_id.clone());
+                within(limit, move || handle.cancel_bundle(&alice(), &pending_id))
+                    .expect("a cancel of a settled bundle waited for the claim lock")
+            };
+            (
+                call(alice(), &pending_id, answer_for(8)),
+                call(bob(), &pending_id, answer_for(8)),
+                call(alice(), "no-such-bundle", answer_for(8)),
+                call(alice(), &pending_id, one_answer("only one of two")),
+                cancel,
+            )
+        });
     let loser = loser.unwrap();
     assert!(!loser.claimed);
     assert_eq!(loser.status, winner.status);
     assert_eq!(envelope::response(&loser.response).to_string(), winner_json);
     let cancelled = cancelled.unwrap();
     assert!(!cancelled.claimed);
-    assert_eq!(envelope::response(&cancelled.response).to_string(), winner_json);
+    assert_eq!(
+        envelope::response(&cancelled.response).to_string(),
+        winner_json
+    );
     let (foreign, absent) = (foreign.unwrap_err(), absent.unwrap_err());
-    assert!(matches!(foreign, clarion::Error::NotFound(_)), "{foreign:?}");
+    assert!(
+        matches!(foreign, clarion::Error::NotFound(_)),
+        "{foreign:?}"
+    );
     assert!(matches!(absent, clarion::Error::NotFound(_)), "{absent:?}");
     let (foreign, absent) = (envelope::error(&foreign), envelope::error(&absent));
-    assert_eq!((foreign.status, foreign.body_text()), (absent.status, absent.body_text()));
+    assert_eq!(
+        (foreign.status, foreign.body_text()),
+        (absent.status, absent.body_text())
+    );
     let malformed = malformed.unwrap_err();
-    assert!(matches!(malformed, clarion::Error::Validation(_)), "{malformed:?}");
+    assert!(
+        matches!(malformed, clarion::Error::Validation(_)),
+        "{malformed:?}"
+    );
     // The stored answer is still the winner's.
-    let stored = db.get_bundle(&Principal::System, &pending_id).unwrap().response.unwrap();
+    let stored = db
+        .get_bundle(&Principal::System, &pending_id)
+        .unwrap()
+        .response
+        .unwrap();
     assert_eq!(envelope::response(&stored).to_string(), winner_json);
 }
 
@@ -684,10 +781,20 @@ dual_backend!(claim_4_the_session_lock_takes_any_session_id_literally);
 fn claim_4_the_session_lock_takes_any_session_id_literally(db: &TestDb) {
     let session = mirror(db, r"o'b\'; DROP TABLE bundles; --\", "alice");
     let pending_id = ask(db, &session, 2);
-    let won = db.resolve_bundle(&alice(), &pending_id, &answer_for(1)).unwrap();
+    let won = db
+        .resolve_bundle(&alice(), &pending_id, &answer_for(1))
+        .unwrap();
     assert!(won.claimed);
-    let again = db.resolve_bundle(&alice(), &pending_id, &answer_for(2)).unwrap();
+    let again = db
+        .resolve_bundle(&alice(), &pending_id, &answer_for(2))
+        .unwrap();
     assert!(!again.claimed);
-    assert_eq!(envelope::response(&again.response), envelope::response(&won.response));
-    assert_eq!(rows::statuses(db, &pending_id), [Some("answered".to_owned()), Some("answered".to_owned())]);
+    assert_eq!(
+        envelope::response(&again.response),
+        envelope::response(&won.response)
+    );
+    assert_eq!(
+        rows::statuses(db, &pending_id),
+        [Some("answered".to_owned()), Some("answered".to_owned())]
+    );
 }

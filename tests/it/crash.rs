@@ -112,7 +112,11 @@ fn stored_answer_text(db: &TestDb, pending_id: &str) -> String {
     response.answers[0].custom_text.clone()
 }
 
-dual_backend!(rel_2_killed_before_the_claim_commits, rel_2_killed_after_the_commit, rel_2_killed_in_the_middle_of_a_dispatch);
+dual_backend!(
+    rel_2_killed_before_the_claim_commits,
+    rel_2_killed_after_the_commit,
+    rel_2_killed_in_the_middle_of_a_dispatch
+);
 
 /// Killed before the claim commits: nothing was written; the bundle is
 /// answerable after reopening.
@@ -121,12 +125,24 @@ fn rel_2_killed_before_the_claim_commits(db: &TestDb) {
     let pending_id = ask(db, &session, 1);
     kill_at(db, &pending_id, "before_commit");
     let reopened = db.reopen();
-    let detail = reopened.get_bundle(&Principal::System, &pending_id).unwrap();
+    let detail = reopened
+        .get_bundle(&Principal::System, &pending_id)
+        .unwrap();
     assert_eq!(detail.status, BundleStatus::Pending);
-    assert_eq!(rows::statuses(db, &pending_id), [Some("pending".to_owned())]);
-    let page = reopened.list_pending(&alice(), &Default::default()).unwrap();
+    assert_eq!(
+        rows::statuses(db, &pending_id),
+        [Some("pending".to_owned())]
+    );
+    let page = reopened
+        .list_pending(&alice(), &Default::default())
+        .unwrap();
     assert_eq!(page.bundles.len(), 1);
-    assert!(reopened.resolve_bundle(&alice(), &pending_id, &victims_answer()).unwrap().claimed);
+    assert!(
+        reopened
+            .resolve_bundle(&alice(), &pending_id, &victims_answer())
+            .unwrap()
+            .claimed
+    );
 }
 
 /// Killed after the commit, before any waiter or dispatcher ran: the
@@ -139,8 +155,16 @@ fn rel_2_killed_after_the_commit(db: &TestDb) {
     let reopened = db.reopen();
     assert_eq!(stored_answer_text(db, &pending_id), "from the victim");
     let outbox = reopened.pending_deliveries(None).unwrap();
-    assert_eq!(outbox.iter().map(|d| d.pending_id.as_str()).collect::<Vec<_>>(), [pending_id.as_str()]);
-    let late = reopened.resolve_bundle(&alice(), &pending_id, &victims_answer()).unwrap();
+    assert_eq!(
+        outbox
+            .iter()
+            .map(|d| d.pending_id.as_str())
+            .collect::<Vec<_>>(),
+        [pending_id.as_str()]
+    );
+    let late = reopened
+        .resolve_bundle(&alice(), &pending_id, &victims_answer())
+        .unwrap();
     assert!(!late.claimed, "a committed resolution is never taken back");
 }
 

@@ -240,7 +240,16 @@ fn http_5_a_pending_wait_is_send() {
     send::<Checked<Resolved>>();
 }
 
-dual_backend!(http_5_two_thousand_waits_on_one_thread, wait_3_async_no_lost_wakeup, wait_3_async_events_in_the_gap_call_back, wait_4_blocking_and_pending_waits_share_the_outcome, wait_3a_async_an_answer_from_another_process_calls_back, wait_1b_async_only_the_callers_timeout_detaches, wait_1_async_outcomes_are_the_blocking_outcomes, rel_7_close_ends_pending_waits);
+dual_backend!(
+    http_5_two_thousand_waits_on_one_thread,
+    wait_3_async_no_lost_wakeup,
+    wait_3_async_events_in_the_gap_call_back,
+    wait_4_blocking_and_pending_waits_share_the_outcome,
+    wait_3a_async_an_answer_from_another_process_calls_back,
+    wait_1b_async_only_the_callers_timeout_detaches,
+    wait_1_async_outcomes_are_the_blocking_outcomes,
+    rel_7_close_ends_pending_waits
+);
 
 /// HTTP-5, WAIT-3a, WAIT-4, WAIT-2: 2000 waits on one handle — agents
 /// and external principals, four per bundle — driven by one thread,
@@ -357,7 +366,9 @@ fn wait_3_async_no_lost_wakeup(db: &TestDb) {
             let (barrier, id) = (barrier.clone(), id.clone());
             std::thread::spawn(move || {
                 barrier.wait();
-                resolver.resolve_bundle(&alice(), &id, &one_answer("raced")).unwrap()
+                resolver
+                    .resolve_bundle(&alice(), &id, &one_answer("raced"))
+                    .unwrap()
             })
         };
         barrier.wait();
@@ -370,7 +381,11 @@ fn wait_3_async_no_lost_wakeup(db: &TestDb) {
             WaitOutcome::Answered(won.response.clone()),
             "round {round}"
         );
-        assert_eq!(driver.human_ended(human_key).unwrap().response, won.response, "round {round}");
+        assert_eq!(
+            driver.human_ended(human_key).unwrap().response,
+            won.response,
+            "round {round}"
+        );
     }
     assert!(outbox(db).is_empty());
 }
@@ -382,23 +397,36 @@ fn wait_3_async_events_in_the_gap_call_back(db: &TestDb) {
     let outcome = async_event_in_the_gap(db, "resolve", |h, _, p| {
         h.resolve_bundle(&alice(), p, &one_answer("")).unwrap();
     });
-    assert!(matches!(outcome, Ok(WaitOutcome::Answered(_))), "{outcome:?}");
+    assert!(
+        matches!(outcome, Ok(WaitOutcome::Answered(_))),
+        "{outcome:?}"
+    );
     let outcome = async_event_in_the_gap(db, "cancel", |h, _, p| {
         h.cancel_bundle(&alice(), p).unwrap();
     });
-    assert!(matches!(outcome, Ok(WaitOutcome::Cancelled(_))), "{outcome:?}");
+    assert!(
+        matches!(outcome, Ok(WaitOutcome::Cancelled(_))),
+        "{outcome:?}"
+    );
     let outcome = async_event_in_the_gap(db, "detach", |h, s, _| h.detach_session(s).unwrap());
     assert!(matches!(outcome, Ok(WaitOutcome::Detached)), "{outcome:?}");
     let outcome = async_event_in_the_gap(db, "expire", |h, s, _| {
-        h.set_session_state(s, clarion::SessionState::Failed).unwrap()
+        h.set_session_state(s, clarion::SessionState::Failed)
+            .unwrap()
     });
     assert!(matches!(outcome, Ok(WaitOutcome::Expired)), "{outcome:?}");
     let outcome = async_event_in_the_gap(db, "turn", |h, s, _| {
         h.begin_turn(s).unwrap();
     });
-    assert!(matches!(outcome, Ok(WaitOutcome::Superseded)), "{outcome:?}");
+    assert!(
+        matches!(outcome, Ok(WaitOutcome::Superseded)),
+        "{outcome:?}"
+    );
     let outcome = async_event_in_the_gap(db, "delete", |h, s, _| h.delete_session(s).unwrap());
-    assert!(matches!(outcome, Err(Error::NotFound(Entity::Bundle))), "{outcome:?}");
+    assert!(
+        matches!(outcome, Err(Error::NotFound(Entity::Bundle))),
+        "{outcome:?}"
+    );
 }
 
 /// WAIT-4, WAIT-1: a blocking waiter and pending waits on one bundle
@@ -428,7 +456,10 @@ fn wait_4_blocking_and_pending_waits_share_the_outcome(db: &TestDb) {
     let outcome = blocking.join().unwrap().unwrap();
     assert_eq!(outcome, WaitOutcome::Rejected(resolved.response.clone()));
     assert_eq!(driver.agent_ended(agent).unwrap(), outcome);
-    assert_eq!(driver.human_ended(human).unwrap().response, resolved.response);
+    assert_eq!(
+        driver.human_ended(human).unwrap().response,
+        resolved.response
+    );
     assert!(outbox(db).is_empty());
 }
 
@@ -485,7 +516,9 @@ fn wait_1b_async_only_the_callers_timeout_detaches(db: &TestDb) {
     assert!(rows::detached(db, &id), "the last agent waiter timed out");
 
     // DEL-3: the later answer is an outbox entry.
-    let resolved = db.resolve_bundle(&alice(), &id, &one_answer("late")).unwrap();
+    let resolved = db
+        .resolve_bundle(&alice(), &id, &one_answer("late"))
+        .unwrap();
     assert!(resolved.claimed);
     assert_eq!(outbox(db), std::slice::from_ref(&id));
 
@@ -514,7 +547,8 @@ fn wait_1_async_outcomes_are_the_blocking_outcomes(db: &TestDb) {
     let h = db.reopen_polling(NO_POLL);
     let session = mirror(db, "x", "alice");
     let rejected = ask(&h, &session, 1);
-    h.resolve_bundle(&alice(), &rejected, &rejecting("no")).unwrap();
+    h.resolve_bundle(&alice(), &rejected, &rejecting("no"))
+        .unwrap();
     let over = |checked: clarion::Result<Checked<WaitOutcome>>| match checked.unwrap() {
         Checked::Over(outcome) => outcome,
         Checked::Waiting(_) => panic!("settled bundles end at once"),
@@ -524,7 +558,12 @@ fn wait_1_async_outcomes_are_the_blocking_outcomes(db: &TestDb) {
         envelope::waited(&outcome),
         envelope::waited(&h.wait(&rejected, Duration::ZERO).unwrap())
     );
-    let seen = match h.begin_wait_bundle(&alice(), &rejected, || {}).unwrap().check().unwrap() {
+    let seen = match h
+        .begin_wait_bundle(&alice(), &rejected, || {})
+        .unwrap()
+        .check()
+        .unwrap()
+    {
         Checked::Over(seen) => seen,
         Checked::Waiting(_) => panic!("settled bundles end at once"),
     };
@@ -534,7 +573,10 @@ fn wait_1_async_outcomes_are_the_blocking_outcomes(db: &TestDb) {
     );
 
     let unknown = h.begin_wait("no-such-bundle", || {}).unwrap_err();
-    assert!(matches!(unknown, Error::NotFound(Entity::Bundle)), "{unknown:?}");
+    assert!(
+        matches!(unknown, Error::NotFound(Entity::Bundle)),
+        "{unknown:?}"
+    );
     let invisible = h.begin_wait_bundle(&bob(), &rejected, || {}).unwrap_err();
     assert_eq!(envelope::error(&invisible), envelope::error(&unknown));
 
@@ -543,7 +585,8 @@ fn wait_1_async_outcomes_are_the_blocking_outcomes(db: &TestDb) {
     let mut driver = Driver::new();
     let agent = driver.agent(&h, &open);
     let human = driver.human(&h, &alice(), &open);
-    h.set_session_state(&session, clarion::SessionState::Completed).unwrap();
+    h.set_session_state(&session, clarion::SessionState::Completed)
+        .unwrap();
     driver.run();
     assert_eq!(driver.agent_ended(agent).unwrap(), WaitOutcome::Expired);
     let error = driver.human_ended(human).unwrap_err();
@@ -566,11 +609,20 @@ fn rel_7_close_ends_pending_waits(db: &TestDb) {
     h.close();
     driver.run();
     for (agent, human) in keys {
-        assert!(matches!(driver.agent_ended(agent), Err(Error::HandleClosed)));
-        assert!(matches!(driver.human_ended(human), Err(Error::HandleClosed)));
+        assert!(matches!(
+            driver.agent_ended(agent),
+            Err(Error::HandleClosed)
+        ));
+        assert!(matches!(
+            driver.human_ended(human),
+            Err(Error::HandleClosed)
+        ));
     }
     assert!(ids.iter().all(|id| !rows::detached(db, id)));
-    assert!(matches!(h.begin_wait(&ids[0], || {}), Err(Error::HandleClosed)));
+    assert!(matches!(
+        h.begin_wait(&ids[0], || {}),
+        Err(Error::HandleClosed)
+    ));
     assert!(matches!(
         h.begin_wait_bundle(&alice(), &ids[0], || {}),
         Err(Error::HandleClosed)

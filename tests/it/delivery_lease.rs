@@ -17,7 +17,11 @@ const LEASE: Duration = Duration::from_secs(10);
 /// This module's path, for re-running `lease_child` from the cases.
 const MODULE: &str = module_path!();
 
-dual_backend!(del_3_a_lapsed_attachment_puts_the_answer_in_the_outbox, del_3_a_waiting_agent_renews_its_lease, del_3_an_answer_for_a_killed_agent_reaches_the_outbox);
+dual_backend!(
+    del_3_a_lapsed_attachment_puts_the_answer_in_the_outbox,
+    del_3_a_waiting_agent_renews_its_lease,
+    del_3_an_answer_for_a_killed_agent_reaches_the_outbox
+);
 
 /// DEL-3: an answered bundle whose handle's lease lapsed is an outbox
 /// entry without any host call (no detach, no timeout); before that it
@@ -26,7 +30,8 @@ fn del_3_a_lapsed_attachment_puts_the_answer_in_the_outbox(db: &TestDb) {
     let asker = db.builder().attachment_lease(LEASE).open().unwrap();
     let session = mirror(db, "x", "alice");
     let id = ask(&asker, &session, 1);
-    db.resolve_bundle(&alice(), &id, &one_answer("while you were away")).unwrap();
+    db.resolve_bundle(&alice(), &id, &one_answer("while you were away"))
+        .unwrap();
     assert!(outbox(db).is_empty(), "attached: the lease is fresh");
     db.clock.advance_micros(LEASE.as_micros() as i64 + 1);
     assert_eq!(outbox(db), vec![id.clone()], "the lease lapsed");
@@ -47,16 +52,24 @@ fn del_3_a_waiting_agent_renews_its_lease(db: &TestDb) {
         std::thread::spawn(move || asker.wait(&id, Duration::from_secs(2)))
     };
     let alive_until = || -> i64 {
-        db.raw(|conn| handles::table.select(handles::alive_until).load::<i64>(conn).unwrap())
-            .into_iter()
-            .max()
-            .unwrap()
+        db.raw(|conn| {
+            handles::table
+                .select(handles::alive_until)
+                .load::<i64>(conn)
+                .unwrap()
+        })
+        .into_iter()
+        .max()
+        .unwrap()
     };
     for _ in 0..3 {
         db.clock.advance_micros(lease.as_micros() as i64 * 2);
         let renewed_by = Instant::now() + Duration::from_secs(5);
         while alive_until() < db.clock.now().as_micros() {
-            assert!(Instant::now() < renewed_by, "the heartbeat did not renew the lease");
+            assert!(
+                Instant::now() < renewed_by,
+                "the heartbeat did not renew the lease"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
     }
@@ -83,19 +96,33 @@ fn del_3_an_answer_for_a_killed_agent_reaches_the_outbox(db: &TestDb) {
         .lines()
         .map_while(Result::ok)
         // libtest may print the test's name on the same line first.
-        .find_map(|line| line.split_once("WAITING ").map(|(_, id)| id.trim().to_owned()));
+        .find_map(|line| {
+            line.split_once("WAITING ")
+                .map(|(_, id)| id.trim().to_owned())
+        });
     let Some(id) = id else {
         let output = child.wait_with_output().unwrap();
-        panic!("the child never waited: {}", String::from_utf8_lossy(&output.stderr));
+        panic!(
+            "the child never waited: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
     };
     child.kill().unwrap(); // SIGKILL on Unix
     child.wait().unwrap();
     // Real time, as the child's heartbeat used.
     let host = Clarion::open(&db.url).unwrap();
-    host.resolve_bundle(&Principal::System, &id, &one_answer("for the vanished agent")).unwrap();
+    host.resolve_bundle(
+        &Principal::System,
+        &id,
+        &one_answer("for the vanished agent"),
+    )
+    .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     while !outbox(&host).contains(&id) {
-        assert!(Instant::now() < deadline, "the answer never reached the outbox");
+        assert!(
+            Instant::now() < deadline,
+            "the answer never reached the outbox"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }

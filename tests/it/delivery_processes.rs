@@ -21,11 +21,23 @@ fn wait_3_resolution_from_another_process_wakes_the_waiter(db: &TestDb) {
         std::thread::spawn(move || waiting.wait(&pending_id, Duration::from_secs(20)))
     };
     let output = Command::new(env!("CARGO_BIN_EXE_clarion"))
-        .args(["answer", &pending_id, "--database-url", &db.url, "--as", "user:alice", "--answers"])
+        .args([
+            "answer",
+            &pending_id,
+            "--database-url",
+            &db.url,
+            "--as",
+            "user:alice",
+            "--answers",
+        ])
         .arg(r#"[{"question_id":"q1","selected_options":["q1_opt1"],"custom_text":"from afar"}]"#)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stdout)
+    );
     let reply: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(reply["body"]["claimed"], true);
     match waiter.join().unwrap().unwrap() {

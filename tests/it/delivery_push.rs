@@ -52,7 +52,13 @@ fn answered_with(outcome: clarion::Result<WaitOutcome>, text: &str) {
     }
 }
 
-dual_backend!(wait_3a_an_answer_from_another_process_arrives_before_any_poll, wait_3a_other_handles_supersede_detach_and_delete_within_the_bound, wait_3a_another_connections_commit_is_detected, ops_4_a_thousand_waiters_cost_one_check_per_tick, rel_7_closing_and_dropping_a_watching_handle_does_not_hang);
+dual_backend!(
+    wait_3a_an_answer_from_another_process_arrives_before_any_poll,
+    wait_3a_other_handles_supersede_detach_and_delete_within_the_bound,
+    wait_3a_another_connections_commit_is_detected,
+    ops_4_a_thousand_waiters_cost_one_check_per_tick,
+    rel_7_closing_and_dropping_a_watching_handle_does_not_hang
+);
 
 /// WAIT-3a, OPS-4: an answer committed by another OS process reaches a
 /// waiter whose poll interval is 30 s within a second of that process
@@ -67,7 +73,10 @@ fn wait_3a_an_answer_from_another_process_arrives_before_any_poll(db: &TestDb) {
     let (outcome, woke) = waiter.join().unwrap();
     answered_with(outcome, "pushed");
     let late = woke.saturating_duration_since(exited);
-    assert!(late < Duration::from_secs(1), "woke {late:?} after the answering process exited");
+    assert!(
+        late < Duration::from_secs(1),
+        "woke {late:?} after the answering process exited"
+    );
 }
 
 /// WAIT-3a, WAIT-3: the same holds for every event a waiter wakes on,
@@ -90,10 +99,17 @@ fn wait_3a_other_handles_supersede_detach_and_delete_within_the_bound(db: &TestD
     let [superseded, detached, deleted] = waiters.map(|w| w.join().unwrap());
     assert_eq!(superseded.0.as_ref().unwrap(), &WaitOutcome::Superseded);
     assert_eq!(detached.0.as_ref().unwrap(), &WaitOutcome::Detached);
-    assert!(matches!(deleted.0, Err(Error::NotFound(_))), "{:?}", deleted.0);
+    assert!(
+        matches!(deleted.0, Err(Error::NotFound(_))),
+        "{:?}",
+        deleted.0
+    );
     for (_, woke) in [superseded, detached, deleted] {
         let took = woke.duration_since(started);
-        assert!(took < Duration::from_secs(5), "took {took:?} with a 30 s poll");
+        assert!(
+            took < Duration::from_secs(5),
+            "took {took:?} with a 30 s poll"
+        );
     }
 }
 
@@ -109,16 +125,23 @@ fn wait_3a_another_connections_commit_is_detected(db: &TestDb) {
     until_read(&waiter_handle, 1);
     let before = waiter_handle.watch_counts();
     let answered = Instant::now();
-    db.resolve_bundle(&alice(), &pending_id, &one_answer("through data_version")).unwrap();
+    db.resolve_bundle(&alice(), &pending_id, &one_answer("through data_version"))
+        .unwrap();
     let (outcome, woke) = waiter.join().unwrap();
     answered_with(outcome, "through data_version");
     assert!(woke.duration_since(answered) < Duration::from_secs(1));
     let after = waiter_handle.watch_counts();
     if db.backend() == clarion::Backend::Sqlite {
         assert!(after.checks > before.checks, "data_version was checked");
-        assert!(after.rechecks > before.rechecks, "the change was seen and re-read");
+        assert!(
+            after.rechecks > before.rechecks,
+            "the change was seen and re-read"
+        );
     }
-    assert!(after.reads - before.reads <= 2, "only the woken waiter read: {before:?} {after:?}");
+    assert!(
+        after.reads - before.reads <= 2,
+        "only the woken waiter read: {before:?} {after:?}"
+    );
 }
 
 /// OPS-4, WAIT-3a: a thousand agents waiting on one handle cost one
@@ -137,7 +160,9 @@ fn ops_4_a_thousand_waiters_cost_one_check_per_tick(db: &TestDb) {
         .open()
         .unwrap();
     let session = mirror(db, "x", "alice");
-    let ids: Vec<String> = (0..WAITERS).map(|_| ask(&waiter_handle, &session, 1)).collect();
+    let ids: Vec<String> = (0..WAITERS)
+        .map(|_| ask(&waiter_handle, &session, 1))
+        .collect();
     let waiters: Vec<_> = ids.iter().map(|id| waiting(&waiter_handle, id)).collect();
     until_read(&waiter_handle, WAITERS as u64);
 
@@ -148,13 +173,20 @@ fn ops_4_a_thousand_waiters_cost_one_check_per_tick(db: &TestDb) {
     let statements = ticks + (idle.rechecks - before.rechecks) + (idle.reads - before.reads);
     println!("{WAITERS} waiters, 1 s idle: {ticks} ticks, {statements} statements ({before:?} -> {idle:?})");
     assert!(ticks >= 3, "the watcher ticks: {ticks}");
-    assert_eq!(idle.reads, before.reads, "no waiter reads while nothing changes");
+    assert_eq!(
+        idle.reads, before.reads,
+        "no waiter reads while nothing changes"
+    );
     // One statement per tick; at most one re-read besides, should the
     // handle's own heartbeat renewal commit meanwhile (SQLite sees it).
-    assert!(statements <= ticks + 1, "one check per tick and nothing else");
+    assert!(
+        statements <= ticks + 1,
+        "one check per tick and nothing else"
+    );
 
     let answered = &ids[WAITERS / 2];
-    db.resolve_bundle(&alice(), answered, &one_answer("one of a thousand")).unwrap();
+    db.resolve_bundle(&alice(), answered, &one_answer("one of a thousand"))
+        .unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     while !waiters[WAITERS / 2].is_finished() {
         assert!(Instant::now() < deadline, "the answered waiter never woke");
@@ -193,10 +225,17 @@ fn rel_7_closing_and_dropping_a_watching_handle_does_not_hang(db: &TestDb) {
     let (outcome, _) = waiter.join().unwrap();
     assert!(matches!(outcome, Err(Error::HandleClosed)), "{outcome:?}");
     drop(waiter_handle);
-    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
     // A handle dropped without close, with its watcher running.
     let other = db.reopen_polling(LONG_POLL);
-    assert_eq!(other.wait(&pending_id, Duration::from_millis(30)).unwrap(), WaitOutcome::TimedOut);
+    assert_eq!(
+        other.wait(&pending_id, Duration::from_millis(30)).unwrap(),
+        WaitOutcome::TimedOut
+    );
     let dropped = Instant::now();
     drop(other);
     assert!(dropped.elapsed() < Duration::from_secs(5));

@@ -303,7 +303,17 @@ impl ResumeDispatcher for Recorder {
 
 // ---- WAIT-1: outcomes -------------------------------------------------------
 
-dual_backend!(wait_1_resolutions_wake_the_waiter_with_the_stored_response, wait_1_expired_when_the_session_ends, wait_1_superseded_by_a_new_turn, wait_1_detached_while_waiting, wait_1_waiting_on_a_detached_bundle_receives_its_answer, wait_1_timeout_zero_checks_once, wait_1_timed_out_after_its_timeout, wait_1_unknown_bundle_is_not_found, wait_1_deleted_while_waited_on_is_not_found);
+dual_backend!(
+    wait_1_resolutions_wake_the_waiter_with_the_stored_response,
+    wait_1_expired_when_the_session_ends,
+    wait_1_superseded_by_a_new_turn,
+    wait_1_detached_while_waiting,
+    wait_1_waiting_on_a_detached_bundle_receives_its_answer,
+    wait_1_timeout_zero_checks_once,
+    wait_1_timed_out_after_its_timeout,
+    wait_1_unknown_bundle_is_not_found,
+    wait_1_deleted_while_waited_on_is_not_found
+);
 
 /// WAIT-1, WAIT-3, DEL-2: answered, rejected (with its reason) and
 /// cancelled wake a waiter that is already waiting with the WIRE-2
@@ -495,7 +505,11 @@ fn wait_1_deleted_while_waited_on_is_not_found(db: &TestDb) {
 
 // ---- WAIT-1: settled bundles return at once ----------------------------------
 
-dual_backend!(wait_1_settled_bundles_return_at_once_with_get_bundle_precedence, wait_1_a_read_overlapping_a_commit_returns_the_committed_outcome, wait_1_a_read_overlapping_a_deletion_is_not_found);
+dual_backend!(
+    wait_1_settled_bundles_return_at_once_with_get_bundle_precedence,
+    wait_1_a_read_overlapping_a_commit_returns_the_committed_outcome,
+    wait_1_a_read_overlapping_a_deletion_is_not_found
+);
 
 /// WAIT-1: a wait on a bundle that is already resolved, expired or
 /// superseded returns at once, with get_bundle's precedence: resolution
@@ -609,7 +623,11 @@ fn wait_1_a_read_overlapping_a_deletion_is_not_found(db: &TestDb) {
 
 // ---- WAIT-1: a timed-out agent is detached -------------------------------------
 
-dual_backend!(wait_1_timed_out_detaches_and_the_answer_goes_to_the_outbox, wait_1_timed_out_keeps_the_bundle_attached_while_another_waiter_remains, wait_1_an_external_wait_bundle_does_not_keep_a_timed_out_agent_attached);
+dual_backend!(
+    wait_1_timed_out_detaches_and_the_answer_goes_to_the_outbox,
+    wait_1_timed_out_keeps_the_bundle_attached_while_another_waiter_remains,
+    wait_1_an_external_wait_bundle_does_not_keep_a_timed_out_agent_attached
+);
 
 /// WAIT-1, LIFE-5, DEL-3: when the last waiter of the handle times out,
 /// the bundle is detached; it stays answerable and its later answer is
@@ -672,7 +690,10 @@ fn wait_1_timed_out_keeps_the_bundle_attached_while_another_waiter_remains(db: &
     assert_eq!(far.within(PROMPT).unwrap(), outcome_for(&resolved));
 
     let last = ask(&h, &session, 1);
-    assert_eq!(h.wait(&last, Duration::ZERO).unwrap(), WaitOutcome::TimedOut);
+    assert_eq!(
+        h.wait(&last, Duration::ZERO).unwrap(),
+        WaitOutcome::TimedOut
+    );
     assert!(rows::detached(db, &last), "no other agent waiter remains");
 }
 
@@ -697,7 +718,10 @@ fn wait_1_an_external_wait_bundle_does_not_keep_a_timed_out_agent_attached(db: &
 
 // ---- WAIT-2 --------------------------------------------------------------------
 
-dual_backend!(wait_2_a_later_wait_receives_and_acknowledges_an_outbox_entry, wait_2_a_received_resolution_never_reaches_the_outbox);
+dual_backend!(
+    wait_2_a_later_wait_receives_and_acknowledges_an_outbox_entry,
+    wait_2_a_received_resolution_never_reaches_the_outbox
+);
 
 /// WAIT-2, DEL-3: a detached bundle's resolution sits in the outbox until
 /// a later `wait` receives it, which acknowledges it.
@@ -732,7 +756,11 @@ fn wait_2_a_received_resolution_never_reaches_the_outbox(db: &TestDb) {
 
 // ---- WAIT-3 --------------------------------------------------------------------
 
-dual_backend!(wait_3_a_resolution_through_another_handle_is_seen_by_polling, wait_3_a_resolution_through_the_same_handle_wakes_at_once, wait_3_other_events_through_another_handle_are_seen_by_polling);
+dual_backend!(
+    wait_3_a_resolution_through_another_handle_is_seen_by_polling,
+    wait_3_a_resolution_through_the_same_handle_wakes_at_once,
+    wait_3_other_events_through_another_handle_are_seen_by_polling
+);
 
 /// WAIT-3: a resolution committed through another handle is seen within
 /// the waiter's poll interval.
@@ -791,7 +819,10 @@ fn wait_3_other_events_through_another_handle_are_seen_by_polling(db: &TestDb) {
 
 // ---- WAIT-4 --------------------------------------------------------------------
 
-dual_backend!(wait_4_waiters_share_the_outcome_and_keep_their_own_timeouts, wait_4_waiters_share_a_supersession);
+dual_backend!(
+    wait_4_waiters_share_the_outcome_and_keep_their_own_timeouts,
+    wait_4_waiters_share_a_supersession
+);
 
 /// WAIT-4: five waiters on one bundle all get the same answer; others
 /// with their own short timeouts return `timed_out` meanwhile without
@@ -839,7 +870,15 @@ fn wait_4_waiters_share_a_supersession(db: &TestDb) {
 
 // ---- DEL-1..3, LIFE-5, LIFE-8: the outbox ---------------------------------------
 
-dual_backend!(del_1_the_claim_marks_the_resolution_undelivered, del_3_detached_before_the_answer_is_an_outbox_entry, del_3_detached_after_the_answer_is_an_outbox_entry, del_3_an_entry_stays_until_acknowledged_or_deleted, del_3_oldest_resolution_first, life_8_pending_deliveries_limit, life_8_ack_delivery);
+dual_backend!(
+    del_1_the_claim_marks_the_resolution_undelivered,
+    del_3_detached_before_the_answer_is_an_outbox_entry,
+    del_3_detached_after_the_answer_is_an_outbox_entry,
+    del_3_an_entry_stays_until_acknowledged_or_deleted,
+    del_3_oldest_resolution_first,
+    life_8_pending_deliveries_limit,
+    life_8_ack_delivery
+);
 
 /// DEL-1, CLAIM-3: the claim itself marks the resolution undelivered; an
 /// attached bundle's resolution is not an outbox entry (its agent may
@@ -1039,7 +1078,11 @@ fn life_8_ack_delivery(db: &TestDb) {
 
 // ---- DEL-3/4: the resume dispatcher ----------------------------------------------
 
-dual_backend!(del_3_the_dispatcher_resumes_a_detached_bundle, del_4_a_failing_dispatcher_never_unanswers_and_deliver_pending_retries, del_4_a_slow_dispatch_times_out_and_its_lease_expires);
+dual_backend!(
+    del_3_the_dispatcher_resumes_a_detached_bundle,
+    del_4_a_failing_dispatcher_never_unanswers_and_deliver_pending_retries,
+    del_4_a_slow_dispatch_times_out_and_its_lease_expires
+);
 
 /// DEL-3: a registered dispatcher is called once, right after the claim
 /// commits (by the handle's dispatch worker), for a detached bundle, and
@@ -1160,8 +1203,13 @@ fn del_4_a_slow_dispatch_times_out_and_its_lease_expires(db: &TestDb) {
         .unwrap();
     let took = started.elapsed();
     assert!(resolved.claimed);
-    assert!(took < PROMPT, "the resolve waited for the dispatcher: {took:?}");
-    eventually("the worker called the slow dispatcher", || !slow.calls().is_empty());
+    assert!(
+        took < PROMPT,
+        "the resolve waited for the dispatcher: {took:?}"
+    );
+    eventually("the worker called the slow dispatcher", || {
+        !slow.calls().is_empty()
+    });
     assert_eq!(slow.called_for(), vec![id.clone()]);
     assert_eq!(status(db, &id), BundleStatus::Answered);
     assert_eq!(outbox(db), vec![id.clone()]);
@@ -1200,7 +1248,14 @@ fn del_4_a_slow_dispatch_times_out_and_its_lease_expires(db: &TestDb) {
 
 // ---- WIRE-3 wait_bundle --------------------------------------------------------
 
-dual_backend!(wire_3_wait_bundle_returns_the_resolution_unclaimed, wire_3_wait_bundle_no_longer_active, wire_3_wait_bundle_times_out_with_504, wire_3_wait_bundle_not_found_is_identical_for_foreign_and_fabricated, wire_3_wait_bundle_needs_questions_read, wire_3_wait_bundle_does_not_acknowledge);
+dual_backend!(
+    wire_3_wait_bundle_returns_the_resolution_unclaimed,
+    wire_3_wait_bundle_no_longer_active,
+    wire_3_wait_bundle_times_out_with_504,
+    wire_3_wait_bundle_not_found_is_identical_for_foreign_and_fabricated,
+    wire_3_wait_bundle_needs_questions_read,
+    wire_3_wait_bundle_does_not_acknowledge
+);
 
 /// WIRE-3: an external waiter gets someone else's resolution, unclaimed,
 /// as the WIRE-1 resolved envelope; an agent with `questions:read` may
@@ -1381,11 +1436,18 @@ fn del_4_deliver_pending_offers_every_entry(db: &TestDb) {
     for id in &ids {
         db.resolve_bundle(&alice(), id, &one_answer("")).unwrap();
     }
-    assert_eq!(db.pending_deliveries(Some(500)).unwrap().len(), 200, "one page is clamped");
+    assert_eq!(
+        db.pending_deliveries(Some(500)).unwrap().len(),
+        200,
+        "one page is clamped"
+    );
     let recorder = Arc::new(Recorder::default());
     let host = with_dispatcher(db, recorder.clone(), Duration::from_secs(5));
     let report = host.deliver_pending().unwrap();
-    assert_eq!((report.delivered, report.failed, report.skipped), (205, 0, 0));
+    assert_eq!(
+        (report.delivered, report.failed, report.skipped),
+        (205, 0, 0)
+    );
     assert_eq!(recorder.called_for().len(), 205);
     assert!(outbox(db).is_empty());
 }
@@ -1407,7 +1469,10 @@ impl ResumeDispatcher for ThreadRecorder {
     }
 }
 
-dual_backend!(del_4_dispatches_share_one_thread_per_handle, del_4_lease_arithmetic_saturates);
+dual_backend!(
+    del_4_dispatches_share_one_thread_per_handle,
+    del_4_lease_arithmetic_saturates
+);
 
 /// DEL-4: dispatches run on the handle's one dispatch thread, never a
 /// thread each: a dispatcher slower than the timeout for every entry is
@@ -1431,11 +1496,15 @@ fn del_4_dispatches_share_one_thread_per_handle(db: &TestDb) {
         .unwrap();
     let report = host.deliver_pending().unwrap();
     assert_eq!(report.delivered + report.failed, 5, "{report:?}");
-    eventually("every entry reached the dispatcher and was acknowledged", || {
-        recorder.threads.lock().unwrap().len() == 5 && outbox(db).is_empty()
-    });
+    eventually(
+        "every entry reached the dispatcher and was acknowledged",
+        || recorder.threads.lock().unwrap().len() == 5 && outbox(db).is_empty(),
+    );
     let threads = recorder.threads.lock().unwrap().clone();
-    assert!(threads.iter().all(|thread| *thread == threads[0]), "{threads:?}");
+    assert!(
+        threads.iter().all(|thread| *thread == threads[0]),
+        "{threads:?}"
+    );
 }
 
 /// DEL-4: the lease is twice the dispatch timeout, saturating: a huge
@@ -1447,7 +1516,11 @@ fn del_4_lease_arithmetic_saturates(db: &TestDb) {
     let session = mirror(db, "x", "alice");
     let id = ask(&h, &session, 1);
     h.detach_session(&session).unwrap();
-    assert!(h.resolve_bundle(&alice(), &id, &one_answer("")).unwrap().claimed);
+    assert!(
+        h.resolve_bundle(&alice(), &id, &one_answer(""))
+            .unwrap()
+            .claimed
+    );
     eventually("the entry is delivered", || outbox(db).is_empty());
     assert_eq!(recorder.called_for(), [id]);
 }
@@ -1481,7 +1554,10 @@ fn hold_lock_for_detach(db: &TestDb, pending_id: &str) -> mpsc::Sender<()> {
     release
 }
 
-dual_backend!(wait_1_agent_waiters_are_counted_per_process, wait_1_a_detach_waiting_for_the_database_stalls_no_other_waiter);
+dual_backend!(
+    wait_1_agent_waiters_are_counted_per_process,
+    wait_1_a_detach_waiting_for_the_database_stalls_no_other_waiter
+);
 
 /// WAIT-1: agent waiters are counted per process, not per handle: with
 /// two handles on one database and an agent waiting on each for the
@@ -1495,9 +1571,13 @@ fn wait_1_agent_waiters_are_counted_per_process(db: &TestDb) {
     let patient = already_waiting(&second, || spawn_wait(&second, &id, LONG_WAIT));
     let hasty = first.wait(&id, Duration::from_millis(50)).unwrap();
     assert_eq!(hasty, WaitOutcome::TimedOut);
-    assert!(!rows::detached(db, &id), "another agent of this process still waits");
+    assert!(
+        !rows::detached(db, &id),
+        "another agent of this process still waits"
+    );
     assert!(patient.is_waiting());
-    db.resolve_bundle(&alice(), &id, &one_answer("for the patient one")).unwrap();
+    db.resolve_bundle(&alice(), &id, &one_answer("for the patient one"))
+        .unwrap();
     let outcome = patient.within(PROMPT).unwrap();
     assert!(matches!(outcome, WaitOutcome::Answered(_)), "{outcome:?}");
 }
@@ -1542,11 +1622,20 @@ fn rel_7_close_wakes_blocked_waits(db: &TestDb) {
     assert!(matches!(agent.within(PROMPT), Err(Error::HandleClosed)));
     let human = human.within(PROMPT);
     assert!(matches!(human, Err(Error::HandleClosed)), "{human:?}");
-    assert_eq!(envelope::error(&Error::HandleClosed).body_text(), r#"{"error":"handle closed"}"#);
+    assert_eq!(
+        envelope::error(&Error::HandleClosed).body_text(),
+        r#"{"error":"handle closed"}"#
+    );
     assert_eq!(envelope::error(&Error::HandleClosed).status, 503);
     assert!(matches!(handle.summary(&alice()), Err(Error::HandleClosed)));
-    assert!(!rows::detached(db, &id), "a closed handle's wait detaches nothing");
-    assert_eq!(db.get_bundle(&alice(), &id).unwrap().status, BundleStatus::Pending);
+    assert!(
+        !rows::detached(db, &id),
+        "a closed handle's wait detaches nothing"
+    );
+    assert_eq!(
+        db.get_bundle(&alice(), &id).unwrap().status,
+        BundleStatus::Pending
+    );
 }
 
 dual_backend!(del_4_concurrent_deliver_pending_dispatches_each_entry_once);
@@ -1585,6 +1674,10 @@ fn del_4_concurrent_deliver_pending_dispatches_each_entry_once(db: &TestDb) {
     let mut expected = ids.clone();
     expected.sort();
     assert_eq!(dispatched, expected, "each entry dispatched exactly once");
-    assert_eq!(reports.iter().map(|r| r.delivered).sum::<usize>(), 20, "{reports:?}");
+    assert_eq!(
+        reports.iter().map(|r| r.delivered).sum::<usize>(),
+        20,
+        "{reports:?}"
+    );
     assert!(outbox(db).is_empty());
 }

@@ -7,7 +7,11 @@ use std::process::Command;
 
 use crate::support::*;
 
-dual_backend!(wire_5_python_ctypes_suite, wire_5_c_program_against_the_header, rel_7_close_under_load_in_valgrind);
+dual_backend!(
+    wire_5_python_ctypes_suite,
+    wire_5_c_program_against_the_header,
+    rel_7_close_under_load_in_valgrind
+);
 
 /// WIRE-5, REL-1, REL-3: every operation and error class, hostile
 /// input, and 32 Python threads racing one bundle through the ABI.
@@ -41,7 +45,10 @@ fn rel_7_close_under_load_in_valgrind(db: &TestDb) {
     let build = tempfile::tempdir().unwrap();
     let program = compile_c(&build, "close_under_load.c");
     let mut command = run_c(&valgrind);
-    command.args(["--error-exitcode=99", "--leak-check=no", "--quiet"]).arg(&program).arg(&db.url);
+    command
+        .args(["--error-exitcode=99", "--leak-check=no", "--quiet"])
+        .arg(&program)
+        .arg(&db.url);
     succeeded(command.output().unwrap(), "close under load, in valgrind");
 }
 

@@ -81,7 +81,10 @@ fn wire_4_tools_for_lists_only_callable_tools() {
     assert!(names(&Principal::Unclassified).is_empty());
 }
 
-dual_backend!(wire_4_arguments_are_checked_against_the_schema, wire_4_unknown_tool_is_not_a_tool_result);
+dual_backend!(
+    wire_4_arguments_are_checked_against_the_schema,
+    wire_4_unknown_tool_is_not_a_tool_result
+);
 
 /// WIRE-4: the schema's properties, `required` and `additionalProperties:
 /// false` agree with what `call_tool` accepts.
@@ -159,7 +162,10 @@ fn tool_call(db: &TestDb, tool: Tool, arguments: Value) -> String {
         .to_string()
 }
 
-dual_backend!(wire_4_every_result_kind_is_pinned, rel_1_entry_points_race_for_one_bundle);
+dual_backend!(
+    wire_4_every_result_kind_is_pinned,
+    rel_1_entry_points_race_for_one_bundle
+);
 
 /// WIRE-4: every result kind, byte for byte, the same on both backends:
 /// a page, a won answer, an answer beaten by a winner (a success with
@@ -173,29 +179,79 @@ fn wire_4_every_result_kind_is_pinned(db: &TestDb) {
     db.clock.advance_micros(5_000_000);
 
     let page = tool(db, &alice(), "list_pending_questions", json!({"limit": 1}));
-    assert!(structured(&page)["next_cursor"].as_str().is_some_and(|c| !c.is_empty()));
+    assert!(structured(&page)["next_cursor"]
+        .as_str()
+        .is_some_and(|c| !c.is_empty()));
     snapshot("result_list_pending_questions", &page);
-    let won = tool(db, &alice(), "answer_question", answer_args(&first, "  first  "));
+    let won = tool(
+        db,
+        &alice(),
+        "answer_question",
+        answer_args(&first, "  first  "),
+    );
     snapshot("result_answer_won", &won);
-    let lost = tool(db, &alice_bot(), "answer_question", answer_args(&first, "late"));
+    let lost = tool(
+        db,
+        &alice_bot(),
+        "answer_question",
+        answer_args(&first, "late"),
+    );
     snapshot("result_answer_beaten", &lost);
     assert_eq!(structured(&lost)["response"], structured(&won)["response"]);
     let raw: Value = serde_json::from_str(&won).unwrap();
-    assert_eq!(raw.as_object().unwrap().keys().collect::<Vec<_>>(), ["content", "structuredContent", "isError"]);
-    assert_eq!(raw["structuredContent"].as_object().unwrap().keys().collect::<Vec<_>>(), ["claimed", "status", "response"]);
+    assert_eq!(
+        raw.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["content", "structuredContent", "isError"]
+    );
+    assert_eq!(
+        raw["structuredContent"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["claimed", "status", "response"]
+    );
 
-    snapshot("result_not_found", &tool(db, &bob(), "answer_question", answer_args(&first, "x")));
-    snapshot("result_validation", &tool(db, &alice(), "answer_question", json!({"pending_id": second, "answers": []})));
-    snapshot("result_capability_denied", &tool(db, &alice_bot_with([Grant::QuestionsRead]), "answer_question", answer_args(&second, "x")));
+    snapshot(
+        "result_not_found",
+        &tool(db, &bob(), "answer_question", answer_args(&first, "x")),
+    );
+    snapshot(
+        "result_validation",
+        &tool(
+            db,
+            &alice(),
+            "answer_question",
+            json!({"pending_id": second, "answers": []}),
+        ),
+    );
+    snapshot(
+        "result_capability_denied",
+        &tool(
+            db,
+            &alice_bot_with([Grant::QuestionsRead]),
+            "answer_question",
+            answer_args(&second, "x"),
+        ),
+    );
     db.arm_failpoint(points::CLAIM_AFTER_ROWS, FailAction::Error);
-    snapshot("result_internal", &tool(db, &alice(), "answer_question", answer_args(&second, "x")));
+    snapshot(
+        "result_internal",
+        &tool(db, &alice(), "answer_question", answer_args(&second, "x")),
+    );
     db.disarm_failpoint(points::CLAIM_AFTER_ROWS);
     db.begin_turn(&session).unwrap();
     let gone = tool(db, &alice(), "answer_question", answer_args(&second, "x"));
     snapshot("result_no_longer_active", &gone);
-    assert_eq!(serde_json::from_str::<Value>(&gone).unwrap()["isError"], json!(true));
+    assert_eq!(
+        serde_json::from_str::<Value>(&gone).unwrap()["isError"],
+        json!(true)
+    );
     let empty = tool(db, &alice(), "list_pending_questions", Value::Null);
-    assert_eq!(structured(&empty), json!({"bundles": [], "count": 0, "next_cursor": ""}));
+    assert_eq!(
+        structured(&empty),
+        json!({"bundles": [], "count": 0, "next_cursor": ""})
+    );
 }
 
 /// REL-1 across entry points: the Rust API, the MCP dispatcher and the
@@ -250,8 +306,16 @@ fn rel_1_entry_points_race_for_one_bundle(db: &TestDb) {
             })
         }).collect();
         let results: Vec<(bool, String)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
-        assert_eq!(results.iter().filter(|(claimed, _)| *claimed).count(), 1, "round {round}");
-        let stored = db.get_bundle(&Principal::System, &pending_id).unwrap().response.unwrap();
+        assert_eq!(
+            results.iter().filter(|(claimed, _)| *claimed).count(),
+            1,
+            "round {round}"
+        );
+        let stored = db
+            .get_bundle(&Principal::System, &pending_id)
+            .unwrap()
+            .response
+            .unwrap();
         let stored = envelope::response(&stored).to_string();
         for (_, response) in &results {
             assert_eq!(response, &stored, "round {round}");

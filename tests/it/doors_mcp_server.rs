@@ -56,7 +56,10 @@ pub fn mcp_python() -> Option<PathBuf> {
         .clone()
 }
 
-dual_backend!(wire_4_official_python_client_over_stdio, mcp_server_survives_bad_input);
+dual_backend!(
+    wire_4_official_python_client_over_stdio,
+    mcp_server_survives_bad_input
+);
 
 /// WIRE-4 with a real client: tools/list, list_pending_questions,
 /// answer_question; a second client is beaten and told the winner's
@@ -73,7 +76,11 @@ fn wire_4_official_python_client_over_stdio(db: &TestDb) {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let winner: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     let stored = db.get_bundle(&Principal::System, &pending_id).unwrap();
     assert_eq!(stored.status.as_str(), "answered");
@@ -88,7 +95,10 @@ fn mcp_server_survives_bad_input(db: &TestDb) {
     let pending_id = ask(db, &session, 1);
     let mut server = Server::start(&db.url, "user:alice");
     server.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
-    assert_eq!(server.receive()["result"]["serverInfo"]["name"], json!("clarion"));
+    assert_eq!(
+        server.receive()["result"]["serverInfo"]["name"],
+        json!("clarion")
+    );
     server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
 
     server.send("this is not json {");
@@ -98,24 +108,45 @@ fn mcp_server_survives_bad_input(db: &TestDb) {
     server.send_bytes(b"\xff\xfe\n");
     assert_eq!(server.receive()["error"]["code"], json!(-32700));
     // An overlong line is refused without being kept in memory.
-    let huge = format!(r#"{{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{{"pad":"{}"}}}}"#, "x".repeat(3 << 20));
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(3 << 20)
+    );
     server.send(&huge);
     let too_large = server.receive();
     assert_eq!(too_large["error"]["code"], json!(-32700), "{too_large}");
-    assert!(too_large["error"]["message"].as_str().unwrap().contains("larger than"));
+    assert!(too_large["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("larger than"));
     server.send(r#"{"no":"jsonrpc"}"#);
     assert_eq!(server.receive()["error"]["code"], json!(-32600));
     server.send(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#);
     let unknown_method = server.receive();
-    assert_eq!((unknown_method["id"].clone(), unknown_method["error"]["code"].clone()), (json!(2), json!(-32601)));
-    server.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","arguments":{}}}"#);
+    assert_eq!(
+        (
+            unknown_method["id"].clone(),
+            unknown_method["error"]["code"].clone()
+        ),
+        (json!(2), json!(-32601))
+    );
+    server.send(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","arguments":{}}}"#,
+    );
     let unknown_tool = server.receive();
     assert_eq!(unknown_tool["id"], json!(3));
-    assert_eq!(unknown_tool["error"]["code"], json!(-32602), "{unknown_tool}");
+    assert_eq!(
+        unknown_tool["error"]["code"],
+        json!(-32602),
+        "{unknown_tool}"
+    );
     server.send(&json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"answer_question","arguments":{"pending_id": pending_id, "rejected": "yes"}}}).to_string());
     let wrong_type = server.receive();
     assert_eq!(wrong_type["result"]["isError"], json!(true));
-    assert_eq!(wrong_type["result"]["structuredContent"], json!({"error": "rejected: expected a boolean, got a string", "code": "validation"}));
+    assert_eq!(
+        wrong_type["result"]["structuredContent"],
+        json!({"error": "rejected: expected a boolean, got a string", "code": "validation"})
+    );
 
     // The database loses a table under the running server.
     db.raw(|conn| {
@@ -126,10 +157,22 @@ fn mcp_server_survives_bad_input(db: &TestDb) {
     let broken = server.receive();
     assert_eq!(broken["id"], json!(5));
     assert_eq!(broken["result"]["isError"], json!(true), "{broken}");
-    assert_eq!(broken["result"]["structuredContent"]["code"], json!("internal"));
+    assert_eq!(
+        broken["result"]["structuredContent"]["code"],
+        json!("internal")
+    );
     server.send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
-    assert_eq!(server.receive()["result"]["tools"].as_array().unwrap().len(), 2);
-    assert!(server.finish().success(), "the server exits cleanly at end of input");
+    assert_eq!(
+        server.receive()["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        server.finish().success(),
+        "the server exits cleanly at end of input"
+    );
 }
 
 dual_backend!(mcp_server_replies_are_never_cut);
@@ -170,7 +213,11 @@ fn mcp_server_replies_are_never_cut(db: &TestDb) {
         if reply["error"]["code"] == json!(-32700) {
             parse_errors += 1;
         } else {
-            assert_eq!(reply["result"]["structuredContent"]["count"], json!(50), "{reply}");
+            assert_eq!(
+                reply["result"]["structuredContent"]["count"],
+                json!(50),
+                "{reply}"
+            );
             results += 1;
         }
     }

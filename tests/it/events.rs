@@ -81,7 +81,19 @@ fn typed(kind: &str, pending_id: &str, what: Value) -> (String, String, Value) {
     (kind.to_owned(), pending_id.to_owned(), what)
 }
 
-dual_backend!(evt_1_each_change_appends_one_event, evt_1_data_is_frozen_at_append, evt_1_a_rolled_back_change_appends_nothing, evt_2_visibility_is_decided_at_read_time, evt_2_limits_and_positions, evt_3_prune_resets_readers_behind_it, evt_1a_a_late_commit_is_never_skipped, evt_1a_concurrent_writers_and_a_follower, evt_2_through_the_json_door, evt_2_envelope_is_pinned, evt_subscribers_are_woken_after_commits);
+dual_backend!(
+    evt_1_each_change_appends_one_event,
+    evt_1_data_is_frozen_at_append,
+    evt_1_a_rolled_back_change_appends_nothing,
+    evt_2_visibility_is_decided_at_read_time,
+    evt_2_limits_and_positions,
+    evt_3_prune_resets_readers_behind_it,
+    evt_1a_a_late_commit_is_never_skipped,
+    evt_1a_concurrent_writers_and_a_follower,
+    evt_2_through_the_json_door,
+    evt_2_envelope_is_pinned,
+    evt_subscribers_are_woken_after_commits
+);
 
 /// EVT-1: asking, answering, rejecting, cancelling, a session ending, a
 /// new turn and deletions each append their one event; a lost race, a
@@ -95,17 +107,21 @@ fn evt_1_each_change_appends_one_event(db: &TestDb) {
     };
     let replay = db.ask(&keyed).unwrap();
     assert!(!db.ask(&keyed).unwrap().created);
-    db.resolve_bundle(&alice(), &answered, &one_answer("yes")).unwrap();
+    db.resolve_bundle(&alice(), &answered, &one_answer("yes"))
+        .unwrap();
     // The loser's resolve changes nothing and appends nothing.
-    db.resolve_bundle(&alice(), &answered, &rejecting("late")).unwrap();
+    db.resolve_bundle(&alice(), &answered, &rejecting("late"))
+        .unwrap();
     let rejected = ask(db, &session, 1);
-    db.resolve_bundle(&alice(), &rejected, &rejecting("no")).unwrap();
+    db.resolve_bundle(&alice(), &rejected, &rejecting("no"))
+        .unwrap();
     let cancelled = ask(db, &session, 1);
     db.cancel_bundle(&alice(), &cancelled).unwrap();
     let superseded = ask(db, &session, 1);
     db.begin_turn(&session).unwrap();
     let expired = ask(db, &session, 1);
-    db.set_session_state(&session, SessionState::Completed).unwrap();
+    db.set_session_state(&session, SessionState::Completed)
+        .unwrap();
     let deleted_with_session = ask(db, &mirror(db, "b", "alice"), 1);
     db.delete_session("s-b").unwrap();
     let deleted_with_task = ask(db, &mirror(db, "c", "alice"), 1);
@@ -141,10 +157,14 @@ fn evt_1_data_is_frozen_at_append(db: &TestDb) {
     let pending_id = ask(db, &session, 2);
     let listed = db.list_pending(&alice(), &Default::default()).unwrap();
     let won = db
-        .resolve_bundle(&alice(), &pending_id, &answering(vec![
-            answer("q1", &["q1_opt2"], "first"),
-            answer("q2", &[], "second"),
-        ]))
+        .resolve_bundle(
+            &alice(),
+            &pending_id,
+            &answering(vec![
+                answer("q1", &["q1_opt2"], "first"),
+                answer("q2", &[], "second"),
+            ]),
+        )
         .unwrap();
     db.delete_task("t-a").unwrap();
     let events = all_events(db, &Principal::System);
@@ -168,7 +188,13 @@ fn evt_1_a_rolled_back_change_appends_nothing(db: &TestDb) {
     assert!(db.ask(&ask_request(&session, 1)).is_err());
     db.disarm_failpoint(points::ASK_BEFORE_COMMIT);
     assert!(all_events(db, &Principal::System).is_empty());
-    assert_eq!(db.list_pending(&alice(), &Default::default()).unwrap().bundles.len(), 0);
+    assert_eq!(
+        db.list_pending(&alice(), &Default::default())
+            .unwrap()
+            .bundles
+            .len(),
+        0
+    );
 }
 
 /// EVT-2, AUTH-3/5/6: what a reader may see is decided when it reads,
@@ -198,7 +224,11 @@ fn evt_2_visibility_is_decided_at_read_time(db: &TestDb) {
     assert_eq!(ids(all_events(db, &bob())), [question, permission, open]);
     assert_eq!(ids(all_events(db, &alice())), [open]);
     // An agent without `questions:read` may not read at all.
-    let denied = db.events_after(&Principal::agent("alice", "bot", [Grant::QuestionsAnswer]), "", None);
+    let denied = db.events_after(
+        &Principal::agent("alice", "bot", [Grant::QuestionsAnswer]),
+        "",
+        None,
+    );
     assert!(matches!(denied, Err(clarion::Error::CapabilityDenied)));
     assert!(matches!(
         db.events_after(&Principal::Unclassified, "", None),
@@ -278,13 +308,21 @@ fn evt_1a_a_late_commit_is_never_skipped(db: &TestDb) {
             std::thread::sleep(Duration::from_millis(10));
         }
         let early = db.events_after(&alice(), "", None).unwrap();
-        assert!(early.events.is_empty(), "read past a transaction still open: {:?}", early.events);
+        assert!(
+            early.events.is_empty(),
+            "read past a transaction still open: {:?}",
+            early.events
+        );
         gate.open();
         let a = a.join().unwrap().unwrap();
         let b = b.join().unwrap().unwrap();
         wait_until_readable(db);
         let late = db.events_after(&alice(), &early.next, None).unwrap();
-        let ids: Vec<&str> = late.events.iter().map(|event| event.pending_id.as_str()).collect();
+        let ids: Vec<&str> = late
+            .events
+            .iter()
+            .map(|event| event.pending_id.as_str())
+            .collect();
         assert_eq!(ids, [a.pending_id.as_str(), b.pending_id.as_str()]);
     });
     db.disarm_failpoint(points::ASK_BEFORE_COMMIT);
@@ -296,8 +334,11 @@ fn evt_1a_a_late_commit_is_never_skipped(db: &TestDb) {
 fn evt_1a_concurrent_writers_and_a_follower(db: &TestDb) {
     const WRITERS: usize = 4;
     const ASKS: usize = 15;
-    let sessions: Vec<String> = (0..WRITERS).map(|n| mirror(db, &format!("w{n}"), "alice")).collect();
-    let handles: Vec<clarion::Clarion> = (0..WRITERS).map(|_| db.builder().open().unwrap()).collect();
+    let sessions: Vec<String> = (0..WRITERS)
+        .map(|n| mirror(db, &format!("w{n}"), "alice"))
+        .collect();
+    let handles: Vec<clarion::Clarion> =
+        (0..WRITERS).map(|_| db.builder().open().unwrap()).collect();
     let barrier = std::sync::Barrier::new(WRITERS + 1);
     let done = std::sync::atomic::AtomicUsize::new(0);
     let followed = std::thread::scope(|scope| {
@@ -334,8 +375,14 @@ fn evt_1a_concurrent_writers_and_a_follower(db: &TestDb) {
     });
     assert_eq!(followed.len(), WRITERS * ASKS * 2);
     let everything = all_events(db, &Principal::System);
-    assert_eq!(followed, everything, "the follower must see each event once, in order");
-    let mut ids: Vec<&str> = followed.iter().map(|event| event.position.as_str()).collect();
+    assert_eq!(
+        followed, everything,
+        "the follower must see each event once, in order"
+    );
+    let mut ids: Vec<&str> = followed
+        .iter()
+        .map(|event| event.position.as_str())
+        .collect();
     ids.dedup();
     assert_eq!(ids.len(), followed.len());
 }
@@ -346,32 +393,54 @@ fn evt_2_through_the_json_door(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let pending_id = ask(db, &session, 1);
     wait_until_readable(db);
-    let reply = db.call(&json!({
-        "op": "events_after",
-        "principal": {"kind": "user", "user_id": "alice"},
-        "args": {"after": "", "limit": 10},
-    }).to_string());
+    let reply = db.call(
+        &json!({
+            "op": "events_after",
+            "principal": {"kind": "user", "user_id": "alice"},
+            "args": {"after": "", "limit": 10},
+        })
+        .to_string(),
+    );
     assert_eq!(reply.status, 200);
     let body: Value = serde_json::from_str(&reply.body_text()).unwrap();
-    let keys: Vec<&str> = body.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = body
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(keys, ["events", "next", "reset"]);
     let event = &body["events"][0];
-    let keys: Vec<&str> = event.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["position", "type", "at", "pending_id", "task_id", "data"]);
+    let keys: Vec<&str> = event
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["position", "type", "at", "pending_id", "task_id", "data"]
+    );
     assert_eq!(event["pending_id"], json!(pending_id));
     assert_eq!(event["type"], json!("bundle.asked"));
-    let bad = db.call(&json!({
-        "op": "events_after",
-        "principal": {"kind": "user", "user_id": "alice"},
-        "args": {"after": "nonsense"},
-    }).to_string());
+    let bad = db.call(
+        &json!({
+            "op": "events_after",
+            "principal": {"kind": "user", "user_id": "alice"},
+            "args": {"after": "nonsense"},
+        })
+        .to_string(),
+    );
     assert_eq!(bad.status, 400);
     assert!(bad.body_text().contains("after"));
-    let unknown = db.call(&json!({
-        "op": "events_after",
-        "principal": {"kind": "user", "user_id": "alice"},
-        "args": {"since": ""},
-    }).to_string());
+    let unknown = db.call(
+        &json!({
+            "op": "events_after",
+            "principal": {"kind": "user", "user_id": "alice"},
+            "args": {"since": ""},
+        })
+        .to_string(),
+    );
     assert_eq!(unknown.status, 400);
     // `metrics` is in the matrix but is no JSON operation.
     let metrics = db.call(&json!({"op": "metrics", "principal": {"kind": "system"}}).to_string());
@@ -383,9 +452,11 @@ fn evt_2_through_the_json_door(db: &TestDb) {
 fn evt_2_envelope_is_pinned(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let pending_id = ask(db, &session, 1);
-    db.resolve_bundle(&alice(), &pending_id, &one_answer("ok")).unwrap();
+    db.resolve_bundle(&alice(), &pending_id, &one_answer("ok"))
+        .unwrap();
     let expired = ask(db, &session, 1);
-    db.set_session_state(&session, SessionState::Failed).unwrap();
+    db.set_session_state(&session, SessionState::Failed)
+        .unwrap();
     let _ = expired;
     wait_until_readable(db);
     let page: EventPage = db.events_after(&alice(), "", None).unwrap();
@@ -397,7 +468,10 @@ fn evt_2_envelope_is_pinned(db: &TestDb) {
     let mut settings = snapshot_settings();
     settings.set_omit_expression(true);
     settings.bind(|| {
-        insta::assert_snapshot!("envelope_events_after", serde_json::to_string_pretty(&body).unwrap());
+        insta::assert_snapshot!(
+            "envelope_events_after",
+            serde_json::to_string_pretty(&body).unwrap()
+        );
     });
 }
 
@@ -412,7 +486,8 @@ fn evt_subscribers_are_woken_after_commits(db: &TestDb) {
     let subscription = db.subscribe_events(move || {
         let _ = sender.lock().unwrap().send(());
     });
-    db.upsert_session(SessionUpsert::new(&session, "t-a").primary(false)).unwrap();
+    db.upsert_session(SessionUpsert::new(&session, "t-a").primary(false))
+        .unwrap();
     ask(db, &session, 1);
     assert!(received.recv_timeout(Duration::from_secs(5)).is_ok());
     drop(subscription);
@@ -443,7 +518,10 @@ fn evt_subscribers_hear_other_handles(db: &TestDb) {
     while received.try_recv().is_ok() {}
     let started = std::time::Instant::now();
     ask(&other, &session, 1);
-    assert!(received.recv_timeout(Duration::from_secs(5)).is_ok(), "never woken");
+    assert!(
+        received.recv_timeout(Duration::from_secs(5)).is_ok(),
+        "never woken"
+    );
     let waited = started.elapsed();
     assert!(waited < Duration::from_secs(1), "woken after {waited:?}");
 }

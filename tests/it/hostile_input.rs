@@ -152,7 +152,12 @@ fn well_formed_questions() -> impl Strategy<Value = Value> {
     prop::collection::vec(question, 0..6).prop_map(Value::from)
 }
 
-dual_backend!(rel_3_random_bytes_through_clarion_call, rel_3_generated_requests_for_every_operation, rel_3_generated_cursors, rel_3_generated_answers_and_ask_payloads);
+dual_backend!(
+    rel_3_random_bytes_through_clarion_call,
+    rel_3_generated_requests_for_every_operation,
+    rel_3_generated_cursors,
+    rel_3_generated_answers_and_ask_payloads
+);
 
 /// Raw bytes through the real C entry point: never a crash, always a
 /// `{"status", "body"}` reply, and 400 for anything that is not a
@@ -163,19 +168,28 @@ fn rel_3_random_bytes_through_clarion_call(db: &TestDb) {
     assert!(!handle.is_null());
     let mut runner = runner(cases(db, 2000));
     let count = Cell::new(0);
-    runner.run(&prop::collection::vec(1u8..=255, 0..256), |bytes| {
-        count.set(count.get() + 1);
-        let request = CString::new(bytes).unwrap();
-        let reply = unsafe { clarion_call(handle, request.as_ptr()) };
-        prop_assert!(!reply.is_null());
-        let text = unsafe { CStr::from_ptr(reply) }.to_str().unwrap().to_owned();
-        unsafe { clarion_string_free(reply) };
-        let value: Value = serde_json::from_str(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
-        prop_assert_eq!(value["status"].as_u64(), Some(400), "{}", text);
-        Ok(())
-    }).unwrap();
+    runner
+        .run(&prop::collection::vec(1u8..=255, 0..256), |bytes| {
+            count.set(count.get() + 1);
+            let request = CString::new(bytes).unwrap();
+            let reply = unsafe { clarion_call(handle, request.as_ptr()) };
+            prop_assert!(!reply.is_null());
+            let text = unsafe { CStr::from_ptr(reply) }
+                .to_str()
+                .unwrap()
+                .to_owned();
+            unsafe { clarion_string_free(reply) };
+            let value: Value =
+                serde_json::from_str(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            prop_assert_eq!(value["status"].as_u64(), Some(400), "{}", text);
+            Ok(())
+        })
+        .unwrap();
     clarion_close(handle);
-    println!("REL-3: {} random byte strings through clarion_call, none crashed", count.get());
+    println!(
+        "REL-3: {} random byte strings through clarion_call, none crashed",
+        count.get()
+    );
 }
 
 /// Structured requests for every operation with generated principals
@@ -184,24 +198,40 @@ fn rel_3_generated_requests_for_every_operation(db: &TestDb) {
     let session = mirror(db, "fuzz", "alice");
     let pending_id = ask(db, &session, 2);
     let ops: Vec<&str> = clarion::Operation::all().map(|op| op.as_str()).collect();
-    let strategy = (prop::sample::select(ops), principal(), any_json(), any::<bool>());
+    let strategy = (
+        prop::sample::select(ops),
+        principal(),
+        any_json(),
+        any::<bool>(),
+    );
     let count = Cell::new(0);
-    runner(cases(db, 1500)).run(&strategy, |(op, principal, args, aim)| {
-        count.set(count.get() + 1);
-        let mut args = without_long_waits(args);
-        if aim {
-            if let Some(map) = args.as_object_mut() {
-                map.insert("pending_id".into(), json!(pending_id));
-                map.insert("session_id".into(), json!(session));
+    runner(cases(db, 1500))
+        .run(&strategy, |(op, principal, args, aim)| {
+            count.set(count.get() + 1);
+            let mut args = without_long_waits(args);
+            if aim {
+                if let Some(map) = args.as_object_mut() {
+                    map.insert("pending_id".into(), json!(pending_id));
+                    map.insert("session_id".into(), json!(session));
+                }
             }
-        }
-        let request = json!({"op": op, "principal": principal, "args": args});
-        let reply = db.call(&request.to_string());
-        prop_assert!(typed(reply.status), "{} -> {} {}", request, reply.status, reply.body_text());
-        prop_assert!(reply.body.is_object());
-        Ok(())
-    }).unwrap();
-    println!("REL-3: {} generated requests, every reply typed", count.get());
+            let request = json!({"op": op, "principal": principal, "args": args});
+            let reply = db.call(&request.to_string());
+            prop_assert!(
+                typed(reply.status),
+                "{} -> {} {}",
+                request,
+                reply.status,
+                reply.body_text()
+            );
+            prop_assert!(reply.body.is_object());
+            Ok(())
+        })
+        .unwrap();
+    println!(
+        "REL-3: {} generated requests, every reply typed",
+        count.get()
+    );
 }
 
 /// Cursors: any text is a 400 naming `cursor` or a page, never more.
@@ -255,7 +285,11 @@ fn rel_3_generated_answers_and_ask_payloads(db: &TestDb) {
         }
         Ok(())
     }).unwrap();
-    println!("REL-3: {} generated answers ({} accepted)", count.get(), answered.get());
+    println!(
+        "REL-3: {} generated answers ({} accepted)",
+        count.get(),
+        answered.get()
+    );
 
     let asked = Cell::new(0);
     count.set(0);
@@ -266,5 +300,9 @@ fn rel_3_generated_answers_and_ask_payloads(db: &TestDb) {
         asked.set(asked.get() + usize::from(reply.status == 200));
         Ok(())
     }).unwrap();
-    println!("REL-3: {} generated ask payloads ({} accepted)", count.get(), asked.get());
+    println!(
+        "REL-3: {} generated ask payloads ({} accepted)",
+        count.get(),
+        asked.get()
+    );
 }

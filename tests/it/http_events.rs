@@ -159,7 +159,15 @@ fn positions(db: &TestDb) -> Vec<String> {
         .collect()
 }
 
-dual_backend!(http_6_the_stream_follows_the_log, http_6_last_event_id_resumes_exactly, http_6_a_pruned_position_starts_with_reset, http_6_keep_alive_comments, http_6_another_process_reaches_the_stream, http_6_streams_end_with_their_client_and_the_server, http_6_refusals);
+dual_backend!(
+    http_6_the_stream_follows_the_log,
+    http_6_last_event_id_resumes_exactly,
+    http_6_a_pruned_position_starts_with_reset,
+    http_6_keep_alive_comments,
+    http_6_another_process_reaches_the_stream,
+    http_6_streams_end_with_their_client_and_the_server,
+    http_6_refusals
+);
 
 /// HTTP-6: with no position the stream starts at the head and then
 /// follows the log: `id:` is the position, `event:` the type, `data:`
@@ -173,16 +181,30 @@ fn http_6_the_stream_follows_the_log(db: &TestDb) {
     wait_until_readable(db);
     let alice = open(&server, &tokens.alice, "", None);
     assert_eq!(alice.status, 200);
-    assert!(alice.content_type.starts_with("text/event-stream"), "{}", alice.content_type);
+    assert!(
+        alice.content_type.starts_with("text/event-stream"),
+        "{}",
+        alice.content_type
+    );
     let bob = open(&server, &tokens.bob, "", None);
     let pending_id = ask(db, &session, 1);
     let asked = alice.next();
     assert_eq!(asked.event(), "bundle.asked");
     assert_eq!(asked.pending_id(), pending_id, "the head excludes {before}");
-    let Frame::Message { id, data, .. } = &asked else { unreachable!() };
+    let Frame::Message { id, data, .. } = &asked else {
+        unreachable!()
+    };
     assert_eq!(id.as_deref(), data["position"].as_str());
-    let keys: Vec<&str> = data.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["position", "type", "at", "pending_id", "task_id", "data"]);
+    let keys: Vec<&str> = data
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        ["position", "type", "at", "pending_id", "task_id", "data"]
+    );
     let answered = post(
         &server,
         &tokens.alice,
@@ -192,7 +214,9 @@ fn http_6_the_stream_follows_the_log(db: &TestDb) {
     assert_eq!(answered.status, 200);
     let resolved = alice.next();
     assert_eq!(resolved.event(), "bundle.resolved");
-    let Frame::Message { data, .. } = &resolved else { unreachable!() };
+    let Frame::Message { data, .. } = &resolved else {
+        unreachable!()
+    };
     assert_eq!(data["data"]["response"], answered.json()["response"]);
     // Bob may see none of it; an unowned workspace's bundle he may.
     assert!(bob.stays_quiet(Duration::from_millis(300)));
@@ -217,17 +241,29 @@ fn http_6_last_event_id_resumes_exactly(db: &TestDb) {
     let first = open(&server, &tokens.alice, &format!("?after={}", all[0]), None);
     let mut got: Vec<String> = Vec::new();
     for _ in 0..2 {
-        let Frame::Message { id, .. } = first.next() else { unreachable!() };
+        let Frame::Message { id, .. } = first.next() else {
+            unreachable!()
+        };
         got.push(id.unwrap());
     }
     drop(first);
     let last = got.last().unwrap().clone();
-    let resumed = open(&server, &tokens.alice, &format!("?after={}", all[0]), Some(&last));
+    let resumed = open(
+        &server,
+        &tokens.alice,
+        &format!("?after={}", all[0]),
+        Some(&last),
+    );
     for _ in 0..3 {
-        let Frame::Message { id, .. } = resumed.next() else { unreachable!() };
+        let Frame::Message { id, .. } = resumed.next() else {
+            unreachable!()
+        };
         got.push(id.unwrap());
     }
-    assert!(resumed.stays_quiet(Duration::from_millis(300)), "nothing twice");
+    assert!(
+        resumed.stays_quiet(Duration::from_millis(300)),
+        "nothing twice"
+    );
     assert_eq!(got, all[1..]);
     // A later event still arrives on the resumed stream.
     let pending_id = ask(db, &session, 1);
@@ -255,10 +291,17 @@ fn http_6_a_pruned_position_starts_with_reset(db: &TestDb) {
 /// HTTP-6: an idle stream sends comment lines (15 s by default; short
 /// here) so proxies keep it open.
 fn http_6_keep_alive_comments(db: &TestDb) {
-    let server = start_with(db, TokenAuthenticator::new(db), HttpOptions::new().keep_alive(Duration::from_millis(200)));
+    let server = start_with(
+        db,
+        TokenAuthenticator::new(db),
+        HttpOptions::new().keep_alive(Duration::from_millis(200)),
+    );
     let tokens = tokens(db);
     let stream = open(&server, &tokens.alice, "", None);
-    let frame = stream.frames.recv_timeout(Duration::from_secs(5)).expect("a keep-alive");
+    let frame = stream
+        .frames
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a keep-alive");
     assert_eq!(frame, Frame::Comment);
 }
 
@@ -277,16 +320,28 @@ fn http_6_another_process_reaches_the_stream(db: &TestDb) {
     let committed = started.elapsed();
     let frame = stream.next();
     assert_eq!(frame.event(), "bundle.resolved");
-    let Frame::Message { data, .. } = frame else { unreachable!() };
-    assert_eq!(data["data"]["response"]["answers"][0]["custom_text"], "elsewhere");
+    let Frame::Message { data, .. } = frame else {
+        unreachable!()
+    };
+    assert_eq!(
+        data["data"]["response"]["answers"][0]["custom_text"],
+        "elsewhere"
+    );
     let heard = started.elapsed() - committed;
-    assert!(heard < Duration::from_secs(1), "heard {heard:?} after the other process ended");
+    assert!(
+        heard < Duration::from_secs(1),
+        "heard {heard:?} after the other process ended"
+    );
 }
 
 /// HTTP-6, HTTP-8: a stream whose client goes away ends (the gauge of
 /// open streams falls back), and shutting down ends every stream.
 fn http_6_streams_end_with_their_client_and_the_server(db: &TestDb) {
-    let server = start_with(db, TokenAuthenticator::new(db), HttpOptions::new().keep_alive(Duration::from_millis(200)));
+    let server = start_with(
+        db,
+        TokenAuthenticator::new(db),
+        HttpOptions::new().keep_alive(Duration::from_millis(200)),
+    );
     let tokens = tokens(db);
     let open_streams = || -> String {
         let metrics = get(&server, &tokens.system, "/metrics");
@@ -302,7 +357,11 @@ fn http_6_streams_end_with_their_client_and_the_server(db: &TestDb) {
     drop(stream);
     let deadline = Instant::now() + Duration::from_secs(5);
     while open_streams() != "clarion_event_streams 0" {
-        assert!(Instant::now() < deadline, "the stream outlived its client: {}", open_streams());
+        assert!(
+            Instant::now() < deadline,
+            "the stream outlived its client: {}",
+            open_streams()
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
     let stream = open(&server, &tokens.alice, "", None);
@@ -325,7 +384,10 @@ fn http_6_refusals(db: &TestDb) {
     assert_eq!(anonymous.status, 401);
     let denied = open(&server, &tokens.alice_bot_none, "", None);
     assert_eq!(denied.status, 403);
-    assert_eq!(denied.body.as_deref(), Some(r#"{"error":"capability not authorized","code":"capability_denied"}"#));
+    assert_eq!(
+        denied.body.as_deref(),
+        Some(r#"{"error":"capability not authorized","code":"capability_denied"}"#)
+    );
     let malformed = open(&server, &tokens.alice, "", Some("not-a-position"));
     assert_eq!(malformed.status, 400);
     assert!(malformed.body.unwrap().contains("after"));
@@ -352,17 +414,25 @@ fn http_6_an_event_held_back_by_an_open_transaction_still_arrives(db: &TestDb) {
         use diesel::Connection;
         let mut conn = diesel::PgConnection::establish(&postgres_base_url()).unwrap();
         // An open transaction with an id: every later one is held back.
-        conn.batch_execute("BEGIN; SELECT pg_current_xact_id();").unwrap();
+        conn.batch_execute("BEGIN; SELECT pg_current_xact_id();")
+            .unwrap();
         conn
     });
     let pending_id = ask(db, &session, 1);
     #[cfg(feature = "postgres")]
     if let Some(mut conn) = held {
         use diesel::connection::SimpleConnection;
-        assert!(stream.stays_quiet(Duration::from_millis(500)), "read past an open transaction");
+        assert!(
+            stream.stays_quiet(Duration::from_millis(500)),
+            "read past an open transaction"
+        );
         conn.batch_execute("COMMIT").unwrap();
     }
     let started = Instant::now();
     assert_eq!(stream.next().pending_id(), pending_id);
-    assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
 }

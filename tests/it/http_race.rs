@@ -90,17 +90,28 @@ fn resources() -> (u64, u64) {
     (field("VmRSS:"), field("Threads:"))
 }
 
-dual_backend!(http_9_rest_mcp_and_c_abi_race_for_one_bundle, http_9_bounded_load_run);
+dual_backend!(
+    http_9_rest_mcp_and_c_abi_race_for_one_bundle,
+    http_9_bounded_load_run
+);
 
 /// HTTP-9, [seed R3]: the same bundle answered at once over REST, MCP
 /// (`clarion mcp` processes driven by the official Python client) and
 /// the C ABI: one winner, and every loser gets byte-identical answers
 /// (the stored response).
 fn http_9_rest_mcp_and_c_abi_race_for_one_bundle(db: &TestDb) {
-    let Some(python) = crate::doors_mcp_server::mcp_python() else { return };
+    let Some(python) = crate::doors_mcp_server::mcp_python() else {
+        return;
+    };
     let session = mirror(db, "race", "alice");
     let mcp: Vec<Arc<Mutex<McpRacer>>> = (0..4)
-        .map(|n| Arc::new(Mutex::new(McpRacer::start(&python, &db.url, &format!("mcp racer {n}")))))
+        .map(|n| {
+            Arc::new(Mutex::new(McpRacer::start(
+                &python,
+                &db.url,
+                &format!("mcp racer {n}"),
+            )))
+        })
         .collect();
     let server = start(db);
     let alice_token = tokens(db).alice;
@@ -160,16 +171,31 @@ fn http_9_rest_mcp_and_c_abi_race_for_one_bundle(db: &TestDb) {
                 })
             })
             .collect();
-        let results: Vec<(Outcome, Option<String>)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
-        assert_eq!(results.iter().filter(|((claimed, _), _)| *claimed).count(), 1, "round {round}");
-        let stored = db.get_bundle(&Principal::System, &pending_id).unwrap().response.unwrap();
+        let results: Vec<(Outcome, Option<String>)> =
+            threads.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_eq!(
+            results.iter().filter(|((claimed, _), _)| *claimed).count(),
+            1,
+            "round {round}"
+        );
+        let stored = db
+            .get_bundle(&Principal::System, &pending_id)
+            .unwrap()
+            .response
+            .unwrap();
         let stored = envelope::response(&stored).to_string();
         for ((_, response), _) in &results {
             assert_eq!(response, &stored, "round {round}");
         }
         // Every REST and C ABI loser's whole body is the same bytes.
-        let loser_bodies: Vec<&String> = results.iter().filter_map(|(_, body)| body.as_ref()).collect();
-        assert!(loser_bodies.windows(2).all(|pair| pair[0] == pair[1]), "round {round}: {loser_bodies:#?}");
+        let loser_bodies: Vec<&String> = results
+            .iter()
+            .filter_map(|(_, body)| body.as_ref())
+            .collect();
+        assert!(
+            loser_bodies.windows(2).all(|pair| pair[0] == pair[1]),
+            "round {round}: {loser_bodies:#?}"
+        );
     }
     clarion_close(abi as *mut Handle);
 }
@@ -193,7 +219,11 @@ fn http_9_bounded_load_run(db: &TestDb) {
     let polls: Vec<std::net::TcpStream> = bundles
         .iter()
         .map(|pending_id| {
-            send_raw(&server, &format!("/api/v1/clarification/{pending_id}/wait?timeout_ms=20000"), &token)
+            send_raw(
+                &server,
+                &format!("/api/v1/clarification/{pending_id}/wait?timeout_ms=20000"),
+                &token,
+            )
         })
         .collect();
     std::thread::sleep(Duration::from_millis(500));
@@ -227,14 +257,25 @@ fn http_9_bounded_load_run(db: &TestDb) {
             })
         })
         .collect();
-    let statuses: Vec<u16> = answerers.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    let statuses: Vec<u16> = answerers
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
     assert!(statuses.iter().all(|status| *status == 200), "{statuses:?}");
     for (pending_id, poll) in bundles.iter().zip(polls) {
         let (status, body) = read_raw(poll);
         assert_eq!(status, 200, "{pending_id}: {body}");
         let got: Value = serde_json::from_str(&body).unwrap();
-        let stored = db.get_bundle(&Principal::System, pending_id).unwrap().response.unwrap();
-        assert_eq!(got["response"].to_string(), envelope::response(&stored).to_string(), "{pending_id}");
+        let stored = db
+            .get_bundle(&Principal::System, pending_id)
+            .unwrap()
+            .response
+            .unwrap();
+        assert_eq!(
+            got["response"].to_string(),
+            envelope::response(&stored).to_string(),
+            "{pending_id}"
+        );
         assert_eq!(got["claimed"], json!(false));
     }
     let after = resources();
@@ -245,5 +286,8 @@ fn http_9_bounded_load_run(db: &TestDb) {
     assert_eq!(statuses.len(), 600, "the run hit its 20 s bound");
     // The test runtime's bound: two workers and at most 40 blocking
     // threads (support/server.rs), however many polls are open.
-    assert!(server_threads <= 2 + 40, "{server_threads} server threads for 200 polls");
+    assert!(
+        server_threads <= 2 + 40,
+        "{server_threads} server threads for 200 polls"
+    );
 }

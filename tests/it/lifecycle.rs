@@ -129,24 +129,48 @@ fn s(text: &str) -> Option<String> {
 
 // ---- LIFE-1 -----------------------------------------------------------
 
-dual_backend!(life_1_new_rows_get_defaults, life_1_upserts_are_idempotent, life_1_upsert_workspace_changes_only_given_owner, life_1_upsert_task_changes_only_given_workspace, life_1_upsert_session_changes_only_given_fields, life_1_upsert_session_with_unknown_task_is_not_found, life_1_delete_task_cascades, life_1_delete_session_cascades, life_1_deleting_what_is_gone_is_ok, life_1_empty_ids_are_named);
+dual_backend!(
+    life_1_new_rows_get_defaults,
+    life_1_upserts_are_idempotent,
+    life_1_upsert_workspace_changes_only_given_owner,
+    life_1_upsert_task_changes_only_given_workspace,
+    life_1_upsert_session_changes_only_given_fields,
+    life_1_upsert_session_with_unknown_task_is_not_found,
+    life_1_delete_task_cascades,
+    life_1_delete_session_cascades,
+    life_1_deleting_what_is_gone_is_ok,
+    life_1_empty_ids_are_named
+);
 
 /// LIFE-1: new rows get the defaults — owner "", workspace "", state
 /// running, is_primary false.
 fn life_1_new_rows_get_defaults(db: &TestDb) {
     db.upsert_workspace("w", None).unwrap();
     db.upsert_task("t", None).unwrap();
-    db.upsert_session(session_upsert("s", "t", None, None)).unwrap();
+    db.upsert_session(session_upsert("s", "t", None, None))
+        .unwrap();
     assert_eq!(owner_of(db, "w"), s(""));
     assert_eq!(workspace_of(db, "t"), s(""));
-    assert_eq!(session_row(db, "s"), Some(("t".into(), "running".into(), false)));
+    assert_eq!(
+        session_row(db, "s"),
+        Some(("t".into(), "running".into(), false))
+    );
     // Given values are used on creation.
     db.upsert_workspace("w2", Some("alice")).unwrap();
     db.upsert_task("t2", Some("w2")).unwrap();
-    db.upsert_session(session_upsert("s2", "t2", Some(SessionState::Idle), Some(true))).unwrap();
+    db.upsert_session(session_upsert(
+        "s2",
+        "t2",
+        Some(SessionState::Idle),
+        Some(true),
+    ))
+    .unwrap();
     assert_eq!(owner_of(db, "w2"), s("alice"));
     assert_eq!(workspace_of(db, "t2"), s("w2"));
-    assert_eq!(session_row(db, "s2"), Some(("t2".into(), "idle".into(), true)));
+    assert_eq!(
+        session_row(db, "s2"),
+        Some(("t2".into(), "idle".into(), true))
+    );
 }
 
 /// LIFE-1: repeating an upsert changes nothing.
@@ -157,8 +181,15 @@ fn life_1_upserts_are_idempotent(db: &TestDb) {
     mirror(db, "a", "alice");
     db.upsert_workspace("w-a", None).unwrap();
     db.upsert_task("t-a", None).unwrap();
-    db.upsert_session(session_upsert("s-a", "t-a", None, None)).unwrap();
-    db.upsert_session(session_upsert("s-a", "t-a", Some(SessionState::Running), Some(true))).unwrap();
+    db.upsert_session(session_upsert("s-a", "t-a", None, None))
+        .unwrap();
+    db.upsert_session(session_upsert(
+        "s-a",
+        "t-a",
+        Some(SessionState::Running),
+        Some(true),
+    ))
+    .unwrap();
     assert_eq!(rows::dump(db), before);
     assert_eq!(count_rows(db), [1, 1, 1, 1, 1, 2]);
 }
@@ -191,29 +222,65 @@ fn life_1_upsert_task_changes_only_given_workspace(db: &TestDb) {
 fn life_1_upsert_session_changes_only_given_fields(db: &TestDb) {
     db.upsert_task("t", None).unwrap();
     db.upsert_task("t2", None).unwrap();
-    db.upsert_session(session_upsert("s", "t", Some(SessionState::Idle), Some(true))).unwrap();
-    db.upsert_session(session_upsert("s", "t", None, None)).unwrap();
-    assert_eq!(session_row(db, "s"), Some(("t".into(), "idle".into(), true)));
-    db.upsert_session(session_upsert("s", "t", Some(SessionState::Starting), None)).unwrap();
-    assert_eq!(session_row(db, "s"), Some(("t".into(), "starting".into(), true)));
-    db.upsert_session(session_upsert("s", "t", None, Some(false))).unwrap();
-    assert_eq!(session_row(db, "s"), Some(("t".into(), "starting".into(), false)));
+    db.upsert_session(session_upsert(
+        "s",
+        "t",
+        Some(SessionState::Idle),
+        Some(true),
+    ))
+    .unwrap();
+    db.upsert_session(session_upsert("s", "t", None, None))
+        .unwrap();
+    assert_eq!(
+        session_row(db, "s"),
+        Some(("t".into(), "idle".into(), true))
+    );
+    db.upsert_session(session_upsert("s", "t", Some(SessionState::Starting), None))
+        .unwrap();
+    assert_eq!(
+        session_row(db, "s"),
+        Some(("t".into(), "starting".into(), true))
+    );
+    db.upsert_session(session_upsert("s", "t", None, Some(false)))
+        .unwrap();
+    assert_eq!(
+        session_row(db, "s"),
+        Some(("t".into(), "starting".into(), false))
+    );
     // task_id is always named, so it moves the session.
-    db.upsert_session(session_upsert("s", "t2", None, None)).unwrap();
-    assert_eq!(session_row(db, "s"), Some(("t2".into(), "starting".into(), false)));
+    db.upsert_session(session_upsert("s", "t2", None, None))
+        .unwrap();
+    assert_eq!(
+        session_row(db, "s"),
+        Some(("t2".into(), "starting".into(), false))
+    );
 }
 
 /// LIFE-1, LIFE-10: upsert_session naming an unknown task is not-found
 /// naming the task, for a new session and for an existing one, and
 /// writes nothing. Tasks may name workspaces that do not exist.
 fn life_1_upsert_session_with_unknown_task_is_not_found(db: &TestDb) {
-    assert_not_found(db.upsert_session(session_upsert("s", "t-missing", None, None)), Entity::Task);
+    assert_not_found(
+        db.upsert_session(session_upsert("s", "t-missing", None, None)),
+        Entity::Task,
+    );
     assert_eq!(session_row(db, "s"), None);
     db.upsert_task("t", Some("w-never-created")).unwrap();
-    db.upsert_session(session_upsert("s", "t", Some(SessionState::Idle), Some(true))).unwrap();
+    db.upsert_session(session_upsert(
+        "s",
+        "t",
+        Some(SessionState::Idle),
+        Some(true),
+    ))
+    .unwrap();
     let before = rows::dump(db);
     assert_not_found(
-        db.upsert_session(session_upsert("s", "t-missing", Some(SessionState::Running), Some(false))),
+        db.upsert_session(session_upsert(
+            "s",
+            "t-missing",
+            Some(SessionState::Running),
+            Some(false),
+        )),
         Entity::Task,
     );
     assert_eq!(rows::dump(db), before);
@@ -223,7 +290,8 @@ fn life_1_upsert_session_with_unknown_task_is_not_found(db: &TestDb) {
 /// and question rows; other tasks are untouched.
 fn life_1_delete_task_cascades(db: &TestDb) {
     let a = mirror(db, "a", "alice");
-    db.upsert_session(session_upsert("s-a2", "t-a", None, None)).unwrap();
+    db.upsert_session(session_upsert("s-a2", "t-a", None, None))
+        .unwrap();
     let b = mirror(db, "b", "alice");
     ask(db, &a, 2);
     db.begin_turn(&a).unwrap();
@@ -248,7 +316,8 @@ fn life_1_delete_task_cascades(db: &TestDb) {
 /// rows, keeps its task and the task's other sessions.
 fn life_1_delete_session_cascades(db: &TestDb) {
     let a = mirror(db, "a", "alice");
-    db.upsert_session(session_upsert("s-a2", "t-a", None, None)).unwrap();
+    db.upsert_session(session_upsert("s-a2", "t-a", None, None))
+        .unwrap();
     ask(db, &a, 2);
     db.begin_turn(&a).unwrap();
     ask(db, &a, 1);
@@ -281,13 +350,25 @@ fn life_1_empty_ids_are_named(db: &TestDb) {
     let before = rows::dump(db);
     assert_invalid(db.upsert_workspace("", Some("alice")), "id");
     assert_invalid(db.upsert_task("", None), "id");
-    assert_invalid(db.upsert_session(session_upsert("", "t-a", None, None)), "id");
-    assert_invalid(db.upsert_session(session_upsert("s-a", "", None, None)), "task_id");
-    assert_invalid(db.upsert_session(session_upsert("s-new", "", None, None)), "task_id");
+    assert_invalid(
+        db.upsert_session(session_upsert("", "t-a", None, None)),
+        "id",
+    );
+    assert_invalid(
+        db.upsert_session(session_upsert("s-a", "", None, None)),
+        "task_id",
+    );
+    assert_invalid(
+        db.upsert_session(session_upsert("s-new", "", None, None)),
+        "task_id",
+    );
     assert_invalid(db.delete_task(""), "id");
     assert_invalid(db.delete_session(""), "id");
     assert_invalid(db.begin_turn(""), "session_id");
-    assert_invalid(db.set_session_state("", SessionState::Completed), "session_id");
+    assert_invalid(
+        db.set_session_state("", SessionState::Completed),
+        "session_id",
+    );
     assert_invalid(db.detach_session(""), "session_id");
     assert_invalid(db.has_pending_clarification(""), "session_id");
     assert_eq!(rows::dump(db), before);
@@ -295,7 +376,11 @@ fn life_1_empty_ids_are_named(db: &TestDb) {
 
 // ---- LIFE-2 -----------------------------------------------------------
 
-dual_backend!(life_2_begin_turn_returns_a_new_current_turn, life_2_begin_turn_supersedes_older_bundles_without_changing_rows, life_2_begin_turn_unknown_session_is_not_found);
+dual_backend!(
+    life_2_begin_turn_returns_a_new_current_turn,
+    life_2_begin_turn_supersedes_older_bundles_without_changing_rows,
+    life_2_begin_turn_unknown_session_is_not_found
+);
 
 /// LIFE-2: begin_turn returns a new turn id each time, and the new turn
 /// becomes the one `ask` uses.
@@ -343,7 +428,12 @@ fn life_2_begin_turn_unknown_session_is_not_found(db: &TestDb) {
 
 // ---- LIFE-3 / LIFE-4 --------------------------------------------------
 
-dual_backend!(life_3_terminal_state_expires_current_turn_pending_rows, life_3_terminal_state_leaves_older_turns_and_resolved_rows, life_3_upsert_session_with_terminal_state_expires, life_4_repeating_expiry_changes_nothing);
+dual_backend!(
+    life_3_terminal_state_expires_current_turn_pending_rows,
+    life_3_terminal_state_leaves_older_turns_and_resolved_rows,
+    life_3_upsert_session_with_terminal_state_expires,
+    life_4_repeating_expiry_changes_nothing
+);
 
 /// LIFE-3: set_session_state to each terminal state expires the current
 /// turn's pending rows in the same call.
@@ -353,7 +443,11 @@ fn life_3_terminal_state_expires_current_turn_pending_rows(db: &TestDb) {
         let one = ask(db, &session, 2);
         let two = ask(db, &session, 1);
         db.set_session_state(&session, state).unwrap();
-        assert_eq!(rows::statuses(db, &one), [s("expired"), s("expired")], "{state:?}");
+        assert_eq!(
+            rows::statuses(db, &one),
+            [s("expired"), s("expired")],
+            "{state:?}"
+        );
         assert_eq!(rows::statuses(db, &two), [s("expired")], "{state:?}");
         assert_eq!(session_row(db, &session).unwrap().1, state.as_str());
         assert!(!db.has_pending_clarification(&session).unwrap());
@@ -372,9 +466,15 @@ fn life_3_terminal_state_leaves_older_turns_and_resolved_rows(db: &TestDb) {
     set_status_of_row(db, &mixed, 0, "answered");
     let turn = rows::turn_of(db, &mixed);
     rows::insert_bundle(db, "degraded", &session, &turn, "t-a");
-    for (i, status) in [None, Some(""), Some("pending"), Some("rejected"), Some("bogus")]
-        .into_iter()
-        .enumerate()
+    for (i, status) in [
+        None,
+        Some(""),
+        Some("pending"),
+        Some("rejected"),
+        Some("bogus"),
+    ]
+    .into_iter()
+    .enumerate()
     {
         Row::new("degraded", &session, &turn)
             .question_id(&format!("q{i}"))
@@ -383,12 +483,22 @@ fn life_3_terminal_state_leaves_older_turns_and_resolved_rows(db: &TestDb) {
             .insert(db);
     }
     let elsewhere = ask(db, &other, 1);
-    db.set_session_state(&session, SessionState::Completed).unwrap();
+    db.set_session_state(&session, SessionState::Completed)
+        .unwrap();
     assert_eq!(rows::statuses(db, &old), [s("pending"), s("pending")]);
-    assert_eq!(rows::statuses(db, &mixed), [s("answered"), s("expired"), s("expired")]);
+    assert_eq!(
+        rows::statuses(db, &mixed),
+        [s("answered"), s("expired"), s("expired")]
+    );
     assert_eq!(
         rows::statuses(db, "degraded"),
-        [s("expired"), s("expired"), s("expired"), s("rejected"), s("bogus")]
+        [
+            s("expired"),
+            s("expired"),
+            s("expired"),
+            s("rejected"),
+            s("bogus")
+        ]
     );
     assert_eq!(rows::statuses(db, &elsewhere), [s("pending")]);
     assert!(db.has_pending_clarification(&other).unwrap());
@@ -403,12 +513,21 @@ fn life_3_upsert_session_with_terminal_state_expires(db: &TestDb) {
         let old = ask(db, &session, 1);
         db.begin_turn(&session).unwrap();
         let current = ask(db, &session, 2);
-        db.upsert_session(session_upsert(&session, &task, None, Some(false))).unwrap();
+        db.upsert_session(session_upsert(&session, &task, None, Some(false)))
+            .unwrap();
         assert_eq!(rows::statuses(db, &current), [s("pending"), s("pending")]);
-        db.upsert_session(session_upsert(&session, &task, Some(state), None)).unwrap();
-        assert_eq!(rows::statuses(db, &current), [s("expired"), s("expired")], "{state:?}");
+        db.upsert_session(session_upsert(&session, &task, Some(state), None))
+            .unwrap();
+        assert_eq!(
+            rows::statuses(db, &current),
+            [s("expired"), s("expired")],
+            "{state:?}"
+        );
         assert_eq!(rows::statuses(db, &old), [s("pending")], "{state:?}");
-        assert_eq!(session_row(db, &session), Some((task.clone(), state.as_str().to_owned(), false)));
+        assert_eq!(
+            session_row(db, &session),
+            Some((task.clone(), state.as_str().to_owned(), false))
+        );
         assert!(!db.has_pending_clarification(&session).unwrap());
     }
 }
@@ -419,21 +538,42 @@ fn life_4_repeating_expiry_changes_nothing(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let pending_id = ask(db, &session, 2);
     set_status_of_row(db, &pending_id, 1, "answered");
-    db.set_session_state(&session, SessionState::Failed).unwrap();
-    assert_eq!(rows::statuses(db, &pending_id), [s("expired"), s("answered")]);
+    db.set_session_state(&session, SessionState::Failed)
+        .unwrap();
+    assert_eq!(
+        rows::statuses(db, &pending_id),
+        [s("expired"), s("answered")]
+    );
     let before = rows::dump(db);
-    db.set_session_state(&session, SessionState::Failed).unwrap();
+    db.set_session_state(&session, SessionState::Failed)
+        .unwrap();
     assert_eq!(rows::dump(db), before);
-    db.upsert_session(session_upsert(&session, "t-a", Some(SessionState::Failed), None)).unwrap();
+    db.upsert_session(session_upsert(
+        &session,
+        "t-a",
+        Some(SessionState::Failed),
+        None,
+    ))
+    .unwrap();
     assert_eq!(rows::dump(db), before);
-    db.set_session_state(&session, SessionState::Cancelled).unwrap();
-    assert_eq!(rows::statuses(db, &pending_id), [s("expired"), s("answered")]);
+    db.set_session_state(&session, SessionState::Cancelled)
+        .unwrap();
+    assert_eq!(
+        rows::statuses(db, &pending_id),
+        [s("expired"), s("answered")]
+    );
     assert_eq!(session_row(db, &session).unwrap().1, "cancelled");
 }
 
 // ---- LIFE-5 -----------------------------------------------------------
 
-dual_backend!(life_5_detach_marks_current_turn_active_bundles, life_5_detach_marks_resolved_undelivered_bundles, life_5_detach_leaves_older_turns_alone, life_5_bundle_asked_later_is_not_detached, life_5_repeating_detach_changes_nothing);
+dual_backend!(
+    life_5_detach_marks_current_turn_active_bundles,
+    life_5_detach_marks_resolved_undelivered_bundles,
+    life_5_detach_leaves_older_turns_alone,
+    life_5_bundle_asked_later_is_not_detached,
+    life_5_repeating_detach_changes_nothing
+);
 
 /// LIFE-5: detach marks every active bundle of the current turn; they
 /// stay active (has_pending_clarification) and their rows pending.
@@ -445,7 +585,10 @@ fn life_5_detach_marks_current_turn_active_bundles(db: &TestDb) {
     assert!(rows::detached(db, &one));
     assert!(rows::detached(db, &two));
     assert!(db.has_pending_clarification(&session).unwrap());
-    assert_eq!(rows::statuses(db, &two), [s("pending"), s("pending"), s("pending")]);
+    assert_eq!(
+        rows::statuses(db, &two),
+        [s("pending"), s("pending"), s("pending")]
+    );
     let mut active = vec![one, two];
     active.sort();
     assert_eq!(rows::active_ids(db), active);
@@ -464,7 +607,10 @@ fn life_5_detach_marks_resolved_undelivered_bundles(db: &TestDb) {
     db.detach_session(&session).unwrap();
     assert!(rows::detached(db, &undelivered));
     assert!(!rows::detached(db, &delivered));
-    assert_eq!(rows::statuses(db, &undelivered), [s("answered"), s("answered")]);
+    assert_eq!(
+        rows::statuses(db, &undelivered),
+        [s("answered"), s("answered")]
+    );
 }
 
 /// LIFE-5: bundles of older turns — pending or undelivered — are not
@@ -527,14 +673,26 @@ fn life_7_has_pending_iff_an_active_bundle_exists(db: &TestDb) {
     let other = mirror(db, "b", "alice");
     assert!(!db.has_pending_clarification(&session).unwrap(), "no turn");
     db.begin_turn(&session).unwrap();
-    assert!(!db.has_pending_clarification(&session).unwrap(), "no bundle");
+    assert!(
+        !db.has_pending_clarification(&session).unwrap(),
+        "no bundle"
+    );
     let pending_id = ask(db, &session, 2);
     assert!(db.has_pending_clarification(&session).unwrap());
-    assert!(!db.has_pending_clarification(&other).unwrap(), "other session");
+    assert!(
+        !db.has_pending_clarification(&other).unwrap(),
+        "other session"
+    );
     set_status_of_row(db, &pending_id, 0, "answered");
-    assert!(db.has_pending_clarification(&session).unwrap(), "one row still pending");
+    assert!(
+        db.has_pending_clarification(&session).unwrap(),
+        "one row still pending"
+    );
     set_status_of_row(db, &pending_id, 1, "rejected");
-    assert!(!db.has_pending_clarification(&session).unwrap(), "no row pending");
+    assert!(
+        !db.has_pending_clarification(&session).unwrap(),
+        "no row pending"
+    );
     let second = ask(db, &session, 1);
     assert!(db.has_pending_clarification(&session).unwrap());
     // ACT-1.3 alone (forced, so LIFE-3 expiry does not interfere).
@@ -544,13 +702,20 @@ fn life_7_has_pending_iff_an_active_bundle_exists(db: &TestDb) {
     assert!(db.has_pending_clarification(&session).unwrap());
     // ACT-1.2: superseded.
     db.begin_turn(&session).unwrap();
-    assert!(!db.has_pending_clarification(&session).unwrap(), "superseded");
+    assert!(
+        !db.has_pending_clarification(&session).unwrap(),
+        "superseded"
+    );
     assert_eq!(rows::statuses(db, &second), [s("pending")]);
 }
 
 // ---- LIFE-10 ----------------------------------------------------------
 
-dual_backend!(life_10_state_changes_in_any_direction_are_accepted, life_10_expired_rows_never_return_to_pending, life_10_unknown_session_is_not_found);
+dual_backend!(
+    life_10_state_changes_in_any_direction_are_accepted,
+    life_10_expired_rows_never_return_to_pending,
+    life_10_unknown_session_is_not_found
+);
 
 /// LIFE-10: state changes in any direction are accepted, including from
 /// a terminal state back to a live one.
@@ -560,7 +725,11 @@ fn life_10_state_changes_in_any_direction_are_accepted(db: &TestDb) {
         for to in SessionState::ALL {
             db.set_session_state(&session, from).unwrap();
             db.set_session_state(&session, to).unwrap();
-            assert_eq!(session_row(db, &session).unwrap().1, to.as_str(), "{from:?} -> {to:?}");
+            assert_eq!(
+                session_row(db, &session).unwrap().1,
+                to.as_str(),
+                "{from:?} -> {to:?}"
+            );
         }
     }
 }
@@ -570,14 +739,34 @@ fn life_10_state_changes_in_any_direction_are_accepted(db: &TestDb) {
 fn life_10_expired_rows_never_return_to_pending(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let pending_id = ask(db, &session, 2);
-    db.set_session_state(&session, SessionState::Cancelled).unwrap();
-    db.set_session_state(&session, SessionState::Running).unwrap();
+    db.set_session_state(&session, SessionState::Cancelled)
+        .unwrap();
+    db.set_session_state(&session, SessionState::Running)
+        .unwrap();
     assert_eq!(session_row(db, &session).unwrap().1, "running");
-    assert_eq!(rows::statuses(db, &pending_id), [s("expired"), s("expired")]);
+    assert_eq!(
+        rows::statuses(db, &pending_id),
+        [s("expired"), s("expired")]
+    );
     assert!(!db.has_pending_clarification(&session).unwrap());
-    db.upsert_session(session_upsert(&session, "t-a", Some(SessionState::Completed), None)).unwrap();
-    db.upsert_session(session_upsert(&session, "t-a", Some(SessionState::Idle), None)).unwrap();
-    assert_eq!(rows::statuses(db, &pending_id), [s("expired"), s("expired")]);
+    db.upsert_session(session_upsert(
+        &session,
+        "t-a",
+        Some(SessionState::Completed),
+        None,
+    ))
+    .unwrap();
+    db.upsert_session(session_upsert(
+        &session,
+        "t-a",
+        Some(SessionState::Idle),
+        None,
+    ))
+    .unwrap();
+    assert_eq!(
+        rows::statuses(db, &pending_id),
+        [s("expired"), s("expired")]
+    );
     assert!(!db.has_pending_clarification(&session).unwrap());
     let fresh = ask(db, &session, 1);
     assert!(db.has_pending_clarification(&session).unwrap());
@@ -590,8 +779,14 @@ fn life_10_unknown_session_is_not_found(db: &TestDb) {
     mirror(db, "a", "alice");
     ask(db, "s-a", 1);
     let before = rows::dump(db);
-    assert_not_found(db.set_session_state("s-nobody", SessionState::Completed), Entity::Session);
-    assert_not_found(db.set_session_state("s-nobody", SessionState::Running), Entity::Session);
+    assert_not_found(
+        db.set_session_state("s-nobody", SessionState::Completed),
+        Entity::Session,
+    );
+    assert_not_found(
+        db.set_session_state("s-nobody", SessionState::Running),
+        Entity::Session,
+    );
     assert_not_found(db.detach_session("s-nobody"), Entity::Session);
     assert_not_found(db.has_pending_clarification("s-nobody"), Entity::Session);
     assert_not_found(db.begin_turn("s-nobody"), Entity::Session);

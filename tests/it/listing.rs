@@ -263,7 +263,14 @@ fn summary_world(db: &TestDb) -> Vec<Expected> {
 
 // ---- LIST-1..3 ---------------------------------------------------------
 
-dual_backend!(list_1_lists_active_bundles_visible_to_the_principal, list_1_listing_survives_a_restart, list_2_pages_are_full_despite_unlisted_bundles_in_between, list_3_orders_by_created_at, list_3_pending_id_tiebreak_is_byte_order, list_3_equal_created_at_ordered_by_pending_id);
+dual_backend!(
+    list_1_lists_active_bundles_visible_to_the_principal,
+    list_1_listing_survives_a_restart,
+    list_2_pages_are_full_despite_unlisted_bundles_in_between,
+    list_3_orders_by_created_at,
+    list_3_pending_id_tiebreak_is_byte_order,
+    list_3_equal_created_at_ordered_by_pending_id
+);
 
 /// LIST-1: exactly the active bundles visible to the principal.
 fn list_1_lists_active_bundles_visible_to_the_principal(db: &TestDb) {
@@ -273,7 +280,8 @@ fn list_1_lists_active_bundles_visible_to_the_principal(db: &TestDb) {
     db.begin_turn("s-alice").unwrap();
     let current = ask(db, "s-alice", 1);
     let expired = ask(db, "s-none", 1);
-    db.set_session_state("s-none", SessionState::Completed).unwrap();
+    db.set_session_state("s-none", SessionState::Completed)
+        .unwrap();
     let ended = session_in(db, "ended", "w-alice", Some(false));
     let forced = ask(db, &ended, 1);
     rows::force_state(db, &ended, "failed");
@@ -284,8 +292,14 @@ fn list_1_lists_active_bundles_visible_to_the_principal(db: &TestDb) {
     for inactive in [&superseded, &expired, &forced, &answered, &own, &none] {
         assert!(!alice_sees.contains(inactive), "{inactive} is not listed");
     }
-    assert_eq!(alice_sees, [unowned.clone(), dangling.clone(), current.clone()]);
-    assert_eq!(list_ids(db, &alice_bot(), &ListRequest::default()), alice_sees);
+    assert_eq!(
+        alice_sees,
+        [unowned.clone(), dangling.clone(), current.clone()]
+    );
+    assert_eq!(
+        list_ids(db, &alice_bot(), &ListRequest::default()),
+        alice_sees
+    );
     assert_eq!(
         list_ids(db, &bob(), &ListRequest::default()),
         [foreign.clone(), unowned.clone(), dangling.clone()]
@@ -303,7 +317,12 @@ fn list_1_listing_survives_a_restart(db: &TestDb) {
     let before = db.list_pending(&alice(), &ListRequest::default()).unwrap();
     assert_eq!(before.bundles.len(), 4);
     let restarted = db.reopen();
-    assert_eq!(restarted.list_pending(&alice(), &ListRequest::default()).unwrap(), before);
+    assert_eq!(
+        restarted
+            .list_pending(&alice(), &ListRequest::default())
+            .unwrap(),
+        before
+    );
 }
 
 /// LIST-2: `limit` counts returned bundles: with many unlisted bundles
@@ -333,7 +352,8 @@ fn list_2_pages_are_full_despite_unlisted_bundles_in_between(db: &TestDb) {
         let answered = ask(db, &mine, 1);
         rows::answer_all(db, &answered);
     }
-    db.set_session_state(&ending, SessionState::Cancelled).unwrap();
+    db.set_session_state(&ending, SessionState::Cancelled)
+        .unwrap();
     db.begin_turn(&old).unwrap();
 
     let mut human: Vec<String> = questions.iter().chain(&permissions).cloned().collect();
@@ -343,9 +363,17 @@ fn list_2_pages_are_full_despite_unlisted_bundles_in_between(db: &TestDb) {
             let pages = pages(db, &principal, &with_limit(limit));
             let limit = limit as usize;
             assert_eq!(&pages.concat(), expected, "{principal:?}, limit {limit}");
-            assert_eq!(pages.len(), expected.len().div_ceil(limit), "{principal:?}, limit {limit}: no short page before the end");
+            assert_eq!(
+                pages.len(),
+                expected.len().div_ceil(limit),
+                "{principal:?}, limit {limit}: no short page before the end"
+            );
             for page in &pages[..pages.len() - 1] {
-                assert_eq!(page.len(), limit, "{principal:?}, limit {limit}: a page before the last is full");
+                assert_eq!(
+                    page.len(),
+                    limit,
+                    "{principal:?}, limit {limit}: a page before the last is full"
+                );
             }
         }
     }
@@ -354,8 +382,9 @@ fn list_2_pages_are_full_despite_unlisted_bundles_in_between(db: &TestDb) {
 /// LIST-3: `created_at` ascending, whatever the creation order.
 fn list_3_orders_by_created_at(db: &TestDb) {
     db.upsert_workspace("w", Some("alice")).unwrap();
-    let sessions: Vec<String> =
-        (1..=4).map(|n| session_in(db, &n.to_string(), "w", Some(true))).collect();
+    let sessions: Vec<String> = (1..=4)
+        .map(|n| session_in(db, &n.to_string(), "w", Some(true)))
+        .collect();
     db.clock.set(Timestamp::from_micros(micros(10 * SECOND)));
     let at_10 = ask(db, &sessions[0], 1);
     db.clock.set(Timestamp::from_micros(micros(5 * SECOND)));
@@ -376,11 +405,33 @@ fn list_3_orders_by_created_at(db: &TestDb) {
 fn list_3_pending_id_tiebreak_is_byte_order(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let turn = db.begin_turn(&session).unwrap();
-    for id in ["ab", "a-c", "b", "B", "a_b", "A", "a b", "a.c", "\u{e9}t\u{e9}", "e"] {
+    for id in [
+        "ab",
+        "a-c",
+        "b",
+        "B",
+        "a_b",
+        "A",
+        "a b",
+        "a.c",
+        "\u{e9}t\u{e9}",
+        "e",
+    ] {
         rows::insert_bundle(db, id, &session, &turn, "");
         Row::new(id, &session, &turn).insert(db);
     }
-    let mut expected = strings(&["ab", "a-c", "b", "B", "a_b", "A", "a b", "a.c", "\u{e9}t\u{e9}", "e"]);
+    let mut expected = strings(&[
+        "ab",
+        "a-c",
+        "b",
+        "B",
+        "a_b",
+        "A",
+        "a b",
+        "a.c",
+        "\u{e9}t\u{e9}",
+        "e",
+    ]);
     expected.sort();
     assert_eq!(list_ids(db, &alice(), &ListRequest::default()), expected);
     assert_eq!(collect_all(db, &alice(), 3), expected);
@@ -401,7 +452,15 @@ fn list_3_equal_created_at_ordered_by_pending_id(db: &TestDb) {
     db.clock.advance_micros(1);
     let later = ask(db, &session, 1);
     assert_eq!(same_time, "pending-000001");
-    let expected = strings(&["alpha", "beta", "mid", "omega", same_time.as_str(), "zeta", later.as_str()]);
+    let expected = strings(&[
+        "alpha",
+        "beta",
+        "mid",
+        "omega",
+        same_time.as_str(),
+        "zeta",
+        later.as_str(),
+    ]);
     assert_eq!(list_ids(db, &alice(), &ListRequest::default()), expected);
     for limit in 1..=4 {
         assert_eq!(collect_all(db, &alice(), limit), expected, "limit {limit}");
@@ -410,7 +469,15 @@ fn list_3_equal_created_at_ordered_by_pending_id(db: &TestDb) {
 
 // ---- LIST-4 --------------------------------------------------------------
 
-dual_backend!(list_4_workspace_id_narrows_within_visibility, list_4_created_since_keeps_bundles_at_or_after_it, list_4_created_since_and_cursor_intersect, list_4_limit_default_floor_and_clamp, list_4_malformed_cursor_is_a_validation_error, list_4_created_since_with_sub_microsecond_digits_keeps_only_later_bundles, list_4_malformed_created_since_is_a_validation_error);
+dual_backend!(
+    list_4_workspace_id_narrows_within_visibility,
+    list_4_created_since_keeps_bundles_at_or_after_it,
+    list_4_created_since_and_cursor_intersect,
+    list_4_limit_default_floor_and_clamp,
+    list_4_malformed_cursor_is_a_validation_error,
+    list_4_created_since_with_sub_microsecond_digits_keeps_only_later_bundles,
+    list_4_malformed_created_since_is_a_validation_error
+);
 
 /// LIST-4: `workspace_id` narrows to bundles whose task (AUTH-4) is in
 /// that workspace, and never widens visibility.
@@ -421,20 +488,55 @@ fn list_4_workspace_id_narrows_within_visibility(db: &TestDb) {
     rows::insert_bundle(db, "via-session", "s-open", &turn, "");
     Row::new("via-session", "s-open", &turn).insert(db);
 
-    assert_eq!(list_ids(db, &alice(), &in_workspace("w-alice")), [own.as_str()]);
-    assert_eq!(list_ids(db, &alice(), &in_workspace("w-open")), strings(&[&unowned, "via-session"]));
-    assert_eq!(list_ids(db, &alice(), &in_workspace("w-gone")), [dangling.as_str()]);
-    assert_eq!(list_ids(db, &alice(), &in_workspace("w-bob")), Vec::<String>::new(), "no widening");
-    assert_eq!(list_ids(db, &alice_bot(), &in_workspace("w-bob")), Vec::<String>::new(), "no widening");
-    assert_eq!(list_ids(db, &alice(), &in_workspace("w-missing")), Vec::<String>::new());
-    assert_eq!(list_ids(db, &bob(), &in_workspace("w-bob")), [foreign.as_str()]);
-    assert_eq!(list_ids(db, &bob(), &in_workspace("w-alice")), Vec::<String>::new());
-    assert_eq!(list_ids(db, &Principal::System, &in_workspace("w-bob")), [foreign.as_str()]);
-    assert_eq!(list_ids(db, &Principal::System, &in_workspace("w-alice")), [own.as_str()]);
+    assert_eq!(
+        list_ids(db, &alice(), &in_workspace("w-alice")),
+        [own.as_str()]
+    );
+    assert_eq!(
+        list_ids(db, &alice(), &in_workspace("w-open")),
+        strings(&[&unowned, "via-session"])
+    );
+    assert_eq!(
+        list_ids(db, &alice(), &in_workspace("w-gone")),
+        [dangling.as_str()]
+    );
+    assert_eq!(
+        list_ids(db, &alice(), &in_workspace("w-bob")),
+        Vec::<String>::new(),
+        "no widening"
+    );
+    assert_eq!(
+        list_ids(db, &alice_bot(), &in_workspace("w-bob")),
+        Vec::<String>::new(),
+        "no widening"
+    );
+    assert_eq!(
+        list_ids(db, &alice(), &in_workspace("w-missing")),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        list_ids(db, &bob(), &in_workspace("w-bob")),
+        [foreign.as_str()]
+    );
+    assert_eq!(
+        list_ids(db, &bob(), &in_workspace("w-alice")),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        list_ids(db, &Principal::System, &in_workspace("w-bob")),
+        [foreign.as_str()]
+    );
+    assert_eq!(
+        list_ids(db, &Principal::System, &in_workspace("w-alice")),
+        [own.as_str()]
+    );
 
     // The empty string means "not given".
     let everything = list_ids(db, &alice(), &ListRequest::default());
-    assert_eq!(everything, strings(&[&own, &unowned, &none, &dangling, "via-session"]));
+    assert_eq!(
+        everything,
+        strings(&[&own, &unowned, &none, &dangling, "via-session"])
+    );
     assert_eq!(list_ids(db, &alice(), &in_workspace("")), everything);
 }
 
@@ -451,16 +553,36 @@ fn list_4_created_since_keeps_bundles_at_or_after_it(db: &TestDb) {
     let b3 = ask(db, &session, 1);
 
     let listed = |created_since: &str| list_ids(db, &alice(), &since(created_since));
-    assert_eq!(listed("2026-11-29T20:00:01Z"), [b1.clone(), b2.clone(), b3.clone()]);
-    assert_eq!(listed("2026-11-29T20:00:01.000000Z"), [b1.clone(), b2.clone(), b3.clone()]);
-    assert_eq!(listed("2026-11-29T20:00:00.999999Z"), [b1.clone(), b2.clone(), b3.clone()]);
-    assert_eq!(listed("2026-11-29T20:00:01.000001Z"), [b2.clone(), b3.clone()]);
-    assert_eq!(listed("2026-11-29T21:00:01+01:00"), [b1.clone(), b2.clone(), b3.clone()]);
+    assert_eq!(
+        listed("2026-11-29T20:00:01Z"),
+        [b1.clone(), b2.clone(), b3.clone()]
+    );
+    assert_eq!(
+        listed("2026-11-29T20:00:01.000000Z"),
+        [b1.clone(), b2.clone(), b3.clone()]
+    );
+    assert_eq!(
+        listed("2026-11-29T20:00:00.999999Z"),
+        [b1.clone(), b2.clone(), b3.clone()]
+    );
+    assert_eq!(
+        listed("2026-11-29T20:00:01.000001Z"),
+        [b2.clone(), b3.clone()]
+    );
+    assert_eq!(
+        listed("2026-11-29T21:00:01+01:00"),
+        [b1.clone(), b2.clone(), b3.clone()]
+    );
     assert_eq!(listed("2026-11-29T20:00:02Z"), [b3.as_str()]);
     assert_eq!(listed("2026-11-29T20:00:02.000001Z"), Vec::<String>::new());
-    assert_eq!(listed("2026-11-29T20:00:00Z"), [b0.clone(), b1.clone(), b2.clone(), b3.clone()]);
+    assert_eq!(
+        listed("2026-11-29T20:00:00Z"),
+        [b0.clone(), b1.clone(), b2.clone(), b3.clone()]
+    );
     assert_eq!(listed(""), [b0, b1, b2, b3]);
-    let empty = db.list_pending(&alice(), &since("2027-01-01T00:00:00Z")).unwrap();
+    let empty = db
+        .list_pending(&alice(), &since("2027-01-01T00:00:00Z"))
+        .unwrap();
     assert_eq!((empty.bundles.len(), empty.next_cursor), (0, None));
 }
 
@@ -475,7 +597,11 @@ fn list_4_created_since_and_cursor_intersect(db: &TestDb) {
             id
         })
         .collect();
-    let cursor_after = |n: i64| db.list_pending(&alice(), &with_limit(n)).unwrap().next_cursor;
+    let cursor_after = |n: i64| {
+        db.list_pending(&alice(), &with_limit(n))
+            .unwrap()
+            .next_cursor
+    };
     let after_b1 = cursor_after(2);
     let after_b3 = cursor_after(4);
     assert!(after_b1.is_some() && after_b3.is_some());
@@ -486,25 +612,50 @@ fn list_4_created_since_and_cursor_intersect(db: &TestDb) {
         ..ListRequest::default()
     };
     // created_since later than the cursor.
-    assert_eq!(list_ids(db, &alice(), &both(&after_b1, 3 * SECOND)), b[3..].to_vec());
+    assert_eq!(
+        list_ids(db, &alice(), &both(&after_b1, 3 * SECOND)),
+        b[3..].to_vec()
+    );
     // The cursor later than created_since.
-    assert_eq!(list_ids(db, &alice(), &both(&after_b3, SECOND)), b[4..].to_vec());
+    assert_eq!(
+        list_ids(db, &alice(), &both(&after_b3, SECOND)),
+        b[4..].to_vec()
+    );
     // Equal: created_since at the cursor's own bundle; strictly after it.
-    assert_eq!(list_ids(db, &alice(), &both(&after_b3, 3 * SECOND)), b[4..].to_vec());
+    assert_eq!(
+        list_ids(db, &alice(), &both(&after_b3, 3 * SECOND)),
+        b[4..].to_vec()
+    );
     // Paging under a created_since keeps it.
-    let request = ListRequest { limit: Some(2), ..since(&rfc3339(2 * SECOND)) };
-    assert_eq!(pages(db, &alice(), &request), [b[2..4].to_vec(), b[4..6].to_vec()]);
+    let request = ListRequest {
+        limit: Some(2),
+        ..since(&rfc3339(2 * SECOND))
+    };
+    assert_eq!(
+        pages(db, &alice(), &request),
+        [b[2..4].to_vec(), b[4..6].to_vec()]
+    );
 }
 
 /// LIST-4: `limit` defaults to 50; below 1 means 50; above 200 is
 /// clamped to 200.
 fn list_4_limit_default_floor_and_clamp(db: &TestDb) {
-    let sessions: Vec<String> = (0..3).map(|n| mirror(db, &format!("s{n}"), "alice")).collect();
+    let sessions: Vec<String> = (0..3)
+        .map(|n| mirror(db, &format!("s{n}"), "alice"))
+        .collect();
     for n in 0..205 {
         ask(db, &sessions[n % 3], 1);
     }
     let size = |limit: Option<i64>| {
-        let page = db.list_pending(&alice(), &ListRequest { limit, ..ListRequest::default() }).unwrap();
+        let page = db
+            .list_pending(
+                &alice(),
+                &ListRequest {
+                    limit,
+                    ..ListRequest::default()
+                },
+            )
+            .unwrap();
         assert!(page.next_cursor.is_some(), "limit {limit:?} leaves more");
         page.bundles.len()
     };
@@ -531,11 +682,23 @@ fn list_4_malformed_cursor_is_a_validation_error(db: &TestDb) {
     for _ in 0..3 {
         ask(db, &session, 1);
     }
-    let real = db.list_pending(&alice(), &with_limit(1)).unwrap().next_cursor.unwrap().encode();
+    let real = db
+        .list_pending(&alice(), &with_limit(1))
+        .unwrap()
+        .next_cursor
+        .unwrap()
+        .encode();
     let decoded = String::from_utf8(URL_SAFE_NO_PAD.decode(&real).unwrap()).unwrap();
     let (version, rest) = decoded.split_once(':').unwrap();
-    assert_eq!(version, "v1", "this test forges other versions of {decoded:?}");
-    let wrong_version = [b64(&format!("v2:{rest}")), b64(&format!("v0:{rest}")), b64(rest)];
+    assert_eq!(
+        version, "v1",
+        "this test forges other versions of {decoded:?}"
+    );
+    let wrong_version = [
+        b64(&format!("v2:{rest}")),
+        b64(&format!("v0:{rest}")),
+        b64(rest),
+    ];
     let garbage = [
         "garbage!".to_owned(),
         "%%%".to_owned(),
@@ -557,7 +720,10 @@ fn list_4_malformed_cursor_is_a_validation_error(db: &TestDb) {
         }))
     };
     for cursor in wrong_version.iter().chain(&garbage) {
-        assert_invalid(clarion::Cursor::parse(cursor).map_err(Error::from), "cursor");
+        assert_invalid(
+            clarion::Cursor::parse(cursor).map_err(Error::from),
+            "cursor",
+        );
         for principal in [alice(), Principal::System] {
             let reply = listed(&principal, cursor);
             assert_eq!(reply.status, 400, "{cursor:?}");
@@ -578,7 +744,10 @@ fn list_4_created_since_with_sub_microsecond_digits_keeps_only_later_bundles(db:
     let at_one = ask(db, &session, 1);
     db.clock.advance_micros(1);
     let just_after = ask(db, &session, 1);
-    assert_eq!(list_ids(db, &alice(), &since("2026-11-29T20:00:00.9999995Z")), [at_one.clone(), just_after.clone()]);
+    assert_eq!(
+        list_ids(db, &alice(), &since("2026-11-29T20:00:00.9999995Z")),
+        [at_one.clone(), just_after.clone()]
+    );
     assert_eq!(
         list_ids(db, &alice(), &since("2026-11-29T20:00:01.0000005Z")),
         [just_after.as_str()],
@@ -591,14 +760,26 @@ fn list_4_malformed_created_since_is_a_validation_error(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     ask(db, &session, 1);
     // The time is read at the door (the Rust API takes a typed time).
-    for text in ["yesterday", "2026-11-29", "2026-11-29T20:00:00", "2026-13-01T00:00:00Z", "1795982400"] {
+    for text in [
+        "yesterday",
+        "2026-11-29",
+        "2026-11-29T20:00:00",
+        "2026-13-01T00:00:00Z",
+        "1795982400",
+    ] {
         let reply = db.call_value(&serde_json::json!({
             "op": "list_pending",
             "principal": alice().to_wire(),
             "args": {"created_since": text},
         }));
         assert_eq!(reply.status, 400, "{text}");
-        assert!(reply.body["error"].as_str().unwrap().starts_with("created_since: "), "{text}");
+        assert!(
+            reply.body["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("created_since: "),
+            "{text}"
+        );
     }
 }
 
@@ -612,13 +793,22 @@ fn pages_len(db: &Clarion) -> Vec<usize> {
 
 // ---- LIST-5..7 -----------------------------------------------------------
 
-dual_backend!(list_5_count_and_next_cursor, list_6_envelope_text_and_key_order, list_6_kind_and_age_floored_at_zero, list_7_degraded_rows_are_never_null, list_7_unrecognized_status_shown_as_stored);
+dual_backend!(
+    list_5_count_and_next_cursor,
+    list_6_envelope_text_and_key_order,
+    list_6_kind_and_age_floored_at_zero,
+    list_7_degraded_rows_are_never_null,
+    list_7_unrecognized_status_shown_as_stored
+);
 
 /// LIST-5: `count` is the page length; `next_cursor` is "" exactly when
 /// no more bundles exist, including when the last page is exactly full.
 fn list_5_count_and_next_cursor(db: &TestDb) {
     let empty = db.list_pending(&alice(), &ListRequest::default()).unwrap();
-    assert_eq!(envelope::list_page(&empty).body_text(), r#"{"bundles":[],"count":0,"next_cursor":""}"#);
+    assert_eq!(
+        envelope::list_page(&empty).body_text(),
+        r#"{"bundles":[],"count":0,"next_cursor":""}"#
+    );
 
     let session = mirror(db, "a", "alice");
     for _ in 0..4 {
@@ -627,10 +817,16 @@ fn list_5_count_and_next_cursor(db: &TestDb) {
     let first = db.list_pending(&alice(), &with_limit(2)).unwrap();
     assert_eq!(first.bundles.len(), 2);
     assert!(first.next_cursor.is_some());
-    let second_request = ListRequest { cursor: first.next_cursor.clone(), ..with_limit(2) };
+    let second_request = ListRequest {
+        cursor: first.next_cursor.clone(),
+        ..with_limit(2)
+    };
     let second = db.list_pending(&alice(), &second_request).unwrap();
     assert_eq!(ids(&second), ["pending-000003", "pending-000004"]);
-    assert_eq!(second.next_cursor, None, "an exactly full last page ends the listing");
+    assert_eq!(
+        second.next_cursor, None,
+        "an exactly full last page ends the listing"
+    );
     for limit in [3, 4, 5] {
         let page = db.list_pending(&alice(), &with_limit(limit)).unwrap();
         assert_eq!(page.next_cursor.is_none(), limit >= 4, "limit {limit}");
@@ -639,10 +835,24 @@ fn list_5_count_and_next_cursor(db: &TestDb) {
     for page in [&first, &second] {
         let body = envelope::list_page(page).body;
         let object = body.as_object().unwrap();
-        assert_eq!(object.keys().collect::<Vec<_>>(), ["bundles", "count", "next_cursor"], "no grand total");
-        assert_eq!(object["count"], serde_json::json!(object["bundles"].as_array().unwrap().len()));
+        assert_eq!(
+            object.keys().collect::<Vec<_>>(),
+            ["bundles", "count", "next_cursor"],
+            "no grand total"
+        );
+        assert_eq!(
+            object["count"],
+            serde_json::json!(object["bundles"].as_array().unwrap().len())
+        );
         assert_eq!(object["count"], 2);
-        assert_eq!(object["next_cursor"], serde_json::json!(page.next_cursor.as_ref().map(clarion::Cursor::encode).unwrap_or_default()));
+        assert_eq!(
+            object["next_cursor"],
+            serde_json::json!(page
+                .next_cursor
+                .as_ref()
+                .map(clarion::Cursor::encode)
+                .unwrap_or_default())
+        );
     }
 }
 
@@ -660,8 +870,16 @@ fn list_6_envelope_text_and_key_order(db: &TestDb) {
                 title: "Colour".to_owned(),
                 prompt: "Which colour?".to_owned(),
                 options: vec![
-                    OptionSpec { option_id: Some("red".to_owned()), label: "Red".to_owned(), description: "Warm".to_owned() },
-                    OptionSpec { option_id: None, label: "Blue".to_owned(), description: "Cool".to_owned() },
+                    OptionSpec {
+                        option_id: Some("red".to_owned()),
+                        label: "Red".to_owned(),
+                        description: "Warm".to_owned(),
+                    },
+                    OptionSpec {
+                        option_id: None,
+                        label: "Blue".to_owned(),
+                        description: "Cool".to_owned(),
+                    },
                 ],
             },
             question("ship it?"),
@@ -698,7 +916,12 @@ fn list_6_kind_and_age_floored_at_zero(db: &TestDb) {
     let page = db.list_pending(&alice(), &ListRequest::default()).unwrap();
     assert_eq!(ids(&page), [permission]);
     let text = envelope::list_page(&page).body_text();
-    assert!(text.contains(r#""kind":"permission","created_at":"2026-11-29T20:00:10.000000Z","age_seconds":0,"#), "{text}");
+    assert!(
+        text.contains(
+            r#""kind":"permission","created_at":"2026-11-29T20:00:10.000000Z","age_seconds":0,"#
+        ),
+        "{text}"
+    );
 }
 
 /// LIST-7: degraded rows: a NULL or empty status shows "pending", an
@@ -708,19 +931,40 @@ fn list_7_degraded_rows_are_never_null(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let turn = db.begin_turn(&session).unwrap();
     rows::insert_bundle(db, "degraded", &session, &turn, "");
-    Row::new("degraded", &session, &turn).question_id("q-absent").index(Some(0)).status(None).insert(db);
-    Row::new("degraded", &session, &turn).question_id("q-empty").index(Some(1)).status(Some("")).insert(db);
-    Row::new("degraded", &session, &turn).question_id("q-weird").index(Some(2)).status(Some("on_hold")).insert(db);
-    let mut broken = Row::new("degraded", &session, &turn).question_id("q-broken").index(Some(3));
+    Row::new("degraded", &session, &turn)
+        .question_id("q-absent")
+        .index(Some(0))
+        .status(None)
+        .insert(db);
+    Row::new("degraded", &session, &turn)
+        .question_id("q-empty")
+        .index(Some(1))
+        .status(Some(""))
+        .insert(db);
+    Row::new("degraded", &session, &turn)
+        .question_id("q-weird")
+        .index(Some(2))
+        .status(Some("on_hold"))
+        .insert(db);
+    let mut broken = Row::new("degraded", &session, &turn)
+        .question_id("q-broken")
+        .index(Some(3));
     broken.payload = "{not json";
     broken.insert(db);
-    let mut mistyped = Row::new("degraded", &session, &turn).question_id("q-mistyped").index(Some(4));
-    mistyped.payload = r#"{"title":null,"prompt":42,"options":[{"option_id":null,"label":"L"}],"extra":null}"#;
+    let mut mistyped = Row::new("degraded", &session, &turn)
+        .question_id("q-mistyped")
+        .index(Some(4));
+    mistyped.payload =
+        r#"{"title":null,"prompt":42,"options":[{"option_id":null,"label":"L"}],"extra":null}"#;
     mistyped.insert(db);
-    let mut not_array = Row::new("degraded", &session, &turn).question_id("q-not-array").index(Some(5));
+    let mut not_array = Row::new("degraded", &session, &turn)
+        .question_id("q-not-array")
+        .index(Some(5));
     not_array.payload = r#"{"title":"T2","prompt":"P2","options":"nope"}"#;
     not_array.insert(db);
-    let mut json_null = Row::new("degraded", &session, &turn).question_id("q-json-literal").index(Some(6));
+    let mut json_null = Row::new("degraded", &session, &turn)
+        .question_id("q-json-literal")
+        .index(Some(6));
     json_null.payload = "null";
     json_null.insert(db);
     db.clock.advance_micros(3 * SECOND);
@@ -756,22 +1000,39 @@ fn list_7_unrecognized_status_shown_as_stored(db: &TestDb) {
     rows::set_status(db, &pending_id, "q2", Some("Needs-Review"));
     let page = db.list_pending(&alice(), &ListRequest::default()).unwrap();
     assert_eq!(ids(&page), [pending_id.as_str()]);
-    let statuses: Vec<&str> = page.bundles[0].questions.iter().map(|q| q.status.as_str()).collect();
+    let statuses: Vec<&str> = page.bundles[0]
+        .questions
+        .iter()
+        .map(|q| q.status.as_str())
+        .collect();
     assert_eq!(statuses, ["pending", "Needs-Review"]);
     // With no pending row left, the unrecognized status does not count.
     rows::set_status(db, &pending_id, "q1", Some("Needs-Review"));
-    assert_eq!(list_ids(db, &alice(), &ListRequest::default()), Vec::<String>::new());
+    assert_eq!(
+        list_ids(db, &alice(), &ListRequest::default()),
+        Vec::<String>::new()
+    );
 }
 
 // ---- LIST-8..10, AUTH-6 --------------------------------------------------
 
-dual_backend!(list_8_pages_have_no_gap_or_duplicate_while_bundles_resolve, list_9_bundle_with_an_empty_question_id_is_excluded, list_9_bundle_with_unresolvable_task_is_excluded_for_everyone, list_9_bundle_with_empty_task_id_resolves_via_its_session, list_9_bundle_with_unparseable_payload_is_listed, list_10_mixed_bundle_is_listed_with_per_question_status, auth_6_permission_bundles_absent_from_agent_listings);
+dual_backend!(
+    list_8_pages_have_no_gap_or_duplicate_while_bundles_resolve,
+    list_9_bundle_with_an_empty_question_id_is_excluded,
+    list_9_bundle_with_unresolvable_task_is_excluded_for_everyone,
+    list_9_bundle_with_empty_task_id_resolves_via_its_session,
+    list_9_bundle_with_unparseable_payload_is_listed,
+    list_10_mixed_bundle_is_listed_with_per_question_status,
+    auth_6_permission_bundles_absent_from_agent_listings
+);
 
 /// LIST-8: bundles that become inactive between pages disappear without
 /// shifting the others: nothing skipped, nothing duplicated, over four
 /// pages.
 fn list_8_pages_have_no_gap_or_duplicate_while_bundles_resolve(db: &TestDb) {
-    let sessions: Vec<String> = (1..=4).map(|n| mirror(db, &n.to_string(), "alice")).collect();
+    let sessions: Vec<String> = (1..=4)
+        .map(|n| mirror(db, &n.to_string(), "alice"))
+        .collect();
     // b[4r + k] is round r on session k + 1.
     let mut b = Vec::new();
     for _round in 0..4 {
@@ -792,7 +1053,8 @@ fn list_8_pages_have_no_gap_or_duplicate_while_bundles_resolve(db: &TestDb) {
     assert_eq!(ids(&page1), [b[0].clone(), b[1].clone(), b[2].clone()]);
     // Session 2 ends (b1 seen; b5, b9, b13 not yet); the cursor's own
     // bundle b2 is answered.
-    db.set_session_state(&sessions[1], SessionState::Completed).unwrap();
+    db.set_session_state(&sessions[1], SessionState::Completed)
+        .unwrap();
     rows::answer_all(db, &b[2]);
 
     let page2 = next(db, &mut request);
@@ -811,7 +1073,10 @@ fn list_8_pages_have_no_gap_or_duplicate_while_bundles_resolve(db: &TestDb) {
     assert_eq!(page4.next_cursor, None);
 
     let collected: Vec<String> = [page1, page2, page3, page4].iter().flat_map(ids).collect();
-    let expected: Vec<String> = [0, 1, 2, 3, 4, 6, 7, 8, 11, 15].iter().map(|&i| b[i].clone()).collect();
+    let expected: Vec<String> = [0, 1, 2, 3, 4, 6, 7, 8, 11, 15]
+        .iter()
+        .map(|&i| b[i].clone())
+        .collect();
     assert_eq!(collected, expected);
     let unique: std::collections::BTreeSet<&String> = collected.iter().collect();
     assert_eq!(unique.len(), collected.len(), "no duplicates");
@@ -823,17 +1088,37 @@ fn list_9_bundle_with_an_empty_question_id_is_excluded(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let turn = db.begin_turn(&session).unwrap();
     rows::insert_bundle(db, "broken", &session, &turn, "");
-    Row::new("broken", &session, &turn).question_id("q1").insert(db);
-    Row::new("broken", &session, &turn).question_id("").index(Some(1)).insert(db);
+    Row::new("broken", &session, &turn)
+        .question_id("q1")
+        .insert(db);
+    Row::new("broken", &session, &turn)
+        .question_id("")
+        .index(Some(1))
+        .insert(db);
     // The empty id row is already terminal; the bundle is still unanswerable.
     rows::insert_bundle(db, "broken-mixed", &session, &turn, "");
-    Row::new("broken-mixed", &session, &turn).question_id("q1").insert(db);
-    Row::new("broken-mixed", &session, &turn).question_id("").index(Some(1)).status(Some("answered")).insert(db);
+    Row::new("broken-mixed", &session, &turn)
+        .question_id("q1")
+        .insert(db);
+    Row::new("broken-mixed", &session, &turn)
+        .question_id("")
+        .index(Some(1))
+        .status(Some("answered"))
+        .insert(db);
     rows::insert_bundle(db, "fine", &session, &turn, "");
-    Row::new("fine", &session, &turn).question_id("q1").insert(db);
-    Row::new("fine", &session, &turn).question_id("q2").index(Some(1)).insert(db);
+    Row::new("fine", &session, &turn)
+        .question_id("q1")
+        .insert(db);
+    Row::new("fine", &session, &turn)
+        .question_id("q2")
+        .index(Some(1))
+        .insert(db);
     for principal in [alice(), alice_bot(), Principal::System] {
-        assert_eq!(list_ids(db, &principal, &ListRequest::default()), ["fine"], "{principal:?}");
+        assert_eq!(
+            list_ids(db, &principal, &ListRequest::default()),
+            ["fine"],
+            "{principal:?}"
+        );
     }
 }
 
@@ -845,9 +1130,16 @@ fn list_9_bundle_with_unresolvable_task_is_excluded_for_everyone(db: &TestDb) {
     rows::insert_bundle(db, "orphan", &session, &turn, "t-does-not-exist");
     Row::new("orphan", &session, &turn).insert(db);
     for principal in [alice(), alice_bot(), bob(), Principal::System] {
-        assert_eq!(list_ids(db, &principal, &ListRequest::default()), Vec::<String>::new(), "{principal:?}");
+        assert_eq!(
+            list_ids(db, &principal, &ListRequest::default()),
+            Vec::<String>::new(),
+            "{principal:?}"
+        );
     }
-    assert_eq!(list_ids(db, &Principal::System, &in_workspace("w-a")), Vec::<String>::new());
+    assert_eq!(
+        list_ids(db, &Principal::System, &in_workspace("w-a")),
+        Vec::<String>::new()
+    );
 }
 
 /// LIST-9, AUTH-4 [seed M5]: a bundle with an empty task id belongs to
@@ -859,11 +1151,16 @@ fn list_9_bundle_with_empty_task_id_resolves_via_its_session(db: &TestDb) {
     rows::insert_bundle(db, "no-task", &session, &turn, "");
     Row::new("no-task", &session, &turn).insert(db);
     for principal in [alice(), alice_bot(), Principal::System] {
-        let page = db.list_pending(&principal, &ListRequest::default()).unwrap();
+        let page = db
+            .list_pending(&principal, &ListRequest::default())
+            .unwrap();
         assert_eq!(ids(&page), ["no-task"], "{principal:?}");
         assert_eq!(page.bundles[0].task_id, "t-a");
     }
-    assert_eq!(list_ids(db, &bob(), &ListRequest::default()), Vec::<String>::new());
+    assert_eq!(
+        list_ids(db, &bob(), &ListRequest::default()),
+        Vec::<String>::new()
+    );
 }
 
 /// LIST-9 [seed L15]: an unparseable payload does not hide the bundle.
@@ -877,7 +1174,15 @@ fn list_9_bundle_with_unparseable_payload_is_listed(db: &TestDb) {
     let page = db.list_pending(&alice(), &ListRequest::default()).unwrap();
     assert_eq!(ids(&page), ["garbled"]);
     let q = &page.bundles[0].questions[0];
-    assert_eq!((q.question_id.as_str(), q.title.as_str(), q.prompt.as_str(), q.options.len()), ("q1", "", "", 0));
+    assert_eq!(
+        (
+            q.question_id.as_str(),
+            q.title.as_str(),
+            q.prompt.as_str(),
+            q.options.len()
+        ),
+        ("q1", "", "", 0)
+    );
 }
 
 /// LIST-10: a mixed bundle (some rows terminal, some pending) is listed;
@@ -896,7 +1201,10 @@ fn list_10_mixed_bundle_is_listed_with_per_question_status(db: &TestDb) {
         .iter()
         .map(|q| (q.question_id.as_str(), q.status.as_str()))
         .collect();
-    assert_eq!(statuses, [("q1", "answered"), ("q2", "pending"), ("q3", "cancelled")]);
+    assert_eq!(
+        statuses,
+        [("q1", "answered"), ("q2", "pending"), ("q3", "cancelled")]
+    );
 }
 
 /// AUTH-6: permission bundles are absent from agents' listings and
@@ -906,16 +1214,36 @@ fn auth_6_permission_bundles_absent_from_agent_listings(db: &TestDb) {
     let question = ask(db, &session, 1);
     let permission = ask_permission(db, &session, 1);
     let reader = Principal::agent("alice", "reader", [Grant::QuestionsRead]);
-    assert_eq!(list_ids(db, &alice_bot(), &ListRequest::default()), [question.as_str()]);
-    assert_eq!(list_ids(db, &reader, &ListRequest::default()), [question.as_str()]);
-    assert_eq!(list_ids(db, &alice_bot(), &in_workspace("w-a")), [question.as_str()]);
-    assert_eq!(list_ids(db, &alice(), &ListRequest::default()), [question.clone(), permission.clone()]);
-    assert_eq!(list_ids(db, &Principal::System, &ListRequest::default()), [question, permission]);
+    assert_eq!(
+        list_ids(db, &alice_bot(), &ListRequest::default()),
+        [question.as_str()]
+    );
+    assert_eq!(
+        list_ids(db, &reader, &ListRequest::default()),
+        [question.as_str()]
+    );
+    assert_eq!(
+        list_ids(db, &alice_bot(), &in_workspace("w-a")),
+        [question.as_str()]
+    );
+    assert_eq!(
+        list_ids(db, &alice(), &ListRequest::default()),
+        [question.clone(), permission.clone()]
+    );
+    assert_eq!(
+        list_ids(db, &Principal::System, &ListRequest::default()),
+        [question, permission]
+    );
 }
 
 // ---- SUM-1 ---------------------------------------------------------------
 
-dual_backend!(sum_1_pending_bundles_equals_the_paged_listing, sum_1_pending_questions_counts_pending_rows_of_listed_bundles, sum_1_pending_questions_counts_null_and_empty_statuses, sum_1_oldest_age_seconds);
+dual_backend!(
+    sum_1_pending_bundles_equals_the_paged_listing,
+    sum_1_pending_questions_counts_pending_rows_of_listed_bundles,
+    sum_1_pending_questions_counts_null_and_empty_statuses,
+    sum_1_oldest_age_seconds
+);
 
 /// SUM-1: `pending_bundles` equals what paging `list_pending` to the end
 /// collects, for every kind of principal.
@@ -925,9 +1253,17 @@ fn sum_1_pending_bundles_equals_the_paged_listing(db: &TestDb) {
         let mut sorted = expected.bundles.clone();
         sorted.sort();
         for limit in [1, 2, 50] {
-            assert_eq!(collect_all(db, principal, limit), sorted, "{principal:?}, limit {limit}");
+            assert_eq!(
+                collect_all(db, principal, limit),
+                sorted,
+                "{principal:?}, limit {limit}"
+            );
         }
-        assert_eq!(summary_of(db, principal).pending_bundles, expected.bundles.len() as i64, "{principal:?}");
+        assert_eq!(
+            summary_of(db, principal).pending_bundles,
+            expected.bundles.len() as i64,
+            "{principal:?}"
+        );
     }
 }
 
@@ -938,7 +1274,10 @@ fn sum_1_pending_questions_counts_pending_rows_of_listed_bundles(db: &TestDb) {
         let principal = &expected.principal;
         let listed = pending_rows_listed(db, principal);
         let summary = summary_of(db, principal);
-        assert_eq!(summary.pending_questions, expected.pending_questions, "{principal:?}");
+        assert_eq!(
+            summary.pending_questions, expected.pending_questions,
+            "{principal:?}"
+        );
         assert_eq!(summary.pending_questions, listed, "{principal:?}");
     }
 }
@@ -949,11 +1288,30 @@ fn sum_1_pending_questions_counts_null_and_empty_statuses(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let turn = db.begin_turn(&session).unwrap();
     rows::insert_bundle(db, "degraded", &session, &turn, "");
-    Row::new("degraded", &session, &turn).question_id("a").status(None).insert(db);
-    Row::new("degraded", &session, &turn).question_id("b").index(Some(1)).status(Some("")).insert(db);
-    Row::new("degraded", &session, &turn).question_id("c").index(Some(2)).status(Some("pending")).insert(db);
-    Row::new("degraded", &session, &turn).question_id("d").index(Some(3)).status(Some("on_hold")).insert(db);
-    Row::new("degraded", &session, &turn).question_id("e").index(Some(4)).status(Some("answered")).insert(db);
+    Row::new("degraded", &session, &turn)
+        .question_id("a")
+        .status(None)
+        .insert(db);
+    Row::new("degraded", &session, &turn)
+        .question_id("b")
+        .index(Some(1))
+        .status(Some(""))
+        .insert(db);
+    Row::new("degraded", &session, &turn)
+        .question_id("c")
+        .index(Some(2))
+        .status(Some("pending"))
+        .insert(db);
+    Row::new("degraded", &session, &turn)
+        .question_id("d")
+        .index(Some(3))
+        .status(Some("on_hold"))
+        .insert(db);
+    Row::new("degraded", &session, &turn)
+        .question_id("e")
+        .index(Some(4))
+        .status(Some("answered"))
+        .insert(db);
     let summary = summary_of(db, &alice());
     assert_eq!((summary.pending_bundles, summary.pending_questions), (1, 3));
 }
@@ -961,7 +1319,10 @@ fn sum_1_pending_questions_counts_null_and_empty_statuses(db: &TestDb) {
 /// SUM-1: `oldest_age_seconds` is 0 with nothing pending, otherwise the
 /// whole seconds since the oldest listed bundle was created.
 fn sum_1_oldest_age_seconds(db: &TestDb) {
-    assert_eq!(envelope::summary(&summary_of(db, &alice())).body_text(), r#"{"pending_bundles":0,"pending_questions":0,"oldest_age_seconds":0}"#);
+    assert_eq!(
+        envelope::summary(&summary_of(db, &alice())).body_text(),
+        r#"{"pending_bundles":0,"pending_questions":0,"oldest_age_seconds":0}"#
+    );
     let mine = mirror(db, "a", "alice");
     let theirs = mirror(db, "b", "bob");
     ask(db, &theirs, 1);
@@ -971,21 +1332,52 @@ fn sum_1_oldest_age_seconds(db: &TestDb) {
     ask(db, &mine, 1);
     db.clock.advance_micros(30 * SECOND + 500_000);
 
-    assert_eq!(envelope::summary(&summary_of(db, &alice())).body_text(), r#"{"pending_bundles":2,"pending_questions":3,"oldest_age_seconds":50}"#);
-    assert_eq!(envelope::summary(&summary_of(db, &bob())).body_text(), r#"{"pending_bundles":1,"pending_questions":1,"oldest_age_seconds":60}"#);
-    assert_eq!(envelope::summary(&summary_of(db, &Principal::System)).body_text(), r#"{"pending_bundles":3,"pending_questions":4,"oldest_age_seconds":60}"#);
+    assert_eq!(
+        envelope::summary(&summary_of(db, &alice())).body_text(),
+        r#"{"pending_bundles":2,"pending_questions":3,"oldest_age_seconds":50}"#
+    );
+    assert_eq!(
+        envelope::summary(&summary_of(db, &bob())).body_text(),
+        r#"{"pending_bundles":1,"pending_questions":1,"oldest_age_seconds":60}"#
+    );
+    assert_eq!(
+        envelope::summary(&summary_of(db, &Principal::System)).body_text(),
+        r#"{"pending_bundles":3,"pending_questions":4,"oldest_age_seconds":60}"#
+    );
 
     // The oldest bundle stops being pending: the next one is the oldest.
     rows::answer_all(db, &first);
-    assert_eq!(summary_of(db, &alice()), Summary { pending_bundles: 1, pending_questions: 1, oldest_age_seconds: 30 });
+    assert_eq!(
+        summary_of(db, &alice()),
+        Summary {
+            pending_bundles: 1,
+            pending_questions: 1,
+            oldest_age_seconds: 30
+        }
+    );
     // Nothing pending any more: all zero.
-    db.set_session_state(&mine, SessionState::Completed).unwrap();
-    assert_eq!(summary_of(db, &alice()), Summary { pending_bundles: 0, pending_questions: 0, oldest_age_seconds: 0 });
+    db.set_session_state(&mine, SessionState::Completed)
+        .unwrap();
+    assert_eq!(
+        summary_of(db, &alice()),
+        Summary {
+            pending_bundles: 0,
+            pending_questions: 0,
+            oldest_age_seconds: 0
+        }
+    );
 }
 
 // ---- PA-1 ----------------------------------------------------------------
 
-dual_backend!(pa_1_request_order_first_occurrence_and_visibility, pa_1_permission_takes_precedence, pa_1_primary_session_action_counts_only_primary_sessions, pa_1_agent_never_sees_permission, pa_1_nothing_pending_is_null, pa_1_bundles_count_for_their_resolved_task);
+dual_backend!(
+    pa_1_request_order_first_occurrence_and_visibility,
+    pa_1_permission_takes_precedence,
+    pa_1_primary_session_action_counts_only_primary_sessions,
+    pa_1_agent_never_sees_permission,
+    pa_1_nothing_pending_is_null,
+    pa_1_bundles_count_for_their_resolved_task
+);
 
 /// PA-1: request order, first occurrence of a repeated id only,
 /// invisible and unknown ids omitted; `null` when nothing is pending.
@@ -999,20 +1391,38 @@ fn pa_1_request_order_first_occurrence_and_visibility(db: &TestDb) {
 
     assert_eq!(
         actions(db, &alice(), &request),
-        [entry("t-c", None, None), entry("t-a", CLARIFICATION, CLARIFICATION)]
+        [
+            entry("t-c", None, None),
+            entry("t-a", CLARIFICATION, CLARIFICATION)
+        ]
     );
-    let text = envelope::pending_actions(&db.pending_actions(&alice(), &strings(&request)).unwrap()).body_text();
-    assert_eq!(text, concat!(
-        r#"{"tasks":[{"task_id":"t-c","task_pending_action":null,"primary_session_pending_action":null},"#,
-        r#"{"task_id":"t-a","task_pending_action":"clarification","primary_session_pending_action":"clarification"}]}"#,
-    ));
-    assert_eq!(actions(db, &bob(), &request), [entry("t-b", CLARIFICATION, CLARIFICATION)]);
+    let text =
+        envelope::pending_actions(&db.pending_actions(&alice(), &strings(&request)).unwrap())
+            .body_text();
+    assert_eq!(
+        text,
+        concat!(
+            r#"{"tasks":[{"task_id":"t-c","task_pending_action":null,"primary_session_pending_action":null},"#,
+            r#"{"task_id":"t-a","task_pending_action":"clarification","primary_session_pending_action":"clarification"}]}"#,
+        )
+    );
+    assert_eq!(
+        actions(db, &bob(), &request),
+        [entry("t-b", CLARIFICATION, CLARIFICATION)]
+    );
     assert_eq!(
         actions(db, &Principal::System, &request),
-        [entry("t-c", None, None), entry("t-b", CLARIFICATION, CLARIFICATION), entry("t-a", CLARIFICATION, CLARIFICATION)]
+        [
+            entry("t-c", None, None),
+            entry("t-b", CLARIFICATION, CLARIFICATION),
+            entry("t-a", CLARIFICATION, CLARIFICATION)
+        ]
     );
     assert!(actions(db, &alice(), &[]).is_empty());
-    assert_eq!(envelope::pending_actions(&[]).body_text(), r#"{"tasks":[]}"#);
+    assert_eq!(
+        envelope::pending_actions(&[]).body_text(),
+        r#"{"tasks":[]}"#
+    );
 }
 
 /// PA-1: `permission` takes precedence over `clarification`, whichever
@@ -1028,7 +1438,10 @@ fn pa_1_permission_takes_precedence(db: &TestDb) {
     for principal in [alice(), Principal::System] {
         assert_eq!(
             actions(db, &principal, &["t-q", "t-p"]),
-            [entry("t-q", PERMISSION, PERMISSION), entry("t-p", PERMISSION, PERMISSION)],
+            [
+                entry("t-q", PERMISSION, PERMISSION),
+                entry("t-p", PERMISSION, PERMISSION)
+            ],
             "{principal:?}"
         );
     }
@@ -1050,10 +1463,18 @@ fn pa_1_primary_session_action_counts_only_primary_sessions(db: &TestDb) {
     let tasks = ["t-side", "t-mix", "t-flip"];
     assert_eq!(
         actions(db, &alice(), &tasks),
-        [entry("t-side", CLARIFICATION, None), entry("t-mix", PERMISSION, CLARIFICATION), entry("t-flip", PERMISSION, None)]
+        [
+            entry("t-side", CLARIFICATION, None),
+            entry("t-mix", PERMISSION, CLARIFICATION),
+            entry("t-flip", PERMISSION, None)
+        ]
     );
-    db.upsert_session(SessionUpsert::new(&flip, "t-flip").primary(true)).unwrap();
-    assert_eq!(actions(db, &alice(), &["t-flip"]), [entry("t-flip", PERMISSION, PERMISSION)]);
+    db.upsert_session(SessionUpsert::new(&flip, "t-flip").primary(true))
+        .unwrap();
+    assert_eq!(
+        actions(db, &alice(), &["t-flip"]),
+        [entry("t-flip", PERMISSION, PERMISSION)]
+    );
 }
 
 /// PA-1, AUTH-6: an agent never sees `permission`.
@@ -1064,10 +1485,24 @@ fn pa_1_agent_never_sees_permission(db: &TestDb) {
     ask(db, &both, 1);
     ask_permission(db, &both, 1);
     let tasks = ["t-p", "t-q"];
-    assert_eq!(actions(db, &alice_bot(), &tasks), [entry("t-p", None, None), entry("t-q", CLARIFICATION, CLARIFICATION)]);
-    let text = envelope::pending_actions(&db.pending_actions(&alice_bot(), &strings(&tasks)).unwrap()).body_text();
+    assert_eq!(
+        actions(db, &alice_bot(), &tasks),
+        [
+            entry("t-p", None, None),
+            entry("t-q", CLARIFICATION, CLARIFICATION)
+        ]
+    );
+    let text =
+        envelope::pending_actions(&db.pending_actions(&alice_bot(), &strings(&tasks)).unwrap())
+            .body_text();
     assert!(!text.contains("permission"), "{text}");
-    assert_eq!(actions(db, &alice(), &tasks), [entry("t-p", PERMISSION, PERMISSION), entry("t-q", PERMISSION, PERMISSION)]);
+    assert_eq!(
+        actions(db, &alice(), &tasks),
+        [
+            entry("t-p", PERMISSION, PERMISSION),
+            entry("t-q", PERMISSION, PERMISSION)
+        ]
+    );
 }
 
 /// PA-1: only active bundles count; nothing pending is JSON `null`.
@@ -1084,13 +1519,19 @@ fn pa_1_nothing_pending_is_null(db: &TestDb) {
     mirror(db, "e", "alice");
     let tasks = ["t-x", "t-y", "t-z", "t-e"];
     for principal in [alice(), Principal::System] {
-        let text = envelope::pending_actions(&db.pending_actions(&principal, &strings(&tasks)).unwrap()).body_text();
+        let text =
+            envelope::pending_actions(&db.pending_actions(&principal, &strings(&tasks)).unwrap())
+                .body_text();
         let expected: String = tasks
             .iter()
             .map(|t| format!(r#"{{"task_id":"{t}","task_pending_action":null,"primary_session_pending_action":null}}"#))
             .collect::<Vec<_>>()
             .join(",");
-        assert_eq!(text, format!(r#"{{"tasks":[{expected}]}}"#), "{principal:?}");
+        assert_eq!(
+            text,
+            format!(r#"{{"tasks":[{expected}]}}"#),
+            "{principal:?}"
+        );
     }
 }
 
@@ -1108,7 +1549,10 @@ fn pa_1_bundles_count_for_their_resolved_task(db: &TestDb) {
     for principal in [alice(), Principal::System] {
         assert_eq!(
             actions(db, &principal, &["t-a", "t-b", "t-gone"]),
-            [entry("t-a", CLARIFICATION, CLARIFICATION), entry("t-b", None, None)],
+            [
+                entry("t-a", CLARIFICATION, CLARIFICATION),
+                entry("t-b", None, None)
+            ],
             "{principal:?}"
         );
     }
@@ -1143,9 +1587,18 @@ fn auth_2_listing_operations_need_questions_read(db: &TestDb) {
         assert_denied(db.pending_actions(&principal, &strings(&["t-a"])));
     }
     let reader = alice_bot_with([Grant::QuestionsRead]);
-    assert_eq!(db.list_pending(&reader, &ListRequest::default()).unwrap().bundles.len(), 1);
+    assert_eq!(
+        db.list_pending(&reader, &ListRequest::default())
+            .unwrap()
+            .bundles
+            .len(),
+        1
+    );
     assert_eq!(summary_of(db, &reader).pending_bundles, 1);
-    assert_eq!(actions(db, &reader, &["t-a"]), [entry("t-a", CLARIFICATION, CLARIFICATION)]);
+    assert_eq!(
+        actions(db, &reader, &["t-a"]),
+        [entry("t-a", CLARIFICATION, CLARIFICATION)]
+    );
 }
 
 dual_backend!(pa_1_an_unanswerable_active_bundle_still_blocks_its_task);
@@ -1157,10 +1610,19 @@ fn pa_1_an_unanswerable_active_bundle_still_blocks_its_task(db: &TestDb) {
     let session = mirror(db, "u", "alice");
     let turn = db.begin_turn(&session).unwrap();
     rows::insert_bundle(db, "no-id", &session, &turn, "");
-    Row::new("no-id", &session, &turn).question_id("").insert(db);
+    Row::new("no-id", &session, &turn)
+        .question_id("")
+        .insert(db);
     assert!(db.has_pending_clarification(&session).unwrap());
     let alice = alice();
-    assert!(db.list_pending(&alice, &ListRequest::default()).unwrap().bundles.is_empty());
+    assert!(db
+        .list_pending(&alice, &ListRequest::default())
+        .unwrap()
+        .bundles
+        .is_empty());
     let actions = db.pending_actions(&alice, &["t-u".to_owned()]).unwrap();
-    assert_eq!(actions[0].task_pending_action, Some(clarion::PendingAction::Clarification));
+    assert_eq!(
+        actions[0].task_pending_action,
+        Some(clarion::PendingAction::Clarification)
+    );
 }

@@ -155,11 +155,17 @@ fn ops_3_list_page_walks_the_partial_index_without_sorting(db: &TestDb) {
         let context = format!("{backend:?} {name}:\n{plan}");
         match backend {
             clarion::Backend::Sqlite => {
-                assert!(plan.contains(&format!("bundles USING INDEX {index}")), "{context}");
+                assert!(
+                    plan.contains(&format!("bundles USING INDEX {index}")),
+                    "{context}"
+                );
                 assert!(!plan.contains("TEMP B-TREE"), "{context}");
                 assert!(!plan.contains("owner_key>"), "{context}");
                 for line in plan.lines() {
-                    assert!(!line.trim_start().starts_with("SCAN") || line.contains("USING"), "full scan: {context}");
+                    assert!(
+                        !line.trim_start().starts_with("SCAN") || line.contains("USING"),
+                        "full scan: {context}"
+                    );
                 }
             }
             clarion::Backend::Postgres => {
@@ -167,9 +173,15 @@ fn ops_3_list_page_walks_the_partial_index_without_sorting(db: &TestDb) {
                     let top = variant.lines().nth(1).unwrap_or_default();
                     assert!(top.trim_start().starts_with("Limit"), "{context}");
                     assert!(!variant.contains("Seq Scan on bundles "), "{context}");
-                    assert!(!variant.contains("Seq Scan on bundle_questions"), "{context}");
+                    assert!(
+                        !variant.contains("Seq Scan on bundle_questions"),
+                        "{context}"
+                    );
                     if index == "bundles_listing_order" {
-                        assert!(variant.contains(&format!("using {index} on bundles")), "{context}");
+                        assert!(
+                            variant.contains(&format!("using {index} on bundles")),
+                            "{context}"
+                        );
                         assert!(!variant.contains("Sort"), "{context}");
                     } else {
                         // An owner's range may be read as a bitmap and
@@ -182,7 +194,12 @@ fn ops_3_list_page_walks_the_partial_index_without_sorting(db: &TestDb) {
         }
     }
     // The same query, run: pages of 50 from 200 active bundles.
-    let page = db.list_pending(&clarion::Principal::System, &clarion::ListRequest::default()).unwrap();
+    let page = db
+        .list_pending(
+            &clarion::Principal::System,
+            &clarion::ListRequest::default(),
+        )
+        .unwrap();
     assert_eq!(page.bundles.len(), 50);
     assert!(page.next_cursor.is_some());
 }
@@ -207,7 +224,10 @@ fn ops_3a_summary_and_pending_actions_use_their_indexes(db: &TestDb) {
         match backend {
             clarion::Backend::Sqlite => {
                 for line in plan.lines() {
-                    assert!(!line.trim_start().starts_with("SCAN bundles "), "full scan: {context}");
+                    assert!(
+                        !line.trim_start().starts_with("SCAN bundles "),
+                        "full scan: {context}"
+                    );
                 }
                 // Not a walk over every non-null owner key.
                 assert!(!plan.contains("owner_key>"), "{context}");

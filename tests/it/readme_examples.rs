@@ -18,7 +18,10 @@ fn example(language: &str, marker: &str) -> String {
         .unwrap_or_else(|| panic!("no {language} example containing {marker:?} in README.md"))
 }
 
-dual_backend!(readme_c_example_compiles_and_runs, readme_python_example_runs);
+dual_backend!(
+    readme_c_example_compiles_and_runs,
+    readme_python_example_runs
+);
 
 fn readme_c_example_compiles_and_runs(db: &TestDb) {
     let dir = tempfile::tempdir().unwrap();
@@ -31,18 +34,27 @@ fn readme_c_example_compiles_and_runs(db: &TestDb) {
             .args(["-std=c11", "-Wall", "-Werror", "-o"])
             .arg(&program)
             .arg(&source)
-            .arg("-I").arg(root().join("include"))
-            .arg("-L").arg(&libs)
+            .arg("-I")
+            .arg(root().join("include"))
+            .arg("-L")
+            .arg(&libs)
             .arg("-lclarion")
             .output()
             .unwrap(),
         "compiling the README's C example",
     );
     let stdout = succeeded(
-        Command::new(&program).arg(&db.url).env("LD_LIBRARY_PATH", &libs).output().unwrap(),
+        Command::new(&program)
+            .arg(&db.url)
+            .env("LD_LIBRARY_PATH", &libs)
+            .output()
+            .unwrap(),
         "the README's C example",
     );
-    assert!(stdout.contains(r#"-> {"status":200,"body":{"bundles":[{"pending_id""#), "{stdout}");
+    assert!(
+        stdout.contains(r#"-> {"status":200,"body":{"bundles":[{"pending_id""#),
+        "{stdout}"
+    );
 }
 
 fn readme_python_example_runs(db: &TestDb) {

@@ -210,7 +210,15 @@ fn degraded_bundle(db: &TestDb, pending_id: &str, session: &str, question_ids: &
 
 // ---- VAL-1 ---------------------------------------------------------------
 
-dual_backend!(val_1_too_few_answers, val_1_too_many_answers, val_1_zero_answers_without_rejection, val_1_empty_question_id, val_1_unknown_question_id, val_1_repeated_question_id, val_1_expected_set_includes_terminal_siblings);
+dual_backend!(
+    val_1_too_few_answers,
+    val_1_too_many_answers,
+    val_1_zero_answers_without_rejection,
+    val_1_empty_question_id,
+    val_1_unknown_question_id,
+    val_1_repeated_question_id,
+    val_1_expected_set_includes_terminal_siblings
+);
 
 /// VAL-1: fewer answers than questions is an error naming `answers`.
 fn val_1_too_few_answers(db: &TestDb) {
@@ -238,7 +246,10 @@ fn val_1_too_many_answers(db: &TestDb) {
 /// VAL-1, VAL-4: `rejected: false` with no answers is the count error.
 fn val_1_zero_answers_without_rejection(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 1);
-    assert_invalid(db.resolve_bundle(&alice(), &id, &ResolveRequest::default()), "answers");
+    assert_invalid(
+        db.resolve_bundle(&alice(), &id, &ResolveRequest::default()),
+        "answers",
+    );
     assert_untouched(db, &id);
 }
 
@@ -246,7 +257,10 @@ fn val_1_zero_answers_without_rejection(db: &TestDb) {
 fn val_1_empty_question_id(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 2);
     let request = answering(vec![answer("q1", &[], ""), answer("", &[], "")]);
-    assert_invalid(db.resolve_bundle(&alice(), &id, &request), "answers[1].question_id");
+    assert_invalid(
+        db.resolve_bundle(&alice(), &id, &request),
+        "answers[1].question_id",
+    );
     assert_untouched(db, &id);
 }
 
@@ -254,7 +268,10 @@ fn val_1_empty_question_id(db: &TestDb) {
 fn val_1_unknown_question_id(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 2);
     let request = answering(vec![answer("q9", &[], ""), answer("q2", &[], "")]);
-    let error = assert_invalid(db.resolve_bundle(&alice(), &id, &request), "answers[0].question_id");
+    let error = assert_invalid(
+        db.resolve_bundle(&alice(), &id, &request),
+        "answers[0].question_id",
+    );
     assert!(error.message.contains("q9"), "{error}");
     assert_untouched(db, &id);
 }
@@ -263,7 +280,10 @@ fn val_1_unknown_question_id(db: &TestDb) {
 fn val_1_repeated_question_id(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 2);
     let request = answering(vec![answer("q1", &[], ""), answer("q1", &[], "")]);
-    assert_invalid(db.resolve_bundle(&alice(), &id, &request), "answers[1].question_id");
+    assert_invalid(
+        db.resolve_bundle(&alice(), &id, &request),
+        "answers[1].question_id",
+    );
     assert_untouched(db, &id);
 }
 
@@ -277,14 +297,24 @@ fn val_1_expected_set_includes_terminal_siblings(db: &TestDb) {
     assert_invalid(db.resolve_bundle(&alice(), &id, &only_pending), "answers");
     assert_eq!(
         stored_rows(db, &id),
-        [("q1".into(), Some("answered".into()), None), ("q2".into(), Some("pending".into()), None)]
+        [
+            ("q1".into(), Some("answered".into()), None),
+            ("q2".into(), Some("pending".into()), None)
+        ]
     );
 
-    let all = answering(vec![answer("q1", &["q1_opt2"], "x"), answer("q2", &["q2_opt1"], "y")]);
+    let all = answering(vec![
+        answer("q1", &["q1_opt2"], "x"),
+        answer("q2", &["q2_opt1"], "y"),
+    ]);
     let won = db.resolve_bundle(&alice(), &id, &all).unwrap();
     assert!(won.claimed);
     let rows = stored_rows(db, &id);
-    assert_eq!(rows[0], ("q1".into(), Some("answered".into()), None), "terminal row untouched");
+    assert_eq!(
+        rows[0],
+        ("q1".into(), Some("answered".into()), None),
+        "terminal row untouched"
+    );
     assert_eq!(rows[1].1.as_deref(), Some("answered"));
     assert_eq!(
         stored_answer(db, &id, "q2"),
@@ -294,15 +324,35 @@ fn val_1_expected_set_includes_terminal_siblings(db: &TestDb) {
 
 // ---- VAL-2 .. VAL-8 ------------------------------------------------------
 
-dual_backend!(val_2_unknown_option_id, val_2_option_of_another_question_is_unknown, val_2_several_valid_options_are_accepted, val_3_empty_entry_is_accepted_and_stored, val_4_rejection_with_answers, val_5_reject_reason_rune_cap, val_5_custom_text_rune_cap, val_6_empty_question_id_blocks_resolve_but_not_cancel, val_7_messages_start_with_the_field, val_8_validation_before_replay);
+dual_backend!(
+    val_2_unknown_option_id,
+    val_2_option_of_another_question_is_unknown,
+    val_2_several_valid_options_are_accepted,
+    val_3_empty_entry_is_accepted_and_stored,
+    val_4_rejection_with_answers,
+    val_5_reject_reason_rune_cap,
+    val_5_custom_text_rune_cap,
+    val_6_empty_question_id_blocks_resolve_but_not_cancel,
+    val_7_messages_start_with_the_field,
+    val_8_validation_before_replay
+);
 
 /// VAL-2, VAL-7: an option id the question does not have is an error on
 /// that entry's `selected_options`, with the exact message.
 fn val_2_unknown_option_id(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 2);
-    let request = answering(vec![answer("q1", &["q1_opt1"], ""), answer("q2", &["q2_opt9"], "")]);
-    let error = assert_invalid(db.resolve_bundle(&alice(), &id, &request), "answers[1].selected_options");
-    assert_eq!(error.to_string(), r#"answers[1].selected_options: unknown option id "q2_opt9""#);
+    let request = answering(vec![
+        answer("q1", &["q1_opt1"], ""),
+        answer("q2", &["q2_opt9"], ""),
+    ]);
+    let error = assert_invalid(
+        db.resolve_bundle(&alice(), &id, &request),
+        "answers[1].selected_options",
+    );
+    assert_eq!(
+        error.to_string(),
+        r#"answers[1].selected_options: unknown option id "q2_opt9""#
+    );
     assert_untouched(db, &id);
 }
 
@@ -310,8 +360,14 @@ fn val_2_unknown_option_id(db: &TestDb) {
 fn val_2_option_of_another_question_is_unknown(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 2);
     let request = answering(vec![answer("q1", &["q2_opt1"], ""), answer("q2", &[], "")]);
-    let error = assert_invalid(db.resolve_bundle(&alice(), &id, &request), "answers[0].selected_options");
-    assert_eq!(error.to_string(), r#"answers[0].selected_options: unknown option id "q2_opt1""#);
+    let error = assert_invalid(
+        db.resolve_bundle(&alice(), &id, &request),
+        "answers[0].selected_options",
+    );
+    assert_eq!(
+        error.to_string(),
+        r#"answers[0].selected_options: unknown option id "q2_opt1""#
+    );
     assert_untouched(db, &id);
 }
 
@@ -321,7 +377,10 @@ fn val_2_several_valid_options_are_accepted(db: &TestDb) {
     let request = answering(vec![answer("q1", &["q1_opt1", "q1_opt2", "q1_opt3"], "")]);
     let won = db.resolve_bundle(&alice(), &id, &request).unwrap();
     assert!(won.claimed);
-    assert_eq!(won.response.answers, [stored("q1", &["q1_opt1", "q1_opt2", "q1_opt3"], "")]);
+    assert_eq!(
+        won.response.answers,
+        [stored("q1", &["q1_opt1", "q1_opt2", "q1_opt3"], "")]
+    );
 }
 
 /// VAL-3: an entry with neither options nor text is a stored "no answer".
@@ -331,13 +390,21 @@ fn val_3_empty_entry_is_accepted_and_stored(db: &TestDb) {
     let won = db.resolve_bundle(&alice(), &id, &request).unwrap();
     assert!(won.claimed);
     assert_eq!(won.status, BundleStatus::Answered);
-    assert_eq!(won.response.answers, [stored("q1", &[], ""), stored("q2", &["q2_opt1"], "")]);
+    assert_eq!(
+        won.response.answers,
+        [stored("q1", &[], ""), stored("q2", &["q2_opt1"], "")]
+    );
     assert_eq!(
         stored_answer(db, &id, "q1"),
         Some(json!({"question_id": "q1", "selected_options": [], "custom_text": ""}))
     );
-    let replayed = db.resolve_bundle(&Principal::System, &id, &two_answers()).unwrap();
-    assert_eq!(replayed.response.answers, won.response.answers, "REPLAY-2 keeps the empty entry");
+    let replayed = db
+        .resolve_bundle(&Principal::System, &id, &two_answers())
+        .unwrap();
+    assert_eq!(
+        replayed.response.answers, won.response.answers,
+        "REPLAY-2 keeps the empty entry"
+    );
 }
 
 /// VAL-4: `rejected: true` with answers is an error naming `answers`.
@@ -352,11 +419,19 @@ fn val_4_rejection_with_answers(db: &TestDb) {
 /// VAL-5: `reject_reason` is capped at 2000 runes of the raw value.
 fn val_5_reject_reason_rune_cap(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 1);
-    assert_invalid(db.resolve_bundle(&alice(), &id, &rejecting(&clefs(2001))), "reject_reason");
+    assert_invalid(
+        db.resolve_bundle(&alice(), &id, &rejecting(&clefs(2001))),
+        "reject_reason",
+    );
     let padded = format!("{} ", clefs(2000));
-    assert_invalid(db.resolve_bundle(&alice(), &id, &rejecting(&padded)), "reject_reason");
+    assert_invalid(
+        db.resolve_bundle(&alice(), &id, &rejecting(&padded)),
+        "reject_reason",
+    );
     assert_untouched(db, &id);
-    let won = db.resolve_bundle(&alice(), &id, &rejecting(&clefs(2000))).unwrap();
+    let won = db
+        .resolve_bundle(&alice(), &id, &rejecting(&clefs(2000)))
+        .unwrap();
     assert!(won.claimed);
     assert_eq!(won.response.reject_reason, clefs(2000));
     assert_eq!(resolution(db, &id).reject_reason, clefs(2000));
@@ -366,11 +441,19 @@ fn val_5_reject_reason_rune_cap(db: &TestDb) {
 fn val_5_custom_text_rune_cap(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 1);
     let with_text = |text: &str| answering(vec![answer("q1", &[], text)]);
-    assert_invalid(db.resolve_bundle(&alice(), &id, &with_text(&clefs(2001))), "answers[0].custom_text");
+    assert_invalid(
+        db.resolve_bundle(&alice(), &id, &with_text(&clefs(2001))),
+        "answers[0].custom_text",
+    );
     let padded = format!("{} ", clefs(2000));
-    assert_invalid(db.resolve_bundle(&alice(), &id, &with_text(&padded)), "answers[0].custom_text");
+    assert_invalid(
+        db.resolve_bundle(&alice(), &id, &with_text(&padded)),
+        "answers[0].custom_text",
+    );
     assert_untouched(db, &id);
-    let won = db.resolve_bundle(&alice(), &id, &with_text(&clefs(2000))).unwrap();
+    let won = db
+        .resolve_bundle(&alice(), &id, &with_text(&clefs(2000)))
+        .unwrap();
     assert!(won.claimed);
     assert_eq!(won.response.answers, [stored("q1", &[], &clefs(2000))]);
     assert_eq!(
@@ -392,15 +475,24 @@ fn val_6_empty_question_id_blocks_resolve_but_not_cancel(db: &TestDb) {
         (Principal::System, rejecting("")),
     ] {
         let error = invalid(db.resolve_bundle(&principal, "broken", &request));
-        assert!(error.to_string().contains("question_id"), "names the condition: {error}");
+        assert!(
+            error.to_string().contains("question_id"),
+            "names the condition: {error}"
+        );
     }
     assert_untouched(db, "broken");
 
     let cancelled = db.cancel_bundle(&alice(), "broken").unwrap();
     assert!(cancelled.claimed);
     assert_eq!(cancelled.status, BundleStatus::Cancelled);
-    assert_eq!(rows::statuses(db, "broken"), [Some("cancelled".into()), Some("cancelled".into())]);
-    assert_eq!(db.get_bundle(&alice(), "broken").unwrap().status, BundleStatus::Cancelled);
+    assert_eq!(
+        rows::statuses(db, "broken"),
+        [Some("cancelled".into()), Some("cancelled".into())]
+    );
+    assert_eq!(
+        db.get_bundle(&alice(), "broken").unwrap().status,
+        BundleStatus::Cancelled
+    );
 }
 
 /// VAL-7: every validation message starts with the field it names, and
@@ -411,16 +503,34 @@ fn val_7_messages_start_with_the_field(db: &TestDb) {
     rejected_with_answers.rejected = true;
     let cases = [
         (answering(vec![answer("q1", &[], "")]), "answers"),
-        (answering(vec![answer("", &[], ""), answer("q2", &[], "")]), "answers[0].question_id"),
-        (answering(vec![answer("q1", &[], ""), answer("zz", &[], "")]), "answers[1].question_id"),
-        (answering(vec![answer("q2", &[], ""), answer("q2", &[], "")]), "answers[1].question_id"),
-        (answering(vec![answer("q1", &["nope"], ""), answer("q2", &[], "")]), "answers[0].selected_options"),
-        (answering(vec![answer("q1", &[], ""), answer("q2", &[], &clefs(2001))]), "answers[1].custom_text"),
+        (
+            answering(vec![answer("", &[], ""), answer("q2", &[], "")]),
+            "answers[0].question_id",
+        ),
+        (
+            answering(vec![answer("q1", &[], ""), answer("zz", &[], "")]),
+            "answers[1].question_id",
+        ),
+        (
+            answering(vec![answer("q2", &[], ""), answer("q2", &[], "")]),
+            "answers[1].question_id",
+        ),
+        (
+            answering(vec![answer("q1", &["nope"], ""), answer("q2", &[], "")]),
+            "answers[0].selected_options",
+        ),
+        (
+            answering(vec![answer("q1", &[], ""), answer("q2", &[], &clefs(2001))]),
+            "answers[1].custom_text",
+        ),
         (rejected_with_answers, "answers"),
         (rejecting(&clefs(2001)), "reject_reason"),
     ];
     for (request, field) in cases {
-        let error = Error::Validation(assert_invalid(db.resolve_bundle(&alice(), &id, &request), field));
+        let error = Error::Validation(assert_invalid(
+            db.resolve_bundle(&alice(), &id, &request),
+            field,
+        ));
         let prefix = format!("{field}: ");
         assert!(error.to_string().starts_with(&prefix), "{error}");
         let envelope = envelope::error(&error);
@@ -435,15 +545,25 @@ fn val_7_messages_start_with_the_field(db: &TestDb) {
 /// against a resolved bundle gets the validation error, not the winner.
 fn val_8_validation_before_replay(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 2);
-    assert!(db.resolve_bundle(&alice(), &id, &two_answers()).unwrap().claimed);
+    assert!(
+        db.resolve_bundle(&alice(), &id, &two_answers())
+            .unwrap()
+            .claimed
+    );
     let after_win = snapshot(db, &id);
     let mut rejected_with_answers = two_answers();
     rejected_with_answers.rejected = true;
     let cases = [
         (answering(vec![answer("q1", &[], "")]), "answers"),
         (ResolveRequest::default(), "answers"),
-        (answering(vec![answer("q1", &[], ""), answer("q2", &["q2_opt9"], "")]), "answers[1].selected_options"),
-        (answering(vec![answer("q1", &[], ""), answer("q1", &[], "")]), "answers[1].question_id"),
+        (
+            answering(vec![answer("q1", &[], ""), answer("q2", &["q2_opt9"], "")]),
+            "answers[1].selected_options",
+        ),
+        (
+            answering(vec![answer("q1", &[], ""), answer("q1", &[], "")]),
+            "answers[1].question_id",
+        ),
         (rejected_with_answers, "answers"),
         (rejecting(&clefs(2001)), "reject_reason"),
     ];
@@ -461,7 +581,14 @@ fn val_8_validation_before_replay(db: &TestDb) {
 
 // ---- NORM-1..4 -----------------------------------------------------------
 
-dual_backend!(norm_1_answers_in_question_order, norm_1_dm4_order_of_degraded_rows, norm_2_options_in_option_order_without_duplicates, norm_3_custom_text_trimmed, norm_3_reject_reason_trimmed, norm_4_equivalent_submissions_are_byte_identical);
+dual_backend!(
+    norm_1_answers_in_question_order,
+    norm_1_dm4_order_of_degraded_rows,
+    norm_2_options_in_option_order_without_duplicates,
+    norm_3_custom_text_trimmed,
+    norm_3_reject_reason_trimmed,
+    norm_4_equivalent_submissions_are_byte_identical
+);
 
 /// NORM-1: answers given in reverse are stored in question order.
 fn norm_1_answers_in_question_order(db: &TestDb) {
@@ -472,9 +599,16 @@ fn norm_1_answers_in_question_order(db: &TestDb) {
         answer("q1", &[], "one"),
     ]);
     let won = db.resolve_bundle(&alice(), &id, &request).unwrap();
-    let order: Vec<_> = won.response.answers.iter().map(|a| a.question_id.as_str()).collect();
+    let order: Vec<_> = won
+        .response
+        .answers
+        .iter()
+        .map(|a| a.question_id.as_str())
+        .collect();
     assert_eq!(order, ["q1", "q2", "q3"]);
-    let replayed = db.resolve_bundle(&Principal::System, &id, &rejecting("")).unwrap();
+    let replayed = db
+        .resolve_bundle(&Principal::System, &id, &rejecting(""))
+        .unwrap();
     assert_eq!(replayed.response.answers, won.response.answers);
 }
 
@@ -484,9 +618,18 @@ fn norm_1_dm4_order_of_degraded_rows(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let turn = rows::turn_of(db, &ask(db, &session, 1));
     rows::insert_bundle(db, "b", &session, &turn, "");
-    Row::new("b", &session, &turn).question_id("third").index(Some(2)).insert(db);
-    Row::new("b", &session, &turn).question_id("second").index(Some(1)).insert(db);
-    Row::new("b", &session, &turn).question_id("first").index(None).insert(db);
+    Row::new("b", &session, &turn)
+        .question_id("third")
+        .index(Some(2))
+        .insert(db);
+    Row::new("b", &session, &turn)
+        .question_id("second")
+        .index(Some(1))
+        .insert(db);
+    Row::new("b", &session, &turn)
+        .question_id("first")
+        .index(None)
+        .insert(db);
     let request = answering(vec![
         answer("second", &["b"], ""),
         answer("third", &["a"], ""),
@@ -496,7 +639,11 @@ fn norm_1_dm4_order_of_degraded_rows(db: &TestDb) {
     assert!(won.claimed);
     assert_eq!(
         won.response.answers,
-        [stored("first", &["a", "b"], ""), stored("second", &["b"], ""), stored("third", &["a"], "")]
+        [
+            stored("first", &["a", "b"], ""),
+            stored("second", &["b"], ""),
+            stored("third", &["a"], "")
+        ]
     );
 }
 
@@ -505,17 +652,26 @@ fn norm_1_dm4_order_of_degraded_rows(db: &TestDb) {
 fn norm_2_options_in_option_order_without_duplicates(db: &TestDb) {
     let id = ask_with_options(db, &mirror(db, "a", "alice"), &[4, 3]);
     let request = answering(vec![
-        answer("q1", &["q1_opt4", "q1_opt2", "q1_opt4", "q1_opt1", "q1_opt2"], ""),
+        answer(
+            "q1",
+            &["q1_opt4", "q1_opt2", "q1_opt4", "q1_opt1", "q1_opt2"],
+            "",
+        ),
         answer("q2", &["q2_opt3", "q2_opt3"], ""),
     ]);
     let won = db.resolve_bundle(&alice(), &id, &request).unwrap();
     assert_eq!(
         won.response.answers,
-        [stored("q1", &["q1_opt1", "q1_opt2", "q1_opt4"], ""), stored("q2", &["q2_opt3"], "")]
+        [
+            stored("q1", &["q1_opt1", "q1_opt2", "q1_opt4"], ""),
+            stored("q2", &["q2_opt3"], "")
+        ]
     );
     assert_eq!(
         stored_answer(db, &id, "q1"),
-        Some(json!({"question_id": "q1", "selected_options": ["q1_opt1", "q1_opt2", "q1_opt4"], "custom_text": ""}))
+        Some(
+            json!({"question_id": "q1", "selected_options": ["q1_opt1", "q1_opt2", "q1_opt4"], "custom_text": ""})
+        )
     );
 }
 
@@ -524,17 +680,24 @@ fn norm_3_custom_text_trimmed(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 1);
     let request = answering(vec![answer("q1", &[], " \t\n keep  inner \t spaces \r\n ")]);
     let won = db.resolve_bundle(&alice(), &id, &request).unwrap();
-    assert_eq!(won.response.answers, [stored("q1", &[], "keep  inner \t spaces")]);
+    assert_eq!(
+        won.response.answers,
+        [stored("q1", &[], "keep  inner \t spaces")]
+    );
     assert_eq!(
         stored_answer(db, &id, "q1"),
-        Some(json!({"question_id": "q1", "selected_options": [], "custom_text": "keep  inner \t spaces"}))
+        Some(
+            json!({"question_id": "q1", "selected_options": [], "custom_text": "keep  inner \t spaces"})
+        )
     );
 }
 
 /// NORM-3: reject_reason is trimmed of leading and trailing whitespace only.
 fn norm_3_reject_reason_trimmed(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 1);
-    let won = db.resolve_bundle(&alice(), &id, &rejecting("\n  not  now,\tthanks \t ")).unwrap();
+    let won = db
+        .resolve_bundle(&alice(), &id, &rejecting("\n  not  now,\tthanks \t "))
+        .unwrap();
     assert_eq!(won.response.reject_reason, "not  now,\tthanks");
     assert_eq!(resolution(db, &id).reject_reason, "not  now,\tthanks");
 }
@@ -559,7 +722,10 @@ fn norm_4_equivalent_submissions_are_byte_identical(db: &TestDb) {
     assert!(won_a.claimed && won_b.claimed);
 
     let texts = |id: &str| -> Vec<(String, Option<String>)> {
-        stored_rows(db, id).into_iter().map(|(q, _, response)| (q, response)).collect()
+        stored_rows(db, id)
+            .into_iter()
+            .map(|(q, _, response)| (q, response))
+            .collect()
     };
     assert_eq!(texts(&first), texts(&second), "stored response texts");
     assert!(texts(&first).iter().all(|(_, response)| response.is_some()));
@@ -568,7 +734,9 @@ fn norm_4_equivalent_submissions_are_byte_identical(db: &TestDb) {
     assert_eq!(normalized(&won_a, &first), normalized(&won_b, &second));
 
     for (id, won) in [(&first, &won_a), (&second, &won_b)] {
-        let replay = db.resolve_bundle(&Principal::System, id, &rejecting("late")).unwrap();
+        let replay = db
+            .resolve_bundle(&Principal::System, id, &rejecting("late"))
+            .unwrap();
         assert!(!replay.claimed);
         assert_eq!(response_text(&replay), response_text(won));
     }
@@ -576,7 +744,12 @@ fn norm_4_equivalent_submissions_are_byte_identical(db: &TestDb) {
 
 // ---- CLAIM-3 -------------------------------------------------------------
 
-dual_backend!(claim_3_answer_by_user, claim_3_reject_by_agent, claim_3_resolved_by_system, claim_3_terminal_rows_are_left_untouched);
+dual_backend!(
+    claim_3_answer_by_user,
+    claim_3_reject_by_agent,
+    claim_3_resolved_by_system,
+    claim_3_terminal_rows_are_left_untouched
+);
 
 /// CLAIM-3: a user's answer sets every row's status and normalized
 /// answer and records the claim time, the resolver and "undelivered".
@@ -590,14 +763,19 @@ fn claim_3_answer_by_user(db: &TestDb) {
     let won = db.resolve_bundle(&alice(), &id, &request).unwrap();
     assert!(won.claimed);
     assert_eq!(won.status, BundleStatus::Answered);
-    assert_eq!(rows::statuses(db, &id), [Some("answered".into()), Some("answered".into())]);
+    assert_eq!(
+        rows::statuses(db, &id),
+        [Some("answered".into()), Some("answered".into())]
+    );
     assert_eq!(
         stored_answer(db, &id, "q1"),
         Some(json!({"question_id": "q1", "selected_options": ["q1_opt1"], "custom_text": ""}))
     );
     assert_eq!(
         stored_answer(db, &id, "q2"),
-        Some(json!({"question_id": "q2", "selected_options": ["q2_opt1", "q2_opt2"], "custom_text": "second"}))
+        Some(
+            json!({"question_id": "q2", "selected_options": ["q2_opt1", "q2_opt2"], "custom_text": "second"})
+        )
     );
     let now = EPOCH.as_micros() + 5_000_123;
     assert_eq!(
@@ -620,12 +798,17 @@ fn claim_3_answer_by_user(db: &TestDb) {
 fn claim_3_reject_by_agent(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 3);
     db.clock.advance_micros(42);
-    let won = db.resolve_bundle(&alice_bot(), &id, &rejecting("  not this way ")).unwrap();
+    let won = db
+        .resolve_bundle(&alice_bot(), &id, &rejecting("  not this way "))
+        .unwrap();
     assert!(won.claimed);
     assert_eq!(won.status, BundleStatus::Rejected);
     for (question_id, status, response) in stored_rows(db, &id) {
         assert_eq!(status.as_deref(), Some("rejected"), "{question_id}");
-        assert_eq!(response, None, "a rejected row has no response: {question_id}");
+        assert_eq!(
+            response, None,
+            "a rejected row has no response: {question_id}"
+        );
     }
     assert_eq!(
         resolution(db, &id),
@@ -645,7 +828,11 @@ fn claim_3_reject_by_agent(db: &TestDb) {
 fn claim_3_resolved_by_system(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 1);
     let request = answering(vec![answer("q1", &["q1_opt2"], "")]);
-    assert!(db.resolve_bundle(&Principal::System, &id, &request).unwrap().claimed);
+    assert!(
+        db.resolve_bundle(&Principal::System, &id, &request)
+            .unwrap()
+            .claimed
+    );
     let stored = resolution(db, &id);
     assert_eq!(stored.resolved_by_kind.as_deref(), Some("system"));
     assert_eq!(stored.resolved_by_id.as_deref(), Some(""));
@@ -667,9 +854,16 @@ fn claim_3_terminal_rows_are_left_untouched(db: &TestDb) {
         answer("q2", &["q2_opt1"], "new"),
         answer("q3", &["q3_opt1"], "new"),
     ]);
-    assert!(db.resolve_bundle(&alice(), &answered, &request).unwrap().claimed);
+    assert!(
+        db.resolve_bundle(&alice(), &answered, &request)
+            .unwrap()
+            .claimed
+    );
     let rows = stored_rows(db, &answered);
-    assert_eq!(rows[0], ("q1".into(), Some("answered".into()), Some(legacy.into())));
+    assert_eq!(
+        rows[0],
+        ("q1".into(), Some("answered".into()), Some(legacy.into()))
+    );
     assert_eq!(rows[1].1.as_deref(), Some("answered"));
     assert_eq!(
         stored_answer(db, &answered, "q2"),
@@ -679,16 +873,31 @@ fn claim_3_terminal_rows_are_left_untouched(db: &TestDb) {
 
     let rejected = ask(db, &session, 2);
     rows::set_status(db, &rejected, "q1", Some("expired"));
-    assert!(db.resolve_bundle(&alice(), &rejected, &rejecting("no")).unwrap().claimed);
+    assert!(
+        db.resolve_bundle(&alice(), &rejected, &rejecting("no"))
+            .unwrap()
+            .claimed
+    );
     assert_eq!(
         stored_rows(db, &rejected),
-        [("q1".into(), Some("expired".into()), None), ("q2".into(), Some("rejected".into()), None)]
+        [
+            ("q1".into(), Some("expired".into()), None),
+            ("q2".into(), Some("rejected".into()), None)
+        ]
     );
 }
 
 // ---- REPLAY-1..3 ---------------------------------------------------------
 
-dual_backend!(replay_1_loser_gets_the_winners_answer, replay_2_replayed_rejection_and_cancellation, replay_1_superseded_is_no_longer_active, replay_1_ended_session_is_no_longer_active, replay_1_terminal_session_without_expiry_is_no_longer_active, replay_1_malformed_bundle_is_no_longer_active, replay_3_claim_error_writes_nothing);
+dual_backend!(
+    replay_1_loser_gets_the_winners_answer,
+    replay_2_replayed_rejection_and_cancellation,
+    replay_1_superseded_is_no_longer_active,
+    replay_1_ended_session_is_no_longer_active,
+    replay_1_terminal_session_without_expiry_is_no_longer_active,
+    replay_1_malformed_bundle_is_no_longer_active,
+    replay_3_claim_error_writes_nothing
+);
 
 /// REPLAY-1/2: a later resolve with other answers gets the winner's
 /// status and response byte for byte with `claimed: false`, and writes
@@ -707,7 +916,10 @@ fn replay_1_loser_gets_the_winners_answer(db: &TestDb) {
     let before = snapshot(db, &id);
 
     db.clock.advance_micros(9_000_000);
-    let other = answering(vec![answer("q2", &["q2_opt1"], "mine"), answer("q1", &[], "")]);
+    let other = answering(vec![
+        answer("q2", &["q2_opt1"], "mine"),
+        answer("q1", &[], ""),
+    ]);
     for (principal, request) in [
         (Principal::System, other),
         (alice(), two_answers()),
@@ -718,7 +930,10 @@ fn replay_1_loser_gets_the_winners_answer(db: &TestDb) {
         assert_eq!(lost.status, BundleStatus::Answered);
         assert_eq!(lost.response, won.response);
         assert_eq!(response_text(&lost), response_text(&won));
-        assert_eq!(body_text(&lost), body_text(&won).replace(r#""claimed":true"#, r#""claimed":false"#));
+        assert_eq!(
+            body_text(&lost),
+            body_text(&won).replace(r#""claimed":true"#, r#""claimed":false"#)
+        );
         assert_eq!(snapshot(db, &id), before, "the loser writes nothing");
     }
 }
@@ -728,8 +943,12 @@ fn replay_1_loser_gets_the_winners_answer(db: &TestDb) {
 fn replay_2_replayed_rejection_and_cancellation(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let rejected = ask(db, &session, 2);
-    let won = db.resolve_bundle(&alice(), &rejected, &rejecting("  wrong question\n")).unwrap();
-    let lost = db.resolve_bundle(&Principal::System, &rejected, &two_answers()).unwrap();
+    let won = db
+        .resolve_bundle(&alice(), &rejected, &rejecting("  wrong question\n"))
+        .unwrap();
+    let lost = db
+        .resolve_bundle(&Principal::System, &rejected, &two_answers())
+        .unwrap();
     assert!(!lost.claimed);
     assert_eq!(lost.status, BundleStatus::Rejected);
     assert!(lost.response.rejected);
@@ -742,7 +961,9 @@ fn replay_2_replayed_rejection_and_cancellation(db: &TestDb) {
 
     let cancelled = ask(db, &session, 1);
     let won = db.cancel_bundle(&alice(), &cancelled).unwrap();
-    let lost = db.resolve_bundle(&alice(), &cancelled, &rejecting("why")).unwrap();
+    let lost = db
+        .resolve_bundle(&alice(), &cancelled, &rejecting("why"))
+        .unwrap();
     assert!(!lost.claimed);
     assert_eq!(lost.status, BundleStatus::Cancelled);
     assert!(!lost.response.rejected);
@@ -765,9 +986,13 @@ fn replay_1_superseded_is_no_longer_active(db: &TestDb) {
 fn replay_1_ended_session_is_no_longer_active(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let id = ask(db, &session, 2);
-    db.set_session_state(&session, SessionState::Completed).unwrap();
+    db.set_session_state(&session, SessionState::Completed)
+        .unwrap();
     assert_no_longer_active(db.resolve_bundle(&alice(), &id, &two_answers()));
-    assert_eq!(rows::statuses(db, &id), [Some("expired".into()), Some("expired".into())]);
+    assert_eq!(
+        rows::statuses(db, &id),
+        [Some("expired".into()), Some("expired".into())]
+    );
     assert_eq!(resolution(db, &id), unresolved());
 }
 
@@ -786,8 +1011,14 @@ fn replay_1_malformed_bundle_is_no_longer_active(db: &TestDb) {
     let old_turn = db.begin_turn(&session).unwrap();
     let turn = db.begin_turn(&session).unwrap();
     rows::insert_bundle(db, "mal", &session, &turn, "");
-    Row::new("mal", &session, &turn).question_id("q1").index(Some(0)).insert(db);
-    Row::new("mal", &session, &old_turn).question_id("q2").index(Some(1)).insert(db);
+    Row::new("mal", &session, &turn)
+        .question_id("q1")
+        .index(Some(0))
+        .insert(db);
+    Row::new("mal", &session, &old_turn)
+        .question_id("q2")
+        .index(Some(1))
+        .insert(db);
     let request = answering(vec![answer("q1", &["a"], ""), answer("q2", &["b"], "")]);
     assert_no_longer_active(db.resolve_bundle(&alice(), "mal", &request));
     assert_untouched(db, "mal");
@@ -806,10 +1037,15 @@ fn replay_3_claim_error_writes_nothing(db: &TestDb) {
                     assert!(error.to_string().contains(&id), "names the bundle: {error}");
                     assert_eq!(envelope::error(&error).status, 500);
                 }
-                other => panic!("expected an internal error from the claim at {point}, got {other:?}"),
+                other => {
+                    panic!("expected an internal error from the claim at {point}, got {other:?}")
+                }
             }
             assert_untouched(db, &id);
-            assert!(listed(db, &alice(), &id), "still listed after a failed claim at {point}");
+            assert!(
+                listed(db, &alice(), &id),
+                "still listed after a failed claim at {point}"
+            );
         }
         db.disarm_failpoint(point);
     }
@@ -820,7 +1056,14 @@ fn replay_3_claim_error_writes_nothing(db: &TestDb) {
 
 // ---- LIFE-6 --------------------------------------------------------------
 
-dual_backend!(life_6_cancel_by_user, life_6_cancel_by_system, life_6_agents_cannot_cancel, life_6_cancel_loser_replays_the_winner, life_6_cancel_superseded_is_no_longer_active, life_6_cancel_after_restart);
+dual_backend!(
+    life_6_cancel_by_user,
+    life_6_cancel_by_system,
+    life_6_agents_cannot_cancel,
+    life_6_cancel_loser_replays_the_winner,
+    life_6_cancel_superseded_is_no_longer_active,
+    life_6_cancel_after_restart
+);
 
 /// LIFE-6: a user cancels through the claim.
 fn life_6_cancel_by_user(db: &TestDb) {
@@ -834,7 +1077,10 @@ fn life_6_cancel_by_user(db: &TestDb) {
     assert_eq!(won.response.reject_reason, "");
     assert_eq!(
         stored_rows(db, &id),
-        [("q1".into(), Some("cancelled".into()), None), ("q2".into(), Some("cancelled".into()), None)]
+        [
+            ("q1".into(), Some("cancelled".into()), None),
+            ("q2".into(), Some("cancelled".into()), None)
+        ]
     );
     assert_eq!(
         resolution(db, &id),
@@ -856,18 +1102,37 @@ fn life_6_cancel_by_system(db: &TestDb) {
     assert!(won.claimed);
     assert_eq!(won.status, BundleStatus::Cancelled);
     let stored = resolution(db, &id);
-    assert_eq!((stored.resolved_by_kind.as_deref(), stored.resolved_by_id.as_deref()), (Some("system"), Some("")));
+    assert_eq!(
+        (
+            stored.resolved_by_kind.as_deref(),
+            stored.resolved_by_id.as_deref()
+        ),
+        (Some("system"), Some(""))
+    );
     assert_eq!(rows::statuses(db, &id), [Some("cancelled".into())]);
 }
 
 /// LIFE-6, AUTH-2: agents never cancel, whatever their grants.
 fn life_6_agents_cannot_cancel(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 1);
-    for agent in [alice_bot(), alice_bot_with([]), alice_bot_with([Grant::QuestionsAnswer])] {
-        assert!(matches!(db.cancel_bundle(&agent, &id), Err(Error::CapabilityDenied)));
-        assert!(matches!(db.cancel_bundle(&agent, "fabricated"), Err(Error::CapabilityDenied)));
+    for agent in [
+        alice_bot(),
+        alice_bot_with([]),
+        alice_bot_with([Grant::QuestionsAnswer]),
+    ] {
+        assert!(matches!(
+            db.cancel_bundle(&agent, &id),
+            Err(Error::CapabilityDenied)
+        ));
+        assert!(matches!(
+            db.cancel_bundle(&agent, "fabricated"),
+            Err(Error::CapabilityDenied)
+        ));
     }
-    assert!(matches!(db.cancel_bundle(&Principal::Unclassified, &id), Err(Error::CapabilityDenied)));
+    assert!(matches!(
+        db.cancel_bundle(&Principal::Unclassified, &id),
+        Err(Error::CapabilityDenied)
+    ));
     assert_untouched(db, &id);
 }
 
@@ -876,7 +1141,9 @@ fn life_6_agents_cannot_cancel(db: &TestDb) {
 fn life_6_cancel_loser_replays_the_winner(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let answered = ask(db, &session, 2);
-    let won = db.resolve_bundle(&alice(), &answered, &two_answers()).unwrap();
+    let won = db
+        .resolve_bundle(&alice(), &answered, &two_answers())
+        .unwrap();
     let before = snapshot(db, &answered);
     let lost = db.cancel_bundle(&alice(), &answered).unwrap();
     assert!(!lost.claimed);
@@ -888,7 +1155,12 @@ fn life_6_cancel_loser_replays_the_winner(db: &TestDb) {
     let won = db.cancel_bundle(&Principal::System, &cancelled).unwrap();
     for lost in [
         db.cancel_bundle(&alice(), &cancelled).unwrap(),
-        db.resolve_bundle(&alice(), &cancelled, &answering(vec![answer("q1", &[], "")])).unwrap(),
+        db.resolve_bundle(
+            &alice(),
+            &cancelled,
+            &answering(vec![answer("q1", &[], "")]),
+        )
+        .unwrap(),
     ] {
         assert!(!lost.claimed);
         assert_eq!(lost.status, BundleStatus::Cancelled);
@@ -913,7 +1185,10 @@ fn life_6_cancel_after_restart(db: &TestDb) {
     let won = restarted.cancel_bundle(&alice(), &id).unwrap();
     assert!(won.claimed);
     assert_eq!(won.status, BundleStatus::Cancelled);
-    assert_eq!(db.get_bundle(&alice(), &id).unwrap().status, BundleStatus::Cancelled);
+    assert_eq!(
+        db.get_bundle(&alice(), &id).unwrap().status,
+        BundleStatus::Cancelled
+    );
     let lost = db.cancel_bundle(&alice(), &id).unwrap();
     assert!(!lost.claimed);
     assert_eq!(response_text(&lost), response_text(&won));
@@ -921,7 +1196,11 @@ fn life_6_cancel_after_restart(db: &TestDb) {
 
 // ---- not found and capabilities ------------------------------------------
 
-dual_backend!(auth_5_resolve_and_cancel_foreign_equals_fabricated, auth_2_agent_needs_the_answer_grant, auth_6_agent_resolves_questions_not_permissions);
+dual_backend!(
+    auth_5_resolve_and_cancel_foreign_equals_fabricated,
+    auth_2_agent_needs_the_answer_grant,
+    auth_6_agent_resolves_questions_not_permissions
+);
 
 /// AUTH-5, REL-4: resolve and cancel give byte-identical results for a
 /// foreign bundle and a fabricated id, whatever the request.
@@ -930,18 +1209,35 @@ fn auth_5_resolve_and_cancel_foreign_equals_fabricated(db: &TestDb) {
     let foreign = ask(db, &mirror(db, "b", "bob"), 2);
     let not_found = format!("{:?}", Err::<Resolved, _>(Error::NotFound(Entity::Bundle)));
     for principal in [alice(), alice_bot()] {
-        for request in [two_answers(), rejecting("no"), ResolveRequest::default(), answering(vec![answer("q1", &["x"], "")])] {
+        for request in [
+            two_answers(),
+            rejecting("no"),
+            ResolveRequest::default(),
+            answering(vec![answer("q1", &["x"], "")]),
+        ] {
             let on_foreign = format!("{:?}", db.resolve_bundle(&principal, &foreign, &request));
-            let on_fabricated = format!("{:?}", db.resolve_bundle(&principal, "fabricated", &request));
+            let on_fabricated = format!(
+                "{:?}",
+                db.resolve_bundle(&principal, "fabricated", &request)
+            );
             assert_eq!(on_foreign, on_fabricated);
             assert_eq!(on_foreign, not_found);
         }
     }
     let cancel_foreign = format!("{:?}", db.cancel_bundle(&alice(), &foreign));
-    assert_eq!(cancel_foreign, format!("{:?}", db.cancel_bundle(&alice(), "fabricated")));
+    assert_eq!(
+        cancel_foreign,
+        format!("{:?}", db.cancel_bundle(&alice(), "fabricated"))
+    );
     assert_eq!(cancel_foreign, not_found);
     let not_found_body = envelope::error(&Error::NotFound(Entity::Bundle));
-    assert_eq!((not_found_body.status, not_found_body.body_text()), (404, r#"{"error":"clarification request not found"}"#.to_owned()));
+    assert_eq!(
+        (not_found_body.status, not_found_body.body_text()),
+        (
+            404,
+            r#"{"error":"clarification request not found"}"#.to_owned()
+        )
+    );
     assert_untouched(db, &foreign);
 }
 
@@ -957,9 +1253,15 @@ fn auth_2_agent_needs_the_answer_grant(db: &TestDb) {
         Principal::Unclassified,
     ] {
         for request in [two_answers(), rejected_with_answers.clone()] {
-            assert!(matches!(db.resolve_bundle(&principal, &id, &request), Err(Error::CapabilityDenied)));
+            assert!(matches!(
+                db.resolve_bundle(&principal, &id, &request),
+                Err(Error::CapabilityDenied)
+            ));
         }
-        assert!(matches!(db.resolve_bundle(&principal, "fabricated", &two_answers()), Err(Error::CapabilityDenied)));
+        assert!(matches!(
+            db.resolve_bundle(&principal, "fabricated", &two_answers()),
+            Err(Error::CapabilityDenied)
+        ));
     }
     assert_untouched(db, &id);
     let body = envelope::error(&Error::CapabilityDenied);
@@ -972,24 +1274,43 @@ fn auth_6_agent_resolves_questions_not_permissions(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let agent = alice_bot_with([Grant::QuestionsAnswer]);
     let question = ask(db, &session, 2);
-    let won = db.resolve_bundle(&agent, &question, &two_answers()).unwrap();
+    let won = db
+        .resolve_bundle(&agent, &question, &two_answers())
+        .unwrap();
     assert!(won.claimed);
-    assert_eq!(resolution(db, &question).resolved_by_id.as_deref(), Some("alice/bot"));
+    assert_eq!(
+        resolution(db, &question).resolved_by_id.as_deref(),
+        Some("alice/bot")
+    );
 
     let permission = ask_permission(db, &session, 1);
     let one = answering(vec![answer("q1", &["q1_opt1"], "")]);
     for request in [one.clone(), rejecting("no")] {
         let on_permission = format!("{:?}", db.resolve_bundle(&agent, &permission, &request));
-        assert_eq!(on_permission, format!("{:?}", db.resolve_bundle(&agent, "fabricated", &request)));
-        assert!(matches!(db.resolve_bundle(&agent, &permission, &request), Err(Error::NotFound(Entity::Bundle))));
+        assert_eq!(
+            on_permission,
+            format!("{:?}", db.resolve_bundle(&agent, "fabricated", &request))
+        );
+        assert!(matches!(
+            db.resolve_bundle(&agent, &permission, &request),
+            Err(Error::NotFound(Entity::Bundle))
+        ));
     }
     assert_untouched(db, &permission);
-    assert!(db.resolve_bundle(&alice(), &permission, &one).unwrap().claimed);
+    assert!(
+        db.resolve_bundle(&alice(), &permission, &one)
+            .unwrap()
+            .claimed
+    );
 }
 
 // ---- WIRE-1 / WIRE-2 -----------------------------------------------------
 
-dual_backend!(wire_2_answer_bytes, wire_2_rejection_bytes, wire_2_cancellation_bytes);
+dual_backend!(
+    wire_2_answer_bytes,
+    wire_2_rejection_bytes,
+    wire_2_cancellation_bytes
+);
 
 /// WIRE-1, WIRE-2: the exact bytes of a won answer, with every key in
 /// order, and of its replay.
@@ -1012,7 +1333,9 @@ fn wire_2_answer_bytes(db: &TestDb) {
         format!(r#"{{"success":true,"claimed":true,"status":"answered","response":{response}}}"#)
     );
     assert_eq!(envelope::resolved(&won).status, 200);
-    let lost = db.resolve_bundle(&Principal::System, &id, &rejecting("")).unwrap();
+    let lost = db
+        .resolve_bundle(&Principal::System, &id, &rejecting(""))
+        .unwrap();
     assert_eq!(
         body_text(&lost),
         format!(r#"{{"success":true,"claimed":false,"status":"answered","response":{response}}}"#)
@@ -1023,7 +1346,9 @@ fn wire_2_answer_bytes(db: &TestDb) {
 /// WIRE-2: a rejection keeps every key: `"answers":[]`, `"rejected":true`.
 fn wire_2_rejection_bytes(db: &TestDb) {
     let id = ask(db, &mirror(db, "a", "alice"), 2);
-    let won = db.resolve_bundle(&alice(), &id, &rejecting(" not now ")).unwrap();
+    let won = db
+        .resolve_bundle(&alice(), &id, &rejecting(" not now "))
+        .unwrap();
     let text = body_text(&won);
     assert_eq!(
         text,
@@ -1050,12 +1375,17 @@ fn wire_2_cancellation_bytes(db: &TestDb) {
             r#"{{"pending_id":"{id}","answers":[],"rejected":false,"reject_reason":"","responded_at":"2026-11-29T20:00:00.000007Z"}}"#
         )
     );
-    assert!(body_text(&won).starts_with(r#"{"success":true,"claimed":true,"status":"cancelled","response":{"#));
+    assert!(body_text(&won)
+        .starts_with(r#"{"success":true,"claimed":true,"status":"cancelled","response":{"#));
 }
 
 // ---- further claim and visibility cases ------------------------------------
 
-dual_backend!(claim_3_null_and_empty_statuses_are_pending, claim_5_one_winner_among_racers, auth_4_system_resolves_a_bundle_without_a_task);
+dual_backend!(
+    claim_3_null_and_empty_statuses_are_pending,
+    claim_5_one_winner_among_racers,
+    auth_4_system_resolves_a_bundle_without_a_task
+);
 
 /// CLAIM-3, ACT-1.1: rows whose status is NULL or empty are still
 /// pending and take the resolution; an unrecognized status is not
@@ -1064,9 +1394,21 @@ fn claim_3_null_and_empty_statuses_are_pending(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let turn = rows::turn_of(db, &ask(db, &session, 1));
     rows::insert_bundle(db, "b", &session, &turn, "");
-    Row::new("b", &session, &turn).question_id("n").index(Some(0)).status(None).insert(db);
-    Row::new("b", &session, &turn).question_id("e").index(Some(1)).status(Some("")).insert(db);
-    Row::new("b", &session, &turn).question_id("w").index(Some(2)).status(Some("weird")).insert(db);
+    Row::new("b", &session, &turn)
+        .question_id("n")
+        .index(Some(0))
+        .status(None)
+        .insert(db);
+    Row::new("b", &session, &turn)
+        .question_id("e")
+        .index(Some(1))
+        .status(Some(""))
+        .insert(db);
+    Row::new("b", &session, &turn)
+        .question_id("w")
+        .index(Some(2))
+        .status(Some("weird"))
+        .insert(db);
     let request = answering(vec![
         answer("n", &["a"], ""),
         answer("e", &["b"], ""),
@@ -1077,7 +1419,11 @@ fn claim_3_null_and_empty_statuses_are_pending(db: &TestDb) {
     assert_eq!(won.status, BundleStatus::Answered);
     assert_eq!(
         rows::statuses(db, "b"),
-        [Some("answered".into()), Some("answered".into()), Some("weird".into())]
+        [
+            Some("answered".into()),
+            Some("answered".into()),
+            Some("weird".into())
+        ]
     );
     assert_eq!(stored_answer(db, "b", "w"), None);
     assert_eq!(
@@ -1119,14 +1465,24 @@ fn claim_5_one_winner_among_racers(db: &TestDb) {
             .filter(|r| r.claimed)
             .map(response_text)
             .collect();
-        assert_eq!(winners.len(), 1, "round {round}: exactly one claim, got {winners:#?}");
+        assert_eq!(
+            winners.len(),
+            1,
+            "round {round}: exactly one claim, got {winners:#?}"
+        );
         let winner = results.iter().find(|r| r.claimed).unwrap();
         for result in &results {
             assert_eq!(result.status, winner.status);
             assert_eq!(response_text(result), response_text(winner));
         }
-        let replay = db.resolve_bundle(&Principal::System, &id, &rejecting("")).unwrap();
-        assert_eq!(response_text(&replay), response_text(winner), "stored rows equal the winner's");
+        let replay = db
+            .resolve_bundle(&Principal::System, &id, &rejecting(""))
+            .unwrap();
+        assert_eq!(
+            response_text(&replay),
+            response_text(winner),
+            "stored rows equal the winner's"
+        );
     }
 }
 
@@ -1149,8 +1505,16 @@ fn auth_4_system_resolves_a_bundle_without_a_task(db: &TestDb) {
         Err(Error::NotFound(Entity::Bundle))
     ));
     assert_untouched(db, "orphan-1");
-    assert!(db.resolve_bundle(&Principal::System, "orphan-1", &request).unwrap().claimed);
-    assert!(db.cancel_bundle(&Principal::System, "orphan-2").unwrap().claimed);
+    assert!(
+        db.resolve_bundle(&Principal::System, "orphan-1", &request)
+            .unwrap()
+            .claimed
+    );
+    assert!(
+        db.cancel_bundle(&Principal::System, "orphan-2")
+            .unwrap()
+            .claimed
+    );
 }
 
 dual_backend!(rel_8_row_ids_beyond_32_bits);
@@ -1167,9 +1531,13 @@ fn rel_8_row_ids_beyond_32_bits(db: &TestDb) {
             .execute(conn)
             .unwrap()
     });
-    let won = db.resolve_bundle(&alice(), &pending_id, &one_answer("big")).unwrap();
+    let won = db
+        .resolve_bundle(&alice(), &pending_id, &one_answer("big"))
+        .unwrap();
     assert!(won.claimed);
-    let lost = db.resolve_bundle(&alice(), &pending_id, &one_answer("late")).unwrap();
+    let lost = db
+        .resolve_bundle(&alice(), &pending_id, &one_answer("late"))
+        .unwrap();
     assert_eq!(lost.response, won.response);
     let ids: Vec<i64> = db.raw(|conn| {
         bundle_questions::table

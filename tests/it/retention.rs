@@ -79,7 +79,11 @@ fn rows_of(db: &TestDb, pending_id: &str) -> i64 {
     })
 }
 
-dual_backend!(rel_8_prune_deletes_only_what_stopped_being_active_before_the_cutoff, rel_8_prune_works_in_batches, rel_8_prune_through_the_json_door);
+dual_backend!(
+    rel_8_prune_deletes_only_what_stopped_being_active_before_the_cutoff,
+    rel_8_prune_works_in_batches,
+    rel_8_prune_through_the_json_door
+);
 
 /// REL-8: a world mixing every state, half of it older than the cutoff:
 /// exactly the old acknowledged, expired and superseded bundles go,
@@ -97,16 +101,39 @@ fn rel_8_prune_deletes_only_what_stopped_being_active_before_the_cutoff(db: &Tes
         assert!(!exists(db, gone), "{gone} should be pruned");
         assert_eq!(rows_of(db, gone), 0, "its rows go with it");
     }
-    for kept in [&old.active, &old.undelivered, &new.active, &new.acknowledged, &new.undelivered, &new.expired, &new.superseded] {
+    for kept in [
+        &old.active,
+        &old.undelivered,
+        &new.active,
+        &new.acknowledged,
+        &new.undelivered,
+        &new.expired,
+        &new.superseded,
+    ] {
         assert!(exists(db, kept), "{kept} must stay");
     }
-    assert_eq!(db.list_pending(&alice(), &Default::default()).unwrap().bundles.len(), 2, "both active bundles stay listed");
-    assert_eq!(db.pending_deliveries(None).unwrap().len(), 2, "undelivered answers stay in the outbox");
+    assert_eq!(
+        db.list_pending(&alice(), &Default::default())
+            .unwrap()
+            .bundles
+            .len(),
+        2,
+        "both active bundles stay listed"
+    );
+    assert_eq!(
+        db.pending_deliveries(None).unwrap().len(),
+        2,
+        "undelivered answers stay in the outbox"
+    );
     assert_eq!(db.prune(Duration::from_secs(86_400)).unwrap(), 0);
 
     // A much older active bundle is never pruned, however old.
     db.clock.advance_micros(1000 * DAY_MICROS);
-    assert_eq!(db.prune(Duration::ZERO).unwrap(), 3, "the new acknowledged, expired and superseded ones, nothing else");
+    assert_eq!(
+        db.prune(Duration::ZERO).unwrap(),
+        3,
+        "the new acknowledged, expired and superseded ones, nothing else"
+    );
     assert!(exists(db, &old.active) && exists(db, &new.active));
     assert!(exists(db, &old.undelivered) && exists(db, &new.undelivered));
 }
@@ -133,10 +160,22 @@ fn rel_8_prune_through_the_json_door(db: &TestDb) {
     let call = |principal: serde_json::Value, args: serde_json::Value| {
         db.call_value(&json!({"op": "prune", "principal": principal, "args": args}))
     };
-    let denied = call(json!({"kind": "user", "user_id": "alice"}), json!({"older_than_ms": 0}));
+    let denied = call(
+        json!({"kind": "user", "user_id": "alice"}),
+        json!({"older_than_ms": 0}),
+    );
     assert_eq!(denied.status, 403);
-    assert_eq!(call(json!({"kind": "system"}), json!({})).body_text(), r#"{"error":"older_than_ms: required"}"#);
-    assert_eq!(call(json!({"kind": "system"}), json!({"older_than_ms": -1})).status, 400);
-    let pruned = call(json!({"kind": "system"}), json!({"older_than_ms": 86_400_000}));
+    assert_eq!(
+        call(json!({"kind": "system"}), json!({})).body_text(),
+        r#"{"error":"older_than_ms: required"}"#
+    );
+    assert_eq!(
+        call(json!({"kind": "system"}), json!({"older_than_ms": -1})).status,
+        400
+    );
+    let pruned = call(
+        json!({"kind": "system"}),
+        json!({"older_than_ms": 86_400_000}),
+    );
     assert_eq!(pruned.body_text(), r#"{"pruned":1}"#);
 }

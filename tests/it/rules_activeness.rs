@@ -4,7 +4,21 @@
 use crate::support::rows::{self, Row};
 use crate::support::*;
 
-dual_backend!(act_1_null_status_counts_as_pending, act_1_empty_status_counts_as_pending, act_1_unrecognized_status_is_not_pending, act_1_bundle_without_rows_is_not_active, act_1_mixed_bundle_active_while_a_row_is_pending, act_1_superseded_turn_is_not_active, act_1_terminal_session_states_are_not_active, act_1_bundle_spanning_two_turns_is_not_active, act_1_bundle_spanning_two_sessions_is_not_active, act_2_latest_started_at_is_current, act_2_equal_started_at_breaks_tie_by_creation_order, act_2_begin_turn_is_current_despite_a_clock_behind, act_4_supersession_changes_no_row);
+dual_backend!(
+    act_1_null_status_counts_as_pending,
+    act_1_empty_status_counts_as_pending,
+    act_1_unrecognized_status_is_not_pending,
+    act_1_bundle_without_rows_is_not_active,
+    act_1_mixed_bundle_active_while_a_row_is_pending,
+    act_1_superseded_turn_is_not_active,
+    act_1_terminal_session_states_are_not_active,
+    act_1_bundle_spanning_two_turns_is_not_active,
+    act_1_bundle_spanning_two_sessions_is_not_active,
+    act_2_latest_started_at_is_current,
+    act_2_equal_started_at_breaks_tie_by_creation_order,
+    act_2_begin_turn_is_current_despite_a_clock_behind,
+    act_4_supersession_changes_no_row
+);
 
 /// ACT-1.1: a NULL status counts as pending.
 fn act_1_null_status_counts_as_pending(db: &TestDb) {
@@ -30,8 +44,13 @@ fn act_1_unrecognized_status_is_not_pending(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let turn = db.begin_turn(&session).unwrap();
     rows::insert_bundle(db, "b1", &session, &turn, "t-a");
-    Row::new("b1", &session, &turn).status(Some("PENDING")).insert(db);
-    Row::new("b1", &session, &turn).question_id("q2").status(Some("snoozed")).insert(db);
+    Row::new("b1", &session, &turn)
+        .status(Some("PENDING"))
+        .insert(db);
+    Row::new("b1", &session, &turn)
+        .question_id("q2")
+        .status(Some("snoozed"))
+        .insert(db);
     assert!(!db.has_pending_clarification(&session).unwrap());
     assert!(rows::active_ids(db).is_empty());
 }
@@ -50,11 +69,21 @@ fn act_1_mixed_bundle_active_while_a_row_is_pending(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let turn = db.begin_turn(&session).unwrap();
     rows::insert_bundle(db, "mixed", &session, &turn, "t-a");
-    Row::new("mixed", &session, &turn).status(Some("answered")).insert(db);
-    Row::new("mixed", &session, &turn).question_id("q2").status(Some("pending")).insert(db);
+    Row::new("mixed", &session, &turn)
+        .status(Some("answered"))
+        .insert(db);
+    Row::new("mixed", &session, &turn)
+        .question_id("q2")
+        .status(Some("pending"))
+        .insert(db);
     rows::insert_bundle(db, "done", &session, &turn, "t-a");
-    Row::new("done", &session, &turn).status(Some("answered")).insert(db);
-    Row::new("done", &session, &turn).question_id("q2").status(Some("expired")).insert(db);
+    Row::new("done", &session, &turn)
+        .status(Some("answered"))
+        .insert(db);
+    Row::new("done", &session, &turn)
+        .question_id("q2")
+        .status(Some("expired"))
+        .insert(db);
     assert_eq!(rows::active_ids(db), ["mixed"]);
 }
 
@@ -66,7 +95,10 @@ fn act_1_superseded_turn_is_not_active(db: &TestDb) {
     db.begin_turn(&session).unwrap();
     assert!(!db.has_pending_clarification(&session).unwrap());
     assert!(rows::active_ids(db).is_empty());
-    assert_eq!(rows::statuses(db, &pending_id), [Some("pending".to_owned())]);
+    assert_eq!(
+        rows::statuses(db, &pending_id),
+        [Some("pending".to_owned())]
+    );
 }
 
 /// ACT-1.3: each terminal state alone makes a bundle inactive, each
@@ -93,7 +125,9 @@ fn act_1_bundle_spanning_two_turns_is_not_active(db: &TestDb) {
     let turn = db.begin_turn(&session).unwrap();
     rows::insert_bundle(db, "b1", &session, &turn, "t-a");
     Row::new("b1", &session, &turn).insert(db);
-    Row::new("b1", &session, &old_turn).question_id("q2").insert(db);
+    Row::new("b1", &session, &old_turn)
+        .question_id("q2")
+        .insert(db);
     assert!(!db.has_pending_clarification(&session).unwrap());
 }
 
@@ -137,7 +171,12 @@ fn act_2_equal_started_at_breaks_tie_by_creation_order(db: &TestDb) {
 /// the clock is behind an existing turn's `started_at`.
 fn act_2_begin_turn_is_current_despite_a_clock_behind(db: &TestDb) {
     let session = mirror(db, "a", "alice");
-    rows::insert_turn(db, "from-the-future", &session, EPOCH.as_micros() + 60_000_000);
+    rows::insert_turn(
+        db,
+        "from-the-future",
+        &session,
+        EPOCH.as_micros() + 60_000_000,
+    );
     let pending_id = ask(db, &session, 1);
     assert_eq!(rows::turn_of(db, &pending_id), "from-the-future");
     db.begin_turn(&session).unwrap();
@@ -349,7 +388,10 @@ fn turns_of(session_ids: &[String], s: usize, t: usize) -> String {
     format!("turn-{seed_and_session}-{t}")
 }
 
-dual_backend!(act_3_every_consumer_agrees_on_random_worlds, act_3_the_claim_agrees_on_random_worlds);
+dual_backend!(
+    act_3_every_consumer_agrees_on_random_worlds,
+    act_3_the_claim_agrees_on_random_worlds
+);
 
 /// ACT-3: on random worlds, the SQL rule, the listing, the summary,
 /// pending actions, `get_bundle`, the workflow guard (LIFE-7), detach
@@ -367,12 +409,23 @@ fn act_3_every_consumer_agrees_on_random_worlds(db: &TestDb) {
         // Every listed bundle here is answerable (rows have question ids).
         let answerable: Vec<String> = expected
             .iter()
-            .filter(|id| bundles.iter().any(|b| &&b.pending_id == id && !b.statuses.is_empty()))
+            .filter(|id| {
+                bundles
+                    .iter()
+                    .any(|b| &&b.pending_id == id && !b.statuses.is_empty())
+            })
             .cloned()
             .collect();
-        assert_eq!(listed(db, seed), answerable, "seed {seed}: list_pending vs oracle");
+        assert_eq!(
+            listed(db, seed),
+            answerable,
+            "seed {seed}: list_pending vs oracle"
+        );
         for bundle in &bundles {
-            let status = db.get_bundle(&clarion::Principal::System, &bundle.pending_id).unwrap().status;
+            let status = db
+                .get_bundle(&clarion::Principal::System, &bundle.pending_id)
+                .unwrap()
+                .status;
             assert_eq!(
                 status == clarion::BundleStatus::Pending,
                 expected.contains(&bundle.pending_id),
@@ -381,32 +434,52 @@ fn act_3_every_consumer_agrees_on_random_worlds(db: &TestDb) {
             );
         }
 
-        let sessions: std::collections::BTreeSet<usize> = bundles.iter().map(|b| b.session).collect();
+        let sessions: std::collections::BTreeSet<usize> =
+            bundles.iter().map(|b| b.session).collect();
         for s in sessions {
             let session = format!("s-{seed}-{s}");
-            let expect_pending = expected.iter().any(|id| id.starts_with(&format!("b-{seed}-{s}-")));
+            let expect_pending = expected
+                .iter()
+                .any(|id| id.starts_with(&format!("b-{seed}-{s}-")));
             assert_eq!(
                 db.has_pending_clarification(&session).unwrap(),
                 expect_pending,
                 "seed {seed} session {s}: workflow guard"
             );
-            let actions = db.pending_actions(&clarion::Principal::System, &[format!("t-{seed}-{s}")]).unwrap();
+            let actions = db
+                .pending_actions(&clarion::Principal::System, &[format!("t-{seed}-{s}")])
+                .unwrap();
             assert_eq!(
                 actions[0].task_pending_action.is_some(),
                 expect_pending,
                 "seed {seed} session {s}: pending actions"
             );
             db.detach_session(&session).unwrap();
-            db.set_session_state(&session, clarion::SessionState::Completed).unwrap();
+            db.set_session_state(&session, clarion::SessionState::Completed)
+                .unwrap();
         }
         for bundle in &bundles {
             let was_active = expected.contains(&bundle.pending_id);
-            assert_eq!(rows::detached(db, &bundle.pending_id), was_active, "seed {seed}: detach of {}", bundle.pending_id);
+            assert_eq!(
+                rows::detached(db, &bundle.pending_id),
+                was_active,
+                "seed {seed}: detach of {}",
+                bundle.pending_id
+            );
             let now = rows::statuses(db, &bundle.pending_id);
             for (before, after) in bundle.statuses.iter().zip(&now) {
                 let was_pending = matches!(before, None | Some("") | Some("pending"));
-                let expected_after = if was_active && was_pending { Some("expired") } else { *before };
-                assert_eq!(after.as_deref(), expected_after, "seed {seed}: expiry of {}", bundle.pending_id);
+                let expected_after = if was_active && was_pending {
+                    Some("expired")
+                } else {
+                    *before
+                };
+                assert_eq!(
+                    after.as_deref(),
+                    expected_after,
+                    "seed {seed}: expiry of {}",
+                    bundle.pending_id
+                );
             }
             assert_eq!(
                 hint(db, &bundle.pending_id),
@@ -427,21 +500,39 @@ fn act_3_the_claim_agrees_on_random_worlds(db: &TestDb) {
         let (bundles, expected, current) = build_world(db, seed);
         let summary = db.summary(&clarion::Principal::System).unwrap();
         let listed_now = listed(db, seed).len() as i64;
-        assert!(summary.pending_bundles >= listed_now, "seed {seed}: summary counts at least this seed's bundles");
+        assert!(
+            summary.pending_bundles >= listed_now,
+            "seed {seed}: summary counts at least this seed's bundles"
+        );
         for bundle in &bundles {
             let claimed = matches!(
                 db.cancel_bundle(&clarion::Principal::System, &bundle.pending_id),
                 Ok(clarion::Resolved { claimed: true, .. })
             );
-            assert_eq!(claimed, expected.contains(&bundle.pending_id), "seed {seed}: claim of {}", bundle.pending_id);
+            assert_eq!(
+                claimed,
+                expected.contains(&bundle.pending_id),
+                "seed {seed}: claim of {}",
+                bundle.pending_id
+            );
             let now = rows::statuses(db, &bundle.pending_id);
             if claimed {
-                assert!(!hint(db, &bundle.pending_id), "seed {seed}: a claim clears the hint");
+                assert!(
+                    !hint(db, &bundle.pending_id),
+                    "seed {seed}: a claim clears the hint"
+                );
             } else {
-                assert_eq!(now.iter().map(|s| s.as_deref()).collect::<Vec<_>>(), bundle.statuses, "seed {seed}: a refused claim writes nothing");
+                assert_eq!(
+                    now.iter().map(|s| s.as_deref()).collect::<Vec<_>>(),
+                    bundle.statuses,
+                    "seed {seed}: a refused claim writes nothing"
+                );
             }
             let _ = current;
         }
-        assert!(listed(db, seed).is_empty(), "seed {seed}: nothing of this seed is listed after the claims");
+        assert!(
+            listed(db, seed).is_empty(),
+            "seed {seed}: nothing of this seed is listed after the claims"
+        );
     }
 }

@@ -378,10 +378,16 @@ fn ops_3a_owner_change_waits_for_a_task_moving_in(db: &TestDb) {
     db.upsert_session(SessionUpsert::new("s0", "t0")).unwrap();
     let pending_id = ask(db, "s0", 1);
     let gate = Gate::new();
-    db.arm_failpoint(points::TASK_MOVED_BEFORE_COMMIT, FailAction::Block(gate.clone()));
+    db.arm_failpoint(
+        points::TASK_MOVED_BEFORE_COMMIT,
+        FailAction::Block(gate.clone()),
+    );
     std::thread::scope(|scope| {
         let mover = scope.spawn(|| db.upsert_task("t0", Some("w0")));
-        assert!(gate.wait_arrival(Duration::from_secs(10)), "the move never paused");
+        assert!(
+            gate.wait_arrival(Duration::from_secs(10)),
+            "the move never paused"
+        );
         let owner_change = scope.spawn(|| db.upsert_workspace("w0", Some("bob")));
         std::thread::sleep(Duration::from_millis(300));
         let waited = !owner_change.is_finished();
@@ -392,6 +398,8 @@ fn ops_3a_owner_change_waits_for_a_task_moving_in(db: &TestDb) {
     });
     db.disarm_failpoint(points::TASK_MOVED_BEFORE_COMMIT);
     assert!(db.get_bundle(&Principal::user("bob"), &pending_id).is_ok());
-    assert!(db.get_bundle(&Principal::user("alice"), &pending_id).is_err());
+    assert!(db
+        .get_bundle(&Principal::user("alice"), &pending_id)
+        .is_err());
     assert!(clarion::test_hooks::drift(db).unwrap().is_empty());
 }

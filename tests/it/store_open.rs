@@ -330,7 +330,11 @@ fn rel_5_commits_are_durable_by_default(db: &TestDb) {
         clarion::Backend::Postgres => "on",
     };
     assert_eq!(durability(db), expected);
-    let normal = db.builder().synchronous(clarion::Synchronous::Normal).open().unwrap();
+    let normal = db
+        .builder()
+        .synchronous(clarion::Synchronous::Normal)
+        .open()
+        .unwrap();
     let expected = match db.backend() {
         clarion::Backend::Sqlite => "1",
         clarion::Backend::Postgres => "on",

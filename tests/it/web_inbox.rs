@@ -167,7 +167,21 @@ fn click_once_settled(browser: &Browser, pending_id: &str, button: &str) {
     );
 }
 
-dual_backend!(ui_2_sign_in_list_and_sign_out, ui_9_dark_scheme, ui_3_filter_load_more_and_live_updates, ui_4_an_answer_stores_what_was_clicked, ui_4_reject_with_a_reason_and_cancel, ui_8_keyboard, ui_6_duplicate_submit_shows_the_winners_answers, ui_6_settled_or_closed_while_open, ui_7_the_2000_code_point_limit, ui_1_markup_renders_inert_under_a_strict_policy, ui_5_credentials_cross_origin, ui_2_open_as_with_demo_bundles, ui_8_a_storm_of_keys_breaks_nothing);
+dual_backend!(
+    ui_2_sign_in_list_and_sign_out,
+    ui_9_dark_scheme,
+    ui_3_filter_load_more_and_live_updates,
+    ui_4_an_answer_stores_what_was_clicked,
+    ui_4_reject_with_a_reason_and_cancel,
+    ui_8_keyboard,
+    ui_6_duplicate_submit_shows_the_winners_answers,
+    ui_6_settled_or_closed_while_open,
+    ui_7_the_2000_code_point_limit,
+    ui_1_markup_renders_inert_under_a_strict_policy,
+    ui_5_credentials_cross_origin,
+    ui_2_open_as_with_demo_bundles,
+    ui_8_a_storm_of_keys_breaks_nothing
+);
 
 /// UI-2, UI-3, UI-9: sign-in refuses an unknown token and accepts
 /// alice's; the inbox lists her bundles oldest first with age,
@@ -192,23 +206,54 @@ fn ui_2_sign_in_list_and_sign_out(db: &TestDb) {
     browser.js("document.getElementById('token').value = '';", vec![]);
     sign_in(&browser, &served.base, &tokens.alice);
     wait_listed(&browser, "alice's two bundles", 2);
-    assert_eq!(listed(&browser), vec![first.clone(), second.clone()], "LIST-3 order");
+    assert_eq!(
+        listed(&browser),
+        vec![first.clone(), second.clone()],
+        "LIST-3 order"
+    );
     assert!(!listed(&browser).contains(&bobs));
     let card = browser.text(&format!("#bundles button[data-id='{first}']"));
-    for expected in ["task t-one", "2 questions", "the agent needs a decision", "About question 1?", "About question 2?", "ago"] {
+    for expected in [
+        "task t-one",
+        "2 questions",
+        "the agent needs a decision",
+        "About question 1?",
+        "About question 2?",
+        "ago",
+    ] {
         assert!(card.contains(expected), "UI-3: {expected:?} in {card:?}");
     }
-    browser.wait_for("the waiting count in the title", "return document.title === '(2) clarion inbox';");
+    browser.wait_for(
+        "the waiting count in the title",
+        "return document.title === '(2) clarion inbox';",
+    );
     assert_eq!(browser.text("#who"), "user:alice");
     assert!(browser.visible("#sign-out"), "a web session can be ended");
     let by_bearer = get_at(&served, &tokens.alice, "/api/v1/session");
-    assert_eq!(by_bearer.json(), json!({"principal": {"kind": "user", "user_id": "alice"}, "via": "bearer"}));
+    assert_eq!(
+        by_bearer.json(),
+        json!({"principal": {"kind": "user", "user_id": "alice"}, "via": "bearer"})
+    );
 
-    assert_eq!(unnamed_controls(&browser), Vec::<String>::new(), "UI-9: named controls");
-    let light = browser.js("return getComputedStyle(document.body).backgroundColor;", vec![]);
-    assert_eq!(light, json!("rgb(246, 247, 249)"), "the light palette by default");
+    assert_eq!(
+        unnamed_controls(&browser),
+        Vec::<String>::new(),
+        "UI-9: named controls"
+    );
+    let light = browser.js(
+        "return getComputedStyle(document.body).backgroundColor;",
+        vec![],
+    );
+    assert_eq!(
+        light,
+        json!("rgb(246, 247, 249)"),
+        "the light palette by default"
+    );
     browser.press("j");
-    let outline = browser.js("return getComputedStyle(document.activeElement).outlineStyle;", vec![]);
+    let outline = browser.js(
+        "return getComputedStyle(document.activeElement).outlineStyle;",
+        vec![],
+    );
     assert_ne!(outline, json!("none"), "UI-9: visible focus");
     browser.screenshot(&format!("inbox-desktop-{}", backend(db)));
 
@@ -216,8 +261,15 @@ fn ui_2_sign_in_list_and_sign_out(db: &TestDb) {
     assert!(scroll_width(&browser) <= 360, "UI-9: the inbox at 360 px");
     browser.screenshot(&format!("inbox-360-{}", backend(db)));
     open(&browser, &first);
-    assert!(scroll_width(&browser) <= 360, "UI-9: the answer view at 360 px");
-    assert_eq!(unnamed_controls(&browser), Vec::<String>::new(), "UI-9: named controls");
+    assert!(
+        scroll_width(&browser) <= 360,
+        "UI-9: the answer view at 360 px"
+    );
+    assert_eq!(
+        unnamed_controls(&browser),
+        Vec::<String>::new(),
+        "UI-9: named controls"
+    );
     browser.screenshot(&format!("answer-360-{}", backend(db)));
     browser.set_window_size(1280, 900);
 
@@ -233,14 +285,20 @@ fn ui_2_sign_in_list_and_sign_out(db: &TestDb) {
     browser.type_into("#token", &tokens.system);
     browser.click("#sign-in-form button[type=submit]");
     browser.wait_visible("#inbox");
-    assert!(listed(&browser).iter().all(|id| [&first, &second, &bobs].contains(&id)));
+    assert!(listed(&browser)
+        .iter()
+        .all(|id| [&first, &second, &bobs].contains(&id)));
     wait_listed(&browser, "everything, for system", 3);
     browser.click("#sign-out");
     browser.wait_visible("#sign-in-form");
     browser.type_into("#token", &tokens.bob);
     browser.click("#sign-in-form button[type=submit]");
     browser.wait_visible("#inbox");
-    assert!(listed(&browser).iter().all(|id| *id == bobs), "{:?}", listed(&browser));
+    assert!(
+        listed(&browser).iter().all(|id| *id == bobs),
+        "{:?}",
+        listed(&browser)
+    );
     wait_listed(&browser, "bob's one bundle", 1);
     assert_eq!(listed(&browser), vec![bobs.clone()]);
     assert_eq!(browser.text("#who"), "user:bob");
@@ -249,7 +307,12 @@ fn ui_2_sign_in_list_and_sign_out(db: &TestDb) {
 /// UI-9: the page follows `prefers-color-scheme` (Chromium told the
 /// system prefers dark).
 fn ui_9_dark_scheme(db: &TestDb) {
-    let Some(browser) = browser_with(&["--force-dark-mode", "--blink-settings=preferredColorScheme=0"]) else { return };
+    let Some(browser) = browser_with(&[
+        "--force-dark-mode",
+        "--blink-settings=preferredColorScheme=0",
+    ]) else {
+        return;
+    };
     alice_asks(db, "dark", 2);
     let (served, tokens) = served(db);
     sign_in(&browser, &served.base, &tokens.alice);
@@ -259,7 +322,11 @@ fn ui_9_dark_scheme(db: &TestDb) {
                      getComputedStyle(document.body).backgroundColor];",
         vec![],
     );
-    assert_eq!(dark, json!([true, "rgb(20, 23, 27)"]), "the dark palette is in use");
+    assert_eq!(
+        dark,
+        json!([true, "rgb(20, 23, 27)"]),
+        "the dark palette is in use"
+    );
     browser.screenshot(&format!("inbox-dark-{}", backend(db)));
 }
 
@@ -282,7 +349,10 @@ fn ui_3_filter_load_more_and_live_updates(db: &TestDb) {
     let mut expected = many.clone();
     expected.push(other.clone());
     assert_eq!(listed(&browser), expected, "LIST-3 order across pages");
-    browser.wait_for("the count", "return document.title === '(52) clarion inbox';");
+    browser.wait_for(
+        "the count",
+        "return document.title === '(52) clarion inbox';",
+    );
 
     browser.type_into("#workspace", "w-other");
     browser.click("#filter-form button");
@@ -295,13 +365,21 @@ fn ui_3_filter_load_more_and_live_updates(db: &TestDb) {
         "the new bundle in w-other, without a reload",
         &format!("return !!document.querySelector(\"#bundles button[data-id='{in_other}']\");"),
     );
-    assert_eq!(listed(&browser), vec![other.clone(), in_other.clone()], "the filter holds for live bundles");
+    assert_eq!(
+        listed(&browser),
+        vec![other.clone(), in_other.clone()],
+        "the filter holds for live bundles"
+    );
     assert!(!listed(&browser).contains(&asked));
 
-    db.resolve_bundle(&Principal::user("alice"), &other, &one_answer("elsewhere")).unwrap();
+    db.resolve_bundle(&Principal::user("alice"), &other, &one_answer("elsewhere"))
+        .unwrap();
     wait_listed(&browser, "the settled bundle to leave", 1);
     assert_eq!(listed(&browser), vec![in_other]);
-    browser.wait_for("the count to follow", "return document.title === '(53) clarion inbox';");
+    browser.wait_for(
+        "the count to follow",
+        "return document.title === '(53) clarion inbox';",
+    );
 }
 
 /// UI-4: options are chosen by clicking (several in one question),
@@ -322,7 +400,10 @@ fn ui_4_an_answer_stores_what_was_clicked(db: &TestDb) {
     browser.click("#submit");
     browser.wait_visible("#inbox");
     wait_listed(&browser, "the answered bundle to leave", 0);
-    browser.wait_for("the confirmation", "return document.getElementById('toast').textContent === 'Answer sent.';");
+    browser.wait_for(
+        "the confirmation",
+        "return document.getElementById('toast').textContent === 'Answer sent.';",
+    );
 
     let stored = stored(db, &pending);
     assert_eq!(stored["status"], "answered");
@@ -351,11 +432,18 @@ fn ui_4_reject_with_a_reason_and_cancel(db: &TestDb) {
     wait_listed(&browser, "the rejected bundle to leave", 1);
     let stored_rejection = stored(db, &rejected);
     assert_eq!(stored_rejection["status"], "rejected");
-    assert_eq!(stored_rejection["response"]["reject_reason"], "wrong repository");
+    assert_eq!(
+        stored_rejection["response"]["reject_reason"],
+        "wrong repository"
+    );
 
     open(&browser, &cancelled);
     browser.click("#cancel-bundle");
-    assert_eq!(stored(db, &cancelled)["status"], "pending", "one click only arms it");
+    assert_eq!(
+        stored(db, &cancelled)["status"],
+        "pending",
+        "one click only arms it"
+    );
     browser.click("#cancel-bundle");
     wait_listed(&browser, "the cancelled bundle to leave", 0);
     assert_eq!(stored(db, &cancelled)["status"], "cancelled");
@@ -376,18 +464,30 @@ fn ui_8_keyboard(db: &TestDb) {
 
     // Inside a text field the shortcuts are only text.
     browser.type_into("#workspace", "j1k?");
-    assert_eq!(browser.js("return document.getElementById('workspace').value;", vec![]), json!("j1k?"));
+    assert_eq!(
+        browser.js("return document.getElementById('workspace').value;", vec![]),
+        json!("j1k?")
+    );
     assert!(!browser.visible("#answer"));
-    assert_eq!(browser.js("return document.getElementById('help').open;", vec![]), json!(false));
+    assert_eq!(
+        browser.js("return document.getElementById('help').open;", vec![]),
+        json!(false)
+    );
     browser.js("document.getElementById('workspace').value = ''; document.getElementById('workspace').blur();", vec![]);
     // Enter on a control is that control's: here "?" opens the list of
     // shortcuts and no bundle opens.
     browser.js("document.getElementById('help-open').focus();", vec![]);
     browser.press(&keys::ENTER.to_string());
-    browser.wait_for("the shortcuts", "return document.getElementById('help').open;");
+    browser.wait_for(
+        "the shortcuts",
+        "return document.getElementById('help').open;",
+    );
     assert!(!browser.visible("#answer"));
     browser.press(&keys::ESCAPE.to_string());
-    browser.wait_for("the shortcuts to close", "return !document.getElementById('help').open;");
+    browser.wait_for(
+        "the shortcuts to close",
+        "return !document.getElementById('help').open;",
+    );
 
     browser.press("j");
     browser.press(&keys::ARROW_DOWN.to_string());
@@ -395,7 +495,11 @@ fn ui_8_keyboard(db: &TestDb) {
     browser.press(&keys::ARROW_UP.to_string());
     browser.press("j");
     let focused = browser.js("return document.activeElement.dataset.id;", vec![]);
-    assert_eq!(focused, json!(second), "j, ↓, k, ↑ (stays), j land on the second");
+    assert_eq!(
+        focused,
+        json!(second),
+        "j, ↓, k, ↑ (stays), j land on the second"
+    );
     browser.press(&keys::ENTER.to_string());
     browser.wait_visible("#answer-form");
 
@@ -409,11 +513,20 @@ fn ui_8_keyboard(db: &TestDb) {
     assert_eq!(checked, json!([true, true, false, true]));
 
     browser.press("?");
-    browser.wait_for("the shortcuts", "return document.getElementById('help').open;");
+    browser.wait_for(
+        "the shortcuts",
+        "return document.getElementById('help').open;",
+    );
     assert!(browser.text("#help").contains("Escape") || browser.text("#help").contains("Esc"));
     browser.press(&keys::ESCAPE.to_string());
-    browser.wait_for("the shortcuts to close", "return !document.getElementById('help').open;");
-    assert!(browser.visible("#answer-form"), "Escape closed only the list of shortcuts");
+    browser.wait_for(
+        "the shortcuts to close",
+        "return !document.getElementById('help').open;",
+    );
+    assert!(
+        browser.visible("#answer-form"),
+        "Escape closed only the list of shortcuts"
+    );
 
     browser.click("#text-1");
     browser.press("not sent j1k2?");
@@ -421,12 +534,22 @@ fn ui_8_keyboard(db: &TestDb) {
         "return Array.from(document.querySelectorAll('#questions input[type=checkbox]')).map(b => b.checked);",
         vec![],
     );
-    assert_eq!(checked_after, checked, "keys typed into a text field toggle nothing");
-    assert_eq!(browser.js("return document.getElementById('help').open;", vec![]), json!(false));
+    assert_eq!(
+        checked_after, checked,
+        "keys typed into a text field toggle nothing"
+    );
+    assert_eq!(
+        browser.js("return document.getElementById('help').open;", vec![]),
+        json!(false)
+    );
     browser.press(&keys::ESCAPE.to_string());
     browser.wait_visible("#inbox");
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(stored(db, &second)["status"], "pending", "Escape never submits");
+    assert_eq!(
+        stored(db, &second)["status"],
+        "pending",
+        "Escape never submits"
+    );
     assert_eq!(listed(&browser), vec![first.clone(), second.clone()]);
 
     browser.press(&keys::ENTER.to_string());
@@ -436,7 +559,11 @@ fn ui_8_keyboard(db: &TestDb) {
     browser.press(&keys::ESCAPE.to_string());
     browser.wait_visible("#inbox");
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(stored(db, &second)["status"], "pending", "Escape never rejects");
+    assert_eq!(
+        stored(db, &second)["status"],
+        "pending",
+        "Escape never rejects"
+    );
 
     browser.press(&keys::ENTER.to_string());
     browser.wait_visible("#answer-form");
@@ -444,8 +571,16 @@ fn ui_8_keyboard(db: &TestDb) {
     browser.press(&keys::ESCAPE.to_string());
     browser.wait_visible("#inbox");
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(stored(db, &second)["status"], "pending", "Escape never cancels, armed or not");
-    assert_eq!(writes(&browser), Vec::<String>::new(), "Escape sent nothing at all");
+    assert_eq!(
+        stored(db, &second)["status"],
+        "pending",
+        "Escape never cancels, armed or not"
+    );
+    assert_eq!(
+        writes(&browser),
+        Vec::<String>::new(),
+        "Escape sent nothing at all"
+    );
 
     browser.press(&keys::ENTER.to_string());
     browser.wait_visible("#answer-form");
@@ -463,7 +598,12 @@ fn ui_8_keyboard(db: &TestDb) {
             {"question_id": "q2", "selected_options": ["q2_opt2"], "custom_text": "not sent j1k2?"},
         ])
     );
-    assert_eq!(writes(&browser).len(), 1, "one submit: {:?}", writes(&browser));
+    assert_eq!(
+        writes(&browser).len(),
+        1,
+        "one submit: {:?}",
+        writes(&browser)
+    );
 }
 
 /// UI-6 (seed W2, W3): the page is open with its own choice made;
@@ -496,12 +636,21 @@ fn ui_6_duplicate_submit_shows_the_winners_answers(db: &TestDb) {
     browser.wait_visible("#settled");
     assert_eq!(browser.text("#settled-heading"), "Already answered");
     let shown = browser.text("#settled-answers");
-    assert!(shown.contains("Yes") && shown.contains("the bot's"), "the winner's answers: {shown:?}");
+    assert!(
+        shown.contains("Yes") && shown.contains("the bot's"),
+        "the winner's answers: {shown:?}"
+    );
     assert!(!shown.contains("loser"), "never this page's own: {shown:?}");
     assert!(browser.text("#settled-note").contains("not recorded"));
-    assert!(!browser.visible("#answer-form"), "the answer view closed as settled");
+    assert!(
+        !browser.visible("#answer-form"),
+        "the answer view closed as settled"
+    );
     browser.screenshot(&format!("settled-{}", backend(db)));
-    assert_eq!(stored(db, &pending)["response"]["answers"][0]["custom_text"], "the bot's");
+    assert_eq!(
+        stored(db, &pending)["response"]["answers"][0]["custom_text"],
+        "the bot's"
+    );
 }
 
 /// UI-6 (seed W3a): a bundle settled elsewhere while open shows the
@@ -521,10 +670,17 @@ fn ui_6_settled_or_closed_while_open(db: &TestDb) {
 
     open(&browser, &answered);
     browser.type_into("#text-0", "typed here");
-    db.resolve_bundle(&Principal::user("alice"), &answered, &rejecting("someone else said no")).unwrap();
+    db.resolve_bundle(
+        &Principal::user("alice"),
+        &answered,
+        &rejecting("someone else said no"),
+    )
+    .unwrap();
     browser.wait_visible("#settled");
     assert_eq!(browser.text("#settled-heading"), "Already rejected");
-    assert!(browser.text("#settled-answers").contains("someone else said no"));
+    assert!(browser
+        .text("#settled-answers")
+        .contains("someone else said no"));
     browser.click("#settled-close");
 
     open(&browser, &superseded);
@@ -539,13 +695,20 @@ fn ui_6_settled_or_closed_while_open(db: &TestDb) {
     let url = db.url.clone();
     let turn = std::thread::spawn(move || {
         std::thread::sleep(Duration::from_millis(300));
-        Clarion::open(&url).unwrap().begin_turn(&conflicted_session).unwrap();
+        Clarion::open(&url)
+            .unwrap()
+            .begin_turn(&conflicted_session)
+            .unwrap();
     });
     click_once_settled(&browser, &conflicted, "#submit");
     turn.join().unwrap();
     browser.wait_visible("#settled");
     assert_eq!(browser.text("#settled-heading"), "No longer active");
-    assert!(browser.text("#settled-note").contains("nobody answered"), "{}", browser.text("#settled-note"));
+    assert!(
+        browser.text("#settled-note").contains("nobody answered"),
+        "{}",
+        browser.text("#settled-note")
+    );
     wait_listed(&browser, "all three gone", 0);
 }
 
@@ -569,31 +732,64 @@ fn ui_7_the_2000_code_point_limit(db: &TestDb) {
     let after = browser.js(insert, vec![json!("#text-0"), json!(emoji.repeat(2000))]);
     assert_eq!(after, json!(2000), "2000 code points are accepted");
     assert_eq!(browser.text("#text-0-count"), "2000 / 2000");
-    assert!(browser.text("#text-0-limit").contains("limit"), "a message at the boundary");
+    assert!(
+        browser.text("#text-0-limit").contains("limit"),
+        "a message at the boundary"
+    );
     let after = browser.js(insert, vec![json!("#text-0"), json!(emoji)]);
     assert_eq!(after, json!(2000), "the 2001st is refused");
-    assert!(browser.text("#text-0-limit").contains("not added"), "{}", browser.text("#text-0-limit"));
+    assert!(
+        browser.text("#text-0-limit").contains("not added"),
+        "{}",
+        browser.text("#text-0-limit")
+    );
     let after = browser.js(insert, vec![json!("#text-0"), json!("a")]);
     assert_eq!(after, json!(2000), "so is a 2001st of one UTF-16 unit");
-    browser.js("document.getElementById('text-0-limit').textContent = '';", vec![]);
+    browser.js(
+        "document.getElementById('text-0-limit').textContent = '';",
+        vec![],
+    );
     browser.press(&keys::ENTER.to_string());
-    let after = browser.js("return Array.from(document.getElementById('text-0').value).length;", vec![]);
+    let after = browser.js(
+        "return Array.from(document.getElementById('text-0').value).length;",
+        vec![],
+    );
     assert_eq!(after, json!(2000), "and a typed line break");
-    assert!(browser.text("#text-0-limit").contains("not added"), "{}", browser.text("#text-0-limit"));
-    let max_length = browser.js("return document.getElementById('text-0').maxLength;", vec![]);
-    assert!(max_length == json!(-1) || max_length.as_i64().unwrap() >= 4000, "{max_length}");
+    assert!(
+        browser.text("#text-0-limit").contains("not added"),
+        "{}",
+        browser.text("#text-0-limit")
+    );
+    let max_length = browser.js(
+        "return document.getElementById('text-0').maxLength;",
+        vec![],
+    );
+    assert!(
+        max_length == json!(-1) || max_length.as_i64().unwrap() >= 4000,
+        "{max_length}"
+    );
     browser.screenshot(&format!("limit-{}", backend(db)));
 
     browser.click("#reject-open");
-    let reason = browser.js(insert, vec![json!("#reject-reason"), json!("x".repeat(2001))]);
-    assert_eq!(reason, json!(0), "a paste past the limit is refused whole, not cut");
+    let reason = browser.js(
+        insert,
+        vec![json!("#reject-reason"), json!("x".repeat(2001))],
+    );
+    assert_eq!(
+        reason,
+        json!(0),
+        "a paste past the limit is refused whole, not cut"
+    );
     assert!(browser.text("#reject-reason-limit").contains("not added"));
     browser.click("#reject-open");
 
     browser.click("#submit");
     wait_listed(&browser, "the answered bundle to leave", 0);
     let stored = stored(db, &pending);
-    assert_eq!(stored["response"]["answers"][0]["custom_text"], emoji.repeat(2000));
+    assert_eq!(
+        stored["response"]["answers"][0]["custom_text"],
+        emoji.repeat(2000)
+    );
 }
 
 /// UI-1: agent-written markup renders as text; nothing runs; the page
@@ -627,12 +823,25 @@ fn ui_1_markup_renders_inert_under_a_strict_policy(db: &TestDb) {
 
     let page = send(client().get(served.url("/")));
     assert_eq!(page.status, 200);
-    let policy = page.header("content-security-policy").unwrap_or_default().to_owned();
-    for directive in ["default-src 'self'", "script-src 'self'", "frame-ancestors 'none'"] {
+    let policy = page
+        .header("content-security-policy")
+        .unwrap_or_default()
+        .to_owned();
+    for directive in [
+        "default-src 'self'",
+        "script-src 'self'",
+        "frame-ancestors 'none'",
+    ] {
         assert!(policy.contains(directive), "UI-1: {directive} in {policy}");
     }
-    assert!(!policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"), "{policy}");
-    assert!(!page.body.contains("<script>") && page.body.contains("<script src=\"inbox.js\""), "no inline script");
+    assert!(
+        !policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"),
+        "{policy}"
+    );
+    assert!(
+        !page.body.contains("<script>") && page.body.contains("<script src=\"inbox.js\""),
+        "no inline script"
+    );
     for asset in ["/inbox.js", "/inbox.css", "/icon.svg"] {
         let reply = send(client().get(served.url(asset)));
         assert_eq!(reply.status, 200, "{asset}");
@@ -642,10 +851,18 @@ fn ui_1_markup_renders_inert_under_a_strict_policy(db: &TestDb) {
     sign_in(&browser, &served.base, &tokens.alice);
     wait_listed(&browser, "the bundle", 1);
     let card = browser.text(&format!("#bundles button[data-id='{pending}']"));
-    assert!(card.contains("context <img src=x") && card.contains("title <img"), "{card}");
+    assert!(
+        card.contains("context <img src=x") && card.contains("title <img"),
+        "{card}"
+    );
     open(&browser, &pending);
     let view = browser.text("#answer");
-    for shown in ["prompt <img src=x onerror=", "<script>window.__pwned = 2</script>", "label <img", "<b>bold?</b>"] {
+    for shown in [
+        "prompt <img src=x onerror=",
+        "<script>window.__pwned = 2</script>",
+        "label <img",
+        "<b>bold?</b>",
+    ] {
         assert!(view.contains(shown), "shown as text: {shown:?} in {view:?}");
     }
     let injected = browser.js(
@@ -653,7 +870,11 @@ fn ui_1_markup_renders_inert_under_a_strict_policy(db: &TestDb) {
                      document.querySelectorAll('main img, main script, main b').length];",
         vec![],
     );
-    assert_eq!(injected, json!([true, 0]), "nothing agent-written became markup");
+    assert_eq!(
+        injected,
+        json!([true, 0]),
+        "nothing agent-written became markup"
+    );
 }
 
 /// UI-5 (seed W1): a page served from another origin of the same site
@@ -674,14 +895,32 @@ fn ui_5_credentials_cross_origin(db: &TestDb) {
         .shutdown(shutdown.clone());
     let router = http::router(db.clarion.clone(), TokenAuthenticator::new(db), options);
     let page = serve_router_on(page_listener, router, shutdown, ServeOptions::new());
-    for not_an_origin in ["http://host/path", "javascript:alert(1)", "http://", "ftp://host", "http://a b"] {
-        assert!(HttpOptions::new().inbox_api(not_an_origin).is_err(), "{not_an_origin}");
+    for not_an_origin in [
+        "http://host/path",
+        "javascript:alert(1)",
+        "http://",
+        "ftp://host",
+        "http://a b",
+    ] {
+        assert!(
+            HttpOptions::new().inbox_api(not_an_origin).is_err(),
+            "{not_an_origin}"
+        );
     }
-    let refused = clarion(&["serve", "--database-url", &db.url, "--inbox-api", "http://x/\"><script>"]);
+    let refused = clarion(&[
+        "serve",
+        "--database-url",
+        &db.url,
+        "--inbox-api",
+        "http://x/\"><script>",
+    ]);
     assert!(!refused.status.success());
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--inbox-api"));
     let policy = send(client().get(page.url("/")));
-    assert!(policy.header("content-security-policy").unwrap().contains(&format!("connect-src 'self' {}", api.base)));
+    assert!(policy
+        .header("content-security-policy")
+        .unwrap()
+        .contains(&format!("connect-src 'self' {}", api.base)));
 
     sign_in(&browser, &page.base, &tokens.alice);
     wait_listed(&browser, "alice's bundle, from the other origin", 1);
@@ -695,8 +934,14 @@ fn ui_5_credentials_cross_origin(db: &TestDb) {
     browser.click("#submit");
     wait_listed(&browser, "the answered bundle to leave", 1);
     assert_eq!(stored(db, &pending)["status"], "answered");
-    assert_eq!(stored(db, &pending)["response"]["answers"][0]["selected_options"], json!(["q1_opt1"]));
-    assert!(browser.js("return document.cookie;", vec![]) == json!(""), "the session cookie is HttpOnly");
+    assert_eq!(
+        stored(db, &pending)["response"]["answers"][0]["selected_options"],
+        json!(["q1_opt1"])
+    );
+    assert!(
+        browser.js("return document.cookie;", vec![]) == json!(""),
+        "the session cookie is HttpOnly"
+    );
 }
 
 /// README's second command: `clarion serve --open-as user:me --demo`
@@ -709,16 +954,25 @@ fn ui_2_open_as_with_demo_bundles(db: &TestDb) {
     wait_listed(&browser, "three sample bundles", 3);
     assert!(!browser.visible("#sign-out"), "nothing to sign out of");
     assert_eq!(browser.text("#who"), "user:me");
-    browser.wait_for("the count", "return document.title === '(3) clarion inbox';");
+    browser.wait_for(
+        "the count",
+        "return document.title === '(3) clarion inbox';",
+    );
     browser.screenshot(&format!("demo-desktop-{}", backend(db)));
     let session = send(client().get(served.url("/api/v1/session")));
-    assert_eq!(session.json(), json!({"principal": {"kind": "user", "user_id": "me"}, "via": "open"}));
+    assert_eq!(
+        session.json(),
+        json!({"principal": {"kind": "user", "user_id": "me"}, "via": "open"})
+    );
     let first = listed(&browser)[0].clone();
     open(&browser, &first);
     browser.click(&option_box(1, 2));
     browser.screenshot(&format!("demo-answer-desktop-{}", backend(db)));
     browser.set_window_size(360, 760);
-    assert!(scroll_width(&browser) <= 360, "UI-9: the demo's answer view at 360 px");
+    assert!(
+        scroll_width(&browser) <= 360,
+        "UI-9: the demo's answer view at 360 px"
+    );
     browser.screenshot(&format!("demo-answer-360-{}", backend(db)));
     drop(served);
     let again = serve(&db.url, &["--open-as", "user:me", "--demo"]);
@@ -742,11 +996,23 @@ fn ui_8_a_storm_of_keys_breaks_nothing(db: &TestDb) {
              window.addEventListener('unhandledrejection', e => window.__errors.push(String(e.reason)));",
         vec![],
     );
-    let storm: String = ['j', 'k', keys::ARROW_DOWN, keys::ARROW_UP, '1', '9', '0', 'x', '?', keys::ESCAPE, ' ']
-        .iter()
-        .cycle()
-        .take(43) // ending with Escape, after a space that opened a bundle
-        .collect();
+    let storm: String = [
+        'j',
+        'k',
+        keys::ARROW_DOWN,
+        keys::ARROW_UP,
+        '1',
+        '9',
+        '0',
+        'x',
+        '?',
+        keys::ESCAPE,
+        ' ',
+    ]
+    .iter()
+    .cycle()
+    .take(43) // ending with Escape, after a space that opened a bundle
+    .collect();
     browser.press(&storm);
     back_to_the_inbox(&browser);
     open(&browser, &pending);
@@ -755,8 +1021,16 @@ fn ui_8_a_storm_of_keys_breaks_nothing(db: &TestDb) {
     let errors = browser.js("return window.__errors;", vec![]);
     assert_eq!(errors, json!([]), "no script error");
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(stored(db, &pending)["status"], "pending", "no key sent anything");
+    assert_eq!(
+        stored(db, &pending)["status"],
+        "pending",
+        "no key sent anything"
+    );
     let metrics = get_at(&served, &tokens.system, "/metrics");
     assert!(metrics.body.contains("status=\"200\""), "{}", metrics.body);
-    assert!(!metrics.body.contains("status=\"5"), "no 5xx:\n{}", metrics.body);
+    assert!(
+        !metrics.body.contains("status=\"5"),
+        "no 5xx:\n{}",
+        metrics.body
+    );
 }
