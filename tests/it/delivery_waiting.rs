@@ -143,15 +143,6 @@ fn eventually(what: &str, settled: impl Fn() -> bool) {
     }
 }
 
-/// Runs `body` and checks it returned within [`PROMPT`].
-fn promptly<T>(body: impl FnOnce() -> T) -> T {
-    let started = Instant::now();
-    let result = body();
-    let took = started.elapsed();
-    assert!(took < PROMPT, "expected an immediate return, took {took:?}");
-    result
-}
-
 // ---- requests --------------------------------------------------------------
 
 /// Answers a two-question bundle, in the other order than its questions.
@@ -445,12 +436,12 @@ fn wait_1_timeout_zero_checks_once(db: &TestDb) {
     let h = db.reopen_polling(NO_POLL);
     let id = ask(&h, &session, 1);
     assert_eq!(
-        promptly(|| h.wait(&id, Duration::ZERO)).unwrap(),
+        promptly(PROMPT, || h.wait(&id, Duration::ZERO)).unwrap(),
         WaitOutcome::TimedOut
     );
     let resolved = h.resolve_bundle(&alice(), &id, &one_answer("")).unwrap();
     assert_eq!(
-        promptly(|| h.wait(&id, Duration::ZERO)).unwrap(),
+        promptly(PROMPT, || h.wait(&id, Duration::ZERO)).unwrap(),
         outcome_for(&resolved)
     );
 }
@@ -472,7 +463,7 @@ fn wait_1_timed_out_after_its_timeout(db: &TestDb) {
 fn wait_1_unknown_bundle_is_not_found(db: &TestDb) {
     mirror(db, "x", "alice");
     let h = db.reopen_polling(NO_POLL);
-    let error = promptly(|| h.wait("pending-999999", LONG_WAIT)).unwrap_err();
+    let error = promptly(PROMPT, || h.wait("pending-999999", LONG_WAIT)).unwrap_err();
     assert!(
         matches!(error, Error::NotFound(Entity::Bundle)),
         "{error:?}"
@@ -546,9 +537,17 @@ fn wait_1_settled_bundles_return_at_once_with_get_bundle_precedence(db: &TestDb)
     ];
     for (id, bundle_status, outcome) in expectations {
         assert_eq!(status(db, id), bundle_status, "{id}");
-        assert_eq!(promptly(|| h.wait(id, LONG_WAIT)).unwrap(), outcome, "{id}");
+        assert_eq!(
+            promptly(PROMPT, || h.wait(id, LONG_WAIT)).unwrap(),
+            outcome,
+            "{id}"
+        );
         // Asked again: the same answer, still at once.
-        assert_eq!(promptly(|| h.wait(id, LONG_WAIT)).unwrap(), outcome, "{id}");
+        assert_eq!(
+            promptly(PROMPT, || h.wait(id, LONG_WAIT)).unwrap(),
+            outcome,
+            "{id}"
+        );
     }
     // WAIT-2: the late waiter acknowledged what it received.
     assert!(!undelivered(db, &answered));
@@ -665,7 +664,7 @@ fn wait_1_timed_out_keeps_the_bundle_attached_while_another_waiter_remains(db: &
     let id = ask(&h, &session, 1);
     let patient = already_waiting(&h, || spawn_wait(&h, &id, LONG_WAIT));
     assert_eq!(
-        promptly(|| h.wait(&id, Duration::ZERO)).unwrap(),
+        promptly(PROMPT, || h.wait(&id, Duration::ZERO)).unwrap(),
         WaitOutcome::TimedOut
     );
     assert!(
@@ -734,7 +733,7 @@ fn wait_2_a_later_wait_receives_and_acknowledges_an_outbox_entry(db: &TestDb) {
     assert_eq!(outbox(db), vec![id.clone()]);
     assert!(undelivered(db, &id));
     assert_eq!(
-        promptly(|| h.wait(&id, LONG_WAIT)).unwrap(),
+        promptly(PROMPT, || h.wait(&id, LONG_WAIT)).unwrap(),
         outcome_for(&resolved)
     );
     assert!(outbox(db).is_empty());
@@ -1290,7 +1289,7 @@ fn wire_3_wait_bundle_returns_the_resolution_unclaimed(db: &TestDb) {
     );
     // A wait that starts after the resolution returns it at once.
     assert_eq!(
-        promptly(|| h.wait_bundle(&reader, &id, LONG_WAIT)).unwrap(),
+        promptly(PROMPT, || h.wait_bundle(&reader, &id, LONG_WAIT)).unwrap(),
         expected
     );
 }
@@ -1316,7 +1315,7 @@ fn wire_3_wait_bundle_no_longer_active(db: &TestDb) {
         assert_eq!(reply.body_text(), NO_LONGER_ACTIVE_BODY);
     }
     for id in [&superseded, &expired] {
-        let error = promptly(|| h.wait_bundle(&alice(), id, LONG_WAIT)).unwrap_err();
+        let error = promptly(PROMPT, || h.wait_bundle(&alice(), id, LONG_WAIT)).unwrap_err();
         assert!(matches!(error, Error::NoLongerActive), "{error:?}");
     }
 }
@@ -1328,7 +1327,7 @@ fn wire_3_wait_bundle_times_out_with_504(db: &TestDb) {
     let session = mirror(db, "x", "alice");
     let h = db.reopen_polling(NO_POLL);
     let id = ask(&h, &session, 1);
-    let error = promptly(|| h.wait_bundle(&alice(), &id, Duration::ZERO)).unwrap_err();
+    let error = promptly(PROMPT, || h.wait_bundle(&alice(), &id, Duration::ZERO)).unwrap_err();
     assert!(matches!(error, Error::TimedOut), "{error:?}");
     let reply = envelope::error(&error);
     assert_eq!(reply.status, 504);
@@ -1352,9 +1351,12 @@ fn wire_3_wait_bundle_not_found_is_identical_for_foreign_and_fabricated(db: &Tes
     mirror(db, "a", "alice");
     let bobs = mirror(db, "b", "bob");
     let foreign = ask(&h, &bobs, 1);
-    let foreign_error = promptly(|| h.wait_bundle(&alice(), &foreign, LONG_WAIT)).unwrap_err();
-    let fabricated_error =
-        promptly(|| h.wait_bundle(&alice(), "pending-999999", LONG_WAIT)).unwrap_err();
+    let foreign_error =
+        promptly(PROMPT, || h.wait_bundle(&alice(), &foreign, LONG_WAIT)).unwrap_err();
+    let fabricated_error = promptly(PROMPT, || {
+        h.wait_bundle(&alice(), "pending-999999", LONG_WAIT)
+    })
+    .unwrap_err();
     assert!(
         matches!(foreign_error, Error::NotFound(Entity::Bundle)),
         "{foreign_error:?}"
@@ -1372,7 +1374,7 @@ fn wire_3_wait_bundle_not_found_is_identical_for_foreign_and_fabricated(db: &Tes
     let alices = mirror(db, "c", "alice");
     let permission = ask_permission(&h, &alices, 1);
     let bot = alice_bot();
-    let hidden = promptly(|| h.wait_bundle(&bot, &permission, LONG_WAIT)).unwrap_err();
+    let hidden = promptly(PROMPT, || h.wait_bundle(&bot, &permission, LONG_WAIT)).unwrap_err();
     assert_eq!(format!("{hidden:?}"), format!("{fabricated_error:?}"));
     // The human owner may wait on it.
     assert!(matches!(
@@ -1394,7 +1396,8 @@ fn wire_3_wait_bundle_needs_questions_read(db: &TestDb) {
     ];
     for principal in denied {
         for target in [id.as_str(), "pending-999999"] {
-            let error = promptly(|| h.wait_bundle(&principal, target, LONG_WAIT)).unwrap_err();
+            let error =
+                promptly(PROMPT, || h.wait_bundle(&principal, target, LONG_WAIT)).unwrap_err();
             assert!(
                 matches!(error, Error::CapabilityDenied),
                 "{principal:?}: {error:?}"
@@ -1421,7 +1424,7 @@ fn wire_3_wait_bundle_does_not_acknowledge(db: &TestDb) {
     assert_eq!(seen.response, resolved.response);
     assert!(undelivered(db, &id));
     assert_eq!(outbox(db), vec![id.clone()]);
-    promptly(|| h.wait_bundle(&alice(), &id, LONG_WAIT)).unwrap();
+    promptly(PROMPT, || h.wait_bundle(&alice(), &id, LONG_WAIT)).unwrap();
     assert_eq!(outbox(db), [id]);
 }
 

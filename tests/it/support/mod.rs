@@ -2,8 +2,9 @@
 //! runs on a fresh SQLite file and on a fresh PostgreSQL schema, so tests
 //! run in parallel. Beside it: the world-building helpers ([`world`]), the
 //! principals ([`principals`]), requests and checks several suites use
-//! ([`requests`], [`checks`]), programs outside this binary ([`outside`])
-//! and direct row access ([`rows`]).
+//! ([`requests`], [`checks`]), bounds on how long a call takes
+//! ([`timing`]), programs outside this binary ([`outside`]) and direct row
+//! access ([`rows`]).
 //!
 //! PostgreSQL: `CLARION_TEST_DATABASE_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`). When it is unreachable the
@@ -17,12 +18,14 @@ pub mod principals;
 pub mod requests;
 pub mod rows;
 pub mod server;
+pub mod timing;
 pub mod world;
 
 pub use checks::*;
 pub use outside::*;
 pub use principals::*;
 pub use requests::*;
+pub use timing::*;
 pub use world::*;
 
 use std::sync::Arc;
