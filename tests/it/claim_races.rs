@@ -527,64 +527,52 @@ fn claim_4_racers_settle_under_a_serializable_server_default(db: &TestDb) {
 /// the move then takes effect, and a later claim by the old owner is
 /// not-found.
 fn claim_4_a_move_waits_for_a_claim_in_flight(db: &TestDb) {
-    use clarion::test_hooks::{points, FailAction, Gate};
     let session = mirror(db, "a", "alice");
     let first = ask(db, &session, 1);
     let second = ask(db, &session, 1);
     db.upsert_workspace("w-bob", Some("bob")).unwrap();
-    let claimer = db.reopen();
-    // Opened before the claim holds any lock (opening migrates).
-    let mover = db.reopen();
-    let gate = Gate::new();
-    claimer.arm_failpoint(points::CLAIM_BEFORE_WRITES, FailAction::Block(gate.clone()));
-    let claim = {
-        let (claimer, first) = (claimer.clone(), first.clone());
-        std::thread::spawn(move || claimer.resolve_bundle(&alice(), &first, &one_answer("mine")))
-    };
-    assert!(
-        gate.wait_arrival(std::time::Duration::from_secs(10)),
-        "the claim reached its writes"
-    );
-    let (moved_tx, moved) = std::sync::mpsc::channel();
-    let move_thread = std::thread::spawn(move || {
-        let outcome = mover.upsert_task("t-a", Some("w-bob"));
-        let _ = moved_tx.send(());
-        outcome
-    });
-    let move_waited = moved
-        .recv_timeout(std::time::Duration::from_millis(500))
-        .is_err();
-    gate.open();
-    assert!(
-        move_waited,
-        "the move committed while a claim on its task was in flight"
-    );
-    let claimed = claim.join().unwrap().unwrap();
-    assert!(claimed.claimed, "the claim that held the lock wins");
-    move_thread.join().unwrap().unwrap();
-    claimer.disarm_failpoint(points::CLAIM_BEFORE_WRITES);
-    let late = db.resolve_bundle(&alice(), &second, &one_answer("too late"));
-    assert!(matches!(late, Err(clarion::Error::NotFound(_))), "{late:?}");
-    assert_eq!(
-        db.get_bundle(&bob(), &second).unwrap().status,
-        BundleStatus::Pending
+    a_change_waits_for_a_claim_in_flight(
+        db,
+        [&first, &second],
+        "the move committed while a claim on its task was in flight",
+        |mover| mover.upsert_task("t-a", Some("w-bob")),
     );
 }
 
 /// CLAIM-4: a workspace owner change serializes with a claim in flight
 /// the same way: it waits for the paused claim, then takes effect.
 fn claim_4_an_owner_change_waits_for_a_claim_in_flight(db: &TestDb) {
-    use clarion::test_hooks::{points, FailAction, Gate};
     let session = mirror(db, "a", "alice");
     let first = ask(db, &session, 1);
     let second = ask(db, &session, 1);
+    a_change_waits_for_a_claim_in_flight(
+        db,
+        [&first, &second],
+        "the owner change committed while a claim in its workspace was in flight",
+        |mover| mover.upsert_workspace("w-a", Some("bob")),
+    );
+}
+
+/// CLAIM-4's race, for a `change` that takes alice's bundles `first` and
+/// `second` away from her and gives them to bob: alice's claim of `first`,
+/// paused before its writes, keeps `change` (on a handle of its own)
+/// waiting until the claim commits and wins; `change` then takes effect,
+/// so alice's later claim of `second` is not-found and bob sees it
+/// pending. `committed_early` is the failure when `change` did not wait.
+fn a_change_waits_for_a_claim_in_flight(
+    db: &TestDb,
+    [first, second]: [&str; 2],
+    committed_early: &str,
+    change: impl FnOnce(&Clarion) -> clarion::Result<()> + Send + 'static,
+) {
+    use clarion::test_hooks::{points, FailAction, Gate};
     let claimer = db.reopen();
     // Opened before the claim holds any lock (opening migrates).
     let mover = db.reopen();
     let gate = Gate::new();
     claimer.arm_failpoint(points::CLAIM_BEFORE_WRITES, FailAction::Block(gate.clone()));
     let claim = {
-        let (claimer, first) = (claimer.clone(), first.clone());
+        let (claimer, first) = (claimer.clone(), first.to_owned());
         std::thread::spawn(move || claimer.resolve_bundle(&alice(), &first, &one_answer("mine")))
     };
     assert!(
@@ -593,7 +581,7 @@ fn claim_4_an_owner_change_waits_for_a_claim_in_flight(db: &TestDb) {
     );
     let (moved_tx, moved) = std::sync::mpsc::channel();
     let move_thread = std::thread::spawn(move || {
-        let outcome = mover.upsert_workspace("w-a", Some("bob"));
+        let outcome = change(&mover);
         let _ = moved_tx.send(());
         outcome
     });
@@ -601,18 +589,15 @@ fn claim_4_an_owner_change_waits_for_a_claim_in_flight(db: &TestDb) {
         .recv_timeout(std::time::Duration::from_millis(500))
         .is_err();
     gate.open();
-    assert!(
-        move_waited,
-        "the owner change committed while a claim in its workspace was in flight"
-    );
+    assert!(move_waited, "{committed_early}");
     let claimed = claim.join().unwrap().unwrap();
     assert!(claimed.claimed, "the claim that held the lock wins");
     move_thread.join().unwrap().unwrap();
     claimer.disarm_failpoint(points::CLAIM_BEFORE_WRITES);
-    let late = db.resolve_bundle(&alice(), &second, &one_answer("too late"));
+    let late = db.resolve_bundle(&alice(), second, &one_answer("too late"));
     assert!(matches!(late, Err(clarion::Error::NotFound(_))), "{late:?}");
     assert_eq!(
-        db.get_bundle(&bob(), &second).unwrap().status,
+        db.get_bundle(&bob(), second).unwrap().status,
         BundleStatus::Pending
     );
 }
