@@ -2,15 +2,15 @@
 //! result kind pinned byte for byte under `snapshots/`, argument checks
 //! against the declared schemas, and REL-1 across entry points.
 
-use std::ffi::{CStr, CString};
 use std::sync::{Arc, Barrier};
 
-use clarion::ffi::{clarion_call, clarion_close, clarion_open, clarion_string_free, Handle};
+use clarion::ffi::{clarion_close, Handle};
 use clarion::mcp::{self, Tool, UnknownTool};
 use clarion::test_hooks::{points, FailAction};
 use clarion::{envelope, AnswerInput, Grant, Principal, ResolveRequest};
 use serde_json::{json, Value};
 
+use crate::support::abi::{abi_open, abi_resolve_as_alice};
 use crate::support::*;
 
 fn snapshot(name: &str, text: &str) {
@@ -260,51 +260,70 @@ fn wire_4_every_result_kind_is_pinned(db: &TestDb) {
 /// byte-identical to the stored one.
 fn rel_1_entry_points_race_for_one_bundle(db: &TestDb) {
     let session = mirror(db, "race", "alice");
-    let config = CString::new(json!({"database_url": db.url}).to_string()).unwrap();
-    // The address crosses threads; the handle is made for that (WIRE-5).
-    let abi_handle = unsafe { clarion_open(config.as_ptr()) } as usize;
-    assert_ne!(abi_handle, 0);
+    let abi_handle = abi_open(&db.url);
     for round in 0..20 {
         let pending_id = ask(db, &session, 2);
         let racers = 33;
         let start = Arc::new(Barrier::new(racers));
-        let threads: Vec<_> = (0..racers).map(|n| {
-            let handle = db.clarion.clone();
-            let start = start.clone();
-            let pending_id = pending_id.clone();
-            std::thread::spawn(move || -> (bool, String) {
-                let text = format!("racer {n}");
-                start.wait();
-                match n % 3 {
-                    0 => {
-                        let request = ResolveRequest {
-                            answers: vec![
-                                AnswerInput { question_id: "q1".into(), selected_options: vec!["q1_opt1".into()], custom_text: text },
-                                AnswerInput { question_id: "q2".into(), selected_options: vec!["q2_opt2".into()], custom_text: String::new() },
-                            ],
-                            ..ResolveRequest::default()
-                        };
-                        let resolved = handle.resolve_bundle(&alice(), &pending_id, &request).unwrap();
-                        (resolved.claimed, envelope::response(&resolved.response).to_string())
+        let threads: Vec<_> = (0..racers)
+            .map(|n| {
+                let handle = db.clarion.clone();
+                let start = start.clone();
+                let pending_id = pending_id.clone();
+                std::thread::spawn(move || -> (bool, String) {
+                    let text = format!("racer {n}");
+                    start.wait();
+                    match n % 3 {
+                        0 => {
+                            let request = ResolveRequest {
+                                answers: vec![
+                                    AnswerInput {
+                                        question_id: "q1".into(),
+                                        selected_options: vec!["q1_opt1".into()],
+                                        custom_text: text,
+                                    },
+                                    AnswerInput {
+                                        question_id: "q2".into(),
+                                        selected_options: vec!["q2_opt2".into()],
+                                        custom_text: String::new(),
+                                    },
+                                ],
+                                ..ResolveRequest::default()
+                            };
+                            let resolved = handle
+                                .resolve_bundle(&alice(), &pending_id, &request)
+                                .unwrap();
+                            (
+                                resolved.claimed,
+                                envelope::response(&resolved.response).to_string(),
+                            )
+                        }
+                        1 => {
+                            let result: Value = handle
+                                .call_tool(
+                                    &alice(),
+                                    "answer_question",
+                                    &answer_args(&pending_id, &text),
+                                )
+                                .unwrap();
+                            let body = &result["structuredContent"];
+                            (
+                                body["claimed"].as_bool().unwrap(),
+                                body["response"].to_string(),
+                            )
+                        }
+                        _ => {
+                            let reply =
+                                abi_resolve_as_alice(abi_handle, answer_args(&pending_id, &text));
+                            (
+                                reply["body"]["claimed"].as_bool().unwrap(),
+                                reply["body"]["response"].to_string(),
+                            )
+                        }
                     }
-                    1 => {
-                        let result: Value = handle.call_tool(&alice(), "answer_question", &answer_args(&pending_id, &text)).unwrap();
-                        let body = &result["structuredContent"];
-                        (body["claimed"].as_bool().unwrap(), body["response"].to_string())
-                    }
-                    _ => {
-                        let request = json!({"op": "resolve_bundle", "principal": {"kind": "user", "user_id": "alice"}, "args": answer_args(&pending_id, &text)});
-                        let request = CString::new(request.to_string()).unwrap();
-                        let reply = unsafe { clarion_call(abi_handle as *mut Handle, request.as_ptr()) };
-                        let text = unsafe { CStr::from_ptr(reply) }.to_str().unwrap().to_owned();
-                        unsafe { clarion_string_free(reply) };
-                        let reply: Value = serde_json::from_str(&text).unwrap();
-                        assert_eq!(reply["status"], json!(200), "{text}");
-                        (reply["body"]["claimed"].as_bool().unwrap(), reply["body"]["response"].to_string())
-                    }
-                }
+                })
             })
-        }).collect();
+            .collect();
         let results: Vec<(bool, String)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
         assert_eq!(
             results.iter().filter(|(claimed, _)| *claimed).count(),

@@ -1,17 +1,17 @@
 //! HTTP-9: the seed's race across doors (R3) and a bounded load run, over
 //! real loopback sockets on both backends.
 
-use std::ffi::{CStr, CString};
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use clarion::envelope;
-use clarion::ffi::{clarion_call, clarion_close, clarion_open, clarion_string_free, Handle};
+use clarion::ffi::{clarion_close, Handle};
 use clarion::Principal;
 use serde_json::{json, Value};
 
+use crate::support::abi::{abi_open, abi_resolve_as_alice};
 use crate::support::server::*;
 use crate::support::*;
 
@@ -115,10 +115,7 @@ fn http_9_rest_mcp_and_c_abi_race_for_one_bundle(db: &TestDb) {
         .collect();
     let server = start(db);
     let alice_token = tokens(db).alice;
-    let config = CString::new(json!({"database_url": db.url}).to_string()).unwrap();
-    // The address crosses threads; the handle is made for that (WIRE-5).
-    let abi = unsafe { clarion_open(config.as_ptr()) } as usize;
-    assert_ne!(abi, 0);
+    let abi = abi_open(&db.url);
     for round in 0..5 {
         let pending_id = ask(db, &session, 1);
         let racers = 12;
@@ -156,13 +153,7 @@ fn http_9_rest_mcp_and_c_abi_race_for_one_bundle(db: &TestDb) {
                             ((claimed, body["response"].to_string()), None)
                         }
                         _ => {
-                            let request = json!({"op": "resolve_bundle", "principal": {"kind": "user", "user_id": "alice"}, "args": answer_args(&pending_id, &text)});
-                            let request = CString::new(request.to_string()).unwrap();
-                            let reply = unsafe { clarion_call(abi as *mut Handle, request.as_ptr()) };
-                            let text = unsafe { CStr::from_ptr(reply) }.to_str().unwrap().to_owned();
-                            unsafe { clarion_string_free(reply) };
-                            let reply: Value = serde_json::from_str(&text).unwrap();
-                            assert_eq!(reply["status"], json!(200), "{text}");
+                            let reply = abi_resolve_as_alice(abi, answer_args(&pending_id, &text));
                             let body = &reply["body"];
                             let claimed = body["claimed"].as_bool().unwrap();
                             ((claimed, body["response"].to_string()), (!claimed).then(|| body.to_string()))

@@ -3,14 +3,15 @@
 //! run in parallel. Beside it: the world-building helpers ([`world`]), the
 //! principals ([`principals`]), requests and checks several suites use
 //! ([`requests`], [`checks`]), bounds on how long a call takes
-//! ([`timing`]), programs outside this binary ([`outside`]) and direct row
-//! access ([`rows`]).
+//! ([`timing`]), the C ABI as a host calls it ([`abi`]), programs outside
+//! this binary ([`outside`]) and direct row access ([`rows`]).
 //!
 //! PostgreSQL: `CLARION_TEST_DATABASE_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`). When it is unreachable the
 //! PostgreSQL half is skipped with a message — except under `CI=true`, where
 //! that is a failure.
 
+pub mod abi;
 pub mod browser;
 pub mod checks;
 pub mod outside;
