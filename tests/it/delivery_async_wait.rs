@@ -4,9 +4,10 @@
 //! when its callback fires. Here the "async server" is one test thread
 //! driving every wait over an mpsc channel that the callbacks send to.
 //!
-//! Timing discipline as in `delivery_waiting`: handles poll every 60 s, so
-//! a wait that ends within seconds was woken by a callback; a callback
-//! that never comes fails a bound of seconds, never a sleep that decides.
+//! Timing discipline as in the `delivery_waiting_*` suites (see
+//! `delivery_waiting_support`): handles poll every 60 s, so a wait that
+//! ends within seconds was woken by a callback; a callback that never
+//! comes fails a bound of seconds, never a sleep that decides.
 
 use std::collections::HashMap;
 use std::sync::mpsc::{self, Receiver, Sender};
