@@ -49,7 +49,12 @@ mod delivery_waiting_wakeups;
 mod events;
 mod lifecycle;
 mod listing;
-mod resolve;
+mod resolve_auth;
+mod resolve_cancel;
+mod resolve_claim_replay;
+mod resolve_normalization;
+mod resolve_support;
+mod resolve_validation;
 mod retention;
 
 // The doors: envelopes, the JSON layer, MCP, the C ABI, HTTP, the command
