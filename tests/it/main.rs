@@ -30,7 +30,10 @@ mod rules_visibility_keys;
 
 // The domain: asking, the lifecycle, listing, resolving, claiming, waiting
 // and delivery, surviving crashes.
-mod ask;
+mod ask_idempotency;
+mod ask_support;
+mod ask_validation;
+mod ask_writes;
 mod claim_processes;
 mod claim_races;
 mod crash;
