@@ -4,8 +4,14 @@
 //! PostgreSQL half has `postgres` in its name, so `cargo test --features
 //! postgres -- postgres` selects exactly those halves.
 //!
+//! A concern too large for one file is split by requirement into
+//! `<concern>_<group>` modules (`resolve_validation`, `resolve_cancel`, …);
+//! what only those pieces share is in `<concern>_support`, what several
+//! concerns share in [`support`].
+//!
 //! A name filter selects modules, e.g. `cargo test --test it doors_` (every
-//! door) or `cargo test --test it delivery_`.
+//! door), `cargo test --test it delivery_` or `cargo test --test it
+//! resolve_`.
 
 #[macro_use]
 mod support;
