@@ -325,20 +325,14 @@ fn rel_1_entry_points_race_for_one_bundle(db: &TestDb) {
             })
             .collect();
         let results: Vec<(bool, String)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
-        assert_eq!(
-            results.iter().filter(|(claimed, _)| *claimed).count(),
-            1,
-            "round {round}"
+        assert_one_winner_and_the_stored_response(
+            db,
+            &pending_id,
+            results
+                .iter()
+                .map(|(claimed, response)| (*claimed, response)),
+            round,
         );
-        let stored = db
-            .get_bundle(&Principal::System, &pending_id)
-            .unwrap()
-            .response
-            .unwrap();
-        let stored = envelope::response(&stored).to_string();
-        for (_, response) in &results {
-            assert_eq!(response, &stored, "round {round}");
-        }
     }
     clarion_close(abi_handle as *mut Handle);
 }

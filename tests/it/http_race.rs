@@ -164,20 +164,14 @@ fn http_9_rest_mcp_and_c_abi_race_for_one_bundle(db: &TestDb) {
             .collect();
         let results: Vec<(Outcome, Option<String>)> =
             threads.into_iter().map(|t| t.join().unwrap()).collect();
-        assert_eq!(
-            results.iter().filter(|((claimed, _), _)| *claimed).count(),
-            1,
-            "round {round}"
+        assert_one_winner_and_the_stored_response(
+            db,
+            &pending_id,
+            results
+                .iter()
+                .map(|((claimed, response), _)| (*claimed, response)),
+            round,
         );
-        let stored = db
-            .get_bundle(&Principal::System, &pending_id)
-            .unwrap()
-            .response
-            .unwrap();
-        let stored = envelope::response(&stored).to_string();
-        for ((_, response), _) in &results {
-            assert_eq!(response, &stored, "round {round}");
-        }
         // Every REST and C ABI loser's whole body is the same bytes.
         let loser_bodies: Vec<&String> = results
             .iter()
