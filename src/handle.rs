@@ -22,11 +22,11 @@ use crate::domain::engine::signal::EventSubscription;
 use crate::domain::events::EventPage;
 use crate::domain::lifecycle::SessionUpsert;
 use crate::domain::listing::{ListPage, ListRequest, Summary, TaskPendingActions};
-use crate::domain::resume::{Delivery, DeliveryReport, ResumeDispatcher};
-use crate::domain::views::{BundleDetail, Resolved, WaitOutcome};
 use crate::domain::resolve::ResolveRequest;
+use crate::domain::resume::{Delivery, DeliveryReport, ResumeDispatcher};
 #[cfg(feature = "http")]
 use crate::domain::tokens::{NewToken, TokenInfo, WebSession};
+use crate::domain::views::{BundleDetail, Resolved, WaitOutcome};
 use crate::doors::envelope::Envelope;
 use crate::doors::mcp::UnknownTool;
 use crate::error::{OpenError, Result};

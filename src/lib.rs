@@ -61,13 +61,13 @@ pub use domain::lifecycle::SessionUpsert;
 pub use domain::listing::{
     Cursor, ListPage, ListRequest, PendingAction, Summary, TaskPendingActions,
 };
+pub use domain::resolve::{AnswerInput, ResolveRequest};
 pub use domain::resume::{Delivery, DeliveryReport, DispatchError, ResumeDispatcher};
+#[cfg(feature = "http")]
+pub use domain::tokens::{NewToken, TokenInfo, WebSession};
 pub use domain::views::{
     Answer, BundleDetail, BundleView, OptionView, QuestionView, Resolved, Response, WaitOutcome,
 };
-pub use domain::resolve::{AnswerInput, ResolveRequest};
-#[cfg(feature = "http")]
-pub use domain::tokens::{NewToken, TokenInfo, WebSession};
 pub use doors::envelope;
 pub use doors::mcp;
 pub use error::{Entity, Error, ErrorCode, OpenError, Result, ValidationError};

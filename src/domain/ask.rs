@@ -11,8 +11,9 @@ use crate::domain::lifecycle;
 use crate::domain::views::{BundleView, OptionView, QuestionView};
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::limits::{
-    check_count, check_id, check_not_blank, check_runes, check_text, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES,
-    MAX_LABEL_RUNES, MAX_PROMPT_RUNES, MAX_TITLE_RUNES, OPTIONS_PER_QUESTION, QUESTIONS_PER_BUNDLE,
+    check_count, check_id, check_not_blank, check_runes, check_text, MAX_CONTEXT_RUNES,
+    MAX_DESCRIPTION_RUNES, MAX_LABEL_RUNES, MAX_PROMPT_RUNES, MAX_TITLE_RUNES,
+    OPTIONS_PER_QUESTION, QUESTIONS_PER_BUNDLE,
 };
 use crate::rules::visibility;
 use crate::rules::vocabulary::{BundleKind, QuestionStatus, SessionState};

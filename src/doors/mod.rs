@@ -4,9 +4,9 @@
 //! JSON door reads WIRE-5 requests (the C ABI and the CLI go through it),
 //! and the MCP door serves the external tools (WIRE-4).
 
+pub(crate) mod args;
 pub mod envelope;
 #[cfg(feature = "http")]
 pub(crate) mod http;
-pub(crate) mod args;
 pub(crate) mod json;
 pub mod mcp;

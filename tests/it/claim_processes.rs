@@ -155,8 +155,8 @@ fn race_across_processes(db: &TestDb) {
     );
 }
 
-dual_backend! {
-    fn claim_5_racing_processes_one_winner_each(db) {
-        race_across_processes(db);
-    }
+dual_backend!(claim_5_racing_processes_one_winner_each);
+
+fn claim_5_racing_processes_one_winner_each(db: &TestDb) {
+    race_across_processes(db);
 }

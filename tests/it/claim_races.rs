@@ -48,37 +48,52 @@ fn race(handles: &[Clarion], pending_id: &str, racers: usize) -> Vec<Resolved> {
         .collect()
 }
 
-dual_backend! {
-    /// CLAIM-5, REL-1: 32 threads on two handles, 50 bundles: exactly one
-    /// claim each, and every result carries the stored response byte for byte.
-    fn claim_5_thirty_two_racers_one_winner(db) {
-        let second = db.reopen();
-        let handles = [db.clarion.clone(), second];
-        let session = mirror(db, "race", "alice");
-        for round in 0..50 {
-            let pending_id = ask(db, &session, 2);
-            let results = race(&handles, &pending_id, 32);
-            let winners = results.iter().filter(|r| r.claimed).count();
-            assert_eq!(winners, 1, "round {round}");
-            let stored = db.get_bundle(&Principal::System, &pending_id).unwrap().response.unwrap();
-            let stored_json = envelope::response(&stored).to_string();
-            for result in &results {
-                assert_eq!(envelope::response(&result.response).to_string(), stored_json, "round {round}");
-            }
-            // The stored answer is exactly what the winning racer submitted:
-            // each racer's text names it, and its option follows from it.
-            let winner = results.iter().find(|r| r.claimed).unwrap();
-            let text = &winner.response.answers[0].custom_text;
-            let n: usize = text.strip_prefix("racer ").and_then(|n| n.parse().ok()).unwrap();
-            let submitted = answer_for(n);
-            assert_eq!(stored.answers.len(), 2, "round {round}");
-            for (stored, sent) in stored.answers.iter().zip(&submitted.answers) {
-                assert_eq!(
-                    (&stored.question_id, &stored.selected_options, &stored.custom_text),
-                    (&sent.question_id, &sent.selected_options, &sent.custom_text),
-                    "round {round}: the stored answer is not racer {n}'s submission"
-                );
-            }
+dual_backend!(claim_5_thirty_two_racers_one_winner);
+
+/// CLAIM-5, REL-1: 32 threads on two handles, 50 bundles: exactly one
+/// claim each, and every result carries the stored response byte for byte.
+fn claim_5_thirty_two_racers_one_winner(db: &TestDb) {
+    let second = db.reopen();
+    let handles = [db.clarion.clone(), second];
+    let session = mirror(db, "race", "alice");
+    for round in 0..50 {
+        let pending_id = ask(db, &session, 2);
+        let results = race(&handles, &pending_id, 32);
+        let winners = results.iter().filter(|r| r.claimed).count();
+        assert_eq!(winners, 1, "round {round}");
+        let stored = db
+            .get_bundle(&Principal::System, &pending_id)
+            .unwrap()
+            .response
+            .unwrap();
+        let stored_json = envelope::response(&stored).to_string();
+        for result in &results {
+            assert_eq!(
+                envelope::response(&result.response).to_string(),
+                stored_json,
+                "round {round}"
+            );
+        }
+        // The stored answer is exactly what the winning racer submitted:
+        // each racer's text names it, and its option follows from it.
+        let winner = results.iter().find(|r| r.claimed).unwrap();
+        let text = &winner.response.answers[0].custom_text;
+        let n: usize = text
+            .strip_prefix("racer ")
+            .and_then(|n| n.parse().ok())
+            .unwrap();
+        let submitted = answer_for(n);
+        assert_eq!(stored.answers.len(), 2, "round {round}");
+        for (stored, sent) in stored.answers.iter().zip(&submitted.answers) {
+            assert_eq!(
+                (
+                    &stored.question_id,
+                    &stored.selected_options,
+                    &stored.custom_text
+                ),
+                (&sent.question_id, &sent.selected_options, &sent.custom_text),
+                "round {round}: the stored answer is not racer {n}'s submission"
+            );
         }
     }
 }
@@ -127,59 +142,70 @@ fn run_claim_rows(db: &TestDb, pending_id: &str) -> Vec<i64> {
     })
 }
 
-dual_backend! {
-    /// CLAIM-1: with the guard PostgreSQL's claim puts in its write, the one
-    /// statement that writes a resolution changes nothing once ACT-1 fails
-    /// for the bundle (its turn superseded, its session ended), and changes
-    /// exactly the pending rows while ACT-1 holds. (SQLite's claim checks
-    /// ACT-1 in its read under the write lock; the fragment is the same.)
-    fn claim_1_the_write_itself_is_guarded(db) {
-        let session = mirror(db, "s", "alice");
-        let superseded = ask(db, &session, 2);
-        db.begin_turn(&session).unwrap();
-        assert_eq!(run_claim_rows(db, &superseded), Vec::<i64>::new());
-        assert_eq!(rows::statuses(db, &superseded), [Some("pending".to_owned()), Some("pending".to_owned())]);
+dual_backend!(claim_1_the_write_itself_is_guarded);
 
-        let ended = ask(db, &session, 1);
-        rows::force_state(db, &session, "completed");
-        assert_eq!(run_claim_rows(db, &ended), Vec::<i64>::new());
-        assert_eq!(rows::statuses(db, &ended), [Some("pending".to_owned())]);
+/// CLAIM-1: with the guard PostgreSQL's claim puts in its write, the one
+/// statement that writes a resolution changes nothing once ACT-1 fails
+/// for the bundle (its turn superseded, its session ended), and changes
+/// exactly the pending rows while ACT-1 holds. (SQLite's claim checks
+/// ACT-1 in its read under the write lock; the fragment is the same.)
+fn claim_1_the_write_itself_is_guarded(db: &TestDb) {
+    let session = mirror(db, "s", "alice");
+    let superseded = ask(db, &session, 2);
+    db.begin_turn(&session).unwrap();
+    assert_eq!(run_claim_rows(db, &superseded), Vec::<i64>::new());
+    assert_eq!(
+        rows::statuses(db, &superseded),
+        [Some("pending".to_owned()), Some("pending".to_owned())]
+    );
 
-        rows::force_state(db, &session, "running");
-        let claimed = run_claim_rows(db, &ended);
-        assert_eq!(claimed.len(), 1);
-        assert_eq!(rows::statuses(db, &ended), [Some("answered".to_owned())]);
-        assert_eq!(run_claim_rows(db, &ended), Vec::<i64>::new(), "a second claim finds nothing pending");
-    }
+    let ended = ask(db, &session, 1);
+    rows::force_state(db, &session, "completed");
+    assert_eq!(run_claim_rows(db, &ended), Vec::<i64>::new());
+    assert_eq!(rows::statuses(db, &ended), [Some("pending".to_owned())]);
+
+    rows::force_state(db, &session, "running");
+    let claimed = run_claim_rows(db, &ended);
+    assert_eq!(claimed.len(), 1);
+    assert_eq!(rows::statuses(db, &ended), [Some("answered".to_owned())]);
+    assert_eq!(
+        run_claim_rows(db, &ended),
+        Vec::<i64>::new(),
+        "a second claim finds nothing pending"
+    );
 }
 
-dual_backend! {
-    /// CLAIM-3: a bundle written by hand with more rows than one claim
-    /// statement names (ROWS_PER_STATEMENT) is still claimed whole: every
-    /// pending row takes the resolution, and a row already terminal stays
-    /// as it was, wherever it sits.
-    fn claim_3_more_rows_than_one_statement_names(db) {
-        use rows::Row;
-        let session = mirror(db, "many", "alice");
-        let turn = db.begin_turn(&session).unwrap();
-        rows::insert_bundle(db, "wide", &session, &turn, "t-many");
-        let ids = ["q1", "q2", "q3", "q4", "q5", "q6"];
-        for (index, question_id) in ids.iter().enumerate() {
-            let status = if index == 1 { Some("expired") } else { Some("pending") };
-            Row::new("wide", &session, &turn)
-                .question_id(question_id)
-                .index(Some(index as i32))
-                .status(status)
-                .insert(db);
-        }
-        let cancelled = db.cancel_bundle(&Principal::System, "wide").unwrap();
-        assert!(cancelled.claimed);
-        let mut expected = vec![Some("cancelled".to_owned()); 6];
-        expected[1] = Some("expired".to_owned());
-        assert_eq!(rows::statuses(db, "wide"), expected);
-        let again = db.cancel_bundle(&Principal::System, "wide").unwrap();
-        assert!(!again.claimed);
+dual_backend!(claim_3_more_rows_than_one_statement_names);
+
+/// CLAIM-3: a bundle written by hand with more rows than one claim
+/// statement names (ROWS_PER_STATEMENT) is still claimed whole: every
+/// pending row takes the resolution, and a row already terminal stays
+/// as it was, wherever it sits.
+fn claim_3_more_rows_than_one_statement_names(db: &TestDb) {
+    use rows::Row;
+    let session = mirror(db, "many", "alice");
+    let turn = db.begin_turn(&session).unwrap();
+    rows::insert_bundle(db, "wide", &session, &turn, "t-many");
+    let ids = ["q1", "q2", "q3", "q4", "q5", "q6"];
+    for (index, question_id) in ids.iter().enumerate() {
+        let status = if index == 1 {
+            Some("expired")
+        } else {
+            Some("pending")
+        };
+        Row::new("wide", &session, &turn)
+            .question_id(question_id)
+            .index(Some(index as i32))
+            .status(status)
+            .insert(db);
     }
+    let cancelled = db.cancel_bundle(&Principal::System, "wide").unwrap();
+    assert!(cancelled.claimed);
+    let mut expected = vec![Some("cancelled".to_owned()); 6];
+    expected[1] = Some("expired".to_owned());
+    assert_eq!(rows::statuses(db, "wide"), expected);
+    let again = db.cancel_bundle(&Principal::System, "wide").unwrap();
+    assert!(!again.claimed);
 }
 
 /// CLAIM-1: the structural guard. A resolution status is written in exactly
@@ -443,105 +469,137 @@ mod postgres_serialization {
     }
 }
 
-dual_backend! {
-    /// CLAIM-4: write transactions state READ COMMITTED. With the server's
-    /// default isolation set to SERIALIZABLE (PostgreSQL; SQLite has one
-    /// isolation), 32 racers still give one winner and byte-identical
-    /// replays, and none fails with an internal error.
-    fn claim_4_racers_settle_under_a_serializable_server_default(db) {
-        let url = match db.backend() {
-            clarion::Backend::Postgres => {
-                format!("{}%20-c%20default_transaction_isolation%3Dserializable", db.url)
-            }
-            clarion::Backend::Sqlite => db.url.clone(),
-        };
-        let strict = Clarion::builder(&url).clock(db.clock.clone()).ids(db.ids.clone()).open().unwrap();
-        let handles = [strict.clone(), Clarion::builder(&url).clock(db.clock.clone()).ids(db.ids.clone()).open().unwrap()];
-        let session = mirror(db, "strict", "alice");
-        for round in 0..10 {
-            let pending_id = ask(&strict, &session, 2);
-            let results = race(&handles, &pending_id, 32);
-            assert_eq!(results.iter().filter(|r| r.claimed).count(), 1, "round {round}");
-            let winner = results.iter().find(|r| r.claimed).unwrap();
-            for result in &results {
-                assert_eq!(envelope::response(&result.response).to_string(), envelope::response(&winner.response).to_string());
-            }
+dual_backend!(
+    claim_4_racers_settle_under_a_serializable_server_default,
+    claim_4_a_move_waits_for_a_claim_in_flight,
+    claim_4_an_owner_change_waits_for_a_claim_in_flight
+);
+
+/// CLAIM-4: write transactions state READ COMMITTED. With the server's
+/// default isolation set to SERIALIZABLE (PostgreSQL; SQLite has one
+/// isolation), 32 racers still give one winner and byte-identical
+/// replays, and none fails with an internal error.
+fn claim_4_racers_settle_under_a_serializable_server_default(db: &TestDb) {
+    let url = match db.backend() {
+        clarion::Backend::Postgres => {
+            format!(
+                "{}%20-c%20default_transaction_isolation%3Dserializable",
+                db.url
+            )
+        }
+        clarion::Backend::Sqlite => db.url.clone(),
+    };
+    let strict = Clarion::builder(&url)
+        .clock(db.clock.clone())
+        .ids(db.ids.clone())
+        .open()
+        .unwrap();
+    let handles = [
+        strict.clone(),
+        Clarion::builder(&url)
+            .clock(db.clock.clone())
+            .ids(db.ids.clone())
+            .open()
+            .unwrap(),
+    ];
+    let session = mirror(db, "strict", "alice");
+    for round in 0..10 {
+        let pending_id = ask(&strict, &session, 2);
+        let results = race(&handles, &pending_id, 32);
+        assert_eq!(
+            results.iter().filter(|r| r.claimed).count(),
+            1,
+            "round {round}"
+        );
+        let winner = results.iter().find(|r| r.claimed).unwrap();
+        for result in &results {
+            assert_eq!(
+                envelope::response(&result.response).to_string(),
+                envelope::response(&winner.response).to_string()
+            );
         }
     }
+}
 
-    /// CLAIM-4: a task move serializes with a claim in flight. A claim
-    /// paused before its writes (holding its session's lock on PostgreSQL,
-    /// the write lock on SQLite) keeps the move waiting until it commits;
-    /// the move then takes effect, and a later claim by the old owner is
-    /// not-found.
-    fn claim_4_a_move_waits_for_a_claim_in_flight(db) {
-        use clarion::test_hooks::{points, FailAction, Gate};
-        let session = mirror(db, "a", "alice");
-        let first = ask(db, &session, 1);
-        let second = ask(db, &session, 1);
-        db.upsert_workspace("w-bob", Some("bob")).unwrap();
-        let claimer = db.reopen();
-        // Opened before the claim holds any lock (opening migrates).
-        let mover = db.reopen();
-        let gate = Gate::new();
-        claimer.arm_failpoint(points::CLAIM_BEFORE_WRITES, FailAction::Block(gate.clone()));
-        let claim = {
-            let (claimer, first) = (claimer.clone(), first.clone());
-            std::thread::spawn(move || claimer.resolve_bundle(&alice(), &first, &one_answer("mine")))
-        };
-        assert!(gate.wait_arrival(std::time::Duration::from_secs(10)), "the claim reached its writes");
-        let (moved_tx, moved) = std::sync::mpsc::channel();
-        let move_thread = std::thread::spawn(move || {
-            let outcome = mover.upsert_task("t-a", Some("w-bob"));
-            let _ = moved_tx.send(());
-            outcome
-        });
-        let move_waited = moved.recv_timeout(std::time::Duration::from_millis(500)).is_err();
-        gate.open();
-        assert!(move_waited, "the move committed while a claim on its task was in flight");
-        let claimed = claim.join().unwrap().unwrap();
-        assert!(claimed.claimed, "the claim that held the lock wins");
-        move_thread.join().unwrap().unwrap();
-        claimer.disarm_failpoint(points::CLAIM_BEFORE_WRITES);
-        let late = db.resolve_bundle(&alice(), &second, &one_answer("too late"));
-        assert!(matches!(late, Err(clarion::Error::NotFound(_))), "{late:?}");
-        assert_eq!(db.get_bundle(&bob(), &second).unwrap().status, BundleStatus::Pending);
-    }
+/// CLAIM-4: a task move serializes with a claim in flight. A claim
+/// paused before its writes (holding its session's lock on PostgreSQL,
+/// the write lock on SQLite) keeps the move waiting until it commits;
+/// the move then takes effect, and a later claim by the old owner is
+/// not-found.
+fn claim_4_a_move_waits_for_a_claim_in_flight(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let first = ask(db, &session, 1);
+    let second = ask(db, &session, 1);
+    db.upsert_workspace("w-bob", Some("bob")).unwrap();
+    a_change_waits_for_a_claim_in_flight(
+        db,
+        [&first, &second],
+        "the move committed while a claim on its task was in flight",
+        |mover| mover.upsert_task("t-a", Some("w-bob")),
+    );
+}
 
-    /// CLAIM-4: a workspace owner change serializes with a claim in flight
-    /// the same way: it waits for the paused claim, then takes effect.
-    fn claim_4_an_owner_change_waits_for_a_claim_in_flight(db) {
-        use clarion::test_hooks::{points, FailAction, Gate};
-        let session = mirror(db, "a", "alice");
-        let first = ask(db, &session, 1);
-        let second = ask(db, &session, 1);
-        let claimer = db.reopen();
-        // Opened before the claim holds any lock (opening migrates).
-        let mover = db.reopen();
-        let gate = Gate::new();
-        claimer.arm_failpoint(points::CLAIM_BEFORE_WRITES, FailAction::Block(gate.clone()));
-        let claim = {
-            let (claimer, first) = (claimer.clone(), first.clone());
-            std::thread::spawn(move || claimer.resolve_bundle(&alice(), &first, &one_answer("mine")))
-        };
-        assert!(gate.wait_arrival(std::time::Duration::from_secs(10)), "the claim reached its writes");
-        let (moved_tx, moved) = std::sync::mpsc::channel();
-        let move_thread = std::thread::spawn(move || {
-            let outcome = mover.upsert_workspace("w-a", Some("bob"));
-            let _ = moved_tx.send(());
-            outcome
-        });
-        let move_waited = moved.recv_timeout(std::time::Duration::from_millis(500)).is_err();
-        gate.open();
-        assert!(move_waited, "the owner change committed while a claim in its workspace was in flight");
-        let claimed = claim.join().unwrap().unwrap();
-        assert!(claimed.claimed, "the claim that held the lock wins");
-        move_thread.join().unwrap().unwrap();
-        claimer.disarm_failpoint(points::CLAIM_BEFORE_WRITES);
-        let late = db.resolve_bundle(&alice(), &second, &one_answer("too late"));
-        assert!(matches!(late, Err(clarion::Error::NotFound(_))), "{late:?}");
-        assert_eq!(db.get_bundle(&bob(), &second).unwrap().status, BundleStatus::Pending);
-    }
+/// CLAIM-4: a workspace owner change serializes with a claim in flight
+/// the same way: it waits for the paused claim, then takes effect.
+fn claim_4_an_owner_change_waits_for_a_claim_in_flight(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let first = ask(db, &session, 1);
+    let second = ask(db, &session, 1);
+    a_change_waits_for_a_claim_in_flight(
+        db,
+        [&first, &second],
+        "the owner change committed while a claim in its workspace was in flight",
+        |mover| mover.upsert_workspace("w-a", Some("bob")),
+    );
+}
+
+/// CLAIM-4's race, for a `change` that takes alice's bundles `first` and
+/// `second` away from her and gives them to bob: alice's claim of `first`,
+/// paused before its writes, keeps `change` (on a handle of its own)
+/// waiting until the claim commits and wins; `change` then takes effect,
+/// so alice's later claim of `second` is not-found and bob sees it
+/// pending. `committed_early` is the failure when `change` did not wait.
+fn a_change_waits_for_a_claim_in_flight(
+    db: &TestDb,
+    [first, second]: [&str; 2],
+    committed_early: &str,
+    change: impl FnOnce(&Clarion) -> clarion::Result<()> + Send + 'static,
+) {
+    use clarion::test_hooks::{points, FailAction, Gate};
+    let claimer = db.reopen();
+    // Opened before the claim holds any lock (opening migrates).
+    let mover = db.reopen();
+    let gate = Gate::new();
+    claimer.arm_failpoint(points::CLAIM_BEFORE_WRITES, FailAction::Block(gate.clone()));
+    let claim = {
+        let (claimer, first) = (claimer.clone(), first.to_owned());
+        std::thread::spawn(move || claimer.resolve_bundle(&alice(), &first, &one_answer("mine")))
+    };
+    assert!(
+        gate.wait_arrival(std::time::Duration::from_secs(10)),
+        "the claim reached its writes"
+    );
+    let (moved_tx, moved) = std::sync::mpsc::channel();
+    let move_thread = std::thread::spawn(move || {
+        let outcome = change(&mover);
+        let _ = moved_tx.send(());
+        outcome
+    });
+    let move_waited = moved
+        .recv_timeout(std::time::Duration::from_millis(500))
+        .is_err();
+    gate.open();
+    assert!(move_waited, "{committed_early}");
+    let claimed = claim.join().unwrap().unwrap();
+    assert!(claimed.claimed, "the claim that held the lock wins");
+    move_thread.join().unwrap().unwrap();
+    claimer.disarm_failpoint(points::CLAIM_BEFORE_WRITES);
+    let late = db.resolve_bundle(&alice(), second, &one_answer("too late"));
+    assert!(matches!(late, Err(clarion::Error::NotFound(_))), "{late:?}");
+    assert_eq!(
+        db.get_bundle(&bob(), second).unwrap().status,
+        BundleStatus::Pending
+    );
 }
 
 /// Holds, on a connection of its own, the lock a claim queues for: on
@@ -591,28 +649,37 @@ fn within<T: Send + 'static>(
     received.recv_timeout(limit).ok()
 }
 
-dual_backend! {
-    /// OPS-4, REPLAY-1: a resolve of a bundle that is already resolved
-    /// learns the winner from a plain read. While another connection holds
-    /// the lock every claim queues for (SQLite's write lock, PostgreSQL's
-    /// session row lock), a loser still returns at once, with
-    /// `claimed: false` and the winner's response byte for byte; and the
-    /// checks before the loser branch keep their order: an invisible bundle
-    /// is not-found byte-identically to an absent one (AUTH-5), and a
-    /// malformed request is a validation error, not the winner (VAL-8).
-    fn ops_4_a_loser_learns_the_winner_without_the_write_lock(db) {
-        use std::time::Duration;
-        let session = mirror(db, "fast", "alice");
-        let pending_id = ask(db, &session, 2);
-        let winner = db.resolve_bundle(&alice(), &pending_id, &answer_for(7)).unwrap();
-        assert!(winner.claimed);
-        let winner_json = envelope::response(&winner.response).to_string();
-        let limit = Duration::from_secs(2);
-        let (loser, foreign, absent, malformed, cancelled) = holding_the_claim_lock(db, &session, || {
+dual_backend!(
+    ops_4_a_loser_learns_the_winner_without_the_write_lock,
+    ops_4_an_active_bundle_is_claimed_only_under_the_lock
+);
+
+/// OPS-4, REPLAY-1: a resolve of a bundle that is already resolved
+/// learns the winner from a plain read. While another connection holds
+/// the lock every claim queues for (SQLite's write lock, PostgreSQL's
+/// session row lock), a loser still returns at once, with
+/// `claimed: false` and the winner's response byte for byte; and the
+/// checks before the loser branch keep their order: an invisible bundle
+/// is not-found byte-identically to an absent one (AUTH-5), and a
+/// malformed request is a validation error, not the winner (VAL-8).
+fn ops_4_a_loser_learns_the_winner_without_the_write_lock(db: &TestDb) {
+    use std::time::Duration;
+    let session = mirror(db, "fast", "alice");
+    let pending_id = ask(db, &session, 2);
+    let winner = db
+        .resolve_bundle(&alice(), &pending_id, &answer_for(7))
+        .unwrap();
+    assert!(winner.claimed);
+    let winner_json = envelope::response(&winner.response).to_string();
+    let limit = Duration::from_secs(2);
+    let (loser, foreign, absent, malformed, cancelled) =
+        holding_the_claim_lock(db, &session, || {
             let call = |principal: Principal, pending_id: &str, request: ResolveRequest| {
                 let (handle, pending_id) = (db.clarion.clone(), pending_id.to_owned());
-                within(limit, move || handle.resolve_bundle(&principal, &pending_id, &request))
-                    .expect("a resolve of a settled bundle waited for the claim lock")
+                within(limit, move || {
+                    handle.resolve_bundle(&principal, &pending_id, &request)
+                })
+                .expect("a resolve of a settled bundle waited for the claim lock")
             };
             let cancel = {
                 let (handle, pending_id) = (db.clarion.clone(), pending_id.clone());
@@ -627,67 +694,92 @@ dual_backend! {
                 cancel,
             )
         });
-        let loser = loser.unwrap();
-        assert!(!loser.claimed);
-        assert_eq!(loser.status, winner.status);
-        assert_eq!(envelope::response(&loser.response).to_string(), winner_json);
-        let cancelled = cancelled.unwrap();
-        assert!(!cancelled.claimed);
-        assert_eq!(envelope::response(&cancelled.response).to_string(), winner_json);
-        let (foreign, absent) = (foreign.unwrap_err(), absent.unwrap_err());
-        assert!(matches!(foreign, clarion::Error::NotFound(_)), "{foreign:?}");
-        assert!(matches!(absent, clarion::Error::NotFound(_)), "{absent:?}");
-        let (foreign, absent) = (envelope::error(&foreign), envelope::error(&absent));
-        assert_eq!((foreign.status, foreign.body_text()), (absent.status, absent.body_text()));
-        let malformed = malformed.unwrap_err();
-        assert!(matches!(malformed, clarion::Error::Validation(_)), "{malformed:?}");
-        // The stored answer is still the winner's.
-        let stored = db.get_bundle(&Principal::System, &pending_id).unwrap().response.unwrap();
-        assert_eq!(envelope::response(&stored).to_string(), winner_json);
-    }
-
-    /// OPS-4, CLAIM-2: the first read only ever sends a caller to the
-    /// replay. A bundle still active when read goes to the claim, which
-    /// waits for the lock and decides under it: while another connection
-    /// holds the claim lock, a resolve of an active bundle does not return
-    /// (it neither claims nor gives up), and once the lock is released it
-    /// claims the bundle.
-    fn ops_4_an_active_bundle_is_claimed_only_under_the_lock(db) {
-        use std::time::Duration;
-        let session = mirror(db, "slow", "alice");
-        let pending_id = ask(db, &session, 2);
-        let (sent, received) = std::sync::mpsc::channel();
-        let claimer = holding_the_claim_lock(db, &session, || {
-            let (handle, pending_id) = (db.clarion.clone(), pending_id.clone());
-            let claimer = std::thread::spawn(move || {
-                let outcome = handle.resolve_bundle(&alice(), &pending_id, &answer_for(3));
-                let _ = sent.send(());
-                outcome
-            });
-            assert!(
-                received.recv_timeout(Duration::from_millis(500)).is_err(),
-                "an active bundle was settled without the claim lock"
-            );
-            claimer
-        });
-        let claimed = claimer.join().unwrap().unwrap();
-        assert!(claimed.claimed);
-    }
+    let loser = loser.unwrap();
+    assert!(!loser.claimed);
+    assert_eq!(loser.status, winner.status);
+    assert_eq!(envelope::response(&loser.response).to_string(), winner_json);
+    let cancelled = cancelled.unwrap();
+    assert!(!cancelled.claimed);
+    assert_eq!(
+        envelope::response(&cancelled.response).to_string(),
+        winner_json
+    );
+    let (foreign, absent) = (foreign.unwrap_err(), absent.unwrap_err());
+    assert!(
+        matches!(foreign, clarion::Error::NotFound(_)),
+        "{foreign:?}"
+    );
+    assert!(matches!(absent, clarion::Error::NotFound(_)), "{absent:?}");
+    let (foreign, absent) = (envelope::error(&foreign), envelope::error(&absent));
+    assert_eq!(
+        (foreign.status, foreign.body_text()),
+        (absent.status, absent.body_text())
+    );
+    let malformed = malformed.unwrap_err();
+    assert!(
+        matches!(malformed, clarion::Error::Validation(_)),
+        "{malformed:?}"
+    );
+    // The stored answer is still the winner's.
+    let stored = db
+        .get_bundle(&Principal::System, &pending_id)
+        .unwrap()
+        .response
+        .unwrap();
+    assert_eq!(envelope::response(&stored).to_string(), winner_json);
 }
 
-dual_backend! {
-    /// CLAIM-4, REL-3: the claim's transaction names the bundle's session
-    /// in the statement that locks it (PostgreSQL sends it with `BEGIN`);
-    /// quotes and backslashes in the session id are inert there, and the
-    /// claim locks that session, not another.
-    fn claim_4_the_session_lock_takes_any_session_id_literally(db) {
-        let session = mirror(db, r"o'b\'; DROP TABLE bundles; --\", "alice");
-        let pending_id = ask(db, &session, 2);
-        let won = db.resolve_bundle(&alice(), &pending_id, &answer_for(1)).unwrap();
-        assert!(won.claimed);
-        let again = db.resolve_bundle(&alice(), &pending_id, &answer_for(2)).unwrap();
-        assert!(!again.claimed);
-        assert_eq!(envelope::response(&again.response), envelope::response(&won.response));
-        assert_eq!(rows::statuses(db, &pending_id), [Some("answered".to_owned()), Some("answered".to_owned())]);
-    }
+/// OPS-4, CLAIM-2: the first read only ever sends a caller to the
+/// replay. A bundle still active when read goes to the claim, which
+/// waits for the lock and decides under it: while another connection
+/// holds the claim lock, a resolve of an active bundle does not return
+/// (it neither claims nor gives up), and once the lock is released it
+/// claims the bundle.
+fn ops_4_an_active_bundle_is_claimed_only_under_the_lock(db: &TestDb) {
+    use std::time::Duration;
+    let session = mirror(db, "slow", "alice");
+    let pending_id = ask(db, &session, 2);
+    let (sent, received) = std::sync::mpsc::channel();
+    let claimer = holding_the_claim_lock(db, &session, || {
+        let (handle, pending_id) = (db.clarion.clone(), pending_id.clone());
+        let claimer = std::thread::spawn(move || {
+            let outcome = handle.resolve_bundle(&alice(), &pending_id, &answer_for(3));
+            let _ = sent.send(());
+            outcome
+        });
+        assert!(
+            received.recv_timeout(Duration::from_millis(500)).is_err(),
+            "an active bundle was settled without the claim lock"
+        );
+        claimer
+    });
+    let claimed = claimer.join().unwrap().unwrap();
+    assert!(claimed.claimed);
+}
+
+dual_backend!(claim_4_the_session_lock_takes_any_session_id_literally);
+
+/// CLAIM-4, REL-3: the claim's transaction names the bundle's session
+/// in the statement that locks it (PostgreSQL sends it with `BEGIN`);
+/// quotes and backslashes in the session id are inert there, and the
+/// claim locks that session, not another.
+fn claim_4_the_session_lock_takes_any_session_id_literally(db: &TestDb) {
+    let session = mirror(db, r"o'b\'; DROP TABLE bundles; --\", "alice");
+    let pending_id = ask(db, &session, 2);
+    let won = db
+        .resolve_bundle(&alice(), &pending_id, &answer_for(1))
+        .unwrap();
+    assert!(won.claimed);
+    let again = db
+        .resolve_bundle(&alice(), &pending_id, &answer_for(2))
+        .unwrap();
+    assert!(!again.claimed);
+    assert_eq!(
+        envelope::response(&again.response),
+        envelope::response(&won.response)
+    );
+    assert_eq!(
+        rows::statuses(db, &pending_id),
+        [Some("answered".to_owned()), Some("answered".to_owned())]
+    );
 }

@@ -52,133 +52,280 @@ fn ask_by_cli(db: &TestDb, session: &str) -> String {
     body["body"]["pending_id"].as_str().unwrap().to_owned()
 }
 
-dual_backend! {
-    /// ask, list, get, answer (won and lost), reject, cancel, summary and
-    /// deliveries (list and acknowledge), in JSON and in text.
-    fn ops_1_every_command(db) {
-        let session = mirror(db, "cli", "alice");
-        let pending_id = ask_by_cli(db, &session);
-        let (_, again) = cli(db, &["ask", &session, "--questions", QUESTIONS, "--idempotency-key", "k"]);
-        assert_eq!(again["body"]["created"], json!(true));
+dual_backend!(ops_1_every_command, ops_1_errors_and_exit_codes);
 
-        let (code, page) = cli(db, &["list", "--as", "user:alice", "--limit", "1"]);
-        assert_eq!(code, 0);
-        assert_eq!(page["body"]["count"], json!(1));
-        assert!(!page["body"]["next_cursor"].as_str().unwrap().is_empty());
-        let cursor = page["body"]["next_cursor"].as_str().unwrap().to_owned();
-        let (_, next) = cli(db, &["list", "--as", "user:alice", "--cursor", &cursor]);
-        assert_eq!(next["body"]["count"], json!(1));
-        let text = clarion(db, &["list", "--as", "user:alice", "--text"]);
-        let text = String::from_utf8_lossy(&text.stdout);
-        assert!(text.starts_with("2 bundle(s)") && text.contains(&pending_id) && text.contains("q1_opt1  Yes — ship"), "{text}");
+/// ask, list, get, answer (won and lost), reject, cancel, summary and
+/// deliveries (list and acknowledge), in JSON and in text.
+fn ops_1_every_command(db: &TestDb) {
+    let session = mirror(db, "cli", "alice");
+    let pending_id = ask_by_cli(db, &session);
+    let (_, again) = cli(
+        db,
+        &[
+            "ask",
+            &session,
+            "--questions",
+            QUESTIONS,
+            "--idempotency-key",
+            "k",
+        ],
+    );
+    assert_eq!(again["body"]["created"], json!(true));
 
-        let (code, detail) = cli(db, &["get", &pending_id, "--as", "user:alice"]);
-        assert_eq!((code, detail["body"]["status"].clone()), (0, json!("pending")));
+    let (code, page) = cli(db, &["list", "--as", "user:alice", "--limit", "1"]);
+    assert_eq!(code, 0);
+    assert_eq!(page["body"]["count"], json!(1));
+    assert!(!page["body"]["next_cursor"].as_str().unwrap().is_empty());
+    let cursor = page["body"]["next_cursor"].as_str().unwrap().to_owned();
+    let (_, next) = cli(db, &["list", "--as", "user:alice", "--cursor", &cursor]);
+    assert_eq!(next["body"]["count"], json!(1));
+    let text = clarion(db, &["list", "--as", "user:alice", "--text"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.starts_with("2 bundle(s)")
+            && text.contains(&pending_id)
+            && text.contains("q1_opt1  Yes — ship"),
+        "{text}"
+    );
 
-        let (code, won) = cli(db, &["answer", &pending_id, "--as", "user:alice", "--answers", ANSWER]);
-        assert_eq!((code, won["body"]["claimed"].clone()), (0, json!(true)), "{won}");
-        let (code, lost) = cli(db, &["reject", &pending_id, "--as", "agent:alice/bot:questions:answer", "--reason", "late"]);
-        assert_eq!((code, lost["body"]["claimed"].clone()), (0, json!(false)));
-        assert_eq!(lost["body"]["response"], won["body"]["response"]);
-        let text = clarion(db, &["get", &pending_id, "--as", "user:alice", "--text"]);
-        assert!(String::from_utf8_lossy(&text.stdout).contains("status: answered"));
+    let (code, detail) = cli(db, &["get", &pending_id, "--as", "user:alice"]);
+    assert_eq!(
+        (code, detail["body"]["status"].clone()),
+        (0, json!("pending"))
+    );
 
-        let second = ask_by_cli(db, &session);
-        let (code, rejected) = cli(db, &["reject", &second, "--as", "user:alice", "--reason", "not now"]);
-        assert_eq!((code, rejected["body"]["status"].clone()), (0, json!("rejected")));
-        assert_eq!(rejected["body"]["response"]["reject_reason"], json!("not now"));
+    let (code, won) = cli(
+        db,
+        &[
+            "answer",
+            &pending_id,
+            "--as",
+            "user:alice",
+            "--answers",
+            ANSWER,
+        ],
+    );
+    assert_eq!(
+        (code, won["body"]["claimed"].clone()),
+        (0, json!(true)),
+        "{won}"
+    );
+    let (code, lost) = cli(
+        db,
+        &[
+            "reject",
+            &pending_id,
+            "--as",
+            "agent:alice/bot:questions:answer",
+            "--reason",
+            "late",
+        ],
+    );
+    assert_eq!((code, lost["body"]["claimed"].clone()), (0, json!(false)));
+    assert_eq!(lost["body"]["response"], won["body"]["response"]);
+    let text = clarion(db, &["get", &pending_id, "--as", "user:alice", "--text"]);
+    assert!(String::from_utf8_lossy(&text.stdout).contains("status: answered"));
 
-        let third = ask_by_cli(db, &session);
-        let (code, cancelled) = cli(db, &["cancel", &third]);
-        assert_eq!((code, cancelled["body"]["status"].clone()), (0, json!("cancelled")));
+    let second = ask_by_cli(db, &session);
+    let (code, rejected) = cli(
+        db,
+        &[
+            "reject",
+            &second,
+            "--as",
+            "user:alice",
+            "--reason",
+            "not now",
+        ],
+    );
+    assert_eq!(
+        (code, rejected["body"]["status"].clone()),
+        (0, json!("rejected"))
+    );
+    assert_eq!(
+        rejected["body"]["response"]["reject_reason"],
+        json!("not now")
+    );
 
-        let (code, summary) = cli(db, &["summary", "--as", "user:alice"]);
-        assert_eq!((code, summary["body"]["pending_bundles"].clone()), (0, json!(1)));
-        let text = clarion(db, &["summary", "--as", "user:alice", "--text"]);
-        assert!(String::from_utf8_lossy(&text.stdout).starts_with("1 bundle(s), 1 question(s) waiting"));
+    let third = ask_by_cli(db, &session);
+    let (code, cancelled) = cli(db, &["cancel", &third]);
+    assert_eq!(
+        (code, cancelled["body"]["status"].clone()),
+        (0, json!("cancelled"))
+    );
 
-        // The outbox: a detached agent's answer waits there until acknowledged.
-        db.detach_session(&session).unwrap();
-        let (_, keyed) = cli(db, &["ask", &session, "--questions", QUESTIONS, "--idempotency-key", "k"]);
-        let waiting = keyed["body"]["pending_id"].as_str().unwrap().to_owned();
-        cli(db, &["answer", &waiting, "--answers", ANSWER]);
-        let (code, outbox) = cli(db, &["deliveries"]);
-        assert_eq!(code, 0);
-        let ids: Vec<&str> = outbox["body"]["deliveries"].as_array().unwrap().iter().map(|d| d["pending_id"].as_str().unwrap()).collect();
-        assert!(ids.contains(&waiting.as_str()), "{outbox}");
-        let (code, acked) = cli(db, &["deliveries", "--ack", &waiting]);
-        assert_eq!((code, acked["body"].clone()), (0, json!({"ok": true})));
-        let (_, outbox) = cli(db, &["deliveries", "--limit", "200"]);
-        assert!(!outbox.to_string().contains(&waiting));
-    }
+    let (code, summary) = cli(db, &["summary", "--as", "user:alice"]);
+    assert_eq!(
+        (code, summary["body"]["pending_bundles"].clone()),
+        (0, json!(1))
+    );
+    let text = clarion(db, &["summary", "--as", "user:alice", "--text"]);
+    assert!(String::from_utf8_lossy(&text.stdout).starts_with("1 bundle(s), 1 question(s) waiting"));
 
-    /// Errors: distinct exit codes for not-found (3), conflict (4),
-    /// validation (5) and denial (6); a database that cannot be opened (1);
-    /// a malformed principal is a usage error (2).
-    fn ops_1_errors_and_exit_codes(db) {
-        let session = mirror(db, "cli", "alice");
-        let pending_id = ask_by_cli(db, &session);
-        let (code, body) = cli(db, &["get", &pending_id, "--as", "user:mallory"]);
-        assert_eq!((code, body), (3, json!({"status": 404, "body": {"error": "clarification request not found"}})));
-        let (code, body) = cli(db, &["answer", &pending_id, "--as", "user:alice", "--answers", "[]"]);
-        assert_eq!((code, body["status"].clone()), (5, json!(400)));
-        let (code, body) = cli(db, &["cancel", &pending_id, "--as", "agent:alice/bot:questions:read,questions:answer"]);
-        assert_eq!((code, body["body"]["code"].clone()), (6, json!("capability_denied")));
-        let (code, _) = cli(db, &["ask", &session, "--as", "user:alice", "--questions", QUESTIONS]);
-        assert_eq!(code, 6, "ask is a host operation");
-        let (code, body) = cli(db, &["list", "--as", "user:alice", "--since", "last week"]);
-        assert_eq!((code, body["body"]["error"].as_str().unwrap().starts_with("created_since:")), (5, true));
-        db.begin_turn(&session).unwrap();
-        let (code, body) = cli(db, &["answer", &pending_id, "--answers", ANSWER]);
-        assert_eq!((code, body["body"].clone()), (4, json!({"error": "clarification request is no longer active"})));
+    // The outbox: a detached agent's answer waits there until acknowledged.
+    db.detach_session(&session).unwrap();
+    let (_, keyed) = cli(
+        db,
+        &[
+            "ask",
+            &session,
+            "--questions",
+            QUESTIONS,
+            "--idempotency-key",
+            "k",
+        ],
+    );
+    let waiting = keyed["body"]["pending_id"].as_str().unwrap().to_owned();
+    cli(db, &["answer", &waiting, "--answers", ANSWER]);
+    let (code, outbox) = cli(db, &["deliveries"]);
+    assert_eq!(code, 0);
+    let ids: Vec<&str> = outbox["body"]["deliveries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["pending_id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&waiting.as_str()), "{outbox}");
+    let (code, acked) = cli(db, &["deliveries", "--ack", &waiting]);
+    assert_eq!((code, acked["body"].clone()), (0, json!({"ok": true})));
+    let (_, outbox) = cli(db, &["deliveries", "--limit", "200"]);
+    assert!(!outbox.to_string().contains(&waiting));
+}
 
-        let bad_json = clarion(db, &["answer", &pending_id, "--answers", "not json"]);
-        assert_eq!(bad_json.status.code(), Some(5));
-        assert!(String::from_utf8_lossy(&bad_json.stderr).contains("--answers is not valid JSON"));
-        let text = clarion(db, &["get", "pending-none", "--as", "user:alice", "--text"]);
-        assert_eq!(text.status.code(), Some(3));
-        assert!(String::from_utf8_lossy(&text.stderr).contains("clarification request not found (404)"));
-        let usage = clarion(db, &["list", "--as", "root"]);
-        assert_eq!(usage.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&usage.stderr).contains("unknown principal"));
+/// Errors: distinct exit codes for not-found (3), conflict (4),
+/// validation (5) and denial (6); a database that cannot be opened (1);
+/// a malformed principal is a usage error (2).
+fn ops_1_errors_and_exit_codes(db: &TestDb) {
+    let session = mirror(db, "cli", "alice");
+    let pending_id = ask_by_cli(db, &session);
+    let (code, body) = cli(db, &["get", &pending_id, "--as", "user:mallory"]);
+    assert_eq!(
+        (code, body),
+        (
+            3,
+            json!({"status": 404, "body": {"error": "clarification request not found"}})
+        )
+    );
+    let (code, body) = cli(
+        db,
+        &[
+            "answer",
+            &pending_id,
+            "--as",
+            "user:alice",
+            "--answers",
+            "[]",
+        ],
+    );
+    assert_eq!((code, body["status"].clone()), (5, json!(400)));
+    let (code, body) = cli(
+        db,
+        &[
+            "cancel",
+            &pending_id,
+            "--as",
+            "agent:alice/bot:questions:read,questions:answer",
+        ],
+    );
+    assert_eq!(
+        (code, body["body"]["code"].clone()),
+        (6, json!("capability_denied"))
+    );
+    let (code, _) = cli(
+        db,
+        &[
+            "ask",
+            &session,
+            "--as",
+            "user:alice",
+            "--questions",
+            QUESTIONS,
+        ],
+    );
+    assert_eq!(code, 6, "ask is a host operation");
+    let (code, body) = cli(db, &["list", "--as", "user:alice", "--since", "last week"]);
+    assert_eq!(
+        (
+            code,
+            body["body"]["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("created_since:")
+        ),
+        (5, true)
+    );
+    db.begin_turn(&session).unwrap();
+    let (code, body) = cli(db, &["answer", &pending_id, "--answers", ANSWER]);
+    assert_eq!(
+        (code, body["body"].clone()),
+        (
+            4,
+            json!({"error": "clarification request is no longer active"})
+        )
+    );
+
+    let bad_json = clarion(db, &["answer", &pending_id, "--answers", "not json"]);
+    assert_eq!(bad_json.status.code(), Some(5));
+    assert!(String::from_utf8_lossy(&bad_json.stderr).contains("--answers is not valid JSON"));
+    let text = clarion(db, &["get", "pending-none", "--as", "user:alice", "--text"]);
+    assert_eq!(text.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&text.stderr).contains("clarification request not found (404)"));
+    let usage = clarion(db, &["list", "--as", "root"]);
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&usage.stderr).contains("unknown principal"));
+}
+
+dual_backend!(ops_1_text_escapes_control_characters);
+
+/// `--text` never prints agent-written control characters raw: an
+/// escape sequence or a forged line in a prompt shows escaped.
+fn ops_1_text_escapes_control_characters(db: &TestDb) {
+    let session = mirror(db, "t", "alice");
+    let mut request = ask_request(&session, 1);
+    request.questions[0].prompt = "red \u{1b}[31malert\nforged line\u{7}".to_owned();
+    request.context = "tab\there".to_owned();
+    let pending_id = db.ask(&request).unwrap().pending_id;
+    for args in [
+        vec!["list", "--as", "user:alice", "--text"],
+        vec!["get", pending_id.as_str(), "--as", "user:alice", "--text"],
+    ] {
+        let output = clarion(db, &args);
+        let text = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\t'),
+            "{text:?}"
+        );
+        assert!(
+            text.contains(r"red \u{1b}[31malert\nforged line\u{7}"),
+            "{text}"
+        );
+        assert!(text.contains(r"context: tab\there"), "{text}");
+        assert!(
+            !text.lines().any(|line| line.starts_with("forged line")),
+            "{text}"
+        );
     }
 }
 
-dual_backend! {
-    /// `--text` never prints agent-written control characters raw: an
-    /// escape sequence or a forged line in a prompt shows escaped.
-    fn ops_1_text_escapes_control_characters(db) {
-        let session = mirror(db, "t", "alice");
-        let mut request = ask_request(&session, 1);
-        request.questions[0].prompt = "red \u{1b}[31malert\nforged line\u{7}".to_owned();
-        request.context = "tab\there".to_owned();
-        let pending_id = db.ask(&request).unwrap().pending_id;
-        for args in [vec!["list", "--as", "user:alice", "--text"], vec!["get", pending_id.as_str(), "--as", "user:alice", "--text"]] {
-            let output = clarion(db, &args);
-            let text = String::from_utf8_lossy(&output.stdout);
-            assert!(!text.contains('\u{1b}') && !text.contains('\u{7}') && !text.contains('\t'), "{text:?}");
-            assert!(text.contains(r"red \u{1b}[31malert\nforged line\u{7}"), "{text}");
-            assert!(text.contains(r"context: tab\there"), "{text}");
-            assert!(!text.lines().any(|line| line.starts_with("forged line")), "{text}");
-        }
-    }
-}
+dual_backend!(rel_8_prune_from_the_command_line);
 
-dual_backend! {
-    /// REL-8 from the shell: `clarion prune --older-than 30d` answers
-    /// `{"pruned": n}`; an age without a unit is a usage error (exit 2).
-    fn rel_8_prune_from_the_command_line(db) {
-        let session = mirror(db, "p", "alice");
-        ask(db, &session, 1);
-        db.begin_turn(&session).unwrap();
-        let (code, kept) = cli(db, &["prune", "--older-than", "30d"]);
-        assert_eq!((code, kept["body"].clone()), (0, json!({"pruned": 0})));
-        let (code, pruned) = cli(db, &["prune", "--older-than", "0ms"]);
-        assert_eq!((code, pruned["body"].clone()), (0, json!({"pruned": 1})), "superseded at the test clock's epoch, long ago");
-        let usage = clarion(db, &["prune", "--older-than", "30"]);
-        assert_eq!(usage.status.code(), Some(2));
-        assert!(String::from_utf8_lossy(&usage.stderr).contains("needs a unit"));
-    }
+/// REL-8 from the shell: `clarion prune --older-than 30d` answers
+/// `{"pruned": n}`; an age without a unit is a usage error (exit 2).
+fn rel_8_prune_from_the_command_line(db: &TestDb) {
+    let session = mirror(db, "p", "alice");
+    ask(db, &session, 1);
+    db.begin_turn(&session).unwrap();
+    let (code, kept) = cli(db, &["prune", "--older-than", "30d"]);
+    assert_eq!((code, kept["body"].clone()), (0, json!({"pruned": 0})));
+    let (code, pruned) = cli(db, &["prune", "--older-than", "0ms"]);
+    assert_eq!(
+        (code, pruned["body"].clone()),
+        (0, json!({"pruned": 1})),
+        "superseded at the test clock's epoch, long ago"
+    );
+    let usage = clarion(db, &["prune", "--older-than", "30"]);
+    assert_eq!(usage.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&usage.stderr).contains("needs a unit"));
 }
 
 #[test]

@@ -112,50 +112,74 @@ fn stored_answer_text(db: &TestDb, pending_id: &str) -> String {
     response.answers[0].custom_text.clone()
 }
 
-dual_backend! {
-    /// Killed before the claim commits: nothing was written; the bundle is
-    /// answerable after reopening.
-    fn rel_2_killed_before_the_claim_commits(db) {
-        let session = mirror(db, "k", "alice");
-        let pending_id = ask(db, &session, 1);
-        kill_at(db, &pending_id, "before_commit");
-        let reopened = db.reopen();
-        let detail = reopened.get_bundle(&Principal::System, &pending_id).unwrap();
-        assert_eq!(detail.status, BundleStatus::Pending);
-        assert_eq!(rows::statuses(db, &pending_id), [Some("pending".to_owned())]);
-        let page = reopened.list_pending(&alice(), &Default::default()).unwrap();
-        assert_eq!(page.bundles.len(), 1);
-        assert!(reopened.resolve_bundle(&alice(), &pending_id, &victims_answer()).unwrap().claimed);
-    }
+dual_backend!(
+    rel_2_killed_before_the_claim_commits,
+    rel_2_killed_after_the_commit,
+    rel_2_killed_in_the_middle_of_a_dispatch
+);
 
-    /// Killed after the commit, before any waiter or dispatcher ran: the
-    /// resolution is whole, and a detached bundle's is in the outbox.
-    fn rel_2_killed_after_the_commit(db) {
-        let session = mirror(db, "k", "alice");
-        let pending_id = ask(db, &session, 1);
-        db.detach_session(&session).unwrap();
-        kill_at(db, &pending_id, "after_commit");
-        let reopened = db.reopen();
-        assert_eq!(stored_answer_text(db, &pending_id), "from the victim");
-        let outbox = reopened.pending_deliveries(None).unwrap();
-        assert_eq!(outbox.iter().map(|d| d.pending_id.as_str()).collect::<Vec<_>>(), [pending_id.as_str()]);
-        let late = reopened.resolve_bundle(&alice(), &pending_id, &victims_answer()).unwrap();
-        assert!(!late.claimed, "a committed resolution is never taken back");
-    }
+/// Killed before the claim commits: nothing was written; the bundle is
+/// answerable after reopening.
+fn rel_2_killed_before_the_claim_commits(db: &TestDb) {
+    let session = mirror(db, "k", "alice");
+    let pending_id = ask(db, &session, 1);
+    kill_at(db, &pending_id, "before_commit");
+    let reopened = db.reopen();
+    let detail = reopened
+        .get_bundle(&Principal::System, &pending_id)
+        .unwrap();
+    assert_eq!(detail.status, BundleStatus::Pending);
+    assert_eq!(
+        rows::statuses(db, &pending_id),
+        [Some("pending".to_owned())]
+    );
+    let page = reopened
+        .list_pending(&alice(), &Default::default())
+        .unwrap();
+    assert_eq!(page.bundles.len(), 1);
+    assert!(
+        reopened
+            .resolve_bundle(&alice(), &pending_id, &victims_answer())
+            .unwrap()
+            .claimed
+    );
+}
 
-    /// Killed in the middle of a dispatch: the resolution stays committed and
-    /// the entry stays in the outbox until acknowledged.
-    fn rel_2_killed_in_the_middle_of_a_dispatch(db) {
-        let session = mirror(db, "k", "alice");
-        let pending_id = ask(db, &session, 1);
-        db.detach_session(&session).unwrap();
-        kill_at(db, &pending_id, "mid_dispatch");
-        let reopened = db.reopen();
-        assert_eq!(stored_answer_text(db, &pending_id), "from the victim");
-        let outbox = reopened.pending_deliveries(None).unwrap();
-        assert_eq!(outbox.len(), 1);
-        assert_eq!(outbox[0].response.answers[0].custom_text, "from the victim");
-        reopened.ack_delivery(&pending_id).unwrap();
-        assert!(reopened.pending_deliveries(None).unwrap().is_empty());
-    }
+/// Killed after the commit, before any waiter or dispatcher ran: the
+/// resolution is whole, and a detached bundle's is in the outbox.
+fn rel_2_killed_after_the_commit(db: &TestDb) {
+    let session = mirror(db, "k", "alice");
+    let pending_id = ask(db, &session, 1);
+    db.detach_session(&session).unwrap();
+    kill_at(db, &pending_id, "after_commit");
+    let reopened = db.reopen();
+    assert_eq!(stored_answer_text(db, &pending_id), "from the victim");
+    let outbox = reopened.pending_deliveries(None).unwrap();
+    assert_eq!(
+        outbox
+            .iter()
+            .map(|d| d.pending_id.as_str())
+            .collect::<Vec<_>>(),
+        [pending_id.as_str()]
+    );
+    let late = reopened
+        .resolve_bundle(&alice(), &pending_id, &victims_answer())
+        .unwrap();
+    assert!(!late.claimed, "a committed resolution is never taken back");
+}
+
+/// Killed in the middle of a dispatch: the resolution stays committed and
+/// the entry stays in the outbox until acknowledged.
+fn rel_2_killed_in_the_middle_of_a_dispatch(db: &TestDb) {
+    let session = mirror(db, "k", "alice");
+    let pending_id = ask(db, &session, 1);
+    db.detach_session(&session).unwrap();
+    kill_at(db, &pending_id, "mid_dispatch");
+    let reopened = db.reopen();
+    assert_eq!(stored_answer_text(db, &pending_id), "from the victim");
+    let outbox = reopened.pending_deliveries(None).unwrap();
+    assert_eq!(outbox.len(), 1);
+    assert_eq!(outbox[0].response.answers[0].custom_text, "from the victim");
+    reopened.ack_delivery(&pending_id).unwrap();
+    assert!(reopened.pending_deliveries(None).unwrap().is_empty());
 }

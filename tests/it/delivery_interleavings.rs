@@ -48,46 +48,70 @@ fn assert_prompt(took: Duration) {
     );
 }
 
-dual_backend! {
-    fn wait_3_resolve_in_the_gap_is_not_lost(db) {
-        let (outcome, took) = event_in_the_gap(db, |h, _, p| {
-            h.resolve_bundle(&alice(), p, &one_answer("")).unwrap();
-        });
-        assert!(matches!(outcome, Ok(WaitOutcome::Answered(_))), "{outcome:?}");
-        assert_prompt(took);
-    }
+dual_backend!(
+    wait_3_resolve_in_the_gap_is_not_lost,
+    wait_3_cancel_in_the_gap_is_not_lost,
+    wait_3_detach_in_the_gap_is_not_lost,
+    wait_3_expiry_in_the_gap_is_not_lost,
+    wait_3_new_turn_in_the_gap_is_not_lost,
+    wait_1_deletion_in_the_gap_is_not_found
+);
 
-    fn wait_3_cancel_in_the_gap_is_not_lost(db) {
-        let (outcome, took) = event_in_the_gap(db, |h, _, p| {
-            h.cancel_bundle(&alice(), p).unwrap();
-        });
-        assert!(matches!(outcome, Ok(WaitOutcome::Cancelled(_))), "{outcome:?}");
-        assert_prompt(took);
-    }
+fn wait_3_resolve_in_the_gap_is_not_lost(db: &TestDb) {
+    let (outcome, took) = event_in_the_gap(db, |h, _, p| {
+        h.resolve_bundle(&alice(), p, &one_answer("")).unwrap();
+    });
+    assert!(
+        matches!(outcome, Ok(WaitOutcome::Answered(_))),
+        "{outcome:?}"
+    );
+    assert_prompt(took);
+}
 
-    fn wait_3_detach_in_the_gap_is_not_lost(db) {
-        let (outcome, took) = event_in_the_gap(db, |h, s, _| h.detach_session(s).unwrap());
-        assert!(matches!(outcome, Ok(WaitOutcome::Detached)), "{outcome:?}");
-        assert_prompt(took);
-    }
+fn wait_3_cancel_in_the_gap_is_not_lost(db: &TestDb) {
+    let (outcome, took) = event_in_the_gap(db, |h, _, p| {
+        h.cancel_bundle(&alice(), p).unwrap();
+    });
+    assert!(
+        matches!(outcome, Ok(WaitOutcome::Cancelled(_))),
+        "{outcome:?}"
+    );
+    assert_prompt(took);
+}
 
-    fn wait_3_expiry_in_the_gap_is_not_lost(db) {
-        let (outcome, took) = event_in_the_gap(db, |h, s, _| h.set_session_state(s, SessionState::Failed).unwrap());
-        assert!(matches!(outcome, Ok(WaitOutcome::Expired)), "{outcome:?}");
-        assert_prompt(took);
-    }
+fn wait_3_detach_in_the_gap_is_not_lost(db: &TestDb) {
+    let (outcome, took) = event_in_the_gap(db, |h, s, _| h.detach_session(s).unwrap());
+    assert!(matches!(outcome, Ok(WaitOutcome::Detached)), "{outcome:?}");
+    assert_prompt(took);
+}
 
-    fn wait_3_new_turn_in_the_gap_is_not_lost(db) {
-        let (outcome, took) = event_in_the_gap(db, |h, s, _| {
-            h.begin_turn(s).unwrap();
-        });
-        assert!(matches!(outcome, Ok(WaitOutcome::Superseded)), "{outcome:?}");
-        assert_prompt(took);
-    }
+fn wait_3_expiry_in_the_gap_is_not_lost(db: &TestDb) {
+    let (outcome, took) = event_in_the_gap(db, |h, s, _| {
+        h.set_session_state(s, SessionState::Failed).unwrap()
+    });
+    assert!(matches!(outcome, Ok(WaitOutcome::Expired)), "{outcome:?}");
+    assert_prompt(took);
+}
 
-    fn wait_1_deletion_in_the_gap_is_not_found(db) {
-        let (outcome, took) = event_in_the_gap(db, |h, s, _| h.delete_session(s).unwrap());
-        assert!(matches!(outcome, Err(clarion::Error::NotFound(clarion::Entity::Bundle))), "{outcome:?}");
-        assert_prompt(took);
-    }
+fn wait_3_new_turn_in_the_gap_is_not_lost(db: &TestDb) {
+    let (outcome, took) = event_in_the_gap(db, |h, s, _| {
+        h.begin_turn(s).unwrap();
+    });
+    assert!(
+        matches!(outcome, Ok(WaitOutcome::Superseded)),
+        "{outcome:?}"
+    );
+    assert_prompt(took);
+}
+
+fn wait_1_deletion_in_the_gap_is_not_found(db: &TestDb) {
+    let (outcome, took) = event_in_the_gap(db, |h, s, _| h.delete_session(s).unwrap());
+    assert!(
+        matches!(
+            outcome,
+            Err(clarion::Error::NotFound(clarion::Entity::Bundle))
+        ),
+        "{outcome:?}"
+    );
+    assert_prompt(took);
 }

@@ -52,154 +52,193 @@ fn answered_with(outcome: clarion::Result<WaitOutcome>, text: &str) {
     }
 }
 
-dual_backend! {
-    /// WAIT-3a, OPS-4: an answer committed by another OS process reaches a
-    /// waiter whose poll interval is 30 s within a second of that process
-    /// exiting.
-    fn wait_3a_an_answer_from_another_process_arrives_before_any_poll(db) {
-        let session = mirror(db, "x", "alice");
-        let pending_id = ask(db, &session, 1);
-        let waiter_handle = db.reopen_polling(LONG_POLL);
-        let waiter = waiting(&waiter_handle, &pending_id);
-        until_read(&waiter_handle, 1);
-        let exited = answer_from_another_process(&db.url, &pending_id, "pushed");
-        let (outcome, woke) = waiter.join().unwrap();
-        answered_with(outcome, "pushed");
-        let late = woke.saturating_duration_since(exited);
-        assert!(late < Duration::from_secs(1), "woke {late:?} after the answering process exited");
+dual_backend!(
+    wait_3a_an_answer_from_another_process_arrives_before_any_poll,
+    wait_3a_other_handles_supersede_detach_and_delete_within_the_bound,
+    wait_3a_another_connections_commit_is_detected,
+    ops_4_a_thousand_waiters_cost_one_check_per_tick,
+    rel_7_closing_and_dropping_a_watching_handle_does_not_hang
+);
+
+/// WAIT-3a, OPS-4: an answer committed by another OS process reaches a
+/// waiter whose poll interval is 30 s within a second of that process
+/// exiting.
+fn wait_3a_an_answer_from_another_process_arrives_before_any_poll(db: &TestDb) {
+    let session = mirror(db, "x", "alice");
+    let pending_id = ask(db, &session, 1);
+    let waiter_handle = db.reopen_polling(LONG_POLL);
+    let waiter = waiting(&waiter_handle, &pending_id);
+    until_read(&waiter_handle, 1);
+    let exited = answer_from_another_process(&db.url, &pending_id, "pushed");
+    let (outcome, woke) = waiter.join().unwrap();
+    answered_with(outcome, "pushed");
+    let late = woke.saturating_duration_since(exited);
+    assert!(
+        late < Duration::from_secs(1),
+        "woke {late:?} after the answering process exited"
+    );
+}
+
+/// WAIT-3a, WAIT-3: the same holds for every event a waiter wakes on,
+/// committed by another handle: supersession, detachment, deletion.
+fn wait_3a_other_handles_supersede_detach_and_delete_within_the_bound(db: &TestDb) {
+    let waiter_handle = db.reopen_polling(LONG_POLL);
+    let superseded = ask(db, &mirror(db, "a", "alice"), 1);
+    let detached = ask(db, &mirror(db, "b", "alice"), 1);
+    let deleted = ask(db, &mirror(db, "c", "alice"), 1);
+    let waiters = [
+        waiting(&waiter_handle, &superseded),
+        waiting(&waiter_handle, &detached),
+        waiting(&waiter_handle, &deleted),
+    ];
+    until_read(&waiter_handle, 3);
+    let started = Instant::now();
+    db.begin_turn("s-a").unwrap();
+    db.detach_session("s-b").unwrap();
+    db.delete_session("s-c").unwrap();
+    let [superseded, detached, deleted] = waiters.map(|w| w.join().unwrap());
+    assert_eq!(superseded.0.as_ref().unwrap(), &WaitOutcome::Superseded);
+    assert_eq!(detached.0.as_ref().unwrap(), &WaitOutcome::Detached);
+    assert!(
+        matches!(deleted.0, Err(Error::NotFound(_))),
+        "{:?}",
+        deleted.0
+    );
+    for (_, woke) in [superseded, detached, deleted] {
+        let took = woke.duration_since(started);
+        assert!(
+            took < Duration::from_secs(5),
+            "took {took:?} with a 30 s poll"
+        );
     }
+}
 
-    /// WAIT-3a, WAIT-3: the same holds for every event a waiter wakes on,
-    /// committed by another handle: supersession, detachment, deletion.
-    fn wait_3a_other_handles_supersede_detach_and_delete_within_the_bound(db) {
-        let waiter_handle = db.reopen_polling(LONG_POLL);
-        let superseded = ask(db, &mirror(db, "a", "alice"), 1);
-        let detached = ask(db, &mirror(db, "b", "alice"), 1);
-        let deleted = ask(db, &mirror(db, "c", "alice"), 1);
-        let waiters = [
-            waiting(&waiter_handle, &superseded),
-            waiting(&waiter_handle, &detached),
-            waiting(&waiter_handle, &deleted),
-        ];
-        until_read(&waiter_handle, 3);
-        let started = Instant::now();
-        db.begin_turn("s-a").unwrap();
-        db.detach_session("s-b").unwrap();
-        db.delete_session("s-c").unwrap();
-        let [superseded, detached, deleted] = waiters.map(|w| w.join().unwrap());
-        assert_eq!(superseded.0.as_ref().unwrap(), &WaitOutcome::Superseded);
-        assert_eq!(detached.0.as_ref().unwrap(), &WaitOutcome::Detached);
-        assert!(matches!(deleted.0, Err(Error::NotFound(_))), "{:?}", deleted.0);
-        for (_, woke) in [superseded, detached, deleted] {
-            let took = woke.duration_since(started);
-            assert!(took < Duration::from_secs(5), "took {took:?} with a 30 s poll");
-        }
+/// WAIT-3a: a commit made through another connection (another handle;
+/// on SQLite seen through `data_version`, on PostgreSQL heard) wakes
+/// the waiter, and the handle re-read the waited-on bundles in one
+/// statement only once something had changed.
+fn wait_3a_another_connections_commit_is_detected(db: &TestDb) {
+    let session = mirror(db, "x", "alice");
+    let pending_id = ask(db, &session, 1);
+    let waiter_handle = db.reopen_polling(LONG_POLL);
+    let waiter = waiting(&waiter_handle, &pending_id);
+    until_read(&waiter_handle, 1);
+    let before = waiter_handle.watch_counts();
+    let answered = Instant::now();
+    db.resolve_bundle(&alice(), &pending_id, &one_answer("through data_version"))
+        .unwrap();
+    let (outcome, woke) = waiter.join().unwrap();
+    answered_with(outcome, "through data_version");
+    assert!(woke.duration_since(answered) < Duration::from_secs(1));
+    let after = waiter_handle.watch_counts();
+    if db.backend() == clarion::Backend::Sqlite {
+        assert!(after.checks > before.checks, "data_version was checked");
+        assert!(
+            after.rechecks > before.rechecks,
+            "the change was seen and re-read"
+        );
     }
+    assert!(
+        after.reads - before.reads <= 2,
+        "only the woken waiter read: {before:?} {after:?}"
+    );
+}
 
-    /// WAIT-3a: a commit made through another connection (another handle;
-    /// on SQLite seen through `data_version`, on PostgreSQL heard) wakes
-    /// the waiter, and the handle re-read the waited-on bundles in one
-    /// statement only once something had changed.
-    fn wait_3a_another_connections_commit_is_detected(db) {
-        let session = mirror(db, "x", "alice");
-        let pending_id = ask(db, &session, 1);
-        let waiter_handle = db.reopen_polling(LONG_POLL);
-        let waiter = waiting(&waiter_handle, &pending_id);
-        until_read(&waiter_handle, 1);
-        let before = waiter_handle.watch_counts();
-        let answered = Instant::now();
-        db.resolve_bundle(&alice(), &pending_id, &one_answer("through data_version")).unwrap();
-        let (outcome, woke) = waiter.join().unwrap();
-        answered_with(outcome, "through data_version");
-        assert!(woke.duration_since(answered) < Duration::from_secs(1));
-        let after = waiter_handle.watch_counts();
-        if db.backend() == clarion::Backend::Sqlite {
-            assert!(after.checks > before.checks, "data_version was checked");
-            assert!(after.rechecks > before.rechecks, "the change was seen and re-read");
-        }
-        assert!(after.reads - before.reads <= 2, "only the woken waiter read: {before:?} {after:?}");
+/// OPS-4, WAIT-3a: a thousand agents waiting on one handle cost one
+/// check per tick between them — no waiter reads while nothing
+/// changes — and an answer wakes its waiter alone, not a thousand
+/// reads. Closing the handle then ends every wait (REL-7) and its
+/// watcher.
+fn ops_4_a_thousand_waiters_cost_one_check_per_tick(db: &TestDb) {
+    const WAITERS: usize = 1_000;
+    let waiter_handle = db
+        .builder()
+        .poll_interval(Duration::from_millis(100))
+        .watch_interval(Duration::from_millis(10))
+        .synchronous(Synchronous::Normal)
+        .pool_size(4)
+        .open()
+        .unwrap();
+    let session = mirror(db, "x", "alice");
+    let ids: Vec<String> = (0..WAITERS)
+        .map(|_| ask(&waiter_handle, &session, 1))
+        .collect();
+    let waiters: Vec<_> = ids.iter().map(|id| waiting(&waiter_handle, id)).collect();
+    until_read(&waiter_handle, WAITERS as u64);
+
+    let before = waiter_handle.watch_counts();
+    std::thread::sleep(Duration::from_secs(1));
+    let idle = waiter_handle.watch_counts();
+    let ticks = idle.checks - before.checks;
+    let statements = ticks + (idle.rechecks - before.rechecks) + (idle.reads - before.reads);
+    println!("{WAITERS} waiters, 1 s idle: {ticks} ticks, {statements} statements ({before:?} -> {idle:?})");
+    assert!(ticks >= 3, "the watcher ticks: {ticks}");
+    assert_eq!(
+        idle.reads, before.reads,
+        "no waiter reads while nothing changes"
+    );
+    // One statement per tick; at most one re-read besides, should the
+    // handle's own heartbeat renewal commit meanwhile (SQLite sees it).
+    assert!(
+        statements <= ticks + 1,
+        "one check per tick and nothing else"
+    );
+
+    let answered = &ids[WAITERS / 2];
+    db.resolve_bundle(&alice(), answered, &one_answer("one of a thousand"))
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !waiters[WAITERS / 2].is_finished() {
+        assert!(Instant::now() < deadline, "the answered waiter never woke");
+        std::thread::sleep(Duration::from_millis(5));
     }
+    std::thread::sleep(Duration::from_millis(200));
+    let woken = waiter_handle.watch_counts();
+    let reads = woken.reads - idle.reads;
+    println!("one answer: {reads} reads ({idle:?} -> {woken:?})");
+    assert!(reads <= 5, "one answer made {reads} reads, not one");
 
-    /// OPS-4, WAIT-3a: a thousand agents waiting on one handle cost one
-    /// check per tick between them — no waiter reads while nothing
-    /// changes — and an answer wakes its waiter alone, not a thousand
-    /// reads. Closing the handle then ends every wait (REL-7) and its
-    /// watcher.
-    fn ops_4_a_thousand_waiters_cost_one_check_per_tick(db) {
-        const WAITERS: usize = 1_000;
-        let waiter_handle = db
-            .builder()
-            .poll_interval(Duration::from_millis(100))
-            .watch_interval(Duration::from_millis(10))
-            .synchronous(Synchronous::Normal)
-            .pool_size(4)
-            .open()
-            .unwrap();
-        let session = mirror(db, "x", "alice");
-        let ids: Vec<String> = (0..WAITERS).map(|_| ask(&waiter_handle, &session, 1)).collect();
-        let waiters: Vec<_> = ids.iter().map(|id| waiting(&waiter_handle, id)).collect();
-        until_read(&waiter_handle, WAITERS as u64);
-
-        let before = waiter_handle.watch_counts();
-        std::thread::sleep(Duration::from_secs(1));
-        let idle = waiter_handle.watch_counts();
-        let ticks = idle.checks - before.checks;
-        let statements = ticks + (idle.rechecks - before.rechecks) + (idle.reads - before.reads);
-        println!("{WAITERS} waiters, 1 s idle: {ticks} ticks, {statements} statements ({before:?} -> {idle:?})");
-        assert!(ticks >= 3, "the watcher ticks: {ticks}");
-        assert_eq!(idle.reads, before.reads, "no waiter reads while nothing changes");
-        // One statement per tick; at most one re-read besides, should the
-        // handle's own heartbeat renewal commit meanwhile (SQLite sees it).
-        assert!(statements <= ticks + 1, "one check per tick and nothing else");
-
-        let answered = &ids[WAITERS / 2];
-        db.resolve_bundle(&alice(), answered, &one_answer("one of a thousand")).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while !waiters[WAITERS / 2].is_finished() {
-            assert!(Instant::now() < deadline, "the answered waiter never woke");
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        std::thread::sleep(Duration::from_millis(200));
-        let woken = waiter_handle.watch_counts();
-        let reads = woken.reads - idle.reads;
-        println!("one answer: {reads} reads ({idle:?} -> {woken:?})");
-        assert!(reads <= 5, "one answer made {reads} reads, not one");
-
-        let closed = Instant::now();
-        waiter_handle.close();
-        for (n, waiter) in waiters.into_iter().enumerate() {
-            let (outcome, _) = waiter.join().unwrap();
-            if n == WAITERS / 2 {
-                answered_with(outcome, "one of a thousand");
-            } else {
-                assert!(matches!(outcome, Err(Error::HandleClosed)), "{outcome:?}");
-            }
-        }
-        assert!(closed.elapsed() < Duration::from_secs(30));
-    }
-
-    /// REL-7 with a watcher running: dropping the last clone of a handle
-    /// ends its watcher at once (no hang, no leaked connection), and
-    /// closing it while a waiter waits ends that wait.
-    fn rel_7_closing_and_dropping_a_watching_handle_does_not_hang(db) {
-        let session = mirror(db, "x", "alice");
-        let pending_id = ask(db, &session, 1);
-        let waiter_handle = db.reopen_polling(LONG_POLL);
-        let waiter = waiting(&waiter_handle, &pending_id);
-        until_read(&waiter_handle, 1);
-        let started = Instant::now();
-        waiter_handle.close();
+    let closed = Instant::now();
+    waiter_handle.close();
+    for (n, waiter) in waiters.into_iter().enumerate() {
         let (outcome, _) = waiter.join().unwrap();
-        assert!(matches!(outcome, Err(Error::HandleClosed)), "{outcome:?}");
-        drop(waiter_handle);
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
-        // A handle dropped without close, with its watcher running.
-        let other = db.reopen_polling(LONG_POLL);
-        assert_eq!(other.wait(&pending_id, Duration::from_millis(30)).unwrap(), WaitOutcome::TimedOut);
-        let dropped = Instant::now();
-        drop(other);
-        assert!(dropped.elapsed() < Duration::from_secs(5));
+        if n == WAITERS / 2 {
+            answered_with(outcome, "one of a thousand");
+        } else {
+            assert!(matches!(outcome, Err(Error::HandleClosed)), "{outcome:?}");
+        }
     }
+    assert!(closed.elapsed() < Duration::from_secs(30));
+}
+
+/// REL-7 with a watcher running: dropping the last clone of a handle
+/// ends its watcher at once (no hang, no leaked connection), and
+/// closing it while a waiter waits ends that wait.
+fn rel_7_closing_and_dropping_a_watching_handle_does_not_hang(db: &TestDb) {
+    let session = mirror(db, "x", "alice");
+    let pending_id = ask(db, &session, 1);
+    let waiter_handle = db.reopen_polling(LONG_POLL);
+    let waiter = waiting(&waiter_handle, &pending_id);
+    until_read(&waiter_handle, 1);
+    let started = Instant::now();
+    waiter_handle.close();
+    let (outcome, _) = waiter.join().unwrap();
+    assert!(matches!(outcome, Err(Error::HandleClosed)), "{outcome:?}");
+    drop(waiter_handle);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    // A handle dropped without close, with its watcher running.
+    let other = db.reopen_polling(LONG_POLL);
+    assert_eq!(
+        other.wait(&pending_id, Duration::from_millis(30)).unwrap(),
+        WaitOutcome::TimedOut
+    );
+    let dropped = Instant::now();
+    drop(other);
+    assert!(dropped.elapsed() < Duration::from_secs(5));
 }
 
 /// WAIT-3a: when the listening connection is killed (`pg_terminate_backend`)

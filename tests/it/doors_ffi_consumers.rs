@@ -7,42 +7,49 @@ use std::process::Command;
 
 use crate::support::*;
 
-dual_backend! {
-    /// WIRE-5, REL-1, REL-3: every operation and error class, hostile
-    /// input, and 32 Python threads racing one bundle through the ABI.
-    fn wire_5_python_ctypes_suite(db) {
-        let output = Command::new("python3")
-            .arg(root().join("tests/ffi/test_ctypes.py"))
-            .env("CLARION_LIB", library())
-            .env("CLARION_DATABASE_URL", &db.url)
-            .output()
-            .expect("python3 runs");
-        succeeded(output, "the ctypes suite");
-    }
+dual_backend!(
+    wire_5_python_ctypes_suite,
+    wire_5_c_program_against_the_header,
+    rel_7_close_under_load_in_valgrind
+);
 
-    /// WIRE-5: a C program compiled against include/clarion.h and linked
-    /// to the library.
-    fn wire_5_c_program_against_the_header(db) {
-        let build = tempfile::tempdir().unwrap();
-        let program = compile_c(&build, "smoke.c");
-        let output = run_c(&program).arg(&db.url).output().unwrap();
-        succeeded(output, "the C program");
-    }
+/// WIRE-5, REL-1, REL-3: every operation and error class, hostile
+/// input, and 32 Python threads racing one bundle through the ABI.
+fn wire_5_python_ctypes_suite(db: &TestDb) {
+    let output = Command::new("python3")
+        .arg(root().join("tests/ffi/test_ctypes.py"))
+        .env("CLARION_LIB", library())
+        .env("CLARION_DATABASE_URL", &db.url)
+        .output()
+        .expect("python3 runs");
+    succeeded(output, "the ctypes suite");
+}
 
-    /// REL-7: `clarion_close` while four C threads are inside
-    /// `clarion_call` (two blocked in a 30 s wait): every wait returns 503
-    /// at once, later calls get 503, and valgrind finds no use of freed
-    /// memory. Under CI a missing valgrind is a failure.
-    fn rel_7_close_under_load_in_valgrind(db) {
-        let Some(valgrind) = valgrind() else {
-            return;
-        };
-        let build = tempfile::tempdir().unwrap();
-        let program = compile_c(&build, "close_under_load.c");
-        let mut command = run_c(&valgrind);
-        command.args(["--error-exitcode=99", "--leak-check=no", "--quiet"]).arg(&program).arg(&db.url);
-        succeeded(command.output().unwrap(), "close under load, in valgrind");
-    }
+/// WIRE-5: a C program compiled against include/clarion.h and linked
+/// to the library.
+fn wire_5_c_program_against_the_header(db: &TestDb) {
+    let build = tempfile::tempdir().unwrap();
+    let program = compile_c(&build, "smoke.c");
+    let output = run_c(&program).arg(&db.url).output().unwrap();
+    succeeded(output, "the C program");
+}
+
+/// REL-7: `clarion_close` while four C threads are inside
+/// `clarion_call` (two blocked in a 30 s wait): every wait returns 503
+/// at once, later calls get 503, and valgrind finds no use of freed
+/// memory. Under CI a missing valgrind is a failure.
+fn rel_7_close_under_load_in_valgrind(db: &TestDb) {
+    let Some(valgrind) = valgrind() else {
+        return;
+    };
+    let build = tempfile::tempdir().unwrap();
+    let program = compile_c(&build, "close_under_load.c");
+    let mut command = run_c(&valgrind);
+    command
+        .args(["--error-exitcode=99", "--leak-check=no", "--quiet"])
+        .arg(&program)
+        .arg(&db.url);
+    succeeded(command.output().unwrap(), "close under load, in valgrind");
 }
 
 /// Compiles `tests/ffi/<source>` against the committed header and links it

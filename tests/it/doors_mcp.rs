@@ -2,15 +2,15 @@
 //! result kind pinned byte for byte under `snapshots/`, argument checks
 //! against the declared schemas, and REL-1 across entry points.
 
-use std::ffi::{CStr, CString};
 use std::sync::{Arc, Barrier};
 
-use clarion::ffi::{clarion_call, clarion_close, clarion_open, clarion_string_free, Handle};
+use clarion::ffi::{clarion_close, Handle};
 use clarion::mcp::{self, Tool, UnknownTool};
 use clarion::test_hooks::{points, FailAction};
 use clarion::{envelope, AnswerInput, Grant, Principal, ResolveRequest};
 use serde_json::{json, Value};
 
+use crate::support::abi::{abi_open, abi_resolve_as_alice};
 use crate::support::*;
 
 fn snapshot(name: &str, text: &str) {
@@ -81,76 +81,79 @@ fn wire_4_tools_for_lists_only_callable_tools() {
     assert!(names(&Principal::Unclassified).is_empty());
 }
 
-dual_backend! {
-    /// WIRE-4: the schema's properties, `required` and `additionalProperties:
-    /// false` agree with what `call_tool` accepts.
-    fn wire_4_arguments_are_checked_against_the_schema(db) {
-        for tool in Tool::ALL {
-            let definition = tool.definition();
-            let schema = &definition["inputSchema"];
-            assert_eq!(schema["additionalProperties"], json!(false));
-            let required: Vec<&str> = schema["required"]
-                .as_array()
-                .map(|r| r.iter().map(|v| v.as_str().unwrap()).collect())
-                .unwrap_or_default();
-            let base: Value = required
-                .iter()
-                .map(|name| (name.to_string(), json!("p")))
-                .collect::<serde_json::Map<_, _>>()
-                .into();
-            for (name, property) in schema["properties"].as_object().unwrap() {
-                let wrong = match property["type"].as_str().unwrap() {
-                    "string" => json!(1),
-                    "integer" | "boolean" | "array" => json!("text"),
-                    other => panic!("untested schema type {other}"),
-                };
-                let mut arguments = base.clone();
-                arguments[name] = wrong;
-                let error = structured(&tool_call(db, tool, arguments));
-                assert_eq!(error["code"], json!("validation"), "{name}");
-                assert!(
-                    error["error"]
-                        .as_str()
-                        .unwrap()
-                        .starts_with(&format!("{name}: expected")),
-                    "{error}"
-                );
-            }
-            for name in &required {
-                let error = structured(&tool_call(db, tool, json!({})));
-                assert_eq!(error["error"], json!(format!("{name}: required")));
-            }
-            let mut extra = base.clone();
-            extra["surprise"] = json!(true);
-            let error = structured(&tool_call(db, tool, extra));
-            assert_eq!(error["error"], json!("surprise: unknown argument"));
-            let error = structured(&tool_call(db, tool, json!([1])));
-            assert_eq!(
-                error["error"],
-                json!("arguments: expected an object, got an array")
+dual_backend!(
+    wire_4_arguments_are_checked_against_the_schema,
+    wire_4_unknown_tool_is_not_a_tool_result
+);
+
+/// WIRE-4: the schema's properties, `required` and `additionalProperties:
+/// false` agree with what `call_tool` accepts.
+fn wire_4_arguments_are_checked_against_the_schema(db: &TestDb) {
+    for tool in Tool::ALL {
+        let definition = tool.definition();
+        let schema = &definition["inputSchema"];
+        assert_eq!(schema["additionalProperties"], json!(false));
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .map(|r| r.iter().map(|v| v.as_str().unwrap()).collect())
+            .unwrap_or_default();
+        let base: Value = required
+            .iter()
+            .map(|name| (name.to_string(), json!("p")))
+            .collect::<serde_json::Map<_, _>>()
+            .into();
+        for (name, property) in schema["properties"].as_object().unwrap() {
+            let wrong = match property["type"].as_str().unwrap() {
+                "string" => json!(1),
+                "integer" | "boolean" | "array" => json!("text"),
+                other => panic!("untested schema type {other}"),
+            };
+            let mut arguments = base.clone();
+            arguments[name] = wrong;
+            let error = structured(&tool_call(db, tool, arguments));
+            assert_eq!(error["code"], json!("validation"), "{name}");
+            assert!(
+                error["error"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&format!("{name}: expected")),
+                "{error}"
             );
         }
-        let item = &Tool::AnswerQuestion.definition()["inputSchema"]["properties"]["answers"]["items"];
-        assert_eq!(item["additionalProperties"], json!(false));
-        let error = structured(&tool_call(
-            db,
-            Tool::AnswerQuestion,
-            json!({"pending_id": "p", "answers": [{"question_id": "q1", "selected_options": [1]}]}),
-        ));
+        for name in &required {
+            let error = structured(&tool_call(db, tool, json!({})));
+            assert_eq!(error["error"], json!(format!("{name}: required")));
+        }
+        let mut extra = base.clone();
+        extra["surprise"] = json!(true);
+        let error = structured(&tool_call(db, tool, extra));
+        assert_eq!(error["error"], json!("surprise: unknown argument"));
+        let error = structured(&tool_call(db, tool, json!([1])));
         assert_eq!(
             error["error"],
-            json!("answers[0].selected_options[0]: expected a string, got a number")
+            json!("arguments: expected an object, got an array")
         );
     }
+    let item = &Tool::AnswerQuestion.definition()["inputSchema"]["properties"]["answers"]["items"];
+    assert_eq!(item["additionalProperties"], json!(false));
+    let error = structured(&tool_call(
+        db,
+        Tool::AnswerQuestion,
+        json!({"pending_id": "p", "answers": [{"question_id": "q1", "selected_options": [1]}]}),
+    ));
+    assert_eq!(
+        error["error"],
+        json!("answers[0].selected_options[0]: expected a string, got a number")
+    );
+}
 
-    /// WIRE-4: the in-session ask tool is not on the external surface; an
-    /// unknown tool is a protocol error, not a tool result.
-    fn wire_4_unknown_tool_is_not_a_tool_result(db) {
-        assert_eq!(
-            db.call_tool(&alice(), "ask", &json!({})),
-            Err(UnknownTool("ask".into())),
-        );
-    }
+/// WIRE-4: the in-session ask tool is not on the external surface; an
+/// unknown tool is a protocol error, not a tool result.
+fn wire_4_unknown_tool_is_not_a_tool_result(db: &TestDb) {
+    assert_eq!(
+        db.call_tool(&alice(), "ask", &json!({})),
+        Err(UnknownTool("ask".into())),
+    );
 }
 
 fn tool_call(db: &TestDb, tool: Tool, arguments: Value) -> String {
@@ -159,59 +162,111 @@ fn tool_call(db: &TestDb, tool: Tool, arguments: Value) -> String {
         .to_string()
 }
 
-dual_backend! {
-    /// WIRE-4: every result kind, byte for byte, the same on both backends:
-    /// a page, a won answer, an answer beaten by a winner (a success with
-    /// `claimed: false`), and the errors not_found, no_longer_active,
-    /// validation, capability_denied and internal.
-    fn wire_4_every_result_kind_is_pinned(db) {
-        let session = mirror(db, "a", "alice");
-        db.clock.advance_micros(1_000_000);
-        let first = ask(db, &session, 2);
-        let second = ask(db, &session, 2);
-        db.clock.advance_micros(5_000_000);
+dual_backend!(
+    wire_4_every_result_kind_is_pinned,
+    rel_1_entry_points_race_for_one_bundle
+);
 
-        let page = tool(db, &alice(), "list_pending_questions", json!({"limit": 1}));
-        assert!(structured(&page)["next_cursor"].as_str().is_some_and(|c| !c.is_empty()));
-        snapshot("result_list_pending_questions", &page);
-        let won = tool(db, &alice(), "answer_question", answer_args(&first, "  first  "));
-        snapshot("result_answer_won", &won);
-        let lost = tool(db, &alice_bot(), "answer_question", answer_args(&first, "late"));
-        snapshot("result_answer_beaten", &lost);
-        assert_eq!(structured(&lost)["response"], structured(&won)["response"]);
-        let raw: Value = serde_json::from_str(&won).unwrap();
-        assert_eq!(raw.as_object().unwrap().keys().collect::<Vec<_>>(), ["content", "structuredContent", "isError"]);
-        assert_eq!(raw["structuredContent"].as_object().unwrap().keys().collect::<Vec<_>>(), ["claimed", "status", "response"]);
+/// WIRE-4: every result kind, byte for byte, the same on both backends:
+/// a page, a won answer, an answer beaten by a winner (a success with
+/// `claimed: false`), and the errors not_found, no_longer_active,
+/// validation, capability_denied and internal.
+fn wire_4_every_result_kind_is_pinned(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    db.clock.advance_micros(1_000_000);
+    let first = ask(db, &session, 2);
+    let second = ask(db, &session, 2);
+    db.clock.advance_micros(5_000_000);
 
-        snapshot("result_not_found", &tool(db, &bob(), "answer_question", answer_args(&first, "x")));
-        snapshot("result_validation", &tool(db, &alice(), "answer_question", json!({"pending_id": second, "answers": []})));
-        snapshot("result_capability_denied", &tool(db, &alice_bot_with([Grant::QuestionsRead]), "answer_question", answer_args(&second, "x")));
-        db.arm_failpoint(points::CLAIM_AFTER_ROWS, FailAction::Error);
-        snapshot("result_internal", &tool(db, &alice(), "answer_question", answer_args(&second, "x")));
-        db.disarm_failpoint(points::CLAIM_AFTER_ROWS);
-        db.begin_turn(&session).unwrap();
-        let gone = tool(db, &alice(), "answer_question", answer_args(&second, "x"));
-        snapshot("result_no_longer_active", &gone);
-        assert_eq!(serde_json::from_str::<Value>(&gone).unwrap()["isError"], json!(true));
-        let empty = tool(db, &alice(), "list_pending_questions", Value::Null);
-        assert_eq!(structured(&empty), json!({"bundles": [], "count": 0, "next_cursor": ""}));
-    }
+    let page = tool(db, &alice(), "list_pending_questions", json!({"limit": 1}));
+    assert!(structured(&page)["next_cursor"]
+        .as_str()
+        .is_some_and(|c| !c.is_empty()));
+    snapshot("result_list_pending_questions", &page);
+    let won = tool(
+        db,
+        &alice(),
+        "answer_question",
+        answer_args(&first, "  first  "),
+    );
+    snapshot("result_answer_won", &won);
+    let lost = tool(
+        db,
+        &alice_bot(),
+        "answer_question",
+        answer_args(&first, "late"),
+    );
+    snapshot("result_answer_beaten", &lost);
+    assert_eq!(structured(&lost)["response"], structured(&won)["response"]);
+    let raw: Value = serde_json::from_str(&won).unwrap();
+    assert_eq!(
+        raw.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["content", "structuredContent", "isError"]
+    );
+    assert_eq!(
+        raw["structuredContent"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        ["claimed", "status", "response"]
+    );
 
-    /// REL-1 across entry points: the Rust API, the MCP dispatcher and the
-    /// C ABI (`clarion_call` on its own handle) race for each bundle with
-    /// different answers: one `claimed: true`, every response
-    /// byte-identical to the stored one.
-    fn rel_1_entry_points_race_for_one_bundle(db) {
-        let session = mirror(db, "race", "alice");
-        let config = CString::new(json!({"database_url": db.url}).to_string()).unwrap();
-        // The address crosses threads; the handle is made for that (WIRE-5).
-        let abi_handle = unsafe { clarion_open(config.as_ptr()) } as usize;
-        assert_ne!(abi_handle, 0);
-        for round in 0..20 {
-            let pending_id = ask(db, &session, 2);
-            let racers = 33;
-            let start = Arc::new(Barrier::new(racers));
-            let threads: Vec<_> = (0..racers).map(|n| {
+    snapshot(
+        "result_not_found",
+        &tool(db, &bob(), "answer_question", answer_args(&first, "x")),
+    );
+    snapshot(
+        "result_validation",
+        &tool(
+            db,
+            &alice(),
+            "answer_question",
+            json!({"pending_id": second, "answers": []}),
+        ),
+    );
+    snapshot(
+        "result_capability_denied",
+        &tool(
+            db,
+            &alice_bot_with([Grant::QuestionsRead]),
+            "answer_question",
+            answer_args(&second, "x"),
+        ),
+    );
+    db.arm_failpoint(points::CLAIM_AFTER_ROWS, FailAction::Error);
+    snapshot(
+        "result_internal",
+        &tool(db, &alice(), "answer_question", answer_args(&second, "x")),
+    );
+    db.disarm_failpoint(points::CLAIM_AFTER_ROWS);
+    db.begin_turn(&session).unwrap();
+    let gone = tool(db, &alice(), "answer_question", answer_args(&second, "x"));
+    snapshot("result_no_longer_active", &gone);
+    assert_eq!(
+        serde_json::from_str::<Value>(&gone).unwrap()["isError"],
+        json!(true)
+    );
+    let empty = tool(db, &alice(), "list_pending_questions", Value::Null);
+    assert_eq!(
+        structured(&empty),
+        json!({"bundles": [], "count": 0, "next_cursor": ""})
+    );
+}
+
+/// REL-1 across entry points: the Rust API, the MCP dispatcher and the
+/// C ABI (`clarion_call` on its own handle) race for each bundle with
+/// different answers: one `claimed: true`, every response
+/// byte-identical to the stored one.
+fn rel_1_entry_points_race_for_one_bundle(db: &TestDb) {
+    let session = mirror(db, "race", "alice");
+    let abi_handle = abi_open(&db.url);
+    for round in 0..20 {
+        let pending_id = ask(db, &session, 2);
+        let racers = 33;
+        let start = Arc::new(Barrier::new(racers));
+        let threads: Vec<_> = (0..racers)
+            .map(|n| {
                 let handle = db.clarion.clone();
                 let start = start.clone();
                 let pending_id = pending_id.clone();
@@ -222,40 +277,62 @@ dual_backend! {
                         0 => {
                             let request = ResolveRequest {
                                 answers: vec![
-                                    AnswerInput { question_id: "q1".into(), selected_options: vec!["q1_opt1".into()], custom_text: text },
-                                    AnswerInput { question_id: "q2".into(), selected_options: vec!["q2_opt2".into()], custom_text: String::new() },
+                                    AnswerInput {
+                                        question_id: "q1".into(),
+                                        selected_options: vec!["q1_opt1".into()],
+                                        custom_text: text,
+                                    },
+                                    AnswerInput {
+                                        question_id: "q2".into(),
+                                        selected_options: vec!["q2_opt2".into()],
+                                        custom_text: String::new(),
+                                    },
                                 ],
                                 ..ResolveRequest::default()
                             };
-                            let resolved = handle.resolve_bundle(&alice(), &pending_id, &request).unwrap();
-                            (resolved.claimed, envelope::response(&resolved.response).to_string())
+                            let resolved = handle
+                                .resolve_bundle(&alice(), &pending_id, &request)
+                                .unwrap();
+                            (
+                                resolved.claimed,
+                                envelope::response(&resolved.response).to_string(),
+                            )
                         }
                         1 => {
-                            let result: Value = handle.call_tool(&alice(), "answer_question", &answer_args(&pending_id, &text)).unwrap();
+                            let result: Value = handle
+                                .call_tool(
+                                    &alice(),
+                                    "answer_question",
+                                    &answer_args(&pending_id, &text),
+                                )
+                                .unwrap();
                             let body = &result["structuredContent"];
-                            (body["claimed"].as_bool().unwrap(), body["response"].to_string())
+                            (
+                                body["claimed"].as_bool().unwrap(),
+                                body["response"].to_string(),
+                            )
                         }
                         _ => {
-                            let request = json!({"op": "resolve_bundle", "principal": {"kind": "user", "user_id": "alice"}, "args": answer_args(&pending_id, &text)});
-                            let request = CString::new(request.to_string()).unwrap();
-                            let reply = unsafe { clarion_call(abi_handle as *mut Handle, request.as_ptr()) };
-                            let text = unsafe { CStr::from_ptr(reply) }.to_str().unwrap().to_owned();
-                            unsafe { clarion_string_free(reply) };
-                            let reply: Value = serde_json::from_str(&text).unwrap();
-                            assert_eq!(reply["status"], json!(200), "{text}");
-                            (reply["body"]["claimed"].as_bool().unwrap(), reply["body"]["response"].to_string())
+                            let reply =
+                                abi_resolve_as_alice(abi_handle, answer_args(&pending_id, &text));
+                            (
+                                reply["body"]["claimed"].as_bool().unwrap(),
+                                reply["body"]["response"].to_string(),
+                            )
                         }
                     }
                 })
-            }).collect();
-            let results: Vec<(bool, String)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
-            assert_eq!(results.iter().filter(|(claimed, _)| *claimed).count(), 1, "round {round}");
-            let stored = db.get_bundle(&Principal::System, &pending_id).unwrap().response.unwrap();
-            let stored = envelope::response(&stored).to_string();
-            for (_, response) in &results {
-                assert_eq!(response, &stored, "round {round}");
-            }
-        }
-        clarion_close(abi_handle as *mut Handle);
+            })
+            .collect();
+        let results: Vec<(bool, String)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+        assert_one_winner_and_the_stored_response(
+            db,
+            &pending_id,
+            results
+                .iter()
+                .map(|(claimed, response)| (*claimed, response)),
+            round,
+        );
     }
+    clarion_close(abi_handle as *mut Handle);
 }

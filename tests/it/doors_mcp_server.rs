@@ -56,127 +56,174 @@ pub fn mcp_python() -> Option<PathBuf> {
         .clone()
 }
 
-dual_backend! {
-    /// WIRE-4 with a real client: tools/list, list_pending_questions,
-    /// answer_question; a second client is beaten and told the winner's
-    /// answer; a read-only agent sees one tool and is denied the other.
-    fn wire_4_official_python_client_over_stdio(db) {
-        let Some(python) = mcp_python() else { return };
-        let session = mirror(db, "mcp", "alice");
-        let pending_id = ask(db, &session, 2);
-        let output = Command::new(python)
-            .arg(root().join("tests/mcp_client/test_stdio.py"))
-            .env("CLARION_BIN", env!("CARGO_BIN_EXE_clarion"))
-            .env("CLARION_DATABASE_URL", &db.url)
-            .env("CLARION_PENDING_ID", &pending_id)
-            .output()
-            .unwrap();
-        let stdout = String::from_utf8_lossy(&output.stdout);
-        assert!(output.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
-        let winner: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-        let stored = db.get_bundle(&Principal::System, &pending_id).unwrap();
-        assert_eq!(stored.status.as_str(), "answered");
-        assert_eq!(envelope::response(&stored.response.unwrap()), winner);
-    }
+dual_backend!(
+    wire_4_official_python_client_over_stdio,
+    mcp_server_survives_bad_input
+);
 
-    /// Malformed JSON-RPC, unknown tools, wrong argument types and a
-    /// database that disappears: protocol-correct errors, and the server
-    /// keeps serving until stdin closes.
-    fn mcp_server_survives_bad_input(db) {
-        let session = mirror(db, "rough", "alice");
-        let pending_id = ask(db, &session, 1);
-        let mut server = Server::start(&db.url, "user:alice");
-        server.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
-        assert_eq!(server.receive()["result"]["serverInfo"]["name"], json!("clarion"));
-        server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-
-        server.send("this is not json {");
-        let parse_error = server.receive();
-        assert_eq!(parse_error["error"]["code"], json!(-32700), "{parse_error}");
-        assert_eq!(parse_error["id"], Value::Null);
-        server.send_bytes(b"\xff\xfe\n");
-        assert_eq!(server.receive()["error"]["code"], json!(-32700));
-        // An overlong line is refused without being kept in memory.
-        let huge = format!(r#"{{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{{"pad":"{}"}}}}"#, "x".repeat(3 << 20));
-        server.send(&huge);
-        let too_large = server.receive();
-        assert_eq!(too_large["error"]["code"], json!(-32700), "{too_large}");
-        assert!(too_large["error"]["message"].as_str().unwrap().contains("larger than"));
-        server.send(r#"{"no":"jsonrpc"}"#);
-        assert_eq!(server.receive()["error"]["code"], json!(-32600));
-        server.send(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#);
-        let unknown_method = server.receive();
-        assert_eq!((unknown_method["id"].clone(), unknown_method["error"]["code"].clone()), (json!(2), json!(-32601)));
-        server.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","arguments":{}}}"#);
-        let unknown_tool = server.receive();
-        assert_eq!(unknown_tool["id"], json!(3));
-        assert_eq!(unknown_tool["error"]["code"], json!(-32602), "{unknown_tool}");
-        server.send(&json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"answer_question","arguments":{"pending_id": pending_id, "rejected": "yes"}}}).to_string());
-        let wrong_type = server.receive();
-        assert_eq!(wrong_type["result"]["isError"], json!(true));
-        assert_eq!(wrong_type["result"]["structuredContent"], json!({"error": "rejected: expected a boolean, got a string", "code": "validation"}));
-
-        // The database loses a table under the running server.
-        db.raw(|conn| {
-            use diesel::connection::SimpleConnection;
-            conn.batch_execute("DROP TABLE bundle_questions").unwrap();
-        });
-        server.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"list_pending_questions","arguments":{}}}"#);
-        let broken = server.receive();
-        assert_eq!(broken["id"], json!(5));
-        assert_eq!(broken["result"]["isError"], json!(true), "{broken}");
-        assert_eq!(broken["result"]["structuredContent"]["code"], json!("internal"));
-        server.send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
-        assert_eq!(server.receive()["result"]["tools"].as_array().unwrap().len(), 2);
-        assert!(server.finish().success(), "the server exits cleanly at end of input");
-    }
+/// WIRE-4 with a real client: tools/list, list_pending_questions,
+/// answer_question; a second client is beaten and told the winner's
+/// answer; a read-only agent sees one tool and is denied the other.
+fn wire_4_official_python_client_over_stdio(db: &TestDb) {
+    let Some(python) = mcp_python() else { return };
+    let session = mirror(db, "mcp", "alice");
+    let pending_id = ask(db, &session, 2);
+    let output = Command::new(python)
+        .arg(root().join("tests/mcp_client/test_stdio.py"))
+        .env("CLARION_BIN", env!("CARGO_BIN_EXE_clarion"))
+        .env("CLARION_DATABASE_URL", &db.url)
+        .env("CLARION_PENDING_ID", &pending_id)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let winner: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let stored = db.get_bundle(&Principal::System, &pending_id).unwrap();
+    assert_eq!(stored.status.as_str(), "answered");
+    assert_eq!(envelope::response(&stored.response.unwrap()), winner);
 }
 
-dual_backend! {
-    /// The server's output stays whole lines: parse-error replies written
-    /// while a large response is being copied out never cut into it (a
-    /// partly read response line used to be dropped when a parse error won
-    /// the race for stdout).
-    fn mcp_server_replies_are_never_cut(db) {
-        let session = mirror(db, "big", "alice");
-        for _ in 0..50 {
-            let mut request = ask_request(&session, 1);
-            request.questions[0].prompt = "p".repeat(3_900);
-            db.ask(&request).unwrap();
-        }
-        let mut server = Server::start(&db.url, "user:alice");
-        server.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
-        server.receive();
-        server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-        const ROUNDS: usize = 20;
-        const GARBAGE: usize = 20;
-        let mut stdin = server.stdin.take().unwrap();
-        let writer = std::thread::spawn(move || {
-            for round in 1..=ROUNDS {
-                let call = json!({"jsonrpc": "2.0", "id": round, "method": "tools/call", "params": {"name": "list_pending_questions", "arguments": {}}});
-                let mut burst = format!("{call}\n");
-                for _ in 0..GARBAGE {
-                    burst.push_str("not json {\n");
-                }
-                stdin.write_all(burst.as_bytes()).unwrap();
-                stdin.flush().unwrap();
-            }
-            stdin
-        });
-        let (mut results, mut parse_errors) = (0, 0);
-        for _ in 0..ROUNDS * (GARBAGE + 1) {
-            let reply = server.receive();
-            if reply["error"]["code"] == json!(-32700) {
-                parse_errors += 1;
-            } else {
-                assert_eq!(reply["result"]["structuredContent"]["count"], json!(50), "{reply}");
-                results += 1;
-            }
-        }
-        assert_eq!((results, parse_errors), (ROUNDS, ROUNDS * GARBAGE));
-        server.stdin = Some(writer.join().unwrap());
-        assert!(server.finish().success());
+/// Malformed JSON-RPC, unknown tools, wrong argument types and a
+/// database that disappears: protocol-correct errors, and the server
+/// keeps serving until stdin closes.
+fn mcp_server_survives_bad_input(db: &TestDb) {
+    let session = mirror(db, "rough", "alice");
+    let pending_id = ask(db, &session, 1);
+    let mut server = Server::start(&db.url, "user:alice");
+    server.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
+    assert_eq!(
+        server.receive()["result"]["serverInfo"]["name"],
+        json!("clarion")
+    );
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+
+    server.send("this is not json {");
+    let parse_error = server.receive();
+    assert_eq!(parse_error["error"]["code"], json!(-32700), "{parse_error}");
+    assert_eq!(parse_error["id"], Value::Null);
+    server.send_bytes(b"\xff\xfe\n");
+    assert_eq!(server.receive()["error"]["code"], json!(-32700));
+    // An overlong line is refused without being kept in memory.
+    let huge = format!(
+        r#"{{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{{"pad":"{}"}}}}"#,
+        "x".repeat(3 << 20)
+    );
+    server.send(&huge);
+    let too_large = server.receive();
+    assert_eq!(too_large["error"]["code"], json!(-32700), "{too_large}");
+    assert!(too_large["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("larger than"));
+    server.send(r#"{"no":"jsonrpc"}"#);
+    assert_eq!(server.receive()["error"]["code"], json!(-32600));
+    server.send(r#"{"jsonrpc":"2.0","id":2,"method":"no/such/method"}"#);
+    let unknown_method = server.receive();
+    assert_eq!(
+        (
+            unknown_method["id"].clone(),
+            unknown_method["error"]["code"].clone()
+        ),
+        (json!(2), json!(-32601))
+    );
+    server.send(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","arguments":{}}}"#,
+    );
+    let unknown_tool = server.receive();
+    assert_eq!(unknown_tool["id"], json!(3));
+    assert_eq!(
+        unknown_tool["error"]["code"],
+        json!(-32602),
+        "{unknown_tool}"
+    );
+    server.send(&json!({"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"answer_question","arguments":{"pending_id": pending_id, "rejected": "yes"}}}).to_string());
+    let wrong_type = server.receive();
+    assert_eq!(wrong_type["result"]["isError"], json!(true));
+    assert_eq!(
+        wrong_type["result"]["structuredContent"],
+        json!({"error": "rejected: expected a boolean, got a string", "code": "validation"})
+    );
+
+    // The database loses a table under the running server.
+    db.raw(|conn| {
+        use diesel::connection::SimpleConnection;
+        conn.batch_execute("DROP TABLE bundle_questions").unwrap();
+    });
+    server.send(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"list_pending_questions","arguments":{}}}"#);
+    let broken = server.receive();
+    assert_eq!(broken["id"], json!(5));
+    assert_eq!(broken["result"]["isError"], json!(true), "{broken}");
+    assert_eq!(
+        broken["result"]["structuredContent"]["code"],
+        json!("internal")
+    );
+    server.send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
+    assert_eq!(
+        server.receive()["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        server.finish().success(),
+        "the server exits cleanly at end of input"
+    );
+}
+
+dual_backend!(mcp_server_replies_are_never_cut);
+
+/// The server's output stays whole lines: parse-error replies written
+/// while a large response is being copied out never cut into it (a
+/// partly read response line used to be dropped when a parse error won
+/// the race for stdout).
+fn mcp_server_replies_are_never_cut(db: &TestDb) {
+    let session = mirror(db, "big", "alice");
+    for _ in 0..50 {
+        let mut request = ask_request(&session, 1);
+        request.questions[0].prompt = "p".repeat(3_900);
+        db.ask(&request).unwrap();
     }
+    let mut server = Server::start(&db.url, "user:alice");
+    server.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
+    server.receive();
+    server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    const ROUNDS: usize = 20;
+    const GARBAGE: usize = 20;
+    let mut stdin = server.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        for round in 1..=ROUNDS {
+            let call = json!({"jsonrpc": "2.0", "id": round, "method": "tools/call", "params": {"name": "list_pending_questions", "arguments": {}}});
+            let mut burst = format!("{call}\n");
+            for _ in 0..GARBAGE {
+                burst.push_str("not json {\n");
+            }
+            stdin.write_all(burst.as_bytes()).unwrap();
+            stdin.flush().unwrap();
+        }
+        stdin
+    });
+    let (mut results, mut parse_errors) = (0, 0);
+    for _ in 0..ROUNDS * (GARBAGE + 1) {
+        let reply = server.receive();
+        if reply["error"]["code"] == json!(-32700) {
+            parse_errors += 1;
+        } else {
+            assert_eq!(
+                reply["result"]["structuredContent"]["count"],
+                json!(50),
+                "{reply}"
+            );
+            results += 1;
+        }
+    }
+    assert_eq!((results, parse_errors), (ROUNDS, ROUNDS * GARBAGE));
+    server.stdin = Some(writer.join().unwrap());
+    assert!(server.finish().success());
 }
 
 /// `clarion mcp` as a child process speaking newline-delimited JSON-RPC.

@@ -152,40 +152,61 @@ fn well_formed_questions() -> impl Strategy<Value = Value> {
     prop::collection::vec(question, 0..6).prop_map(Value::from)
 }
 
-dual_backend! {
-    /// Raw bytes through the real C entry point: never a crash, always a
-    /// `{"status", "body"}` reply, and 400 for anything that is not a
-    /// well-formed request.
-    fn rel_3_random_bytes_through_clarion_call(db) {
-        let config = CString::new(json!({"database_url": db.url}).to_string()).unwrap();
-        let handle = unsafe { clarion_open(config.as_ptr()) };
-        assert!(!handle.is_null());
-        let mut runner = runner(cases(db, 2000));
-        let count = Cell::new(0);
-        runner.run(&prop::collection::vec(1u8..=255, 0..256), |bytes| {
+dual_backend!(
+    rel_3_random_bytes_through_clarion_call,
+    rel_3_generated_requests_for_every_operation,
+    rel_3_generated_cursors,
+    rel_3_generated_answers_and_ask_payloads
+);
+
+/// Raw bytes through the real C entry point: never a crash, always a
+/// `{"status", "body"}` reply, and 400 for anything that is not a
+/// well-formed request.
+fn rel_3_random_bytes_through_clarion_call(db: &TestDb) {
+    let config = CString::new(json!({"database_url": db.url}).to_string()).unwrap();
+    let handle = unsafe { clarion_open(config.as_ptr()) };
+    assert!(!handle.is_null());
+    let mut runner = runner(cases(db, 2000));
+    let count = Cell::new(0);
+    runner
+        .run(&prop::collection::vec(1u8..=255, 0..256), |bytes| {
             count.set(count.get() + 1);
             let request = CString::new(bytes).unwrap();
             let reply = unsafe { clarion_call(handle, request.as_ptr()) };
             prop_assert!(!reply.is_null());
-            let text = unsafe { CStr::from_ptr(reply) }.to_str().unwrap().to_owned();
+            let text = unsafe { CStr::from_ptr(reply) }
+                .to_str()
+                .unwrap()
+                .to_owned();
             unsafe { clarion_string_free(reply) };
-            let value: Value = serde_json::from_str(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let value: Value =
+                serde_json::from_str(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(value["status"].as_u64(), Some(400), "{}", text);
             Ok(())
-        }).unwrap();
-        clarion_close(handle);
-        println!("REL-3: {} random byte strings through clarion_call, none crashed", count.get());
-    }
+        })
+        .unwrap();
+    clarion_close(handle);
+    println!(
+        "REL-3: {} random byte strings through clarion_call, none crashed",
+        count.get()
+    );
+}
 
-    /// Structured requests for every operation with generated principals
-    /// and arguments: always a typed status, never a 500.
-    fn rel_3_generated_requests_for_every_operation(db) {
-        let session = mirror(db, "fuzz", "alice");
-        let pending_id = ask(db, &session, 2);
-        let ops: Vec<&str> = clarion::Operation::all().map(|op| op.as_str()).collect();
-        let strategy = (prop::sample::select(ops), principal(), any_json(), any::<bool>());
-        let count = Cell::new(0);
-        runner(cases(db, 1500)).run(&strategy, |(op, principal, args, aim)| {
+/// Structured requests for every operation with generated principals
+/// and arguments: always a typed status, never a 500.
+fn rel_3_generated_requests_for_every_operation(db: &TestDb) {
+    let session = mirror(db, "fuzz", "alice");
+    let pending_id = ask(db, &session, 2);
+    let ops: Vec<&str> = clarion::Operation::all().map(|op| op.as_str()).collect();
+    let strategy = (
+        prop::sample::select(ops),
+        principal(),
+        any_json(),
+        any::<bool>(),
+    );
+    let count = Cell::new(0);
+    runner(cases(db, 1500))
+        .run(&strategy, |(op, principal, args, aim)| {
             count.set(count.get() + 1);
             let mut args = without_long_waits(args);
             if aim {
@@ -196,75 +217,92 @@ dual_backend! {
             }
             let request = json!({"op": op, "principal": principal, "args": args});
             let reply = db.call(&request.to_string());
-            prop_assert!(typed(reply.status), "{} -> {} {}", request, reply.status, reply.body_text());
+            prop_assert!(
+                typed(reply.status),
+                "{} -> {} {}",
+                request,
+                reply.status,
+                reply.body_text()
+            );
             prop_assert!(reply.body.is_object());
             Ok(())
-        }).unwrap();
-        println!("REL-3: {} generated requests, every reply typed", count.get());
-    }
+        })
+        .unwrap();
+    println!(
+        "REL-3: {} generated requests, every reply typed",
+        count.get()
+    );
+}
 
-    /// Cursors: any text is a 400 naming `cursor` or a page, never more.
-    fn rel_3_generated_cursors(db) {
-        let session = mirror(db, "cursor", "alice");
-        for _ in 0..3 {
-            ask(db, &session, 1);
+/// Cursors: any text is a 400 naming `cursor` or a page, never more.
+fn rel_3_generated_cursors(db: &TestDb) {
+    let session = mirror(db, "cursor", "alice");
+    for _ in 0..3 {
+        ask(db, &session, 1);
+    }
+    let forged = prop_oneof![
+        "[ -~]{0,40}",
+        ("[a-z0-9]{0,4}", any::<i64>(), "[ -~]{0,12}").prop_map(|(v, n, id)| {
+            use base64::Engine;
+            base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{v}:{n}:{id}"))
+        }),
+    ];
+    let count = Cell::new(0);
+    runner(cases(db, 1000)).run(&forged, |cursor| {
+        count.set(count.get() + 1);
+        let reply = db.call(&json!({"op": "list_pending", "principal": {"kind": "user", "user_id": "alice"}, "args": {"cursor": cursor, "limit": 2}}).to_string());
+        match reply.status {
+            200 => prop_assert!(reply.body["bundles"].is_array()),
+            400 => prop_assert!(reply.body["error"].as_str().unwrap().starts_with("cursor: "), "{}", reply.body_text()),
+            other => prop_assert!(false, "{cursor:?} -> {other}"),
         }
-        let forged = prop_oneof![
-            "[ -~]{0,40}",
-            ("[a-z0-9]{0,4}", any::<i64>(), "[ -~]{0,12}").prop_map(|(v, n, id)| {
-                use base64::Engine;
-                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{v}:{n}:{id}"))
-            }),
-        ];
-        let count = Cell::new(0);
-        runner(cases(db, 1000)).run(&forged, |cursor| {
-            count.set(count.get() + 1);
-            let reply = db.call(&json!({"op": "list_pending", "principal": {"kind": "user", "user_id": "alice"}, "args": {"cursor": cursor, "limit": 2}}).to_string());
-            match reply.status {
-                200 => prop_assert!(reply.body["bundles"].is_array()),
-                400 => prop_assert!(reply.body["error"].as_str().unwrap().starts_with("cursor: "), "{}", reply.body_text()),
-                other => prop_assert!(false, "{cursor:?} -> {other}"),
-            }
-            Ok(())
-        }).unwrap();
-        println!("REL-3: {} generated cursors", count.get());
-    }
+        Ok(())
+    }).unwrap();
+    println!("REL-3: {} generated cursors", count.get());
+}
 
-    /// Answers and ask payloads: validation errors, never internal ones;
-    /// nothing is stored for a refused request.
-    fn rel_3_generated_answers_and_ask_payloads(db) {
-        let session = mirror(db, "payload", "alice");
-        let answer = prop_oneof![
-            well_formed_answers(),
-            prop::collection::vec(any_json(), 0..4),
-        ];
-        let answered = Cell::new(0);
-        let count = Cell::new(0);
-        runner(cases(db, 600)).run(&answer, |answers| {
-            count.set(count.get() + 1);
-            let pending_id = ask(db, &session, 2);
-            let reply = db.call(&json!({"op": "resolve_bundle", "principal": {"kind": "system"}, "args": {"pending_id": pending_id, "answers": answers}}).to_string());
-            prop_assert!(matches!(reply.status, 200 | 400), "{}", reply.body_text());
-            let status = db.get_bundle(&clarion::Principal::System, &pending_id).unwrap().status;
-            if reply.status == 200 {
-                answered.set(answered.get() + 1);
-                prop_assert_eq!(status.as_str(), "answered");
-            } else {
-                prop_assert_eq!(status.as_str(), "pending");
-            }
-            Ok(())
-        }).unwrap();
-        println!("REL-3: {} generated answers ({} accepted)", count.get(), answered.get());
+/// Answers and ask payloads: validation errors, never internal ones;
+/// nothing is stored for a refused request.
+fn rel_3_generated_answers_and_ask_payloads(db: &TestDb) {
+    let session = mirror(db, "payload", "alice");
+    let answer = prop_oneof![
+        well_formed_answers(),
+        prop::collection::vec(any_json(), 0..4),
+    ];
+    let answered = Cell::new(0);
+    let count = Cell::new(0);
+    runner(cases(db, 600)).run(&answer, |answers| {
+        count.set(count.get() + 1);
+        let pending_id = ask(db, &session, 2);
+        let reply = db.call(&json!({"op": "resolve_bundle", "principal": {"kind": "system"}, "args": {"pending_id": pending_id, "answers": answers}}).to_string());
+        prop_assert!(matches!(reply.status, 200 | 400), "{}", reply.body_text());
+        let status = db.get_bundle(&clarion::Principal::System, &pending_id).unwrap().status;
+        if reply.status == 200 {
+            answered.set(answered.get() + 1);
+            prop_assert_eq!(status.as_str(), "answered");
+        } else {
+            prop_assert_eq!(status.as_str(), "pending");
+        }
+        Ok(())
+    }).unwrap();
+    println!(
+        "REL-3: {} generated answers ({} accepted)",
+        count.get(),
+        answered.get()
+    );
 
-        let asked = Cell::new(0);
-        count.set(0);
-        runner(cases(db, 600)).run(&prop_oneof![well_formed_questions(), any_json()], |questions| {
-            count.set(count.get() + 1);
-            let reply = db.call(&json!({"op": "ask", "principal": {"kind": "system"}, "args": {"session_id": session, "questions": questions}}).to_string());
-            prop_assert!(matches!(reply.status, 200 | 400), "{}", reply.body_text());
-            asked.set(asked.get() + usize::from(reply.status == 200));
-            Ok(())
-        }).unwrap();
-        println!("REL-3: {} generated ask payloads ({} accepted)", count.get(), asked.get());
-    }
+    let asked = Cell::new(0);
+    count.set(0);
+    runner(cases(db, 600)).run(&prop_oneof![well_formed_questions(), any_json()], |questions| {
+        count.set(count.get() + 1);
+        let reply = db.call(&json!({"op": "ask", "principal": {"kind": "system"}, "args": {"session_id": session, "questions": questions}}).to_string());
+        prop_assert!(matches!(reply.status, 200 | 400), "{}", reply.body_text());
+        asked.set(asked.get() + usize::from(reply.status == 200));
+        Ok(())
+    }).unwrap();
+    println!(
+        "REL-3: {} generated ask payloads ({} accepted)",
+        count.get(),
+        asked.get()
+    );
 }

@@ -8,79 +8,150 @@ use std::time::{Duration, Instant};
 use crate::support::server::*;
 use crate::support::*;
 
-dual_backend! {
-    /// HTTP-4, HTTP-8: a token made on the command line serves requests
-    /// until it is revoked there; SIGTERM stops the server with exit 0.
-    fn http_8_serve_with_tokens_from_the_command_line(db) {
-        let session = mirror(db, "a", "alice");
-        ask(db, &session, 1);
-        let added = clarion(&["token", "add", "--as", "user:alice", "--label", "laptop", "--database-url", &db.url]);
-        let stdout = succeeded(added, "clarion token add");
-        let token = stdout.lines().last().unwrap().to_owned();
-        assert!(token.starts_with("clr_") && token.len() >= 47, "{token}");
-        let listed = succeeded(clarion(&["token", "list", "--database-url", &db.url]), "clarion token list");
-        let line = listed.lines().next().unwrap();
-        assert!(line.contains("user:alice") && line.contains("live") && line.contains("laptop"), "{line}");
-        assert!(!listed.contains(&token), "the list shows a token's text");
-        let id = line.split_whitespace().next().unwrap().to_owned();
+dual_backend!(
+    http_8_serve_with_tokens_from_the_command_line,
+    http_4_serve_refuses_without_tokens_and_open_as_binds_loopback_only,
+    http_8_serve_stops_gracefully_with_open_waits
+);
 
-        let mut served = serve(&db.url, &[]);
-        let listing = send(client().get(served.url("/api/v1/clarification")).bearer_auth(&token));
-        assert_eq!(listing.status, 200, "{}", listing.body);
-        assert_eq!(listing.json()["count"], 1);
-        assert_eq!(send(client().get(served.url("/api/v1/summary"))).status, 401);
+/// HTTP-4, HTTP-8: a token made on the command line serves requests
+/// until it is revoked there; SIGTERM stops the server with exit 0.
+fn http_8_serve_with_tokens_from_the_command_line(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    ask(db, &session, 1);
+    let added = clarion(&[
+        "token",
+        "add",
+        "--as",
+        "user:alice",
+        "--label",
+        "laptop",
+        "--database-url",
+        &db.url,
+    ]);
+    let stdout = succeeded(added, "clarion token add");
+    let token = stdout.lines().last().unwrap().to_owned();
+    assert!(token.starts_with("clr_") && token.len() >= 47, "{token}");
+    let listed = succeeded(
+        clarion(&["token", "list", "--database-url", &db.url]),
+        "clarion token list",
+    );
+    let line = listed.lines().next().unwrap();
+    assert!(
+        line.contains("user:alice") && line.contains("live") && line.contains("laptop"),
+        "{line}"
+    );
+    assert!(!listed.contains(&token), "the list shows a token's text");
+    let id = line.split_whitespace().next().unwrap().to_owned();
 
-        succeeded(clarion(&["token", "revoke", &id[..8], "--database-url", &db.url]), "clarion token revoke");
-        assert_eq!(send(client().get(served.url("/api/v1/summary")).bearer_auth(&token)).status, 401);
-        let unknown = clarion(&["token", "revoke", "ffffffffffff", "--database-url", &db.url]);
-        assert_eq!(unknown.status.code(), Some(3), "{unknown:?}");
+    let mut served = serve(&db.url, &[]);
+    let listing = send(
+        client()
+            .get(served.url("/api/v1/clarification"))
+            .bearer_auth(&token),
+    );
+    assert_eq!(listing.status, 200, "{}", listing.body);
+    assert_eq!(listing.json()["count"], 1);
+    assert_eq!(
+        send(client().get(served.url("/api/v1/summary"))).status,
+        401
+    );
 
-        let status = served.terminate(Duration::from_secs(20));
-        assert_eq!(status.code(), Some(0), "{status:?}");
-    }
-
-    /// HTTP-4: no tokens and no `--open-as`: refuse to start; `--open-as`
-    /// only on loopback, where requests without a credential act as it.
-    fn http_4_serve_refuses_without_tokens_and_open_as_binds_loopback_only(db) {
-        let refused = clarion(&["serve", "--database-url", &db.url, "--listen", "127.0.0.1:0"]);
-        assert!(!refused.status.success());
-        assert!(String::from_utf8_lossy(&refused.stderr).contains("no tokens"), "{refused:?}");
-        let wide = clarion(&["serve", "--database-url", &db.url, "--listen", "0.0.0.0:0", "--open-as", "user:alice"]);
-        assert!(!wide.status.success());
-        assert!(String::from_utf8_lossy(&wide.stderr).contains("loopback"), "{wide:?}");
-
-        let session = mirror(db, "a", "alice");
-        let pending = ask(db, &session, 1);
-        let mut served = serve(&db.url, &["--open-as", "user:alice"]);
-        let got = send(client().get(served.url(&format!("/api/v1/clarification/{pending}"))));
-        assert_eq!(got.status, 200, "{}", got.body);
-        // An open server's ambient principal obeys the origin rule.
-        let foreign = send(
+    succeeded(
+        clarion(&["token", "revoke", &id[..8], "--database-url", &db.url]),
+        "clarion token revoke",
+    );
+    assert_eq!(
+        send(
             client()
-                .post(served.url(&format!("/api/v1/clarification/{pending}/cancel")))
-                .header("origin", "http://evil.example"),
-        );
-        assert_eq!(foreign.status, 403);
-        // A given credential must still be valid.
-        assert_eq!(send(client().get(served.url("/api/v1/summary")).bearer_auth("clr_nope")).status, 401);
-        assert_eq!(served.terminate(Duration::from_secs(20)).code(), Some(0));
-    }
+                .get(served.url("/api/v1/summary"))
+                .bearer_auth(&token)
+        )
+        .status,
+        401
+    );
+    let unknown = clarion(&["token", "revoke", "ffffffffffff", "--database-url", &db.url]);
+    assert_eq!(unknown.status.code(), Some(3), "{unknown:?}");
 
-    /// HTTP-8: SIGTERM answers an open wait with 503 and exits 0 well
-    /// within the grace period.
-    fn http_8_serve_stops_gracefully_with_open_waits(db) {
-        let session = mirror(db, "a", "alice");
-        let pending = ask(db, &session, 1);
-        let token = db.add_token(&alice(), "").unwrap().token;
-        let mut served = serve(&db.url, &["--grace-period", "5"]);
-        let url = served.url(&format!("/api/v1/clarification/{pending}/wait?timeout_ms=50000"));
-        let waiter = std::thread::spawn(move || send(client().get(url).bearer_auth(token)));
-        std::thread::sleep(Duration::from_millis(700));
-        let started = Instant::now();
-        let status = served.terminate(Duration::from_secs(20));
-        assert_eq!(status.code(), Some(0), "{status:?}");
-        assert!(started.elapsed() < Duration::from_secs(8), "took {:?}", started.elapsed());
-        let reply = waiter.join().unwrap();
-        assert_eq!(reply.text(), r#"503 {"error":"server shutting down"}"#);
-    }
+    let status = served.terminate(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0), "{status:?}");
+}
+
+/// HTTP-4: no tokens and no `--open-as`: refuse to start; `--open-as`
+/// only on loopback, where requests without a credential act as it.
+fn http_4_serve_refuses_without_tokens_and_open_as_binds_loopback_only(db: &TestDb) {
+    let refused = clarion(&[
+        "serve",
+        "--database-url",
+        &db.url,
+        "--listen",
+        "127.0.0.1:0",
+    ]);
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("no tokens"),
+        "{refused:?}"
+    );
+    let wide = clarion(&[
+        "serve",
+        "--database-url",
+        &db.url,
+        "--listen",
+        "0.0.0.0:0",
+        "--open-as",
+        "user:alice",
+    ]);
+    assert!(!wide.status.success());
+    assert!(
+        String::from_utf8_lossy(&wide.stderr).contains("loopback"),
+        "{wide:?}"
+    );
+
+    let session = mirror(db, "a", "alice");
+    let pending = ask(db, &session, 1);
+    let mut served = serve(&db.url, &["--open-as", "user:alice"]);
+    let got = send(client().get(served.url(&format!("/api/v1/clarification/{pending}"))));
+    assert_eq!(got.status, 200, "{}", got.body);
+    // An open server's ambient principal obeys the origin rule.
+    let foreign = send(
+        client()
+            .post(served.url(&format!("/api/v1/clarification/{pending}/cancel")))
+            .header("origin", "http://evil.example"),
+    );
+    assert_eq!(foreign.status, 403);
+    // A given credential must still be valid.
+    assert_eq!(
+        send(
+            client()
+                .get(served.url("/api/v1/summary"))
+                .bearer_auth("clr_nope")
+        )
+        .status,
+        401
+    );
+    assert_eq!(served.terminate(Duration::from_secs(20)).code(), Some(0));
+}
+
+/// HTTP-8: SIGTERM answers an open wait with 503 and exits 0 well
+/// within the grace period.
+fn http_8_serve_stops_gracefully_with_open_waits(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let pending = ask(db, &session, 1);
+    let token = db.add_token(&alice(), "").unwrap().token;
+    let mut served = serve(&db.url, &["--grace-period", "5"]);
+    let url = served.url(&format!(
+        "/api/v1/clarification/{pending}/wait?timeout_ms=50000"
+    ));
+    let waiter = std::thread::spawn(move || send(client().get(url).bearer_auth(token)));
+    std::thread::sleep(Duration::from_millis(700));
+    let started = Instant::now();
+    let status = served.terminate(Duration::from_secs(20));
+    assert_eq!(status.code(), Some(0), "{status:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        started.elapsed()
+    );
+    let reply = waiter.join().unwrap();
+    assert_eq!(reply.text(), r#"503 {"error":"server shutting down"}"#);
 }

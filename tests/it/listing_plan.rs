@@ -13,6 +13,8 @@ use diesel::sql_types::Text;
 
 use clarion::test_hooks::sql_catalog::Explain;
 
+use crate::support::TestDb;
+
 #[derive(QueryableByName)]
 struct SqlitePlanLine {
     #[diesel(sql_type = Text)]
@@ -144,74 +146,94 @@ fn plans(conn: &mut AnyConnection) -> Vec<(String, &'static str, String)> {
     out
 }
 
-dual_backend! {
-    fn ops_3_list_page_walks_the_partial_index_without_sorting(db) {
-        populate(db, &WorldSpec::new(20_000, 200)).unwrap();
-        let backend = db.backend();
-        for (name, index, plan) in db.raw(plans) {
-            let context = format!("{backend:?} {name}:\n{plan}");
-            match backend {
-                clarion::Backend::Sqlite => {
-                    assert!(plan.contains(&format!("bundles USING INDEX {index}")), "{context}");
-                    assert!(!plan.contains("TEMP B-TREE"), "{context}");
-                    assert!(!plan.contains("owner_key>"), "{context}");
-                    for line in plan.lines() {
-                        assert!(!line.trim_start().starts_with("SCAN") || line.contains("USING"), "full scan: {context}");
-                    }
+dual_backend!(ops_3_list_page_walks_the_partial_index_without_sorting);
+
+fn ops_3_list_page_walks_the_partial_index_without_sorting(db: &TestDb) {
+    populate(db, &WorldSpec::new(20_000, 200)).unwrap();
+    let backend = db.backend();
+    for (name, index, plan) in db.raw(plans) {
+        let context = format!("{backend:?} {name}:\n{plan}");
+        match backend {
+            clarion::Backend::Sqlite => {
+                assert!(
+                    plan.contains(&format!("bundles USING INDEX {index}")),
+                    "{context}"
+                );
+                assert!(!plan.contains("TEMP B-TREE"), "{context}");
+                assert!(!plan.contains("owner_key>"), "{context}");
+                for line in plan.lines() {
+                    assert!(
+                        !line.trim_start().starts_with("SCAN") || line.contains("USING"),
+                        "full scan: {context}"
+                    );
                 }
-                clarion::Backend::Postgres => {
-                    for variant in plan.split("-- ").filter(|v| !v.is_empty()) {
-                        let top = variant.lines().nth(1).unwrap_or_default();
-                        assert!(top.trim_start().starts_with("Limit"), "{context}");
-                        assert!(!variant.contains("Seq Scan on bundles "), "{context}");
-                        assert!(!variant.contains("Seq Scan on bundle_questions"), "{context}");
-                        if index == "bundles_listing_order" {
-                            assert!(variant.contains(&format!("using {index} on bundles")), "{context}");
-                            assert!(!variant.contains("Sort"), "{context}");
-                        } else {
-                            // An owner's range may be read as a bitmap and
-                            // sorted when the planner expects few rows in it;
-                            // either way it never reads another owner's.
-                            assert!(variant.contains(index), "{context}");
-                        }
+            }
+            clarion::Backend::Postgres => {
+                for variant in plan.split("-- ").filter(|v| !v.is_empty()) {
+                    let top = variant.lines().nth(1).unwrap_or_default();
+                    assert!(top.trim_start().starts_with("Limit"), "{context}");
+                    assert!(!variant.contains("Seq Scan on bundles "), "{context}");
+                    assert!(
+                        !variant.contains("Seq Scan on bundle_questions"),
+                        "{context}"
+                    );
+                    if index == "bundles_listing_order" {
+                        assert!(
+                            variant.contains(&format!("using {index} on bundles")),
+                            "{context}"
+                        );
+                        assert!(!variant.contains("Sort"), "{context}");
+                    } else {
+                        // An owner's range may be read as a bitmap and
+                        // sorted when the planner expects few rows in it;
+                        // either way it never reads another owner's.
+                        assert!(variant.contains(index), "{context}");
                     }
                 }
             }
         }
-        // The same query, run: pages of 50 from 200 active bundles.
-        let page = db.list_pending(&clarion::Principal::System, &clarion::ListRequest::default()).unwrap();
-        assert_eq!(page.bundles.len(), 50);
-        assert!(page.next_cursor.is_some());
     }
+    // The same query, run: pages of 50 from 200 active bundles.
+    let page = db
+        .list_pending(
+            &clarion::Principal::System,
+            &clarion::ListRequest::default(),
+        )
+        .unwrap();
+    assert_eq!(page.bundles.len(), 50);
+    assert!(page.next_cursor.is_some());
 }
 
-dual_backend! {
-    /// OPS-3a: a scoped summary counts over its owner keys' index ranges and
-    /// pending actions find the requested tasks' bundles by `task_key`;
-    /// neither reads the whole bundle table.
-    fn ops_3a_summary_and_pending_actions_use_their_indexes(db) {
-        use clarion::test_hooks::{owner_summary_bundles_query, pending_actions_query};
-        populate(db, &WorldSpec::new(20_000, 200)).unwrap();
-        let backend = db.backend();
-        let scope = scopes().remove(1).1;
-        let keys = ["", scope.user_id.as_str()];
-        let task_ids = vec!["t3".to_owned(), "t13".to_owned()];
-        let summary = db.raw(|conn| plan_of(conn, || owner_summary_bundles_query(&scope, &keys)));
-        let actions = db.raw(|conn| plan_of(conn, || pending_actions_query(&scope, &task_ids)));
-        for (plan, index) in [(summary, "bundles_by_owner"), (actions, "bundles_by_task")] {
-            let context = format!("{backend:?}:\n{plan}");
-            assert!(plan.contains(index), "{context}");
-            match backend {
-                clarion::Backend::Sqlite => {
-                    for line in plan.lines() {
-                        assert!(!line.trim_start().starts_with("SCAN bundles "), "full scan: {context}");
-                    }
-                    // Not a walk over every non-null owner key.
-                    assert!(!plan.contains("owner_key>"), "{context}");
+dual_backend!(ops_3a_summary_and_pending_actions_use_their_indexes);
+
+/// OPS-3a: a scoped summary counts over its owner keys' index ranges and
+/// pending actions find the requested tasks' bundles by `task_key`;
+/// neither reads the whole bundle table.
+fn ops_3a_summary_and_pending_actions_use_their_indexes(db: &TestDb) {
+    use clarion::test_hooks::{owner_summary_bundles_query, pending_actions_query};
+    populate(db, &WorldSpec::new(20_000, 200)).unwrap();
+    let backend = db.backend();
+    let scope = scopes().remove(1).1;
+    let keys = ["", scope.user_id.as_str()];
+    let task_ids = vec!["t3".to_owned(), "t13".to_owned()];
+    let summary = db.raw(|conn| plan_of(conn, || owner_summary_bundles_query(&scope, &keys)));
+    let actions = db.raw(|conn| plan_of(conn, || pending_actions_query(&scope, &task_ids)));
+    for (plan, index) in [(summary, "bundles_by_owner"), (actions, "bundles_by_task")] {
+        let context = format!("{backend:?}:\n{plan}");
+        assert!(plan.contains(index), "{context}");
+        match backend {
+            clarion::Backend::Sqlite => {
+                for line in plan.lines() {
+                    assert!(
+                        !line.trim_start().starts_with("SCAN bundles "),
+                        "full scan: {context}"
+                    );
                 }
-                clarion::Backend::Postgres => {
-                    assert!(!plan.contains("Seq Scan on bundles "), "{context}");
-                }
+                // Not a walk over every non-null owner key.
+                assert!(!plan.contains("owner_key>"), "{context}");
+            }
+            clarion::Backend::Postgres => {
+                assert!(!plan.contains("Seq Scan on bundles "), "{context}");
             }
         }
     }

@@ -4,8 +4,14 @@
 //! PostgreSQL half has `postgres` in its name, so `cargo test --features
 //! postgres -- postgres` selects exactly those halves.
 //!
+//! A concern too large for one file is split by requirement into
+//! `<concern>_<group>` modules (`resolve_validation`, `resolve_cancel`, …);
+//! what only those pieces share is in `<concern>_support`, what several
+//! concerns share in [`support`].
+//!
 //! A name filter selects modules, e.g. `cargo test --test it doors_` (every
-//! door) or `cargo test --test it delivery_`.
+//! door), `cargo test --test it delivery_` or `cargo test --test it
+//! resolve_`.
 
 #[macro_use]
 mod support;
@@ -30,7 +36,10 @@ mod rules_visibility_keys;
 
 // The domain: asking, the lifecycle, listing, resolving, claiming, waiting
 // and delivery, surviving crashes.
-mod ask;
+mod ask_idempotency;
+mod ask_support;
+mod ask_validation;
+mod ask_writes;
 mod claim_processes;
 mod claim_races;
 mod crash;
@@ -39,11 +48,28 @@ mod delivery_interleavings;
 mod delivery_lease;
 mod delivery_processes;
 mod delivery_push;
-mod delivery_waiting;
+mod delivery_waiting_dispatcher;
+mod delivery_waiting_outbox;
+mod delivery_waiting_outcomes;
+mod delivery_waiting_support;
+mod delivery_waiting_timeouts;
+mod delivery_waiting_wait_bundle;
+mod delivery_waiting_wakeups;
 mod events;
 mod lifecycle;
-mod listing;
-mod resolve;
+mod listing_envelopes;
+mod listing_exclusions;
+mod listing_pagination;
+mod listing_pending_actions;
+mod listing_summary;
+mod listing_support;
+mod listing_visibility_order;
+mod resolve_auth;
+mod resolve_cancel;
+mod resolve_claim_replay;
+mod resolve_normalization;
+mod resolve_support;
+mod resolve_validation;
 mod retention;
 
 // The doors: envelopes, the JSON layer, MCP, the C ABI, HTTP, the command
@@ -53,7 +79,10 @@ mod demo;
 mod doors_envelopes;
 mod doors_ffi_consumers;
 mod doors_ffi_header;
-mod doors_json;
+mod doors_json_checks;
+mod doors_json_hygiene;
+mod doors_json_operations;
+mod doors_json_support;
 mod doors_mcp;
 mod doors_mcp_server;
 mod hostile_input;
@@ -64,4 +93,8 @@ mod http_race;
 mod http_routes;
 mod http_serve;
 mod readme_examples;
-mod web_inbox;
+mod web_inbox_answering;
+mod web_inbox_keyboard;
+mod web_inbox_listing;
+mod web_inbox_security;
+mod web_inbox_support;

@@ -18,45 +18,57 @@ fn example(language: &str, marker: &str) -> String {
         .unwrap_or_else(|| panic!("no {language} example containing {marker:?} in README.md"))
 }
 
-dual_backend! {
-    fn readme_c_example_compiles_and_runs(db) {
-        let dir = tempfile::tempdir().unwrap();
-        let source = dir.path().join("example.c");
-        std::fs::write(&source, example("c", "int main")).unwrap();
-        let program = dir.path().join("example");
-        let libs = library_dir();
-        succeeded(
-            Command::new("cc")
-                .args(["-std=c11", "-Wall", "-Werror", "-o"])
-                .arg(&program)
-                .arg(&source)
-                .arg("-I").arg(root().join("include"))
-                .arg("-L").arg(&libs)
-                .arg("-lclarion")
-                .output()
-                .unwrap(),
-            "compiling the README's C example",
-        );
-        let stdout = succeeded(
-            Command::new(&program).arg(&db.url).env("LD_LIBRARY_PATH", &libs).output().unwrap(),
-            "the README's C example",
-        );
-        assert!(stdout.contains(r#"-> {"status":200,"body":{"bundles":[{"pending_id""#), "{stdout}");
-    }
+dual_backend!(
+    readme_c_example_compiles_and_runs,
+    readme_python_example_runs
+);
 
-    fn readme_python_example_runs(db) {
-        let dir = tempfile::tempdir().unwrap();
-        let script = dir.path().join("example.py");
-        std::fs::write(&script, example("python", "ctypes.CDLL")).unwrap();
-        let stdout = succeeded(
-            Command::new("python3")
-                .arg(&script)
-                .env("CLARION_LIB", library_dir().join("libclarion.so"))
-                .env("CLARION_DATABASE_URL", &db.url)
-                .output()
-                .unwrap(),
-            "the README's Python example",
-        );
-        assert!(stdout.starts_with("200 True [{'question_id': 'q1', 'selected_options': ['q1_opt2'], 'custom_text': 'navy, please'}]"), "{stdout}");
-    }
+fn readme_c_example_compiles_and_runs(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("example.c");
+    std::fs::write(&source, example("c", "int main")).unwrap();
+    let program = dir.path().join("example");
+    let libs = library_dir();
+    succeeded(
+        Command::new("cc")
+            .args(["-std=c11", "-Wall", "-Werror", "-o"])
+            .arg(&program)
+            .arg(&source)
+            .arg("-I")
+            .arg(root().join("include"))
+            .arg("-L")
+            .arg(&libs)
+            .arg("-lclarion")
+            .output()
+            .unwrap(),
+        "compiling the README's C example",
+    );
+    let stdout = succeeded(
+        Command::new(&program)
+            .arg(&db.url)
+            .env("LD_LIBRARY_PATH", &libs)
+            .output()
+            .unwrap(),
+        "the README's C example",
+    );
+    assert!(
+        stdout.contains(r#"-> {"status":200,"body":{"bundles":[{"pending_id""#),
+        "{stdout}"
+    );
+}
+
+fn readme_python_example_runs(db: &TestDb) {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("example.py");
+    std::fs::write(&script, example("python", "ctypes.CDLL")).unwrap();
+    let stdout = succeeded(
+        Command::new("python3")
+            .arg(&script)
+            .env("CLARION_LIB", library_dir().join("libclarion.so"))
+            .env("CLARION_DATABASE_URL", &db.url)
+            .output()
+            .unwrap(),
+        "the README's Python example",
+    );
+    assert!(stdout.starts_with("200 True [{'question_id': 'q1', 'selected_options': ['q1_opt2'], 'custom_text': 'navy, please'}]"), "{stdout}");
 }

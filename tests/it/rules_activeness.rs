@@ -4,155 +4,194 @@
 use crate::support::rows::{self, Row};
 use crate::support::*;
 
-dual_backend! {
-    /// ACT-1.1: a NULL status counts as pending.
-    fn act_1_null_status_counts_as_pending(db) {
-        let session = mirror(db, "a", "alice");
-        let turn = db.begin_turn(&session).unwrap();
-        rows::insert_bundle(db, "b1", &session, &turn, "t-a");
-        Row::new("b1", &session, &turn).status(None).insert(db);
-        assert!(db.has_pending_clarification(&session).unwrap());
-        assert_eq!(rows::active_ids(db), ["b1"]);
-    }
+dual_backend!(
+    act_1_null_status_counts_as_pending,
+    act_1_empty_status_counts_as_pending,
+    act_1_unrecognized_status_is_not_pending,
+    act_1_bundle_without_rows_is_not_active,
+    act_1_mixed_bundle_active_while_a_row_is_pending,
+    act_1_superseded_turn_is_not_active,
+    act_1_terminal_session_states_are_not_active,
+    act_1_bundle_spanning_two_turns_is_not_active,
+    act_1_bundle_spanning_two_sessions_is_not_active,
+    act_2_latest_started_at_is_current,
+    act_2_equal_started_at_breaks_tie_by_creation_order,
+    act_2_begin_turn_is_current_despite_a_clock_behind,
+    act_4_supersession_changes_no_row
+);
 
-    /// ACT-1.1: an empty status counts as pending.
-    fn act_1_empty_status_counts_as_pending(db) {
-        let session = mirror(db, "a", "alice");
-        let turn = db.begin_turn(&session).unwrap();
-        rows::insert_bundle(db, "b1", &session, &turn, "t-a");
-        Row::new("b1", &session, &turn).status(Some("")).insert(db);
-        assert!(db.has_pending_clarification(&session).unwrap());
-    }
+/// ACT-1.1: a NULL status counts as pending.
+fn act_1_null_status_counts_as_pending(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let turn = db.begin_turn(&session).unwrap();
+    rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+    Row::new("b1", &session, &turn).status(None).insert(db);
+    assert!(db.has_pending_clarification(&session).unwrap());
+    assert_eq!(rows::active_ids(db), ["b1"]);
+}
 
-    /// ACT-1.1: an unrecognized status does not count as pending.
-    fn act_1_unrecognized_status_is_not_pending(db) {
-        let session = mirror(db, "a", "alice");
-        let turn = db.begin_turn(&session).unwrap();
-        rows::insert_bundle(db, "b1", &session, &turn, "t-a");
-        Row::new("b1", &session, &turn).status(Some("PENDING")).insert(db);
-        Row::new("b1", &session, &turn).question_id("q2").status(Some("snoozed")).insert(db);
-        assert!(!db.has_pending_clarification(&session).unwrap());
-        assert!(rows::active_ids(db).is_empty());
-    }
+/// ACT-1.1: an empty status counts as pending.
+fn act_1_empty_status_counts_as_pending(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let turn = db.begin_turn(&session).unwrap();
+    rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+    Row::new("b1", &session, &turn).status(Some("")).insert(db);
+    assert!(db.has_pending_clarification(&session).unwrap());
+}
 
-    /// ACT-1.1: a bundle without question rows is not active.
-    fn act_1_bundle_without_rows_is_not_active(db) {
-        let session = mirror(db, "a", "alice");
-        let turn = db.begin_turn(&session).unwrap();
-        rows::insert_bundle(db, "b1", &session, &turn, "t-a");
-        assert!(!db.has_pending_clarification(&session).unwrap());
-    }
+/// ACT-1.1: an unrecognized status does not count as pending.
+fn act_1_unrecognized_status_is_not_pending(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let turn = db.begin_turn(&session).unwrap();
+    rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+    Row::new("b1", &session, &turn)
+        .status(Some("PENDING"))
+        .insert(db);
+    Row::new("b1", &session, &turn)
+        .question_id("q2")
+        .status(Some("snoozed"))
+        .insert(db);
+    assert!(!db.has_pending_clarification(&session).unwrap());
+    assert!(rows::active_ids(db).is_empty());
+}
 
-    /// ACT-1.1, LIST-10: a mixed bundle is active while one row is pending,
-    /// and inactive once none is.
-    fn act_1_mixed_bundle_active_while_a_row_is_pending(db) {
-        let session = mirror(db, "a", "alice");
-        let turn = db.begin_turn(&session).unwrap();
-        rows::insert_bundle(db, "mixed", &session, &turn, "t-a");
-        Row::new("mixed", &session, &turn).status(Some("answered")).insert(db);
-        Row::new("mixed", &session, &turn).question_id("q2").status(Some("pending")).insert(db);
-        rows::insert_bundle(db, "done", &session, &turn, "t-a");
-        Row::new("done", &session, &turn).status(Some("answered")).insert(db);
-        Row::new("done", &session, &turn).question_id("q2").status(Some("expired")).insert(db);
-        assert_eq!(rows::active_ids(db), ["mixed"]);
-    }
+/// ACT-1.1: a bundle without question rows is not active.
+fn act_1_bundle_without_rows_is_not_active(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let turn = db.begin_turn(&session).unwrap();
+    rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+    assert!(!db.has_pending_clarification(&session).unwrap());
+}
 
-    /// ACT-1.2, LIFE-2: a bundle of an older turn is superseded.
-    fn act_1_superseded_turn_is_not_active(db) {
-        let session = mirror(db, "a", "alice");
-        let pending_id = ask(db, &session, 1);
-        assert!(db.has_pending_clarification(&session).unwrap());
-        db.begin_turn(&session).unwrap();
-        assert!(!db.has_pending_clarification(&session).unwrap());
-        assert!(rows::active_ids(db).is_empty());
-        assert_eq!(rows::statuses(db, &pending_id), [Some("pending".to_owned())]);
-    }
+/// ACT-1.1, LIST-10: a mixed bundle is active while one row is pending,
+/// and inactive once none is.
+fn act_1_mixed_bundle_active_while_a_row_is_pending(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let turn = db.begin_turn(&session).unwrap();
+    rows::insert_bundle(db, "mixed", &session, &turn, "t-a");
+    Row::new("mixed", &session, &turn)
+        .status(Some("answered"))
+        .insert(db);
+    Row::new("mixed", &session, &turn)
+        .question_id("q2")
+        .status(Some("pending"))
+        .insert(db);
+    rows::insert_bundle(db, "done", &session, &turn, "t-a");
+    Row::new("done", &session, &turn)
+        .status(Some("answered"))
+        .insert(db);
+    Row::new("done", &session, &turn)
+        .question_id("q2")
+        .status(Some("expired"))
+        .insert(db);
+    assert_eq!(rows::active_ids(db), ["mixed"]);
+}
 
-    /// ACT-1.3: each terminal state alone makes a bundle inactive, each
-    /// other state leaves it active. The state is forced directly so expiry
-    /// (LIFE-3) does not hide the conjunct.
-    fn act_1_terminal_session_states_are_not_active(db) {
-        let session = mirror(db, "a", "alice");
-        ask(db, &session, 1);
-        for state in clarion::SessionState::ALL {
-            rows::force_state(db, &session, state.as_str());
-            assert_eq!(
-                db.has_pending_clarification(&session).unwrap(),
-                !state.is_terminal(),
-                "state {}",
-                state.as_str()
-            );
-        }
-    }
+/// ACT-1.2, LIFE-2: a bundle of an older turn is superseded.
+fn act_1_superseded_turn_is_not_active(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let pending_id = ask(db, &session, 1);
+    assert!(db.has_pending_clarification(&session).unwrap());
+    db.begin_turn(&session).unwrap();
+    assert!(!db.has_pending_clarification(&session).unwrap());
+    assert!(rows::active_ids(db).is_empty());
+    assert_eq!(
+        rows::statuses(db, &pending_id),
+        [Some("pending".to_owned())]
+    );
+}
 
-    /// ACT-1.4: rows spread over two turns make a malformed bundle.
-    fn act_1_bundle_spanning_two_turns_is_not_active(db) {
-        let session = mirror(db, "a", "alice");
-        let old_turn = db.begin_turn(&session).unwrap();
-        let turn = db.begin_turn(&session).unwrap();
-        rows::insert_bundle(db, "b1", &session, &turn, "t-a");
-        Row::new("b1", &session, &turn).insert(db);
-        Row::new("b1", &session, &old_turn).question_id("q2").insert(db);
-        assert!(!db.has_pending_clarification(&session).unwrap());
+/// ACT-1.3: each terminal state alone makes a bundle inactive, each
+/// other state leaves it active. The state is forced directly so expiry
+/// (LIFE-3) does not hide the conjunct.
+fn act_1_terminal_session_states_are_not_active(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    ask(db, &session, 1);
+    for state in clarion::SessionState::ALL {
+        rows::force_state(db, &session, state.as_str());
+        assert_eq!(
+            db.has_pending_clarification(&session).unwrap(),
+            !state.is_terminal(),
+            "state {}",
+            state.as_str()
+        );
     }
+}
 
-    /// ACT-1.4: rows spread over two sessions make a malformed bundle.
-    fn act_1_bundle_spanning_two_sessions_is_not_active(db) {
-        let session = mirror(db, "a", "alice");
-        let other = mirror(db, "b", "alice");
-        let turn = db.begin_turn(&session).unwrap();
-        rows::insert_bundle(db, "b1", &session, &turn, "t-a");
-        Row::new("b1", &session, &turn).insert(db);
-        Row::new("b1", &other, &turn).question_id("q2").insert(db);
-        assert!(!db.has_pending_clarification(&session).unwrap());
-    }
+/// ACT-1.4: rows spread over two turns make a malformed bundle.
+fn act_1_bundle_spanning_two_turns_is_not_active(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let old_turn = db.begin_turn(&session).unwrap();
+    let turn = db.begin_turn(&session).unwrap();
+    rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+    Row::new("b1", &session, &turn).insert(db);
+    Row::new("b1", &session, &old_turn)
+        .question_id("q2")
+        .insert(db);
+    assert!(!db.has_pending_clarification(&session).unwrap());
+}
 
-    /// ACT-2: the latest `started_at` wins over creation order.
-    fn act_2_latest_started_at_is_current(db) {
-        let session = mirror(db, "a", "alice");
-        rows::insert_turn(db, "late", &session, 2_000);
-        rows::insert_turn(db, "early", &session, 1_000);
-        rows::insert_bundle(db, "in-late", &session, "late", "t-a");
-        Row::new("in-late", &session, "late").insert(db);
-        rows::insert_bundle(db, "in-early", &session, "early", "t-a");
-        Row::new("in-early", &session, "early").insert(db);
-        assert_eq!(rows::active_ids(db), ["in-late"]);
-    }
+/// ACT-1.4: rows spread over two sessions make a malformed bundle.
+fn act_1_bundle_spanning_two_sessions_is_not_active(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let other = mirror(db, "b", "alice");
+    let turn = db.begin_turn(&session).unwrap();
+    rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+    Row::new("b1", &session, &turn).insert(db);
+    Row::new("b1", &other, &turn).question_id("q2").insert(db);
+    assert!(!db.has_pending_clarification(&session).unwrap());
+}
 
-    /// ACT-2: with equal `started_at`, the later-created turn wins, even
-    /// when its id sorts first.
-    fn act_2_equal_started_at_breaks_tie_by_creation_order(db) {
-        let session = mirror(db, "a", "alice");
-        rows::insert_turn(db, "zzz-first", &session, 1_000);
-        rows::insert_turn(db, "aaa-second", &session, 1_000);
-        rows::insert_bundle(db, "b-first", &session, "zzz-first", "t-a");
-        Row::new("b-first", &session, "zzz-first").insert(db);
-        rows::insert_bundle(db, "b-second", &session, "aaa-second", "t-a");
-        Row::new("b-second", &session, "aaa-second").insert(db);
-        assert_eq!(rows::active_ids(db), ["b-second"]);
-    }
+/// ACT-2: the latest `started_at` wins over creation order.
+fn act_2_latest_started_at_is_current(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    rows::insert_turn(db, "late", &session, 2_000);
+    rows::insert_turn(db, "early", &session, 1_000);
+    rows::insert_bundle(db, "in-late", &session, "late", "t-a");
+    Row::new("in-late", &session, "late").insert(db);
+    rows::insert_bundle(db, "in-early", &session, "early", "t-a");
+    Row::new("in-early", &session, "early").insert(db);
+    assert_eq!(rows::active_ids(db), ["in-late"]);
+}
 
-    /// ACT-2, LIFE-2: `begin_turn` always makes the newest turn, even when
-    /// the clock is behind an existing turn's `started_at`.
-    fn act_2_begin_turn_is_current_despite_a_clock_behind(db) {
-        let session = mirror(db, "a", "alice");
-        rows::insert_turn(db, "from-the-future", &session, EPOCH.as_micros() + 60_000_000);
-        let pending_id = ask(db, &session, 1);
-        assert_eq!(rows::turn_of(db, &pending_id), "from-the-future");
-        db.begin_turn(&session).unwrap();
-        let newer = ask(db, &session, 1);
-        assert_eq!(rows::active_ids(db), [newer]);
-    }
+/// ACT-2: with equal `started_at`, the later-created turn wins, even
+/// when its id sorts first.
+fn act_2_equal_started_at_breaks_tie_by_creation_order(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    rows::insert_turn(db, "zzz-first", &session, 1_000);
+    rows::insert_turn(db, "aaa-second", &session, 1_000);
+    rows::insert_bundle(db, "b-first", &session, "zzz-first", "t-a");
+    Row::new("b-first", &session, "zzz-first").insert(db);
+    rows::insert_bundle(db, "b-second", &session, "aaa-second", "t-a");
+    Row::new("b-second", &session, "aaa-second").insert(db);
+    assert_eq!(rows::active_ids(db), ["b-second"]);
+}
 
-    /// ACT-4: supersession writes no row; the bundle stays in history as it was.
-    fn act_4_supersession_changes_no_row(db) {
-        let session = mirror(db, "a", "alice");
-        let pending_id = ask(db, &session, 2);
-        let before = rows::statuses(db, &pending_id);
-        db.begin_turn(&session).unwrap();
-        assert_eq!(rows::statuses(db, &pending_id), before);
-        assert!(!rows::detached(db, &pending_id));
-    }
+/// ACT-2, LIFE-2: `begin_turn` always makes the newest turn, even when
+/// the clock is behind an existing turn's `started_at`.
+fn act_2_begin_turn_is_current_despite_a_clock_behind(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    rows::insert_turn(
+        db,
+        "from-the-future",
+        &session,
+        EPOCH.as_micros() + 60_000_000,
+    );
+    let pending_id = ask(db, &session, 1);
+    assert_eq!(rows::turn_of(db, &pending_id), "from-the-future");
+    db.begin_turn(&session).unwrap();
+    let newer = ask(db, &session, 1);
+    assert_eq!(rows::active_ids(db), [newer]);
+}
+
+/// ACT-4: supersession writes no row; the bundle stays in history as it was.
+fn act_4_supersession_changes_no_row(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let pending_id = ask(db, &session, 2);
+    let before = rows::statuses(db, &pending_id);
+    db.begin_turn(&session).unwrap();
+    assert_eq!(rows::statuses(db, &pending_id), before);
+    assert!(!rows::detached(db, &pending_id));
 }
 
 /// ACT-3: a small deterministic generator, so a failure names its seed.
@@ -349,99 +388,151 @@ fn turns_of(session_ids: &[String], s: usize, t: usize) -> String {
     format!("turn-{seed_and_session}-{t}")
 }
 
-dual_backend! {
-    /// ACT-3: on random worlds, the SQL rule, the listing, the summary,
-    /// pending actions, `get_bundle`, the workflow guard (LIFE-7), detach
-    /// (LIFE-5) and expiry (LIFE-3/4) all agree with the oracle; after the
-    /// operations, every `may_be_active` hint equals "may this bundle ever
-    /// be active again" (ACT-4).
-    fn act_3_every_consumer_agrees_on_random_worlds(db) {
-        for seed in 1..=30u64 {
-            let (bundles, expected, current) = build_world(db, seed);
-            let mine: Vec<String> = rows::active_ids(db)
-                .into_iter()
-                .filter(|id| id.starts_with(&format!("b-{seed}-")))
-                .collect();
-            assert_eq!(mine, expected, "seed {seed}: SQL rule vs oracle");
-            // Every listed bundle here is answerable (rows have question ids).
-            let answerable: Vec<String> = expected
-                .iter()
-                .filter(|id| bundles.iter().any(|b| &&b.pending_id == id && !b.statuses.is_empty()))
-                .cloned()
-                .collect();
-            assert_eq!(listed(db, seed), answerable, "seed {seed}: list_pending vs oracle");
-            for bundle in &bundles {
-                let status = db.get_bundle(&clarion::Principal::System, &bundle.pending_id).unwrap().status;
-                assert_eq!(
-                    status == clarion::BundleStatus::Pending,
-                    expected.contains(&bundle.pending_id),
-                    "seed {seed}: get_bundle of {}",
-                    bundle.pending_id
-                );
-            }
+dual_backend!(
+    act_3_every_consumer_agrees_on_random_worlds,
+    act_3_the_claim_agrees_on_random_worlds
+);
 
-            let sessions: std::collections::BTreeSet<usize> = bundles.iter().map(|b| b.session).collect();
-            for s in sessions {
-                let session = format!("s-{seed}-{s}");
-                let expect_pending = expected.iter().any(|id| id.starts_with(&format!("b-{seed}-{s}-")));
+/// ACT-3: on random worlds, the SQL rule, the listing, the summary,
+/// pending actions, `get_bundle`, the workflow guard (LIFE-7), detach
+/// (LIFE-5) and expiry (LIFE-3/4) all agree with the oracle; after the
+/// operations, every `may_be_active` hint equals "may this bundle ever
+/// be active again" (ACT-4).
+fn act_3_every_consumer_agrees_on_random_worlds(db: &TestDb) {
+    for seed in 1..=30u64 {
+        let (bundles, expected, current) = build_world(db, seed);
+        let mine: Vec<String> = rows::active_ids(db)
+            .into_iter()
+            .filter(|id| id.starts_with(&format!("b-{seed}-")))
+            .collect();
+        assert_eq!(mine, expected, "seed {seed}: SQL rule vs oracle");
+        // Every listed bundle here is answerable (rows have question ids).
+        let answerable: Vec<String> = expected
+            .iter()
+            .filter(|id| {
+                bundles
+                    .iter()
+                    .any(|b| &&b.pending_id == id && !b.statuses.is_empty())
+            })
+            .cloned()
+            .collect();
+        assert_eq!(
+            listed(db, seed),
+            answerable,
+            "seed {seed}: list_pending vs oracle"
+        );
+        for bundle in &bundles {
+            let status = db
+                .get_bundle(&clarion::Principal::System, &bundle.pending_id)
+                .unwrap()
+                .status;
+            assert_eq!(
+                status == clarion::BundleStatus::Pending,
+                expected.contains(&bundle.pending_id),
+                "seed {seed}: get_bundle of {}",
+                bundle.pending_id
+            );
+        }
+
+        let sessions: std::collections::BTreeSet<usize> =
+            bundles.iter().map(|b| b.session).collect();
+        for s in sessions {
+            let session = format!("s-{seed}-{s}");
+            let expect_pending = expected
+                .iter()
+                .any(|id| id.starts_with(&format!("b-{seed}-{s}-")));
+            assert_eq!(
+                db.has_pending_clarification(&session).unwrap(),
+                expect_pending,
+                "seed {seed} session {s}: workflow guard"
+            );
+            let actions = db
+                .pending_actions(&clarion::Principal::System, &[format!("t-{seed}-{s}")])
+                .unwrap();
+            assert_eq!(
+                actions[0].task_pending_action.is_some(),
+                expect_pending,
+                "seed {seed} session {s}: pending actions"
+            );
+            db.detach_session(&session).unwrap();
+            db.set_session_state(&session, clarion::SessionState::Completed)
+                .unwrap();
+        }
+        for bundle in &bundles {
+            let was_active = expected.contains(&bundle.pending_id);
+            assert_eq!(
+                rows::detached(db, &bundle.pending_id),
+                was_active,
+                "seed {seed}: detach of {}",
+                bundle.pending_id
+            );
+            let now = rows::statuses(db, &bundle.pending_id);
+            for (before, after) in bundle.statuses.iter().zip(&now) {
+                let was_pending = matches!(before, None | Some("") | Some("pending"));
+                let expected_after = if was_active && was_pending {
+                    Some("expired")
+                } else {
+                    *before
+                };
                 assert_eq!(
-                    db.has_pending_clarification(&session).unwrap(),
-                    expect_pending,
-                    "seed {seed} session {s}: workflow guard"
-                );
-                let actions = db.pending_actions(&clarion::Principal::System, &[format!("t-{seed}-{s}")]).unwrap();
-                assert_eq!(
-                    actions[0].task_pending_action.is_some(),
-                    expect_pending,
-                    "seed {seed} session {s}: pending actions"
-                );
-                db.detach_session(&session).unwrap();
-                db.set_session_state(&session, clarion::SessionState::Completed).unwrap();
-            }
-            for bundle in &bundles {
-                let was_active = expected.contains(&bundle.pending_id);
-                assert_eq!(rows::detached(db, &bundle.pending_id), was_active, "seed {seed}: detach of {}", bundle.pending_id);
-                let now = rows::statuses(db, &bundle.pending_id);
-                for (before, after) in bundle.statuses.iter().zip(&now) {
-                    let was_pending = matches!(before, None | Some("") | Some("pending"));
-                    let expected_after = if was_active && was_pending { Some("expired") } else { *before };
-                    assert_eq!(after.as_deref(), expected_after, "seed {seed}: expiry of {}", bundle.pending_id);
-                }
-                assert_eq!(
-                    hint(db, &bundle.pending_id),
-                    may_be_active_again(&now, bundle.turn, current[bundle.session]),
-                    "seed {seed}: the may_be_active hint of {}",
+                    after.as_deref(),
+                    expected_after,
+                    "seed {seed}: expiry of {}",
                     bundle.pending_id
                 );
             }
+            assert_eq!(
+                hint(db, &bundle.pending_id),
+                may_be_active_again(&now, bundle.turn, current[bundle.session]),
+                "seed {seed}: the may_be_active hint of {}",
+                bundle.pending_id
+            );
         }
     }
+}
 
-    /// ACT-3 for the claim: on random worlds, a cancel claims exactly the
-    /// bundles the oracle calls active; every other bundle is refused
-    /// (409, or a replay of an earlier resolution). A claimed bundle's
-    /// hint is cleared at once; the summary counts what the oracle lists.
-    fn act_3_the_claim_agrees_on_random_worlds(db) {
-        for seed in 101..=130u64 {
-            let (bundles, expected, current) = build_world(db, seed);
-            let summary = db.summary(&clarion::Principal::System).unwrap();
-            let listed_now = listed(db, seed).len() as i64;
-            assert!(summary.pending_bundles >= listed_now, "seed {seed}: summary counts at least this seed's bundles");
-            for bundle in &bundles {
-                let claimed = matches!(
-                    db.cancel_bundle(&clarion::Principal::System, &bundle.pending_id),
-                    Ok(clarion::Resolved { claimed: true, .. })
+/// ACT-3 for the claim: on random worlds, a cancel claims exactly the
+/// bundles the oracle calls active; every other bundle is refused
+/// (409, or a replay of an earlier resolution). A claimed bundle's
+/// hint is cleared at once; the summary counts what the oracle lists.
+fn act_3_the_claim_agrees_on_random_worlds(db: &TestDb) {
+    for seed in 101..=130u64 {
+        let (bundles, expected, current) = build_world(db, seed);
+        let summary = db.summary(&clarion::Principal::System).unwrap();
+        let listed_now = listed(db, seed).len() as i64;
+        assert!(
+            summary.pending_bundles >= listed_now,
+            "seed {seed}: summary counts at least this seed's bundles"
+        );
+        for bundle in &bundles {
+            let claimed = matches!(
+                db.cancel_bundle(&clarion::Principal::System, &bundle.pending_id),
+                Ok(clarion::Resolved { claimed: true, .. })
+            );
+            assert_eq!(
+                claimed,
+                expected.contains(&bundle.pending_id),
+                "seed {seed}: claim of {}",
+                bundle.pending_id
+            );
+            let now = rows::statuses(db, &bundle.pending_id);
+            if claimed {
+                assert!(
+                    !hint(db, &bundle.pending_id),
+                    "seed {seed}: a claim clears the hint"
                 );
-                assert_eq!(claimed, expected.contains(&bundle.pending_id), "seed {seed}: claim of {}", bundle.pending_id);
-                let now = rows::statuses(db, &bundle.pending_id);
-                if claimed {
-                    assert!(!hint(db, &bundle.pending_id), "seed {seed}: a claim clears the hint");
-                } else {
-                    assert_eq!(now.iter().map(|s| s.as_deref()).collect::<Vec<_>>(), bundle.statuses, "seed {seed}: a refused claim writes nothing");
-                }
-                let _ = current;
+            } else {
+                assert_eq!(
+                    now.iter().map(|s| s.as_deref()).collect::<Vec<_>>(),
+                    bundle.statuses,
+                    "seed {seed}: a refused claim writes nothing"
+                );
             }
-            assert!(listed(db, seed).is_empty(), "seed {seed}: nothing of this seed is listed after the claims");
+            let _ = current;
         }
+        assert!(
+            listed(db, seed).is_empty(),
+            "seed {seed}: nothing of this seed is listed after the claims"
+        );
     }
 }

@@ -307,91 +307,99 @@ fn ops_3a_visibility_keys_stay_exact_postgres() {
     }
 }
 
-dual_backend! {
-    /// OPS-3a, CLAIM-4 under contention: asks in two sessions race owner
-    /// changes, deletions and re-creations of their workspace, moves of
-    /// their task between it and a dangling workspace, and a session moving
-    /// between tasks — real threads released together. Afterwards every
-    /// stored key equals what the mirror implies: no change computed a key
-    /// from a mirror another change was rewriting.
-    fn ops_3a_keys_stay_exact_under_concurrent_changes(db) {
-        use std::sync::Barrier;
-        db.upsert_workspace("w0", Some("alice")).unwrap();
-        db.upsert_task("t0", Some("w0")).unwrap();
-        db.upsert_task("t1", Some("w1")).unwrap();
-        db.upsert_session(SessionUpsert::new("s0", "t0")).unwrap();
-        db.upsert_session(SessionUpsert::new("s1", "t0")).unwrap();
-        let rounds = 60;
-        let start = Barrier::new(4);
-        std::thread::scope(|scope| {
-            for session in ["s0", "s1"] {
-                let start = &start;
-                scope.spawn(move || {
-                    start.wait();
-                    for _ in 0..rounds {
-                        ask(db, session, 1);
-                    }
-                });
+dual_backend!(ops_3a_keys_stay_exact_under_concurrent_changes);
+
+/// OPS-3a, CLAIM-4 under contention: asks in two sessions race owner
+/// changes, deletions and re-creations of their workspace, moves of
+/// their task between it and a dangling workspace, and a session moving
+/// between tasks — real threads released together. Afterwards every
+/// stored key equals what the mirror implies: no change computed a key
+/// from a mirror another change was rewriting.
+fn ops_3a_keys_stay_exact_under_concurrent_changes(db: &TestDb) {
+    use std::sync::Barrier;
+    db.upsert_workspace("w0", Some("alice")).unwrap();
+    db.upsert_task("t0", Some("w0")).unwrap();
+    db.upsert_task("t1", Some("w1")).unwrap();
+    db.upsert_session(SessionUpsert::new("s0", "t0")).unwrap();
+    db.upsert_session(SessionUpsert::new("s1", "t0")).unwrap();
+    let rounds = 60;
+    let start = Barrier::new(4);
+    std::thread::scope(|scope| {
+        for session in ["s0", "s1"] {
+            let start = &start;
+            scope.spawn(move || {
+                start.wait();
+                for _ in 0..rounds {
+                    ask(db, session, 1);
+                }
+            });
+        }
+        scope.spawn(|| {
+            start.wait();
+            for round in 0..rounds {
+                match round % 4 {
+                    3 => db.delete_workspace("w0").unwrap(),
+                    n => db.upsert_workspace("w0", Some(OWNERS[n])).unwrap(),
+                }
             }
-            scope.spawn(|| {
-                start.wait();
-                for round in 0..rounds {
-                    match round % 4 {
-                        3 => db.delete_workspace("w0").unwrap(),
-                        n => db.upsert_workspace("w0", Some(OWNERS[n])).unwrap(),
-                    }
-                }
-            });
-            scope.spawn(|| {
-                start.wait();
-                for round in 0..rounds {
-                    let workspace = if round % 2 == 0 { "w1" } else { "w0" };
-                    db.upsert_task("t0", Some(workspace)).unwrap();
-                    let task = if round % 3 == 0 { "t1" } else { "t0" };
-                    db.upsert_session(SessionUpsert::new("s1", task)).unwrap();
-                }
-            });
         });
-        let drift = clarion::test_hooks::drift(db).unwrap();
-        let keys: Vec<_> = drift
-            .iter()
-            .filter(|d| d.task_key.is_some() || d.owner_key.is_some())
-            .collect();
-        assert!(keys.is_empty(), "keys drifted: {keys:?}");
-        assert_eq!(clarion::test_hooks::drift(db).unwrap().len(), 0);
-    }
+        scope.spawn(|| {
+            start.wait();
+            for round in 0..rounds {
+                let workspace = if round % 2 == 0 { "w1" } else { "w0" };
+                db.upsert_task("t0", Some(workspace)).unwrap();
+                let task = if round % 3 == 0 { "t1" } else { "t0" };
+                db.upsert_session(SessionUpsert::new("s1", task)).unwrap();
+            }
+        });
+    });
+    let drift = clarion::test_hooks::drift(db).unwrap();
+    let keys: Vec<_> = drift
+        .iter()
+        .filter(|d| d.task_key.is_some() || d.owner_key.is_some())
+        .collect();
+    assert!(keys.is_empty(), "keys drifted: {keys:?}");
+    assert_eq!(clarion::test_hooks::drift(db).unwrap().len(), 0);
 }
 
-dual_backend! {
-    /// OPS-3a: a task moving into a workspace and that workspace changing
-    /// owner cannot interleave. The move is paused after it wrote its
-    /// bundles' keys from the workspace's old owner, before its commit; the
-    /// owner change must wait for it (otherwise it would rewrite the keys of
-    /// the workspace's tasks without seeing the moving one, and the moved
-    /// bundles would keep the old owner).
-    fn ops_3a_owner_change_waits_for_a_task_moving_in(db) {
-        use clarion::test_hooks::{points, FailAction, Gate};
-        use std::time::Duration;
-        db.upsert_workspace("w0", Some("alice")).unwrap();
-        db.upsert_task("t0", Some("w-none")).unwrap();
-        db.upsert_session(SessionUpsert::new("s0", "t0")).unwrap();
-        let pending_id = ask(db, "s0", 1);
-        let gate = Gate::new();
-        db.arm_failpoint(points::TASK_MOVED_BEFORE_COMMIT, FailAction::Block(gate.clone()));
-        std::thread::scope(|scope| {
-            let mover = scope.spawn(|| db.upsert_task("t0", Some("w0")));
-            assert!(gate.wait_arrival(Duration::from_secs(10)), "the move never paused");
-            let owner_change = scope.spawn(|| db.upsert_workspace("w0", Some("bob")));
-            std::thread::sleep(Duration::from_millis(300));
-            let waited = !owner_change.is_finished();
-            gate.open();
-            mover.join().unwrap().unwrap();
-            owner_change.join().unwrap().unwrap();
-            assert!(waited, "the owner change did not wait for the move");
-        });
-        db.disarm_failpoint(points::TASK_MOVED_BEFORE_COMMIT);
-        assert!(db.get_bundle(&Principal::user("bob"), &pending_id).is_ok());
-        assert!(db.get_bundle(&Principal::user("alice"), &pending_id).is_err());
-        assert!(clarion::test_hooks::drift(db).unwrap().is_empty());
-    }
+dual_backend!(ops_3a_owner_change_waits_for_a_task_moving_in);
+
+/// OPS-3a: a task moving into a workspace and that workspace changing
+/// owner cannot interleave. The move is paused after it wrote its
+/// bundles' keys from the workspace's old owner, before its commit; the
+/// owner change must wait for it (otherwise it would rewrite the keys of
+/// the workspace's tasks without seeing the moving one, and the moved
+/// bundles would keep the old owner).
+fn ops_3a_owner_change_waits_for_a_task_moving_in(db: &TestDb) {
+    use clarion::test_hooks::{points, FailAction, Gate};
+    use std::time::Duration;
+    db.upsert_workspace("w0", Some("alice")).unwrap();
+    db.upsert_task("t0", Some("w-none")).unwrap();
+    db.upsert_session(SessionUpsert::new("s0", "t0")).unwrap();
+    let pending_id = ask(db, "s0", 1);
+    let gate = Gate::new();
+    db.arm_failpoint(
+        points::TASK_MOVED_BEFORE_COMMIT,
+        FailAction::Block(gate.clone()),
+    );
+    std::thread::scope(|scope| {
+        let mover = scope.spawn(|| db.upsert_task("t0", Some("w0")));
+        assert!(
+            gate.wait_arrival(Duration::from_secs(10)),
+            "the move never paused"
+        );
+        let owner_change = scope.spawn(|| db.upsert_workspace("w0", Some("bob")));
+        std::thread::sleep(Duration::from_millis(300));
+        let waited = !owner_change.is_finished();
+        gate.open();
+        mover.join().unwrap().unwrap();
+        owner_change.join().unwrap().unwrap();
+        assert!(waited, "the owner change did not wait for the move");
+    });
+    db.disarm_failpoint(points::TASK_MOVED_BEFORE_COMMIT);
+    assert!(db.get_bundle(&Principal::user("bob"), &pending_id).is_ok());
+    assert!(db
+        .get_bundle(&Principal::user("alice"), &pending_id)
+        .is_err());
+    assert!(clarion::test_hooks::drift(db).unwrap().is_empty());
 }

@@ -6,7 +6,7 @@ use clarion::{Clarion, OpenError};
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
 
-use crate::support;
+use crate::support::{self, TestDb};
 
 fn open_error(url: &str) -> OpenError {
     Clarion::open(url).expect_err("opening should fail")
@@ -319,21 +319,25 @@ fn durability(clarion: &Clarion) -> String {
         .unwrap()
 }
 
-dual_backend! {
-    /// REL-5: by default a commit is on disk before the call returns
-    /// (SQLite `synchronous = FULL`; PostgreSQL `synchronous_commit = on`).
-    /// A host may choose SQLite's `NORMAL` through the builder.
-    fn rel_5_commits_are_durable_by_default(db) {
-        let expected = match db.backend() {
-            clarion::Backend::Sqlite => "2",
-            clarion::Backend::Postgres => "on",
-        };
-        assert_eq!(durability(db), expected);
-        let normal = db.builder().synchronous(clarion::Synchronous::Normal).open().unwrap();
-        let expected = match db.backend() {
-            clarion::Backend::Sqlite => "1",
-            clarion::Backend::Postgres => "on",
-        };
-        assert_eq!(durability(&normal), expected);
-    }
+dual_backend!(rel_5_commits_are_durable_by_default);
+
+/// REL-5: by default a commit is on disk before the call returns
+/// (SQLite `synchronous = FULL`; PostgreSQL `synchronous_commit = on`).
+/// A host may choose SQLite's `NORMAL` through the builder.
+fn rel_5_commits_are_durable_by_default(db: &TestDb) {
+    let expected = match db.backend() {
+        clarion::Backend::Sqlite => "2",
+        clarion::Backend::Postgres => "on",
+    };
+    assert_eq!(durability(db), expected);
+    let normal = db
+        .builder()
+        .synchronous(clarion::Synchronous::Normal)
+        .open()
+        .unwrap();
+    let expected = match db.backend() {
+        clarion::Backend::Sqlite => "1",
+        clarion::Backend::Postgres => "on",
+    };
+    assert_eq!(durability(&normal), expected);
 }

@@ -8,6 +8,8 @@ use clarion::test_hooks::AnyConnection;
 use diesel::prelude::*;
 use diesel::sql_types::{Bool, Text};
 
+use crate::support::TestDb;
+
 /// table -> (primary key columns, column -> "Type" or "Nullable<Type>")
 type Shape = BTreeMap<String, (Vec<String>, BTreeMap<String, String>)>;
 
@@ -125,9 +127,9 @@ fn introspect(conn: &mut AnyConnection) -> Shape {
     shape
 }
 
-dual_backend! {
-    fn sql_2_schema_rs_matches_the_migrated_database(db) {
-        let actual = db.raw(introspect);
-        assert_eq!(actual, declared());
-    }
+dual_backend!(sql_2_schema_rs_matches_the_migrated_database);
+
+fn sql_2_schema_rs_matches_the_migrated_database(db: &TestDb) {
+    let actual = db.raw(introspect);
+    assert_eq!(actual, declared());
 }

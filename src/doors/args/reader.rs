@@ -76,7 +76,11 @@ impl ArgError {
     pub(crate) fn into_validation(self, root: &str) -> ValidationError {
         let error = self.relative();
         let field = error.field.unwrap_or_default();
-        let field = if field.is_empty() { root.to_owned() } else { field };
+        let field = if field.is_empty() {
+            root.to_owned()
+        } else {
+            field
+        };
         ValidationError::new(field, error.message)
     }
 }
@@ -134,7 +138,10 @@ fn beyond_u64(value: &Value) -> bool {
 
 /// Reads `T` from `value`; errors name fields as WIRE-5 does, the top
 /// value itself as `root`.
-pub(crate) fn read<T: de::DeserializeOwned>(value: &Value, root: &str) -> Result<T, ValidationError> {
+pub(crate) fn read<T: de::DeserializeOwned>(
+    value: &Value,
+    root: &str,
+) -> Result<T, ValidationError> {
     T::deserialize(Reader {
         value,
         in_field: false,
@@ -156,7 +163,10 @@ impl<'v> Reader<'v> {
         if self.in_field && self.value.is_null() {
             return ArgError::new("required");
         }
-        ArgError::new(format!("expected {expected}, got {}", type_name(self.value)))
+        ArgError::new(format!(
+            "expected {expected}, got {}",
+            type_name(self.value)
+        ))
     }
 
     /// An integer, saturating beyond i64 (the caps of `limit` and
@@ -289,7 +299,11 @@ impl<'v> de::Deserializer<'v> for Reader<'v> {
         }
     }
 
-    fn deserialize_tuple<V: Visitor<'v>>(self, _len: usize, visitor: V) -> Result<V::Value, ArgError> {
+    fn deserialize_tuple<V: Visitor<'v>>(
+        self,
+        _len: usize,
+        visitor: V,
+    ) -> Result<V::Value, ArgError> {
         self.deserialize_seq(visitor)
     }
 
@@ -400,7 +414,10 @@ impl<'v> Fields<'v> {
 impl<'v> MapAccess<'v> for Fields<'v> {
     type Error = ArgError;
 
-    fn next_key_seed<K: DeserializeSeed<'v>>(&mut self, seed: K) -> Result<Option<K::Value>, ArgError> {
+    fn next_key_seed<K: DeserializeSeed<'v>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, ArgError> {
         let Some((key, value)) = self.entries.next() else {
             return Ok(None);
         };

@@ -53,9 +53,9 @@ impl Envelope {
 /// arrays of them only, which always serialize; a failure would be a bug
 /// of clarion's, answered as the internal error it is, never a panic.
 pub(crate) fn to_json(body: &impl Serialize) -> Value {
-    serde_json::to_value(body).unwrap_or_else(|error| {
-        json!({"error": internal_error(&format!("a body did not serialize: {error}"))})
-    })
+    serde_json::to_value(body).unwrap_or_else(
+        |error| json!({"error": internal_error(&format!("a body did not serialize: {error}"))}),
+    )
 }
 
 /// A `200` with `body`'s JSON.

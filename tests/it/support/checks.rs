@@ -2,10 +2,35 @@
 
 use std::path::Path;
 
-use clarion::{Error, ValidationError};
+use clarion::{envelope, Clarion, Error, Principal, ValidationError};
 
 /// The 409 body of a bundle that is no longer active (WIRE-1).
 pub const NO_LONGER_ACTIVE_BODY: &str = r#"{"error":"clarification request is no longer active"}"#;
+
+/// REL-1 after a race for `pending_id` across entry points: exactly one
+/// racer claimed it, and every racer's response (its WIRE-2 JSON text) is
+/// the stored response byte for byte. `round` names the race in failures.
+pub fn assert_one_winner_and_the_stored_response<'a>(
+    db: &Clarion,
+    pending_id: &str,
+    results: impl Iterator<Item = (bool, &'a String)> + Clone,
+    round: usize,
+) {
+    assert_eq!(
+        results.clone().filter(|(claimed, _)| *claimed).count(),
+        1,
+        "round {round}"
+    );
+    let stored = db
+        .get_bundle(&Principal::System, pending_id)
+        .unwrap()
+        .response
+        .unwrap();
+    let stored = envelope::response(&stored).to_string();
+    for (_, response) in results {
+        assert_eq!(response, &stored, "round {round}");
+    }
+}
 
 /// Asserts a validation error that names exactly `field`, and returns it.
 pub fn assert_invalid<T: std::fmt::Debug>(

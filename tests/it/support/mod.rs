@@ -2,14 +2,16 @@
 //! runs on a fresh SQLite file and on a fresh PostgreSQL schema, so tests
 //! run in parallel. Beside it: the world-building helpers ([`world`]), the
 //! principals ([`principals`]), requests and checks several suites use
-//! ([`requests`], [`checks`]), programs outside this binary ([`outside`])
-//! and direct row access ([`rows`]).
+//! ([`requests`], [`checks`]), bounds on how long a call takes
+//! ([`timing`]), the C ABI as a host calls it ([`abi`]), programs outside
+//! this binary ([`outside`]) and direct row access ([`rows`]).
 //!
 //! PostgreSQL: `CLARION_TEST_DATABASE_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`). When it is unreachable the
 //! PostgreSQL half is skipped with a message — except under `CI=true`, where
 //! that is a failure.
 
+pub mod abi;
 pub mod browser;
 pub mod checks;
 pub mod outside;
@@ -17,12 +19,14 @@ pub mod principals;
 pub mod requests;
 pub mod rows;
 pub mod server;
+pub mod timing;
 pub mod world;
 
 pub use checks::*;
 pub use outside::*;
 pub use principals::*;
 pub use requests::*;
+pub use timing::*;
 pub use world::*;
 
 use std::sync::Arc;
@@ -176,30 +180,28 @@ pub fn postgres() -> Option<TestDb> {
     })
 }
 
-/// Declares each test once and runs it on both backends:
-/// `dual_backend! { fn act_1_x(db) { ... } }` gives `act_1_x::sqlite` and
-/// `act_1_x::postgres` (so `cargo test -- postgres` selects every
-/// PostgreSQL half).
+/// Runs each named case on both backends. Beside a plain function
+/// `fn act_1_x(db: &TestDb) { ... }`, `dual_backend!(act_1_x, act_1_y);`
+/// gives the tests `act_1_x::sqlite` and `act_1_x::postgres` (so `cargo
+/// test -- postgres` selects every PostgreSQL half); the PostgreSQL half is
+/// skipped when the server is unreachable outside CI (see [`postgres`]).
+/// Attributes written before a name go on its module: a case whose function
+/// carries a `#[cfg(...)]` names it as `#[cfg(...)] act_1_x`.
 macro_rules! dual_backend {
-    ($( $(#[$meta:meta])* fn $name:ident($db:ident) $body:block )*) => {
+    ($( $(#[$meta:meta])* $name:ident ),* $(,)?) => {
         $(
             $(#[$meta])*
             mod $name {
-                #[allow(unused_imports)]
-                use super::*;
-
-                fn run($db: &$crate::support::TestDb) $body
-
                 #[test]
                 fn sqlite() {
-                    run(&$crate::support::sqlite());
+                    super::$name(&$crate::support::sqlite());
                 }
 
                 #[cfg(feature = "postgres")]
                 #[test]
                 fn postgres() {
                     if let Some(db) = $crate::support::postgres() {
-                        run(&db);
+                        super::$name(&db);
                     }
                 }
             }

@@ -1,0 +1,294 @@
+//! Answering (UI-4, UI-6, UI-7): what was clicked and typed is what is
+//! stored; reject with a reason and cancel; a bundle settled elsewhere
+//! shows the winner; the 2000 code point limit.
+//!
+//! The web inbox in a real browser (headless Chromium over WebDriver)
+//! against `clarion serve` as a real process, on both backends (UI-10);
+//! see [`crate::web_inbox_support`].
+
+use std::time::Duration;
+
+use clarion::{Clarion, Principal};
+use serde_json::json;
+
+use crate::support::browser::{browser, keys, Browser};
+use crate::support::server::*;
+use crate::support::*;
+use crate::web_inbox_support::*;
+
+/// Blocks the page's own thread until the bundle is no longer pending
+/// (a synchronous wait on the API), then clicks `button`, in the same
+/// turn of its event loop: so the page submits after someone else settled
+/// the bundle, before any event about it can reach its script.
+fn click_once_settled(browser: &Browser, pending_id: &str, button: &str) {
+    browser.js(
+        "const request = new XMLHttpRequest();
+         request.open('GET', 'api/v1/clarification/' + arguments[0] + '/wait?timeout_ms=20000', false);
+         request.withCredentials = true;
+         request.send();
+         document.querySelector(arguments[1]).click();
+         return request.status;",
+        vec![json!(pending_id), json!(button)],
+    );
+}
+
+dual_backend!(
+    ui_4_an_answer_stores_what_was_clicked,
+    ui_4_reject_with_a_reason_and_cancel,
+    ui_6_duplicate_submit_shows_the_winners_answers,
+    ui_6_settled_or_closed_while_open,
+    ui_7_the_2000_code_point_limit
+);
+
+/// UI-4: options are chosen by clicking (several in one question),
+/// free text typed, and the stored resolution is exactly that.
+fn ui_4_an_answer_stores_what_was_clicked(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    let pending = alice_asks(db, "click", 2);
+    let (served, tokens) = served(db);
+    sign_in(&browser, &served.base, &tokens.alice);
+    wait_listed(&browser, "the bundle", 1);
+    open(&browser, &pending);
+    browser.screenshot(&format!("answer-desktop-{}", backend(db)));
+
+    browser.click(&option_box(1, 1));
+    browser.click(&option_box(1, 2));
+    browser.click(&option_box(2, 2));
+    browser.type_into("#text-1", "  after the release  ");
+    browser.click("#submit");
+    browser.wait_visible("#inbox");
+    wait_listed(&browser, "the answered bundle to leave", 0);
+    browser.wait_for(
+        "the confirmation",
+        "return document.getElementById('toast').textContent === 'Answer sent.';",
+    );
+
+    let stored = stored(db, &pending);
+    assert_eq!(stored["status"], "answered");
+    assert_eq!(
+        stored["response"]["answers"],
+        json!([
+            {"question_id": "q1", "selected_options": ["q1_opt1", "q1_opt2"], "custom_text": ""},
+            {"question_id": "q2", "selected_options": ["q2_opt2"], "custom_text": "after the release"},
+        ])
+    );
+}
+
+/// UI-4: reject with a reason, and cancel (humans, two clicks).
+fn ui_4_reject_with_a_reason_and_cancel(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    let rejected = alice_asks(db, "reject", 1);
+    let cancelled = alice_asks(db, "cancel", 1);
+    let (served, tokens) = served(db);
+    sign_in(&browser, &served.base, &tokens.alice);
+    wait_listed(&browser, "both bundles", 2);
+
+    open(&browser, &rejected);
+    browser.click("#reject-open");
+    browser.type_into("#reject-reason", "wrong repository");
+    browser.click("#reject-send");
+    wait_listed(&browser, "the rejected bundle to leave", 1);
+    let stored_rejection = stored(db, &rejected);
+    assert_eq!(stored_rejection["status"], "rejected");
+    assert_eq!(
+        stored_rejection["response"]["reject_reason"],
+        "wrong repository"
+    );
+
+    open(&browser, &cancelled);
+    browser.click("#cancel-bundle");
+    assert_eq!(
+        stored(db, &cancelled)["status"],
+        "pending",
+        "one click only arms it"
+    );
+    browser.click("#cancel-bundle");
+    wait_listed(&browser, "the cancelled bundle to leave", 0);
+    assert_eq!(stored(db, &cancelled)["status"], "cancelled");
+}
+
+/// UI-6 (seed W2, W3): the page is open with its own choice made;
+/// another principal answers over REST; the page submits, gets
+/// `200 claimed: false`, and shows the winner's answers, not its own.
+fn ui_6_duplicate_submit_shows_the_winners_answers(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    let pending = alice_asks(db, "race", 1);
+    let (served, tokens) = served(db);
+    sign_in(&browser, &served.base, &tokens.alice);
+    open(&browser, &pending);
+    browser.click(&option_box(1, 2));
+    browser.type_into("#text-0", "mine, the loser's");
+
+    let url = served.url(&format!("/api/v1/clarification/{pending}/respond"));
+    let winner = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        send(
+            client()
+                .post(url)
+                .bearer_auth(tokens.alice_bot)
+                .header("content-type", "application/json")
+                .body(r#"{"answers":[{"question_id":"q1","selected_options":["q1_opt1"],"custom_text":"the bot's"}]}"#),
+        )
+    });
+    click_once_settled(&browser, &pending, "#submit");
+    let won = winner.join().unwrap();
+    assert_eq!(won.json()["claimed"], true, "{}", won.text());
+
+    browser.wait_visible("#settled");
+    assert_eq!(browser.text("#settled-heading"), "Already answered");
+    let shown = browser.text("#settled-answers");
+    assert!(
+        shown.contains("Yes") && shown.contains("the bot's"),
+        "the winner's answers: {shown:?}"
+    );
+    assert!(!shown.contains("loser"), "never this page's own: {shown:?}");
+    assert!(browser.text("#settled-note").contains("not recorded"));
+    assert!(
+        !browser.visible("#answer-form"),
+        "the answer view closed as settled"
+    );
+    browser.screenshot(&format!("settled-{}", backend(db)));
+    assert_eq!(
+        stored(db, &pending)["response"]["answers"][0]["custom_text"],
+        "the bot's"
+    );
+}
+
+/// UI-6 (seed W3a): a bundle settled elsewhere while open shows the
+/// winner (from the event stream, with no submit at all); one that is
+/// superseded shows it is no longer active; and a submit that gets a
+/// `409` closes the view the same way.
+fn ui_6_settled_or_closed_while_open(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    let answered = alice_asks(db, "elsewhere", 1);
+    let superseded_session = mirror(db, "turn", "alice");
+    let superseded = ask(db, &superseded_session, 1);
+    let conflicted_session = mirror(db, "conflict", "alice");
+    let conflicted = ask(db, &conflicted_session, 1);
+    let (served, tokens) = served(db);
+    sign_in(&browser, &served.base, &tokens.alice);
+    wait_listed(&browser, "three bundles", 3);
+
+    open(&browser, &answered);
+    browser.type_into("#text-0", "typed here");
+    db.resolve_bundle(
+        &Principal::user("alice"),
+        &answered,
+        &rejecting("someone else said no"),
+    )
+    .unwrap();
+    browser.wait_visible("#settled");
+    assert_eq!(browser.text("#settled-heading"), "Already rejected");
+    assert!(browser
+        .text("#settled-answers")
+        .contains("someone else said no"));
+    browser.click("#settled-close");
+
+    open(&browser, &superseded);
+    db.begin_turn(&superseded_session).unwrap();
+    browser.wait_visible("#settled");
+    assert_eq!(browser.text("#settled-heading"), "No longer active");
+    assert!(browser.text("#settled-note").contains("superseded"));
+    browser.click("#settled-close");
+
+    open(&browser, &conflicted);
+    browser.click(&option_box(1, 1));
+    let url = db.url.clone();
+    let turn = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        Clarion::open(&url)
+            .unwrap()
+            .begin_turn(&conflicted_session)
+            .unwrap();
+    });
+    click_once_settled(&browser, &conflicted, "#submit");
+    turn.join().unwrap();
+    browser.wait_visible("#settled");
+    assert_eq!(browser.text("#settled-heading"), "No longer active");
+    assert!(
+        browser.text("#settled-note").contains("nobody answered"),
+        "{}",
+        browser.text("#settled-note")
+    );
+    wait_listed(&browser, "all three gone", 0);
+}
+
+/// UI-7 (seed W4, W4a): 2000 × U+1F600 are accepted and submitted; the
+/// 2001st is refused at the input with a message, nothing is cut; the
+/// counter counts code points; no maxLength below 4000. The reject
+/// reason has the same limit.
+fn ui_7_the_2000_code_point_limit(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    let pending = alice_asks(db, "limit", 1);
+    let (served, tokens) = served(db);
+    sign_in(&browser, &served.base, &tokens.alice);
+    open(&browser, &pending);
+
+    // Typed as the browser inserts text (beforeinput, input), since
+    // WebDriver's keys cannot carry characters outside the BMP.
+    let insert = "const area = document.querySelector(arguments[0]); area.focus();
+                      document.execCommand('insertText', false, arguments[1]);
+                      return Array.from(area.value).length;";
+    let emoji = "\u{1F600}";
+    let after = browser.js(insert, vec![json!("#text-0"), json!(emoji.repeat(2000))]);
+    assert_eq!(after, json!(2000), "2000 code points are accepted");
+    assert_eq!(browser.text("#text-0-count"), "2000 / 2000");
+    assert!(
+        browser.text("#text-0-limit").contains("limit"),
+        "a message at the boundary"
+    );
+    let after = browser.js(insert, vec![json!("#text-0"), json!(emoji)]);
+    assert_eq!(after, json!(2000), "the 2001st is refused");
+    assert!(
+        browser.text("#text-0-limit").contains("not added"),
+        "{}",
+        browser.text("#text-0-limit")
+    );
+    let after = browser.js(insert, vec![json!("#text-0"), json!("a")]);
+    assert_eq!(after, json!(2000), "so is a 2001st of one UTF-16 unit");
+    browser.js(
+        "document.getElementById('text-0-limit').textContent = '';",
+        vec![],
+    );
+    browser.press(&keys::ENTER.to_string());
+    let after = browser.js(
+        "return Array.from(document.getElementById('text-0').value).length;",
+        vec![],
+    );
+    assert_eq!(after, json!(2000), "and a typed line break");
+    assert!(
+        browser.text("#text-0-limit").contains("not added"),
+        "{}",
+        browser.text("#text-0-limit")
+    );
+    let max_length = browser.js(
+        "return document.getElementById('text-0').maxLength;",
+        vec![],
+    );
+    assert!(
+        max_length == json!(-1) || max_length.as_i64().unwrap() >= 4000,
+        "{max_length}"
+    );
+    browser.screenshot(&format!("limit-{}", backend(db)));
+
+    browser.click("#reject-open");
+    let reason = browser.js(
+        insert,
+        vec![json!("#reject-reason"), json!("x".repeat(2001))],
+    );
+    assert_eq!(
+        reason,
+        json!(0),
+        "a paste past the limit is refused whole, not cut"
+    );
+    assert!(browser.text("#reject-reason-limit").contains("not added"));
+    browser.click("#reject-open");
+
+    browser.click("#submit");
+    wait_listed(&browser, "the answered bundle to leave", 0);
+    let stored = stored(db, &pending);
+    assert_eq!(
+        stored["response"]["answers"][0]["custom_text"],
+        emoji.repeat(2000)
+    );
+}

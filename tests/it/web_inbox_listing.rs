@@ -1,0 +1,280 @@
+//! Signing in and the list (UI-2, UI-3, UI-9): sign-in and sign-out, the
+//! list in order with what each bundle shows, the workspace filter, "Load
+//! more" and live updates, a narrow screen, named controls and the dark
+//! scheme, and `--open-as` with the demo bundles.
+//!
+//! The web inbox in a real browser (headless Chromium over WebDriver)
+//! against `clarion serve` as a real process, on both backends (UI-10);
+//! see [`crate::web_inbox_support`].
+
+use clarion::Principal;
+use serde_json::json;
+
+use crate::support::browser::{browser, browser_with, Browser};
+use crate::support::server::*;
+use crate::support::*;
+use crate::web_inbox_support::*;
+
+/// `document.scrollWidth`: UI-9 wants nothing to scroll sideways.
+fn scroll_width(browser: &Browser) -> u64 {
+    browser
+        .js("return document.documentElement.scrollWidth;", vec![])
+        .as_u64()
+        .unwrap()
+}
+
+/// Every control that is shown has an accessible name (UI-9): a label,
+/// `aria-label`/`aria-labelledby`, or its own text.
+fn unnamed_controls(browser: &Browser) -> Vec<String> {
+    serde_json::from_value(browser.js(
+        "return Array.from(document.querySelectorAll('button, input, textarea, select, a'))
+           .filter(e => e.offsetParent !== null)
+           .filter(e => !((e.labels && e.labels.length) || e.getAttribute('aria-label')
+                          || e.getAttribute('aria-labelledby') || e.innerText.trim()))
+           .map(e => e.outerHTML.slice(0, 80));",
+        vec![],
+    ))
+    .unwrap()
+}
+
+dual_backend!(
+    ui_2_sign_in_list_and_sign_out,
+    ui_9_dark_scheme,
+    ui_3_filter_load_more_and_live_updates,
+    ui_2_open_as_with_demo_bundles
+);
+
+/// UI-2, UI-3, UI-9: sign-in refuses an unknown token and accepts
+/// alice's; the inbox lists her bundles oldest first with age,
+/// context, task and question titles (never bob's), the waiting count
+/// is in the title; at 360 px nothing scrolls sideways, every control
+/// is named, focus is visible, dark mode is styled; sign-out ends the
+/// session.
+fn ui_2_sign_in_list_and_sign_out(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    let first = alice_asks(db, "one", 2);
+    let second = alice_asks(db, "two", 1);
+    let bobs = ask(db, &mirror(db, "bob", "bob"), 1);
+    let (served, tokens) = served(db);
+
+    browser.goto(&served.url("/"));
+    browser.wait_visible("#sign-in-form");
+    browser.type_into("#token", "clr_not_a_token");
+    browser.click("#sign-in-form button[type=submit]");
+    browser.wait_for("the refusal", "return document.getElementById('sign-in-error').textContent.includes('unknown or revoked');");
+    assert!(!browser.visible("#inbox"));
+
+    browser.js("document.getElementById('token').value = '';", vec![]);
+    sign_in(&browser, &served.base, &tokens.alice);
+    wait_listed(&browser, "alice's two bundles", 2);
+    assert_eq!(
+        listed(&browser),
+        vec![first.clone(), second.clone()],
+        "LIST-3 order"
+    );
+    assert!(!listed(&browser).contains(&bobs));
+    let card = browser.text(&format!("#bundles button[data-id='{first}']"));
+    for expected in [
+        "task t-one",
+        "2 questions",
+        "the agent needs a decision",
+        "About question 1?",
+        "About question 2?",
+        "ago",
+    ] {
+        assert!(card.contains(expected), "UI-3: {expected:?} in {card:?}");
+    }
+    browser.wait_for(
+        "the waiting count in the title",
+        "return document.title === '(2) clarion inbox';",
+    );
+    assert_eq!(browser.text("#who"), "user:alice");
+    assert!(browser.visible("#sign-out"), "a web session can be ended");
+    let by_bearer = get_at(&served, &tokens.alice, "/api/v1/session");
+    assert_eq!(
+        by_bearer.json(),
+        json!({"principal": {"kind": "user", "user_id": "alice"}, "via": "bearer"})
+    );
+
+    assert_eq!(
+        unnamed_controls(&browser),
+        Vec::<String>::new(),
+        "UI-9: named controls"
+    );
+    let light = browser.js(
+        "return getComputedStyle(document.body).backgroundColor;",
+        vec![],
+    );
+    assert_eq!(
+        light,
+        json!("rgb(246, 247, 249)"),
+        "the light palette by default"
+    );
+    browser.press("j");
+    let outline = browser.js(
+        "return getComputedStyle(document.activeElement).outlineStyle;",
+        vec![],
+    );
+    assert_ne!(outline, json!("none"), "UI-9: visible focus");
+    browser.screenshot(&format!("inbox-desktop-{}", backend(db)));
+
+    browser.set_window_size(360, 760);
+    assert!(scroll_width(&browser) <= 360, "UI-9: the inbox at 360 px");
+    browser.screenshot(&format!("inbox-360-{}", backend(db)));
+    open(&browser, &first);
+    assert!(
+        scroll_width(&browser) <= 360,
+        "UI-9: the answer view at 360 px"
+    );
+    assert_eq!(
+        unnamed_controls(&browser),
+        Vec::<String>::new(),
+        "UI-9: named controls"
+    );
+    browser.screenshot(&format!("answer-360-{}", backend(db)));
+    browser.set_window_size(1280, 900);
+
+    browser.type_into("#text-0", "alice's private draft");
+    browser.click("#close");
+    browser.click("#sign-out");
+    browser.wait_visible("#sign-in-form");
+    browser.goto(&served.url("/"));
+    browser.wait_visible("#sign-in-form");
+    assert!(!browser.visible("#inbox"), "the session ended");
+
+    // The next person on this page sees nothing of alice's, at any moment.
+    browser.type_into("#token", &tokens.system);
+    browser.click("#sign-in-form button[type=submit]");
+    browser.wait_visible("#inbox");
+    assert!(listed(&browser)
+        .iter()
+        .all(|id| [&first, &second, &bobs].contains(&id)));
+    wait_listed(&browser, "everything, for system", 3);
+    browser.click("#sign-out");
+    browser.wait_visible("#sign-in-form");
+    browser.type_into("#token", &tokens.bob);
+    browser.click("#sign-in-form button[type=submit]");
+    browser.wait_visible("#inbox");
+    assert!(
+        listed(&browser).iter().all(|id| *id == bobs),
+        "{:?}",
+        listed(&browser)
+    );
+    wait_listed(&browser, "bob's one bundle", 1);
+    assert_eq!(listed(&browser), vec![bobs.clone()]);
+    assert_eq!(browser.text("#who"), "user:bob");
+}
+
+/// UI-9: the page follows `prefers-color-scheme` (Chromium told the
+/// system prefers dark).
+fn ui_9_dark_scheme(db: &TestDb) {
+    let Some(browser) = browser_with(&[
+        "--force-dark-mode",
+        "--blink-settings=preferredColorScheme=0",
+    ]) else {
+        return;
+    };
+    alice_asks(db, "dark", 2);
+    let (served, tokens) = served(db);
+    sign_in(&browser, &served.base, &tokens.alice);
+    wait_listed(&browser, "the bundle", 1);
+    let dark = browser.js(
+        "return [matchMedia('(prefers-color-scheme: dark)').matches,
+                     getComputedStyle(document.body).backgroundColor];",
+        vec![],
+    );
+    assert_eq!(
+        dark,
+        json!([true, "rgb(20, 23, 27)"]),
+        "the dark palette is in use"
+    );
+    browser.screenshot(&format!("inbox-dark-{}", backend(db)));
+}
+
+/// UI-3: a typed workspace id narrows the inbox; "Load more" follows
+/// the cursor; a bundle asked while the page is open appears without
+/// a reload, and one settled elsewhere leaves; the title follows.
+fn ui_3_filter_load_more_and_live_updates(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    let session = mirror(db, "many", "alice");
+    let many: Vec<String> = (0..51).map(|_| ask(db, &session, 1)).collect();
+    let other = alice_asks(db, "other", 1);
+    let (served, tokens) = served(db);
+    sign_in(&browser, &served.base, &tokens.alice);
+
+    wait_listed(&browser, "the first page", 50);
+    assert!(browser.visible("#load-more"));
+    browser.click("#load-more");
+    wait_listed(&browser, "both pages", 52);
+    assert!(!browser.visible("#load-more"));
+    let mut expected = many.clone();
+    expected.push(other.clone());
+    assert_eq!(listed(&browser), expected, "LIST-3 order across pages");
+    browser.wait_for(
+        "the count",
+        "return document.title === '(52) clarion inbox';",
+    );
+
+    browser.type_into("#workspace", "w-other");
+    browser.click("#filter-form button");
+    wait_listed(&browser, "the filtered inbox", 1);
+    assert_eq!(listed(&browser), vec![other.clone()]);
+
+    let asked = ask(db, &mirror(db, "other-later", "alice"), 1);
+    let in_other = ask(db, &session_in(db, "other-2", "w-other", Some(true)), 1);
+    browser.wait_for(
+        "the new bundle in w-other, without a reload",
+        &format!("return !!document.querySelector(\"#bundles button[data-id='{in_other}']\");"),
+    );
+    assert_eq!(
+        listed(&browser),
+        vec![other.clone(), in_other.clone()],
+        "the filter holds for live bundles"
+    );
+    assert!(!listed(&browser).contains(&asked));
+
+    db.resolve_bundle(&Principal::user("alice"), &other, &one_answer("elsewhere"))
+        .unwrap();
+    wait_listed(&browser, "the settled bundle to leave", 1);
+    assert_eq!(listed(&browser), vec![in_other]);
+    browser.wait_for(
+        "the count to follow",
+        "return document.title === '(53) clarion inbox';",
+    );
+}
+
+/// README's second command: `clarion serve --open-as user:me --demo`
+/// shows sample bundles with no sign-in; serving it again adds none.
+fn ui_2_open_as_with_demo_bundles(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    let served = serve(&db.url, &["--open-as", "user:me", "--demo"]);
+    browser.goto(&served.url("/"));
+    browser.wait_visible("#inbox");
+    wait_listed(&browser, "three sample bundles", 3);
+    assert!(!browser.visible("#sign-out"), "nothing to sign out of");
+    assert_eq!(browser.text("#who"), "user:me");
+    browser.wait_for(
+        "the count",
+        "return document.title === '(3) clarion inbox';",
+    );
+    browser.screenshot(&format!("demo-desktop-{}", backend(db)));
+    let session = send(client().get(served.url("/api/v1/session")));
+    assert_eq!(
+        session.json(),
+        json!({"principal": {"kind": "user", "user_id": "me"}, "via": "open"})
+    );
+    let first = listed(&browser)[0].clone();
+    open(&browser, &first);
+    browser.click(&option_box(1, 2));
+    browser.screenshot(&format!("demo-answer-desktop-{}", backend(db)));
+    browser.set_window_size(360, 760);
+    assert!(
+        scroll_width(&browser) <= 360,
+        "UI-9: the demo's answer view at 360 px"
+    );
+    browser.screenshot(&format!("demo-answer-360-{}", backend(db)));
+    drop(served);
+    let again = serve(&db.url, &["--open-as", "user:me", "--demo"]);
+    let page = send(client().get(again.url("/api/v1/summary")));
+    assert_eq!(page.json()["pending_bundles"], 3, "{}", page.text());
+}
