@@ -29,8 +29,9 @@ use crate::domain::tokens::{NewToken, TokenInfo, WebSession};
 use crate::domain::views::{BundleDetail, Resolved, WaitOutcome};
 use crate::doors::envelope::Envelope;
 use crate::doors::mcp::UnknownTool;
+use crate::doors::operations::Operation;
 use crate::error::{OpenError, Result};
-use crate::rules::capability::{Authorization, Operation, Target};
+use crate::rules::capability::{Authorization, Target};
 use crate::rules::principal::Principal;
 use crate::rules::vocabulary::SessionState;
 use crate::store::{Backend, Clock, IdKind, IdSource, Synchronous, SystemClock, UuidV7Ids};
@@ -376,9 +377,11 @@ impl Clarion {
         pending_id: &str,
         wake: impl Fn() + Send + Sync + 'static,
     ) -> Result<PendingWait<Resolved>> {
-        let waiter = self
-            .engine
-            .begin_wait_bundle(principal, pending_id, Some(Wake::new(wake)))?;
+        let waiter = self.engine.begin_wait_bundle(
+            &Operation::WaitBundle.admit(principal)?,
+            pending_id,
+            Some(Wake::new(wake)),
+        )?;
         Ok(PendingWait::new(self.engine.clone(), waiter))
     }
 
@@ -387,12 +390,14 @@ impl Clarion {
     /// LIST-1..10: the active, answerable bundles the principal may see,
     /// oldest first, one page.
     pub fn list_pending(&self, principal: &Principal, request: &ListRequest) -> Result<ListPage> {
-        self.engine.list_pending(principal, request)
+        self.engine
+            .list_pending(&Operation::ListPending.admit(principal)?, request)
     }
 
     /// WIRE-3: one bundle, its status and its response, from durable state.
     pub fn get_bundle(&self, principal: &Principal, pending_id: &str) -> Result<BundleDetail> {
-        self.engine.get_bundle(principal, pending_id)
+        self.engine
+            .get_bundle(&Operation::GetBundle.admit(principal)?, pending_id)
     }
 
     /// WIRE-3 `wait_bundle`: waits for the bundle's resolution
@@ -404,12 +409,16 @@ impl Clarion {
         pending_id: &str,
         timeout: Duration,
     ) -> Result<Resolved> {
-        self.engine.wait_bundle(principal, pending_id, timeout)
+        self.engine.wait_bundle(
+            &Operation::WaitBundle.admit(principal)?,
+            pending_id,
+            timeout,
+        )
     }
 
     /// SUM-1: counts that always equal what paging the listing would collect.
     pub fn summary(&self, principal: &Principal) -> Result<Summary> {
-        self.engine.summary(principal)
+        self.engine.summary(&Operation::Summary.admit(principal)?)
     }
 
     /// PA-1: what blocks each visible requested task and its primary session.
@@ -418,7 +427,8 @@ impl Clarion {
         principal: &Principal,
         task_ids: &[String],
     ) -> Result<Vec<TaskPendingActions>> {
-        self.engine.pending_actions(principal, task_ids)
+        self.engine
+            .pending_actions(&Operation::PendingActions.admit(principal)?, task_ids)
     }
 
     /// §8: answers or rejects a bundle. Exactly one caller claims it; every
@@ -430,12 +440,17 @@ impl Clarion {
         pending_id: &str,
         request: &ResolveRequest,
     ) -> Result<Resolved> {
-        self.engine.resolve_bundle(principal, pending_id, request)
+        self.engine.resolve_bundle(
+            &Operation::ResolveBundle.admit(principal)?,
+            pending_id,
+            request,
+        )
     }
 
     /// LIFE-6: cancels a bundle through the same claim (humans and system).
     pub fn cancel_bundle(&self, principal: &Principal, pending_id: &str) -> Result<Resolved> {
-        self.engine.cancel_bundle(principal, pending_id)
+        self.engine
+            .cancel_bundle(&Operation::CancelBundle.admit(principal)?, pending_id)
     }
 
     /// AUTH-8: may `principal` perform `operation` on `target`? A denial is
@@ -446,7 +461,7 @@ impl Clarion {
         operation: Operation,
         target: Target<'_>,
     ) -> Result<Authorization> {
-        self.engine.authorize(principal, operation, target)
+        self.engine.authorize(principal, operation.access(), target)
     }
 
     // ---- the outbox (DEL-3..5) ----
@@ -490,14 +505,16 @@ impl Clarion {
         after: &str,
         limit: Option<i64>,
     ) -> Result<EventPage> {
-        self.engine.events_after(principal, after, limit)
+        self.engine
+            .events_after(&Operation::EventsAfter.admit(principal)?, after, limit)
     }
 
     /// HTTP-6: the position of the newest event a reader could read now
     /// (`""` for an empty log): where a live stream with no position of
     /// its own starts.
     pub fn events_head(&self, principal: &Principal) -> Result<String> {
-        self.engine.events_head(principal)
+        self.engine
+            .events_head(&Operation::EventsAfter.admit(principal)?)
     }
 
     /// HTTP-6: calls `wake` whenever events may have been appended — by

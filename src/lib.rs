@@ -70,11 +70,10 @@ pub use domain::views::{
 };
 pub use doors::envelope;
 pub use doors::mcp;
+pub use doors::operations::{capabilities, has_capability, Operation};
 pub use error::{Entity, Error, ErrorCode, OpenError, Result, ValidationError};
 pub use handle::{Builder, Clarion};
-pub use rules::capability::{
-    has_capability, Access, AgentAccess, Authorization, Denial, Operation, Target, CAPABILITIES,
-};
+pub use rules::capability::{Access, AgentAccess, Authorization, Denial, Target};
 pub use rules::limits;
 pub use rules::principal::{Grant, Principal};
 pub use rules::vocabulary::{BundleKind, BundleStatus, QuestionStatus, Resolution, SessionState};

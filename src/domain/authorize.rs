@@ -6,23 +6,23 @@ use diesel::prelude::*;
 
 use crate::domain::engine::Engine;
 use crate::error::Result;
-use crate::rules::capability::{has_capability, Authorization, Denial, Operation, Target};
+use crate::rules::capability::{Access, Authorization, Denial, Target};
 use crate::rules::limits::check_text;
 use crate::rules::principal::Principal;
 use crate::rules::visibility::{bundle_visibility_query, task_visibility_query, Scope};
 
 impl Engine {
-    /// AUTH-8: may `principal` perform `operation` on `target`? Capability
-    /// first (no I/O), then visibility from durable rows only (AUTH-9): the
+    /// AUTH-8: may `principal` perform an operation of class `access` on
+    /// `target`? Capability first (no I/O), then visibility from durable rows only (AUTH-9): the
     /// task of a bundle is derived from its stored row, never taken from the
     /// caller. Invisible and nonexistent targets give the same `not_found`.
     pub(crate) fn authorize(
         &self,
         principal: &Principal,
-        operation: Operation,
+        access: Access,
         target: Target<'_>,
     ) -> Result<Authorization> {
-        if !has_capability(principal, operation) {
+        if !access.admits(principal) {
             return Ok(Authorization::Denied(Denial::CapabilityDenied));
         }
         principal.check_text()?;
@@ -33,9 +33,10 @@ impl Engine {
         let Some(scope) = Scope::of(principal) else {
             return Ok(Authorization::Denied(Denial::CapabilityDenied));
         };
-        // `authorize` needs no target: answering it with a lookup would let a
-        // principal without any grant probe which bundles exist.
-        if operation == Operation::Authorize {
+        // An operation open to everyone (`authorize` itself) needs no
+        // target: answering it with a lookup would let a principal without
+        // any grant probe which bundles exist.
+        if access.is_open() {
             return Ok(Authorization::Allowed);
         }
         let visible = self.read_one(|conn| {

@@ -10,8 +10,8 @@ use crate::domain::engine::Engine;
 use crate::domain::views::{Answer, BundleDetail, BundleView, OptionView, QuestionView, Response};
 use crate::error::{Entity, Error, Result};
 use crate::rules::activeness;
-use crate::rules::capability::{admit_to_bundle, Operation};
-use crate::rules::principal::Principal;
+use crate::rules::capability::Admitted;
+use crate::rules::limits::check_text;
 use crate::rules::visibility::{self, Scope};
 use crate::rules::vocabulary::{BundleKind, BundleStatus, QuestionStatus};
 use crate::store::schema::{bundle_questions, bundles};
@@ -318,12 +318,13 @@ impl Engine {
     /// the principal may not see is `NotFound`, exactly like a missing one.
     pub(crate) fn get_bundle(
         &self,
-        principal: &Principal,
+        caller: &Admitted<'_>,
         pending_id: &str,
     ) -> Result<BundleDetail> {
-        let scope = admit_to_bundle(principal, Operation::GetBundle, pending_id)?;
+        check_text("pending_id", pending_id)?;
+        let scope = caller.scope()?;
         let (record, standing, rows) = self
-            .read(|conn| load_detail(conn, Some(&scope), pending_id))?
+            .read(|conn| load_detail(conn, Some(scope), pending_id))?
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let (status, response) = status_of(&record, standing, &rows);
         Ok(BundleDetail {

@@ -16,9 +16,8 @@ use crate::domain::engine::Engine;
 use crate::domain::views::BundleView;
 use crate::error::{Result, ValidationError};
 use crate::rules::activeness;
-use crate::rules::capability::{admit, Operation};
+use crate::rules::capability::Admitted;
 use crate::rules::limits::{check_text, page_size, MAX_TASK_IDS};
-use crate::rules::principal::Principal;
 use crate::rules::visibility::{self, Scope};
 use crate::rules::vocabulary::BundleKind;
 use crate::store::schema::{bundle_questions, bundles, tasks};
@@ -428,10 +427,10 @@ impl Engine {
     /// `created_at`, `pending_id` order, read from the database in one query.
     pub(crate) fn list_pending(
         &self,
-        principal: &Principal,
+        caller: &Admitted<'_>,
         request: &ListRequest,
     ) -> Result<ListPage> {
-        let scope = admit(principal, Operation::ListPending)?;
+        let scope = caller.scope()?;
         check_text(
             "workspace_id",
             request.workspace_id.as_deref().unwrap_or_default(),
@@ -469,8 +468,8 @@ impl Engine {
 
     /// SUM-1: counts computed set-wise with the same membership predicate as
     /// the listing, so `pending_bundles` equals what paging would collect.
-    pub(crate) fn summary(&self, principal: &Principal) -> Result<Summary> {
-        let scope = admit(principal, Operation::Summary)?;
+    pub(crate) fn summary(&self, caller: &Admitted<'_>) -> Result<Summary> {
+        let scope = caller.scope()?;
         let ((bundles, oldest), questions) = self.read(|conn| {
             // Aggregates return exactly one row.
             let (bundles, questions) = match visibility::owner_keys(&scope) {
@@ -500,10 +499,10 @@ impl Engine {
     /// occurrence only), what blocks it and what blocks its primary session.
     pub(crate) fn pending_actions(
         &self,
-        principal: &Principal,
+        caller: &Admitted<'_>,
         task_ids: &[String],
     ) -> Result<Vec<TaskPendingActions>> {
-        let scope = admit(principal, Operation::PendingActions)?;
+        let scope = caller.scope()?;
         check_task_ids(task_ids)?;
         let (visible, pending) = self.read(|conn| {
             let visible: Vec<String> = visible_tasks_query(&scope, task_ids).load(conn)?;

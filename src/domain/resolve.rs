@@ -17,7 +17,7 @@ use crate::domain::claim::{self, Claimed, Decision, FirstRead, Opened, Resolver}
 use crate::domain::engine::Engine;
 use crate::domain::views::{Answer, Resolved};
 use crate::error::{Entity, Error, Result, ValidationError};
-use crate::rules::capability::{admit_to_bundle, Operation};
+use crate::rules::capability::Admitted;
 use crate::rules::limits::{check_runes, check_text, MAX_FREE_TEXT_RUNES};
 use crate::rules::principal::Principal;
 use crate::rules::visibility::Scope;
@@ -206,26 +206,24 @@ impl Engine {
     /// or `NoLongerActive` when nothing won (superseded, ended, expired).
     pub(crate) fn resolve_bundle(
         &self,
-        principal: &Principal,
+        caller: &Admitted<'_>,
         pending_id: &str,
         request: &ResolveRequest,
     ) -> Result<Resolved> {
-        let scope = admit_to_bundle(principal, Operation::ResolveBundle, pending_id)?;
+        check_text("pending_id", pending_id)?;
         check_shape(request)?;
-        self.settle(principal, &scope, pending_id, |rows| {
-            Ok(prepare(request, rows)?)
-        })
+        self.settle(caller, pending_id, |rows| Ok(prepare(request, rows)?))
     }
 
     /// LIFE-6: cancel a bundle through the same claim. Humans and `system`
     /// only; needs no waiter; clears even a bundle VAL-6 makes unanswerable.
     pub(crate) fn cancel_bundle(
         &self,
-        principal: &Principal,
+        caller: &Admitted<'_>,
         pending_id: &str,
     ) -> Result<Resolved> {
-        let scope = admit_to_bundle(principal, Operation::CancelBundle, pending_id)?;
-        self.settle(principal, &scope, pending_id, |_| Ok(Decision::Cancelled))
+        check_text("pending_id", pending_id)?;
+        self.settle(caller, pending_id, |_| Ok(Decision::Cancelled))
     }
 
     /// Steps 3, 6 and 7 shared by resolve and cancel. The claim's first
@@ -236,11 +234,11 @@ impl Engine {
     /// replays (REPLAY-1).
     fn settle(
         &self,
-        principal: &Principal,
-        scope: &Scope,
+        caller: &Admitted<'_>,
         pending_id: &str,
         decide: impl Fn(&[QuestionRecord]) -> Result<Decision>,
     ) -> Result<Resolved> {
+        let (principal, scope) = (caller.principal(), caller.scope()?);
         // OPS-4: a bundle already settled is learned from a plain read,
         // without queueing for the write lock (see `claim::read_first`).
         // While another connection holds SQLite's write lock — most often

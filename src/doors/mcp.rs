@@ -1,36 +1,41 @@
-//! WIRE-4: the external MCP surface. Two tools, their JSON Schemas, and a
-//! dispatcher that reads arguments with the same parsers as the C ABI
-//! (`call`), so a tool and its operation can never disagree.
+//! WIRE-4: the external MCP surface. The tools are the operations whose
+//! declarations back one (`doors/operations/`): each tool's input schema is
+//! its operation's arguments' schema, its output schema the schema of its
+//! `structuredContent`, and a call reads its arguments and performs its
+//! operation exactly as the C ABI would, so a tool and its operation can
+//! never disagree.
 
 use serde_json::{json, Value};
 
 use crate::domain::engine::Engine;
+use crate::doors::args::schema::Side;
 use crate::doors::envelope;
-use crate::doors::json::{self, Fields};
-use crate::error::{Error, Result};
-use crate::rules::capability::{has_capability, Operation};
-use crate::rules::limits::{DEFAULT_PAGE_SIZE, MAX_FREE_TEXT_RUNES, MAX_PAGE_SIZE};
+use crate::doors::envelope::bodies::CodedErrorBody;
+use crate::doors::operations::{ToolEntry, ENTRIES};
 use crate::rules::principal::Principal;
 
-/// The external tools and the operation each one performs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tool {
-    /// `list_pending_questions`: LIST-4 arguments, a LIST-5 page.
-    ListPendingQuestions,
-    /// `answer_question`: answer or reject one bundle.
-    AnswerQuestion,
-}
+pub use crate::doors::operations::Tool;
 
 impl Tool {
     /// Every tool.
     pub const ALL: [Tool; 2] = [Tool::ListPendingQuestions, Tool::AnswerQuestion];
 
+    fn entry(self) -> (&'static ToolEntry, crate::doors::operations::Operation) {
+        ENTRIES
+            .iter()
+            .find_map(|entry| {
+                entry
+                    .tool
+                    .as_ref()
+                    .filter(|tool| tool.tool == self)
+                    .map(|tool| (tool, entry.operation))
+            })
+            .unwrap_or_else(|| unreachable_tool(self))
+    }
+
     /// The tool's name.
     pub fn name(self) -> &'static str {
-        match self {
-            Tool::ListPendingQuestions => "list_pending_questions",
-            Tool::AnswerQuestion => "answer_question",
-        }
+        self.entry().0.name
     }
 
     /// The tool with this name.
@@ -38,65 +43,39 @@ impl Tool {
         Tool::ALL.into_iter().find(|tool| tool.name() == name)
     }
 
-    /// The capability a caller needs (AUTH-2).
-    pub fn operation(self) -> Operation {
-        match self {
-            Tool::ListPendingQuestions => Operation::ListPending,
-            Tool::AnswerQuestion => Operation::ResolveBundle,
-        }
+    /// The operation it performs, whose capability a caller needs (AUTH-2).
+    pub fn operation(self) -> crate::doors::operations::Operation {
+        self.entry().1
     }
 
-    /// `{"name", "description", "inputSchema"}`.
+    /// `{"name", "description", "inputSchema", "outputSchema"}`: the
+    /// schemas self-contained (JSON Schema 2020-12); the output is the
+    /// success's `structuredContent` (an error's is `{"error", "code"}`).
     pub fn definition(self) -> Value {
-        match self {
-            Tool::ListPendingQuestions => json!({
-                "name": self.name(),
-                "description": "List the clarification requests waiting for an answer that you \
-                    may see, oldest first. Each bundle holds one to four questions with their \
-                    options. Pass next_cursor back as cursor to read the next page.",
-                "inputSchema": {
-                    "type": "object",
-                    "properties": {
-                        "workspace_id": {"type": "string", "description": "Only bundles of this workspace."},
-                        "created_since": {"type": "string", "format": "date-time", "description": "Only bundles created at or after this RFC 3339 time."},
-                        "cursor": {"type": "string", "description": "next_cursor of the previous page."},
-                        "limit": {"type": "integer", "description": format!("Page size: default {DEFAULT_PAGE_SIZE}, at most {MAX_PAGE_SIZE}.")},
-                    },
-                    "additionalProperties": false,
-                },
-            }),
-            Tool::AnswerQuestion => json!({
-                "name": self.name(),
-                "description": "Answer or reject one clarification request. Give one answer per \
-                    question, or rejected=true with an optional reason. Exactly one caller wins; \
-                    if someone answered first you get claimed=false and their answer.",
-                "inputSchema": {
-                    "type": "object",
-                    "properties": {
-                        "pending_id": {"type": "string", "description": "The bundle to answer."},
-                        "answers": {
-                            "type": "array",
-                            "description": "One entry per question of the bundle.",
-                            "items": {
-                                "type": "object",
-                                "properties": {
-                                    "question_id": {"type": "string"},
-                                    "selected_options": {"type": "array", "items": {"type": "string"}, "description": "option_ids of the chosen options."},
-                                    "custom_text": {"type": "string", "description": format!("Free text, at most {MAX_FREE_TEXT_RUNES} characters.")},
-                                },
-                                "required": ["question_id"],
-                                "additionalProperties": false,
-                            },
-                        },
-                        "rejected": {"type": "boolean", "description": "Decline to answer; then give no answers."},
-                        "reject_reason": {"type": "string", "description": format!("Why, at most {MAX_FREE_TEXT_RUNES} characters.")},
-                    },
-                    "required": ["pending_id"],
-                    "additionalProperties": false,
-                },
-            }),
-        }
+        let (tool, operation) = self.entry();
+        let entry = operation.entry();
+        let input = entry
+            .args_schema
+            .map(|schema| {
+                schema(
+                    crate::doors::operations::Shape::Inline,
+                    &mut Default::default(),
+                )
+            })
+            .unwrap_or_else(|| json!({"type": "object"}));
+        json!({
+            "name": tool.name,
+            "description": tool.description,
+            "inputSchema": input,
+            "outputSchema": (tool.result_schema)(),
+        })
     }
+}
+
+/// Every `Tool` variant is named by one registry line (checked by a test);
+/// a variant without one would be a bug of the registry.
+fn unreachable_tool(tool: Tool) -> ! {
+    panic!("the registry names no operation for {tool:?}")
 }
 
 /// Every tool definition, whoever asks.
@@ -108,7 +87,7 @@ pub fn tool_definitions() -> Vec<Value> {
 pub fn tools_for(principal: &Principal) -> Vec<Value> {
     Tool::ALL
         .into_iter()
-        .filter(|tool| has_capability(principal, tool.operation()))
+        .filter(|tool| tool.operation().access().admits(principal))
         .map(Tool::definition)
         .collect()
 }
@@ -129,37 +108,20 @@ pub(crate) fn call_tool(
     arguments: &Value,
 ) -> std::result::Result<Value, UnknownTool> {
     let tool = Tool::parse(name).ok_or_else(|| UnknownTool(name.to_owned()))?;
-    Ok(match perform_tool(engine, principal, tool, arguments) {
-        Ok(structured) => envelope::tool_result(structured, false),
-        Err(error) => envelope::tool_result(envelope::tool_error(&error), true),
-    })
-}
-
-fn perform_tool(
-    engine: &Engine,
-    principal: &Principal,
-    tool: Tool,
-    arguments: &Value,
-) -> Result<Value> {
-    if !has_capability(principal, tool.operation()) {
-        return Err(Error::CapabilityDenied);
-    }
     let empty = json!({});
     let arguments = if arguments.is_null() {
         &empty
     } else {
         arguments
     };
-    let args = Fields::top(arguments, "arguments")?;
-    match tool {
-        Tool::ListPendingQuestions => {
-            let page = engine.list_pending(principal, &json::list_request(&args)?)?;
-            Ok(envelope::list_page(&page).body)
-        }
-        Tool::AnswerQuestion => {
-            let (pending_id, request) = json::resolve_request(&args)?;
-            let resolved = engine.resolve_bundle(principal, pending_id, &request)?;
-            Ok(envelope::tool_answered(&resolved))
-        }
-    }
+    Ok(match (tool.entry().0.call)(engine, principal, arguments) {
+        Ok(structured) => envelope::tool_result(structured, false),
+        Err(error) => envelope::tool_result(envelope::tool_error(&error), true),
+    })
+}
+
+/// The schema of a tool error's `structuredContent`.
+#[allow(dead_code)]
+pub(crate) fn error_schema() -> Value {
+    crate::doors::args::schema::inline::<CodedErrorBody>(Side::Bodies)
 }

@@ -10,3 +10,4 @@ pub mod envelope;
 pub(crate) mod http;
 pub(crate) mod json;
 pub mod mcp;
+pub(crate) mod operations;

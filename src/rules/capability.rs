@@ -1,82 +1,28 @@
-//! The capability matrix (AUTH-2): who may perform which operation at
-//! all, decided from the principal and the operation alone, before any
-//! database read. Also the vocabulary of `authorize` (AUTH-8): its targets
-//! and its answers. Visibility — who sees which bundle — is `visibility`'s.
-
-use std::fmt;
+//! The capability rule (AUTH-2): who may perform an operation at all,
+//! decided from the principal and the operation's access class alone,
+//! before any database read. Each operation names its class in its one
+//! declaration (`doors/operations/`), and the matrix is made from those;
+//! this module says what each class admits. Also the vocabulary of
+//! `authorize` (AUTH-8): its targets and its answers. Visibility — who
+//! sees which bundle — is `visibility`'s.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::rules::limits::check_text;
 use crate::rules::principal::{Grant, Principal};
 use crate::rules::visibility::Scope;
-
-/// Every operation clarion exposes (AUTH-2, WIRE-5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Operation {
-    /// `list_pending` (LIST-1).
-    ListPending,
-    /// `get_bundle` (WIRE-3).
-    GetBundle,
-    /// `wait_bundle`, the external wait.
-    WaitBundle,
-    /// `summary` (SUM-1).
-    Summary,
-    /// `pending_actions` (PA-1).
-    PendingActions,
-    /// `resolve_bundle`: answer or reject.
-    ResolveBundle,
-    /// `cancel_bundle` (LIFE-6).
-    CancelBundle,
-    /// `authorize` (AUTH-8).
-    Authorize,
-    /// `upsert_workspace` (LIFE-1).
-    UpsertWorkspace,
-    /// `delete_workspace` (LIFE-1).
-    DeleteWorkspace,
-    /// `upsert_task` (LIFE-1).
-    UpsertTask,
-    /// `delete_task` (LIFE-1).
-    DeleteTask,
-    /// `upsert_session` (LIFE-1).
-    UpsertSession,
-    /// `delete_session` (LIFE-1).
-    DeleteSession,
-    /// `begin_turn` (LIFE-2).
-    BeginTurn,
-    /// `set_session_state` (LIFE-3).
-    SetSessionState,
-    /// `detach_session` (LIFE-5).
-    DetachSession,
-    /// `has_pending_clarification` (LIFE-7).
-    HasPendingClarification,
-    /// `ask` (ASK-1).
-    Ask,
-    /// `wait`, the agent side (WAIT-1).
-    Wait,
-    /// `pending_deliveries` (LIFE-8).
-    PendingDeliveries,
-    /// `ack_delivery` (LIFE-8).
-    AckDelivery,
-    /// `prune` (REL-8).
-    Prune,
-    /// `events_after` (EVT-2).
-    EventsAfter,
-    /// Reading the operational metrics (HTTP-7, `/metrics`). Not a WIRE-5
-    /// operation: no JSON call performs it.
-    Metrics,
-}
 
 /// What an agent needs for an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AgentAccess {
+    /// Any agent may.
+    Always,
     /// An agent holding this grant may.
     Needs(Grant),
     /// No agent may.
     Never,
 }
 
-/// Who besides `system` may perform an operation. `system` may do
-/// everything; `unclassified` nothing but `authorize`.
+/// Who besides `system` may perform an operation (its access class).
+/// `system` may do everything; `unclassified` nothing but `authorize`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Access {
     /// Users may.
@@ -87,141 +33,99 @@ pub struct Access {
     pub unclassified: bool,
 }
 
-const READ: Access = Access {
+/// Reading the inbox: users, and agents with `questions:read`.
+pub const READ: Access = Access {
     user: true,
     agent: AgentAccess::Needs(Grant::QuestionsRead),
     unclassified: false,
 };
-const ANSWER: Access = Access {
+/// Answering: users, and agents with `questions:answer`.
+pub const ANSWER: Access = Access {
     user: true,
     agent: AgentAccess::Needs(Grant::QuestionsAnswer),
     unclassified: false,
 };
-const HUMANS: Access = Access {
+/// Humans only: users (and `system`), never an agent.
+pub const HUMANS: Access = Access {
     user: true,
     agent: AgentAccess::Never,
     unclassified: false,
 };
-const HOST: Access = Access {
+/// Host operations: `system` only.
+pub const HOST: Access = Access {
     user: false,
     agent: AgentAccess::Never,
     unclassified: false,
 };
-/// `authorize` answers for the caller and reports denials as its result.
-const OPEN: Access = Access {
+/// Everyone: `authorize`, which answers for the caller and reports a
+/// denial as its result.
+pub const OPEN: Access = Access {
     user: true,
-    agent: AgentAccess::Never,
+    agent: AgentAccess::Always,
     unclassified: true,
 };
 
-/// AUTH-2, the capability matrix: the one place that says who may do what.
-pub const CAPABILITIES: [(Operation, &str, Access); 25] = [
-    (Operation::ListPending, "list_pending", READ),
-    (Operation::GetBundle, "get_bundle", READ),
-    (Operation::WaitBundle, "wait_bundle", READ),
-    (Operation::Summary, "summary", READ),
-    (Operation::PendingActions, "pending_actions", READ),
-    (Operation::ResolveBundle, "resolve_bundle", ANSWER),
-    (Operation::CancelBundle, "cancel_bundle", HUMANS),
-    (Operation::Authorize, "authorize", OPEN),
-    (Operation::UpsertWorkspace, "upsert_workspace", HOST),
-    (Operation::DeleteWorkspace, "delete_workspace", HOST),
-    (Operation::UpsertTask, "upsert_task", HOST),
-    (Operation::DeleteTask, "delete_task", HOST),
-    (Operation::UpsertSession, "upsert_session", HOST),
-    (Operation::DeleteSession, "delete_session", HOST),
-    (Operation::BeginTurn, "begin_turn", HOST),
-    (Operation::SetSessionState, "set_session_state", HOST),
-    (Operation::DetachSession, "detach_session", HOST),
-    (
-        Operation::HasPendingClarification,
-        "has_pending_clarification",
-        HOST,
-    ),
-    (Operation::Ask, "ask", HOST),
-    (Operation::Wait, "wait", HOST),
-    (Operation::PendingDeliveries, "pending_deliveries", HOST),
-    (Operation::AckDelivery, "ack_delivery", HOST),
-    (Operation::Prune, "prune", HOST),
-    // Section 13a.
-    (Operation::EventsAfter, "events_after", READ),
-    (Operation::Metrics, "metrics", HOST),
-];
-
-impl Operation {
-    fn entry(self) -> Option<&'static (Operation, &'static str, Access)> {
-        CAPABILITIES
-            .iter()
-            .find(|(operation, _, _)| *operation == self)
+impl Access {
+    /// AUTH-2: may `principal` perform an operation of this class at all?
+    /// No I/O.
+    pub fn admits(self, principal: &Principal) -> bool {
+        match principal {
+            Principal::System => true,
+            Principal::User { .. } => self.user,
+            Principal::Agent { grants, .. } => match self.agent {
+                AgentAccess::Always => true,
+                AgentAccess::Needs(grant) => grants.contains(&grant),
+                AgentAccess::Never => false,
+            },
+            Principal::Unclassified => self.unclassified,
+        }
     }
 
-    /// The operation's WIRE-5 name.
-    pub fn as_str(self) -> &'static str {
-        self.entry().map_or("", |entry| entry.1)
-    }
-
-    /// An operation missing from the matrix is denied to everyone but
-    /// `system` (fail closed).
-    pub fn access(self) -> Access {
-        self.entry().map_or(HOST, |entry| entry.2)
-    }
-
-    /// The operation with this WIRE-5 name.
-    pub fn parse(text: &str) -> Option<Operation> {
-        CAPABILITIES
-            .iter()
-            .find(|(_, name, _)| *name == text)
-            .map(|(operation, _, _)| *operation)
-    }
-
-    /// Every operation, in the matrix's order.
-    pub fn all() -> impl Iterator<Item = Operation> {
-        CAPABILITIES.iter().map(|(operation, _, _)| *operation)
+    /// Open to every principal: nothing to hide, so `authorize` needs no
+    /// target for it (AUTH-8).
+    pub(crate) fn is_open(self) -> bool {
+        self == OPEN
     }
 }
 
-impl fmt::Display for Operation {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+/// A principal that passed an operation's capability check (AUTH-2), with
+/// the scope the visibility fragments bind for it: what every external
+/// operation of the domain takes, so none can run unchecked. Made only by
+/// [`admit`].
+#[derive(Debug)]
+pub(crate) struct Admitted<'p> {
+    principal: &'p Principal,
+    /// `None` for `unclassified`, which only an operation open to everyone
+    /// (`authorize`) admits, and which may see nothing.
+    scope: Option<Scope>,
+}
+
+impl<'p> Admitted<'p> {
+    /// Who is calling.
+    pub(crate) fn principal(&self) -> &'p Principal {
+        self.principal
+    }
+
+    /// What it may see (AUTH-3..6); a caller that may see nothing is
+    /// denied any operation that reads.
+    pub(crate) fn scope(&self) -> Result<&Scope> {
+        self.scope.as_ref().ok_or(Error::CapabilityDenied)
     }
 }
 
-/// AUTH-2: may `principal` perform `operation` at all? No I/O.
-pub fn has_capability(principal: &Principal, operation: Operation) -> bool {
-    let access = operation.access();
-    match principal {
-        Principal::System => true,
-        Principal::User { .. } => access.user,
-        Principal::Agent { grants, .. } => match access.agent {
-            AgentAccess::Needs(grant) => grants.contains(&grant),
-            AgentAccess::Never => operation == Operation::Authorize,
-        },
-        Principal::Unclassified => access.unclassified,
-    }
-}
-
-/// The start of every operation (AUTH-10): the capability check, then the
-/// principal's ids (REL-6), then the scope the visibility fragments bind.
-/// Operations that name a bundle check its id with [`admit_to_bundle`]. `unclassified` never gets this far.
-pub(crate) fn admit(principal: &Principal, operation: Operation) -> Result<Scope> {
-    if !has_capability(principal, operation) {
+/// The start of every external operation (AUTH-10): the capability check
+/// of the operation's class, then the principal's ids (REL-6), then the
+/// scope the visibility fragments bind (none for `unclassified`, which
+/// only `authorize` admits).
+pub(crate) fn admit(principal: &Principal, access: Access) -> Result<Admitted<'_>> {
+    if !access.admits(principal) {
         return Err(Error::CapabilityDenied);
     }
     principal.check_text()?;
-    Scope::of(principal).ok_or(Error::CapabilityDenied)
-}
-
-/// [`admit`] for an operation on one bundle: its `pending_id` is text
-/// clarion can bind (REL-6) — a check that needs no database, so it comes
-/// before visibility (AUTH-10).
-pub(crate) fn admit_to_bundle(
-    principal: &Principal,
-    operation: Operation,
-    pending_id: &str,
-) -> Result<Scope> {
-    let scope = admit(principal, operation)?;
-    check_text("pending_id", pending_id)?;
-    Ok(scope)
+    Ok(Admitted {
+        principal,
+        scope: Scope::of(principal),
+    })
 }
 
 /// What `authorize` is asked about.

@@ -95,7 +95,7 @@ pub fn check_text(field: impl Into<String>, value: &str) -> Result<(), Validatio
     Ok(())
 }
 
-/// REL-6 as a JSON Schema pattern (ECMA-262): no NUL character. Every
+/// REL-6 as a JSON Schema pattern (an ECMAScript regular expression): no NUL character. Every
 /// string argument's published schema carries it.
 pub const NO_NUL_PATTERN: &str = "^[^\\u0000]*$";
 

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::error::ValidationError;
 use crate::rules::limits::{check_id, check_text};
@@ -163,21 +163,71 @@ impl Principal {
 
     /// The WIRE-5 JSON form, which the JSON door reads back.
     pub fn to_wire(&self) -> Value {
-        match self {
-            Principal::System => json!({"kind": "system"}),
-            Principal::Unclassified => json!({"kind": "unclassified"}),
-            Principal::User { user_id } => json!({"kind": "user", "user_id": user_id}),
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// The WIRE-5 form of a principal as written out: its kind first, then
+/// what the kind has.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+#[schemars(rename = "Principal")]
+enum Written<'a> {
+    System,
+    User {
+        user_id: &'a str,
+    },
+    Agent {
+        user_id: &'a str,
+        agent_id: &'a str,
+        #[schemars(with = "Vec<GrantWord>")]
+        grants: Vec<&'static str>,
+    },
+    Unclassified,
+}
+
+/// A grant's word (the schema of `grants`).
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)] // only its schema is used
+enum GrantWord {
+    #[serde(rename = "questions:read")]
+    Read,
+    #[serde(rename = "questions:answer")]
+    Answer,
+}
+
+impl<'a> From<&'a Principal> for Written<'a> {
+    fn from(principal: &'a Principal) -> Self {
+        match principal {
+            Principal::System => Written::System,
+            Principal::Unclassified => Written::Unclassified,
+            Principal::User { user_id } => Written::User { user_id },
             Principal::Agent {
                 user_id,
                 agent_id,
                 grants,
-            } => json!({
-                "kind": "agent",
-                "user_id": user_id,
-                "agent_id": agent_id,
-                "grants": grants.iter().map(|grant| grant.as_str()).collect::<Vec<_>>(),
-            }),
+            } => Written::Agent {
+                user_id,
+                agent_id,
+                grants: grants.iter().map(|grant| grant.as_str()).collect(),
+            },
         }
+    }
+}
+
+impl serde::Serialize for Principal {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Written::from(self).serialize(serializer)
+    }
+}
+
+impl schemars::JsonSchema for Principal {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        Written::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        Written::json_schema(generator)
     }
 }
 

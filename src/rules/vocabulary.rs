@@ -381,20 +381,3 @@ words_on_the_wire! {
         BundleStatus::Inactive.as_str(),
     ];
 }
-
-/// A session state given by a caller (`upsert_session.state`,
-/// `set_session_state.state`).
-impl<'de> serde::Deserialize<'de> for SessionState {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        SessionState::parse("", &text).map_err(|error| serde::de::Error::custom(error.message))
-    }
-}
-
-/// A kind given by a caller (`ask.kind`): an unknown word is refused.
-impl<'de> serde::Deserialize<'de> for BundleKind {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        BundleKind::parse("", &text).map_err(|error| serde::de::Error::custom(error.message))
-    }
-}

@@ -28,11 +28,10 @@ use crate::domain::engine::waiters::{AgentWait, Fingerprint, Slot, Waiters, Wake
 use crate::domain::engine::Engine;
 use crate::domain::views::{Resolved, Response, WaitOutcome};
 use crate::error::{Entity, Error, Result};
-use crate::rules::capability::{admit_to_bundle, Operation};
+use crate::rules::capability::Admitted;
 use crate::rules::limits::check_text;
 use crate::rules::limits::wait_time;
 use crate::rules::outbox::detach_bundle_statement;
-use crate::rules::principal::Principal;
 use crate::rules::visibility::Scope;
 use crate::rules::vocabulary::BundleStatus;
 use crate::store::failpoints::points;
@@ -179,12 +178,12 @@ impl Engine {
     /// active without one, `TimedOut` otherwise. Acknowledges nothing.
     pub(crate) fn wait_bundle(
         &self,
-        principal: &Principal,
+        caller: &Admitted<'_>,
         pending_id: &str,
         timeout: Duration,
     ) -> Result<Resolved> {
         let deadline = Instant::now() + wait_time(timeout);
-        let waiter = self.begin_wait_bundle(principal, pending_id, None)?;
+        let waiter = self.begin_wait_bundle(caller, pending_id, None)?;
         self.block_on(waiter, deadline)
     }
 
@@ -221,11 +220,12 @@ impl Engine {
     /// not-found at once), then registered in the bundle's slot.
     pub(crate) fn begin_wait_bundle(
         &self,
-        principal: &Principal,
+        caller: &Admitted<'_>,
         pending_id: &str,
         wake: Option<Arc<Wake>>,
     ) -> Result<Waiter<Resolved>> {
-        let scope = admit_to_bundle(principal, Operation::WaitBundle, pending_id)?;
+        check_text("pending_id", pending_id)?;
+        let scope = caller.scope()?.clone();
         let (record, _) = self
             .read(|conn| bundle::load_visible(conn, &scope, pending_id))?
             .ok_or(Error::NotFound(Entity::Bundle))?;

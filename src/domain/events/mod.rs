@@ -26,9 +26,8 @@ use crate::domain::change::Changes;
 use crate::domain::engine::Engine;
 use crate::domain::views::{BundleView, Response};
 use crate::error::{Result, ValidationError};
-use crate::rules::capability::{admit, Operation};
+use crate::rules::capability::Admitted;
 use crate::rules::limits::event_page_size;
-use crate::rules::principal::Principal;
 use crate::rules::visibility::{event_subject, event_visible, Scope};
 use crate::rules::vocabulary::{BundleStatus, CloseReason, EventType};
 use crate::store::schema::{bundles, event_horizon, events};
@@ -288,11 +287,11 @@ impl Engine {
     /// returned. The work is bounded by `limit`, not by the log's size.
     pub(crate) fn events_after(
         &self,
-        principal: &Principal,
+        caller: &Admitted<'_>,
         after: &str,
         limit: Option<i64>,
     ) -> Result<EventPage> {
-        let scope = admit(principal, Operation::EventsAfter)?;
+        let scope = caller.scope()?;
         let after = Position::parse(after)?;
         let limit = event_page_size(limit);
         let start = after.unwrap_or_default();
@@ -349,8 +348,7 @@ impl Engine {
 
     /// HTTP-6: the position of the newest readable event (`""` when the
     /// log is empty), where a stream with no `Last-Event-ID` starts.
-    pub(crate) fn events_head(&self, principal: &Principal) -> Result<String> {
-        admit(principal, Operation::EventsAfter)?;
+    pub(crate) fn events_head(&self, _caller: &Admitted<'_>) -> Result<String> {
         let head = self.read(|conn| {
             let below = readable_below(conn)?;
             let newest: Option<i64> = events::table

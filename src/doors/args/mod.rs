@@ -14,7 +14,7 @@ use std::time::Duration;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{Deserialize, Deserializer, Error as _};
 
-pub(crate) use reader::{read, type_name};
+pub(crate) use reader::{read, read_at, type_name};
 
 /// A required id: absent, `null` or `""` is a 400 (WIRE-5).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,4 +85,27 @@ impl JsonSchema for Millis {
 /// (WIRE-5).
 pub(crate) fn given(text: Option<String>) -> Option<String> {
     text.filter(|text| !text.is_empty())
+}
+
+/// An optional word argument (`kind`, `state`): `null` and `""` are not
+/// given; any other word must be one `parse` knows (its error names
+/// `field`).
+pub(crate) fn word<T>(
+    field: &str,
+    text: Option<String>,
+    parse: fn(&str, &str) -> Result<T, crate::error::ValidationError>,
+) -> Result<Option<T>, crate::error::ValidationError> {
+    given(text).map(|text| parse(field, &text)).transpose()
+}
+
+/// The schema of an optional word argument: one of `T`'s words, `""` or
+/// `null` (both: not given).
+pub(crate) fn optional_word<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    let words = generator.subschema_for::<T>();
+    json_schema!({"anyOf": [words, {"const": ""}, {"type": "null"}]})
+}
+
+/// The schema of a required word argument: one of `T`'s words.
+pub(crate) fn required_word<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
 }

@@ -149,6 +149,19 @@ pub(crate) fn read<T: de::DeserializeOwned>(
     .map_err(|error| error.into_validation(root))
 }
 
+/// Reads `T` from `value`, which sits at `path` inside a larger request:
+/// every error names its field under `path` (`principal.kind: required`).
+pub(crate) fn read_at<T: de::DeserializeOwned>(
+    value: &Value,
+    path: &str,
+) -> Result<T, ValidationError> {
+    T::deserialize(Reader {
+        value,
+        in_field: false,
+    })
+    .map_err(|error| error.under(path).into_validation(path))
+}
+
 /// One value being read. `in_field`: it is the value of an object's field,
 /// where `null` means "not given".
 struct Reader<'v> {

@@ -18,6 +18,7 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::{mpsc, Notify};
 use tokio_stream::wrappers::ReceiverStream;
 
+use crate::domain::engine::Engine;
 use crate::domain::events::EventPage;
 use crate::doors::envelope;
 use crate::doors::http::caller::Caller;
@@ -25,7 +26,8 @@ use crate::doors::http::error::HttpError;
 use crate::doors::http::input::{Input, Kind};
 use crate::doors::http::metrics::InFlight;
 use crate::doors::http::state::AppState;
-use crate::rules::capability::{has_capability, Operation};
+use crate::doors::operations::Operation;
+use crate::error::Result;
 use crate::rules::principal::Principal;
 
 /// Events examined per read of the log (EVT-2's largest page).
@@ -36,33 +38,15 @@ const HELD_BACK_RETRY: Duration = Duration::from_millis(20);
 const QUEUE: usize = 256;
 
 /// HTTP-6: the live event stream.
-#[utoipa::path(
-    get,
-    path = "/api/v1/events",
-    operation_id = "events",
-    tag = "events",
-    params(
-        ("after" = Option<String>, Query, description = "A position to continue after; `Last-Event-ID` takes precedence. With neither, only new events."),
-        ("Last-Event-ID" = Option<String>, Header, description = "The last position received (EventSource sends it on reconnect)."),
-    ),
-    responses(
-        (status = 200, description = "`text/event-stream`: `id:` position, `event:` type (`bundle.asked`, `bundle.resolved`, `bundle.closed`, or `reset` when events after the position were pruned), `data:` the EVT-2 event.", content_type = "text/event-stream"),
-        (status = 400, description = "A malformed position or query parameter."),
-        (status = 401, description = "No valid credential."),
-        (status = 403, description = "Capability denied."),
-    )
-)]
 pub(crate) async fn stream(
     State(state): State<AppState>,
     caller: Caller,
     headers: HeaderMap,
     input: Input,
-) -> Result<Response, HttpError> {
+) -> std::result::Result<Response, HttpError> {
     let query = input.query(&[("after", Kind::Text)])?;
     // AUTH-2 before anything is read.
-    if !has_capability(&caller.principal, Operation::EventsAfter) {
-        return Err(crate::error::Error::CapabilityDenied.into());
-    }
+    Operation::EventsAfter.admit(&caller.principal)?;
     let given = headers
         .get("last-event-id")
         .and_then(|value| value.to_str().ok())
@@ -79,7 +63,9 @@ pub(crate) async fn stream(
         None => {
             let principal = principal.clone();
             state
-                .blocking(move |engine| engine.events_head(&principal))
+                .blocking(move |engine| {
+                    engine.events_head(&Operation::EventsAfter.admit(&principal)?)
+                })
                 .await??
         }
     };
@@ -87,7 +73,7 @@ pub(crate) async fn stream(
     let first = {
         let (principal, start) = (principal.clone(), start.clone());
         state
-            .blocking(move |engine| engine.events_after(&principal, &start, Some(PAGE)))
+            .blocking(move |engine| read(engine, &principal, &start))
             .await??
     };
     let (sender, receiver) = mpsc::channel(QUEUE);
@@ -99,7 +85,12 @@ pub(crate) async fn stream(
         .into_response())
 }
 
-type Message = Result<SseEvent, Infallible>;
+type Message = std::result::Result<SseEvent, Infallible>;
+
+/// One page of the log as `principal` may see it now (EVT-2).
+fn read(engine: &Engine, principal: &Principal, after: &str) -> Result<EventPage> {
+    engine.events_after(&Operation::EventsAfter.admit(principal)?, after, Some(PAGE))
+}
 
 /// Sends what `page` holds, then reads on whenever woken, until the
 /// client goes away or the server stops (HTTP-8 ends every stream).
@@ -142,7 +133,7 @@ async fn follow(
         }
         let (principal, after) = (principal.clone(), position.clone());
         page = match state
-            .blocking(move |engine| engine.events_after(&principal, &after, Some(PAGE)))
+            .blocking(move |engine| read(engine, &principal, &after))
             .await
         {
             Ok(Ok(page)) => page,

@@ -11,10 +11,10 @@ use axum::http::Method;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Map, Value};
 
+use crate::doors::args::type_name;
 use crate::doors::http::error::HttpError;
 use crate::doors::http::options::MAX_BODY_BYTES;
 use crate::doors::http::state::AppState;
-use crate::doors::json::fields::type_name;
 use crate::error::ValidationError;
 use crate::rules::limits::check_id;
 

@@ -12,9 +12,7 @@
 //! argument order; the rest is the JSON door's, which every route calls.
 
 mod auth;
-mod bundles;
 mod caller;
-mod counts;
 mod error;
 mod events;
 mod gate;
@@ -24,7 +22,7 @@ mod middleware;
 mod openapi;
 mod ops;
 mod options;
-mod rpc;
+mod routes;
 mod serve;
 mod session;
 mod state;
@@ -36,14 +34,12 @@ use std::sync::{Arc, OnceLock};
 use axum::middleware::from_fn;
 use axum::middleware::from_fn_with_state;
 use axum::response::IntoResponse;
+use axum::routing::get;
 use axum::Router;
 use tokio::sync::Semaphore;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::request_id::{PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
-use utoipa::OpenApi;
-use utoipa_axum::router::OpenApiRouter;
-use utoipa_axum::routes;
 
 use crate::domain::engine::Engine;
 
@@ -54,7 +50,6 @@ pub use serve::{serve, ServeOptions};
 
 use metrics::Metrics;
 use middleware::{cors, mark_route, method_not_allowed, observe, route_not_found, NewRequestId};
-use openapi::ApiDoc;
 use state::{AppState, Inner};
 
 /// HTTP-1: the router over `engine`, authenticating with `auth`.
@@ -71,35 +66,23 @@ pub(crate) fn router(
         openapi: OnceLock::new(),
         options: options.clone(),
     }));
-    // HTTP-2: every route of the API, with its OpenAPI operation.
-    let (routes, openapi) = OpenApiRouter::<AppState>::with_openapi(ApiDoc::openapi())
-        .routes(routes!(bundles::list))
-        .routes(routes!(bundles::ask))
-        .routes(routes!(bundles::get))
-        .routes(routes!(bundles::wait))
-        .routes(routes!(bundles::respond))
-        .routes(routes!(bundles::cancel))
-        // ATTEMPTS (AUD-3): `GET /api/v1/clarification/{pending_id}/attempts`
-        // is added here with the attempt ledger.
-        .routes(routes!(counts::summary))
-        .routes(routes!(counts::pending_actions))
-        .routes(routes!(events::stream))
-        .routes(routes!(
-            session::current,
-            session::sign_in,
-            session::sign_out
-        ))
-        .routes(routes!(rpc::call))
+    // HTTP-2: the declared operations' routes, `/rpc/{op}`, and the
+    // door's own routes; the OpenAPI document is made from the same
+    // declarations.
+    let routes = routes::routes()
+        .route("/api/v1/events", get(events::stream))
+        .route(
+            "/api/v1/session",
+            get(session::current)
+                .post(session::sign_in)
+                .delete(session::sign_out),
+        )
         // HTTP-7: operations.
-        .routes(routes!(ops::healthz))
-        .routes(routes!(ops::readyz))
-        .routes(routes!(ops::metrics))
-        .routes(routes!(ops::openapi))
-        .split_for_parts();
-    let document = openapi
-        .to_pretty_json()
-        .unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"));
-    let _ = state.openapi.set(document);
+        .route("/healthz", get(ops::healthz))
+        .route("/readyz", get(ops::readyz))
+        .route("/metrics", get(ops::metrics))
+        .route("/api/v1/openapi.json", get(ops::openapi));
+    let _ = state.openapi.set(openapi::document());
     // UI-1: the web inbox, beside the API (not part of its document).
     let routes = routes
         .merge(web::routes(&options))

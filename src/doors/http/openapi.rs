@@ -1,38 +1,379 @@
-//! The OpenAPI document's top (HTTP-7): title, licence, and the two
-//! security schemes, a bearer token and the session cookie (HTTP-4).
+//! The OpenAPI 3.1 document (HTTP-7), made from the declarations: each
+//! declared operation's REST route and its `/rpc/{op}` path, with the
+//! arguments' schema as parameters or request body and a response for
+//! every status it can answer (WIRE-1's table, HTTP-3's refusals, `503`),
+//! each body's schema taken from its type; beside them the door's own
+//! routes (sign-in, the event stream, the operational routes). The
+//! schemas are JSON Schema 2020-12, OpenAPI 3.1's dialect, under
+//! `components/schemas`.
 
-use utoipa::OpenApi;
+use serde_json::{json, Map, Value};
 
+use crate::doors::args::schema::{self, Shape, Side, COMPONENTS};
+use crate::doors::envelope::bodies::{CodedErrorBody, ErrorBody, OkBody};
 use crate::doors::http::auth::SESSION_COOKIE;
+use crate::doors::http::routes::{path_names, properties, rpc_path};
+use crate::doors::http::session::{SessionBody, SignInArgs};
+use crate::doors::operations::{Entry, Method, Refusal, ENTRIES};
 
-/// OpenAPI's top: title, version, and the bearer scheme.
-#[derive(OpenApi)]
-#[openapi(
-    info(
-        title = "clarion",
-        description = "A durable \"ask a human\" inbox: list, read, wait for and answer \
-                       clarification requests (HTTP-2). Bodies are clarion's WIRE-1..3 envelopes.",
-        license(name = "MIT OR Apache-2.0")
-    ),
-    modifiers(&BearerScheme),
-    security(("bearer" = []), ("cookie" = []))
-)]
-pub(super) struct ApiDoc;
+/// What the document's operations share while it is built: the named
+/// schemas they refer to.
+struct Document {
+    components: Map<String, Value>,
+    paths: Map<String, Value>,
+}
 
-struct BearerScheme;
+fn reference(name: &str) -> Value {
+    json!({"$ref": format!("#{COMPONENTS}/{name}")})
+}
 
-impl utoipa::Modify for BearerScheme {
-    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
-        use utoipa::openapi::security::SecurityScheme;
-        use utoipa::openapi::security::{ApiKey, ApiKeyValue, HttpAuthScheme, HttpBuilder};
-        let components = openapi.components.get_or_insert_with(Default::default);
-        components.add_security_scheme(
-            "bearer",
-            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+fn json_content(schema: Value) -> Value {
+    json!({"application/json": {"schema": schema}})
+}
+
+/// A response whose body is one of WIRE-1's error bodies.
+fn error_response(description: &str) -> Value {
+    json!({"description": description, "content": json_content(reference("Error"))})
+}
+
+impl Document {
+    fn new() -> Document {
+        let mut components = Map::new();
+        schema::component::<ErrorBody>(Side::Bodies, &mut components);
+        schema::component::<CodedErrorBody>(Side::Bodies, &mut components);
+        Document {
+            components,
+            paths: Map::new(),
+        }
+    }
+
+    fn add(&mut self, path: &str, method: &str, operation: Value) {
+        let item = self
+            .paths
+            .entry(path.to_owned())
+            .or_insert_with(|| json!({}));
+        if let Value::Object(item) = item {
+            item.insert(method.to_owned(), operation);
+        }
+    }
+
+    /// The statuses every API route can answer besides its own.
+    fn common(responses: &mut Map<String, Value>, authenticated: bool, body: bool) {
+        if authenticated {
+            responses.insert(
+                "401".into(),
+                json!({
+                    "description": "No valid credential (HTTP-3).",
+                    "headers": {"WWW-Authenticate": {"schema": {"type": "string", "const": "Bearer"}}},
+                    "content": json_content(reference("Error")),
+                }),
+            );
+        }
+        if body {
+            responses.insert(
+                "413".into(),
+                error_response("The body is larger than 1 MiB (HTTP-3)."),
+            );
+            responses.insert(
+                "415".into(),
+                error_response("A body that is not `application/json` (HTTP-3)."),
+            );
+        }
+        responses.insert(
+            "500".into(),
+            error_response("An internal error; only a reference leaves the server (REL-6)."),
         );
-        components.add_security_scheme(
-            "cookie",
-            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new(SESSION_COOKIE))),
+        responses.insert(
+            "503".into(),
+            error_response(
+                "The server is shutting down, or the database is closed (HTTP-8, REL-7).",
+            ),
         );
     }
+
+    /// One declared operation at `path`: its arguments from the path ids
+    /// and the query (`GET`) or the body (`POST`), its responses.
+    fn operation(&mut self, entry: &Entry, path: &str, method: Method, rpc: bool) -> Value {
+        let args = entry
+            .args_schema
+            .map(|schema| schema(Shape::Components, &mut self.components))
+            .unwrap_or_else(|| json!({"type": "object"}));
+        let path_args = path_names(path);
+        let mut parameters: Vec<Value> = path_args
+            .iter()
+            .map(|name| {
+                json!({
+                    "name": name,
+                    "in": "path",
+                    "required": true,
+                    "schema": {"type": "string", "minLength": 1},
+                })
+            })
+            .collect();
+        let inline = entry
+            .args_schema
+            .map(|schema| schema(Shape::Inline, &mut Map::new()))
+            .unwrap_or_default();
+        let mut operation = json!({
+            "tags": [if rpc { "rpc" } else { entry.http.map_or("rpc", |route| route.tag) }],
+            "summary": entry.summary,
+            "operationId": if rpc { format!("rpc_{}", entry.name) } else { entry.name.to_owned() },
+        });
+        match method {
+            Method::Get => {
+                for (name, _) in properties(entry) {
+                    if path_args.contains(&name) {
+                        continue;
+                    }
+                    let property = &inline["properties"][&name];
+                    parameters.push(json!({
+                        "name": name,
+                        "in": "query",
+                        "required": false,
+                        "description": property["description"],
+                        "schema": property,
+                    }));
+                }
+            }
+            Method::Post => {
+                let body = if path_args.is_empty() {
+                    args
+                } else {
+                    without(&inline, &path_args)
+                };
+                let required = inline["required"].as_array().is_some_and(|required| {
+                    required.iter().any(|name| {
+                        name.as_str()
+                            .is_some_and(|name| !path_args.iter().any(|p| p == name))
+                    })
+                });
+                operation["requestBody"] = json!({
+                    "description": "The operation's WIRE-5 arguments (an empty body is `{}`).",
+                    "required": required,
+                    "content": json_content(body),
+                });
+            }
+        }
+        if !parameters.is_empty() {
+            operation["parameters"] = Value::Array(parameters);
+        }
+        operation["responses"] = Value::Object(self.responses(entry, method));
+        operation
+    }
+
+    fn responses(&mut self, entry: &Entry, method: Method) -> Map<String, Value> {
+        let body = entry
+            .body_schema
+            .map(|schema| schema(Shape::Components, &mut self.components))
+            .unwrap_or_else(|| json!({}));
+        let mut responses = Map::new();
+        responses.insert(
+            "200".into(),
+            json!({"description": "The operation's body (WIRE-1..3).", "content": json_content(body)}),
+        );
+        responses.insert(
+            "400".into(),
+            error_response("A validation failure, its message naming the field (WIRE-5)."),
+        );
+        responses.insert(
+            "403".into(),
+            json!({
+                "description": "The capability is denied (`code`: `capability_denied`, AUTH-2), or a cookie-authenticated request came from another site (HTTP-4).",
+                "content": json_content(json!({"oneOf": [reference("CodedError"), reference("Error")]})),
+            }),
+        );
+        for refusal in entry.refusals {
+            let description = match refusal {
+                Refusal::NotFound => "An unknown or invisible bundle, or an unknown session or task (AUTH-5, LIFE-10).",
+                Refusal::Conflict => "No longer active and nobody resolved it, or the session has ended (REPLAY-1, ASK-5).",
+                Refusal::TimedOut => "The timeout passed first.",
+            };
+            responses.insert(refusal.status().to_string(), error_response(description));
+        }
+        Document::common(&mut responses, true, method == Method::Post);
+        responses
+    }
+
+    fn declared(&mut self) {
+        for entry in ENTRIES {
+            if let Some(route) = entry.http {
+                let method = match route.method {
+                    Method::Get => "get",
+                    Method::Post => "post",
+                };
+                let operation = self.operation(entry, route.path, route.method, false);
+                self.add(route.path, method, operation);
+            }
+            if entry.call.is_some() {
+                let path = rpc_path(entry.name);
+                let operation = self.operation(entry, &path, Method::Post, true);
+                self.add(&path, "post", operation);
+            }
+        }
+    }
+
+    /// The door's own routes, which no WIRE-5 operation backs.
+    fn door_routes(&mut self) {
+        let ok = schema::component::<OkBody>(Side::Bodies, &mut self.components);
+        let session = schema::component::<SessionBody>(Side::Bodies, &mut self.components);
+        let sign_in = schema::component::<SignInArgs>(Side::Arguments, &mut self.components);
+        let mut current = Map::new();
+        current.insert("200".into(), json!({"description": "Who the request authenticates as, and how (UI-2).", "content": json_content(session)}));
+        Document::common(&mut current, true, false);
+        self.add(
+            "/api/v1/session",
+            "get",
+            json!({
+                "tags": ["session"], "operationId": "current_session",
+                "summary": "Who the request authenticates as (UI-2).",
+                "responses": current,
+            }),
+        );
+        let mut signed_in = Map::new();
+        signed_in.insert("200".into(), json!({"description": "Signed in; the `clarion_session` cookie is set (HTTP-4).", "content": json_content(ok.clone())}));
+        signed_in.insert(
+            "400".into(),
+            error_response("A validation failure naming the field."),
+        );
+        signed_in.insert(
+            "401".into(),
+            error_response("The token is unknown or revoked."),
+        );
+        signed_in.insert(
+            "403".into(),
+            error_response("A cross-site sign-in (HTTP-4)."),
+        );
+        Document::common(&mut signed_in, false, true);
+        self.add("/api/v1/session", "post", json!({
+            "tags": ["session"], "operationId": "sign_in", "security": [],
+            "summary": "Signs in with a token: a 12-hour web session in an HttpOnly cookie (HTTP-4).",
+            "requestBody": {"required": true, "content": json_content(sign_in)},
+            "responses": signed_in,
+        }));
+        let mut signed_out = Map::new();
+        signed_out.insert("200".into(), json!({"description": "Signed out; the cookie is cleared.", "content": json_content(ok.clone())}));
+        signed_out.insert(
+            "403".into(),
+            error_response("A cross-site request (HTTP-4)."),
+        );
+        Document::common(&mut signed_out, true, false);
+        self.add(
+            "/api/v1/session",
+            "delete",
+            json!({
+                "tags": ["session"], "operationId": "sign_out",
+                "summary": "Signs out: the web session ends (HTTP-4).",
+                "responses": signed_out,
+            }),
+        );
+        let mut stream = Map::new();
+        stream.insert("200".into(), json!({
+            "description": "`text/event-stream`: `id:` the position, `event:` the type (`bundle.asked`, `bundle.resolved`, `bundle.closed`, or `reset` when events after the position were pruned), `data:` the EVT-2 event.",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        }));
+        stream.insert(
+            "400".into(),
+            error_response("A malformed position or query parameter."),
+        );
+        stream.insert("403".into(), json!({"description": "The capability is denied.", "content": json_content(reference("CodedError"))}));
+        Document::common(&mut stream, true, false);
+        self.add("/api/v1/events", "get", json!({
+            "tags": ["events"], "operationId": "events",
+            "summary": "The event log as Server-Sent Events, from a position or from now on (HTTP-6).",
+            "parameters": [
+                {"name": "after", "in": "query", "required": false, "description": "A position to go on after; `Last-Event-ID` takes precedence. With neither, only new events.", "schema": {"type": "string"}},
+                {"name": "Last-Event-ID", "in": "header", "required": false, "description": "The last position received (EventSource sends it on reconnect).", "schema": {"type": "string"}},
+            ],
+            "responses": stream,
+        }));
+        let mut alive = Map::new();
+        alive.insert(
+            "200".into(),
+            json!({"description": "The process is alive.", "content": json_content(ok.clone())}),
+        );
+        Document::common(&mut alive, false, false);
+        self.add(
+            "/healthz",
+            "get",
+            json!({
+                "tags": ["operations"], "operationId": "healthz", "security": [],
+                "summary": "The process is alive (HTTP-7).", "responses": alive,
+            }),
+        );
+        let mut ready = Map::new();
+        ready.insert(
+            "200".into(),
+            json!({"description": "The database answers.", "content": json_content(ok)}),
+        );
+        Document::common(&mut ready, false, false);
+        self.add("/readyz", "get", json!({
+            "tags": ["operations"], "operationId": "readyz", "security": [],
+            "summary": "The database answers (HTTP-7); 503 once it cannot be reached.", "responses": ready,
+        }));
+        let mut metrics = Map::new();
+        metrics.insert("200".into(), json!({
+            "description": "Prometheus text: pending bundles, resolves by outcome, losers, waits in flight, requests and latencies by route.",
+            "content": {"application/openmetrics-text": {"schema": {"type": "string"}}},
+        }));
+        metrics.insert("403".into(), json!({"description": "The capability is denied: `system` only (section 13a).", "content": json_content(reference("CodedError"))}));
+        Document::common(&mut metrics, true, false);
+        self.add(
+            "/metrics",
+            "get",
+            json!({
+                "tags": ["operations"], "operationId": "metrics",
+                "summary": "The door's figures for `system` (HTTP-7).", "responses": metrics,
+            }),
+        );
+        let mut document = Map::new();
+        document.insert("200".into(), json!({"description": "This document.", "content": json_content(json!({"type": "object"}))}));
+        Document::common(&mut document, false, false);
+        self.add("/api/v1/openapi.json", "get", json!({
+            "tags": ["operations"], "operationId": "openapi", "security": [],
+            "summary": "This document: OpenAPI 3.1, made from the operations' declarations (HTTP-7).",
+            "responses": document,
+        }));
+    }
+}
+
+/// `schema` with the properties `names` (path ids) taken out.
+fn without(schema: &Value, names: &[String]) -> Value {
+    let mut schema = schema.clone();
+    if let Some(properties) = schema["properties"].as_object_mut() {
+        for name in names {
+            properties.remove(name);
+        }
+    }
+    if let Some(required) = schema["required"].as_array_mut() {
+        required.retain(|name| !names.iter().any(|path| name == path));
+    }
+    schema
+}
+
+/// The document, as pretty JSON text.
+pub(crate) fn document() -> String {
+    let mut built = Document::new();
+    built.declared();
+    built.door_routes();
+    let document = json!({
+        "openapi": "3.1.0",
+        "info": {
+            "title": "clarion",
+            "description": "A durable \"ask a human\" inbox: list, read, wait for and answer clarification requests (HTTP-2). Every operation is at its own route where it has one, and at `/api/v1/rpc/{op}` with exactly its WIRE-5 arguments. Bodies are clarion's WIRE-1..3 envelopes.",
+            "license": {"name": "MIT OR Apache-2.0"},
+            "version": env!("CARGO_PKG_VERSION"),
+        },
+        "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+        "security": [{"bearer": []}, {"cookie": []}],
+        "paths": built.paths,
+        "components": {
+            "schemas": built.components,
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "cookie": {"type": "apiKey", "in": "cookie", "name": SESSION_COOKIE},
+            },
+        },
+    });
+    serde_json::to_string_pretty(&document)
+        .unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"))
 }

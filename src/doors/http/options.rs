@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::rules::limits::HTTP_WAIT;
+use crate::rules::limits::{WaitBounds, HTTP_WAIT};
 
 /// HTTP-3: the largest request body accepted (1 MiB); above it, `413`.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
@@ -156,6 +156,15 @@ impl HttpOptions {
     /// serving it needs at least this many (`max_blocking_threads`).
     pub fn blocking_threads(&self) -> usize {
         self.max_calls
+    }
+
+    /// HTTP-5: this router's wait bounds (the cap as set by
+    /// [`HttpOptions::wait_cap`]).
+    pub(crate) fn wait_bounds(&self) -> WaitBounds {
+        WaitBounds {
+            default: HTTP_WAIT.default.min(self.wait_cap),
+            cap: self.wait_cap,
+        }
     }
 
     pub(crate) fn allows_origin(&self, origin: &str) -> bool {

@@ -8,14 +8,14 @@ use axum::http::request::Parts;
 use axum::http::HeaderValue;
 use axum::response::{IntoResponse, Response};
 
+use crate::doors::args::{self, Id};
 use crate::doors::envelope::{self, Envelope};
 use crate::doors::http::auth::{cookie, SESSION_COOKIE};
 use crate::doors::http::caller::{check_origin, copy_of, Caller, Via};
 use crate::doors::http::error::HttpError;
 use crate::doors::http::input::Input;
 use crate::doors::http::state::AppState;
-use crate::doors::json::Fields;
-use crate::error::ValidationError;
+use crate::rules::principal::Principal;
 
 fn set_cookie(state: &AppState, value: &str, max_age_secs: u64) -> Option<HeaderValue> {
     let secure = if state.options.secure_cookies {
@@ -27,6 +27,39 @@ fn set_cookie(state: &AppState, value: &str, max_age_secs: u64) -> Option<Header
         "{SESSION_COOKIE}={value}; HttpOnly; SameSite=Strict; Path=/; Max-Age={max_age_secs}{secure}"
     ))
     .ok()
+}
+
+/// `POST /api/v1/session`'s body.
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "SignIn")]
+pub(crate) struct SignInArgs {
+    /// An API token (`clarion token add`).
+    token: Id,
+}
+
+/// How a request authenticated (UI-2).
+#[derive(schemars::JsonSchema)]
+#[allow(dead_code)] // only its schema is used
+#[serde(rename_all = "snake_case")]
+enum ViaWord {
+    /// A web session's cookie.
+    Session,
+    /// A bearer token.
+    Bearer,
+    /// No credential: `clarion serve --open-as`.
+    Open,
+}
+
+/// `GET /api/v1/session`: who the request authenticates as, and how.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[schemars(rename = "Session")]
+pub(crate) struct SessionBody {
+    /// The principal (WIRE-5's form).
+    principal: Principal,
+    /// `session`, `bearer` or `open`.
+    #[schemars(with = "ViaWord")]
+    via: &'static str,
 }
 
 /// The request's parts, as the route saw them (for the origin rule and
@@ -45,18 +78,6 @@ impl axum::extract::FromRequestParts<AppState> for RequestParts {
 /// or `401` when the token names nobody (or the authenticator supports no
 /// sessions). A sign-in from another origin is refused like any cookie
 /// request (HTTP-4), so no page can sign a browser in behind its back.
-#[utoipa::path(
-    post,
-    path = "/api/v1/session",
-    tag = "session",
-    security(()),
-    request_body(content = Object, description = "`{\"token\": \"clr_…\"}`.", content_type = "application/json"),
-    responses(
-        (status = 200, description = "`{\"ok\": true}`; sets the `clarion_session` cookie."),
-        (status = 401, description = "The token is unknown or revoked."),
-        (status = 403, description = "Cross-site request refused."),
-    )
-)]
 pub(crate) async fn sign_in(
     State(state): State<AppState>,
     RequestParts(parts): RequestParts,
@@ -65,14 +86,8 @@ pub(crate) async fn sign_in(
     check_origin(&parts, &state.options)?;
     input.no_query()?;
     let body = serde_json::Value::Object(input.object()?);
-    let token = {
-        let fields = Fields::top(&body, "body")?;
-        fields.only(&["token"])?;
-        fields.id("token").map(str::to_owned)?
-    };
-    if token.contains('\0') {
-        return Err(ValidationError::new("token", "must not contain a NUL character").into());
-    }
+    let SignInArgs { token } = args::read(&body, "body")?;
+    let token = token.0;
     let auth = state.auth.clone();
     let signed_in = state
         .blocking(move |_| auth.sign_in(&token))
@@ -89,16 +104,6 @@ pub(crate) async fn sign_in(
 /// sign-out only to a web session): `{"principal": {…}, "via":
 /// "session" | "bearer" | "open"}`; `open` is an ambient credential
 /// without a session cookie (`clarion serve --open-as`).
-#[utoipa::path(
-    get,
-    path = "/api/v1/session",
-    operation_id = "current_session",
-    tag = "session",
-    responses(
-        (status = 200, description = "`{\"principal\": {\"kind\", …}, \"via\": \"session\" | \"bearer\" | \"open\"}`."),
-        (status = 401, description = "No valid credential."),
-    )
-)]
 pub(crate) async fn current(
     caller: Caller,
     RequestParts(parts): RequestParts,
@@ -110,22 +115,13 @@ pub(crate) async fn current(
         Via::Cookie if cookie(&parts, SESSION_COOKIE).is_some() => "session",
         Via::Cookie => "open",
     };
-    Ok(Envelope::ok(serde_json::json!({
-        "principal": caller.principal.to_wire(),
-        "via": via,
-    })))
+    Ok(envelope::ok_with(&SessionBody {
+        principal: caller.principal,
+        via,
+    }))
 }
 
 /// Signs out: the session ends and the cookie is cleared.
-#[utoipa::path(
-    delete,
-    path = "/api/v1/session",
-    tag = "session",
-    responses(
-        (status = 200, description = "`{\"ok\": true}`; clears the cookie."),
-        (status = 401, description = "No valid credential."),
-    )
-)]
 pub(crate) async fn sign_out(
     State(state): State<AppState>,
     _caller: Caller,

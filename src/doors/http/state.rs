@@ -8,12 +8,12 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use crate::domain::engine::Engine;
-use crate::doors::envelope::{self, Envelope};
+use crate::doors::envelope::Envelope;
 use crate::doors::http::auth::Authenticator;
 use crate::doors::http::metrics::Metrics;
 use crate::doors::http::options::HttpOptions;
-use crate::error::{Error, ValidationError};
-use crate::rules::capability::{has_capability, Operation};
+use crate::doors::json;
+use crate::doors::operations::{Entry, Operation};
 use crate::rules::principal::Principal;
 
 /// What every handler shares.
@@ -39,34 +39,21 @@ impl std::ops::Deref for AppState {
 }
 
 impl AppState {
-    /// WIRE-5 for a route: the capability first (AUTH-2), then the
-    /// arguments the door read, then the JSON door itself, which repeats
-    /// the capability check and goes on in WIRE-5's order. So a route
-    /// answers exactly what `/rpc` (and the C ABI) would.
-    pub(crate) async fn call(
+    /// One operation on the blocking pool, exactly as the JSON door (and
+    /// so the C ABI) performs it: its capability, then its arguments, then
+    /// the domain. So a route answers byte for byte what `/rpc` would.
+    pub(crate) async fn perform(
         &self,
-        principal: &Principal,
-        operation: Operation,
-        args: Result<Value, ValidationError>,
+        entry: &'static Entry,
+        principal: Principal,
+        args: Value,
     ) -> Envelope {
-        if !has_capability(principal, operation) {
-            return envelope::error(&Error::CapabilityDenied);
-        }
-        let args = match args {
-            Ok(args) => args,
-            Err(error) => return envelope::error(&Error::Validation(error)),
-        };
-        let request = serde_json::json!({
-            "op": operation.to_string(),
-            "principal": principal.to_wire(),
-            "args": args,
-        });
         let reply = self
-            .blocking(move |engine| crate::doors::json::call_value(engine, &request))
+            .blocking(move |engine| json::perform(engine, entry, &principal, &args))
             .await
             .unwrap_or_else(|error| error.envelope());
         if matches!(
-            operation,
+            entry.operation,
             Operation::ResolveBundle | Operation::CancelBundle
         ) {
             self.metrics.count_resolve(&reply);

@@ -1,0 +1,327 @@
+//! The agent side, run by the host (ASK-*, WAIT-*, LIFE-7, LIFE-8, REL-8):
+//! asking, the agent's wait, the workflow guard, the outbox and retention.
+//! Host operations: `system` only (AUTH-2).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use crate::domain::ask::{AskRequest, Asked, OptionSpec, QuestionSpec};
+use crate::domain::delivery::wait::Waiter;
+use crate::domain::engine::waiters::Wake;
+use crate::domain::engine::Engine;
+use crate::domain::resume::Delivery;
+use crate::domain::views::WaitOutcome;
+use crate::doors::args::{given, optional_word, word, Id, Millis};
+use crate::doors::envelope::bodies::{
+    DeliveriesBody, HasPendingBody, OkBody, PrunedBody, WaitedBody,
+};
+use crate::doors::operations::answering::WaitArgs;
+use crate::doors::operations::declare::{
+    positional, CliArg, CliCommand, CliValue, Declared, Method, Refusal, Route, Waits,
+};
+use crate::doors::operations::mirror::SessionIdArgs;
+use crate::error::{Result, ValidationError};
+use crate::rules::capability::{Access, Admitted, HOST};
+use crate::rules::limits::{
+    not_blank_pattern, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES, MAX_LABEL_RUNES, MAX_PROMPT_RUNES,
+    MAX_TITLE_RUNES, WIRE_WAIT,
+};
+use crate::rules::vocabulary::BundleKind;
+
+/// `has_pending_clarification` (LIFE-7).
+pub(crate) struct HasPendingClarification;
+
+impl Declared for HasPendingClarification {
+    const NAME: &'static str = "has_pending_clarification";
+    const SUMMARY: &'static str =
+        "The workflow guard: whether the session has an active bundle (LIFE-7).";
+    const ACCESS: Access = HOST;
+    type Args = SessionIdArgs;
+    type Reply = bool;
+    type Body<'a> = HasPendingBody;
+    const REFUSALS: &'static [Refusal] = &[Refusal::NotFound];
+
+    fn perform(engine: &Engine, _: &Admitted<'_>, args: SessionIdArgs) -> Result<bool> {
+        engine.has_pending_clarification(&args.session_id)
+    }
+}
+
+/// A non-blank text of at most `max` characters: ASK-2's prompt, label
+/// and description.
+fn not_blank(generator: &mut schemars::SchemaGenerator, max: usize) -> schemars::Schema {
+    let _ = generator;
+    schemars::json_schema!({
+        "type": "string",
+        "minLength": 1,
+        "maxLength": max,
+        "pattern": not_blank_pattern(),
+    })
+}
+
+fn prompt_text(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    not_blank(generator, MAX_PROMPT_RUNES)
+}
+
+fn label_text(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    not_blank(generator, MAX_LABEL_RUNES)
+}
+
+fn description_text(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    not_blank(generator, MAX_DESCRIPTION_RUNES)
+}
+
+/// One option of a question, as the agent writes it (ASK-2, ASK-3).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OptionArgs {
+    /// Unique within its question; omitted or `""`:
+    /// `<question_id>_opt<N>` by position.
+    option_id: Option<String>,
+    /// A short label, at most 200 characters.
+    #[schemars(required, schema_with = "label_text")]
+    label: Option<String>,
+    /// What choosing it means, at most 1000 characters.
+    #[schemars(required, schema_with = "description_text")]
+    description: Option<String>,
+}
+
+/// One question, as the agent writes it (ASK-2, ASK-3).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct QuestionArgs {
+    /// Unique within the bundle; omitted or `""`: `q<N>` by position.
+    question_id: Option<String>,
+    /// A short title, at most 120 characters.
+    #[schemars(length(max = MAX_TITLE_RUNES))]
+    title: Option<String>,
+    /// The question itself, at most 4000 characters.
+    #[schemars(required, schema_with = "prompt_text")]
+    prompt: Option<String>,
+    /// Two to six options.
+    #[schemars(required, length(min = 2, max = 6))]
+    options: Option<Vec<OptionArgs>>,
+}
+
+/// `ask`'s arguments (ASK-1..4). Question and option ids must be unique
+/// after the defaults are filled in, which a schema cannot say.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AskArgs {
+    /// The asking session.
+    session_id: Id,
+    /// One to four questions.
+    #[schemars(required, length(min = 1, max = 4))]
+    questions: Option<Vec<QuestionArgs>>,
+    /// What the agent writes around its questions, at most 4000 characters.
+    #[schemars(length(max = MAX_CONTEXT_RUNES))]
+    context: Option<String>,
+    /// `question` (default) or `permission` (humans only, AUTH-6).
+    #[schemars(schema_with = "optional_word::<BundleKind>")]
+    kind: Option<String>,
+    /// Unique per session: a second ask with it returns the first bundle
+    /// (ASK-4).
+    idempotency_key: Option<String>,
+}
+
+impl AskArgs {
+    fn request(self) -> std::result::Result<AskRequest, ValidationError> {
+        let questions = self
+            .questions
+            .ok_or_else(|| ValidationError::new("questions", "required"))?
+            .into_iter()
+            .map(|question| QuestionSpec {
+                question_id: given(question.question_id),
+                title: question.title.unwrap_or_default(),
+                prompt: question.prompt.unwrap_or_default(),
+                options: question
+                    .options
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|option| OptionSpec {
+                        option_id: given(option.option_id),
+                        label: option.label.unwrap_or_default(),
+                        description: option.description.unwrap_or_default(),
+                    })
+                    .collect(),
+            })
+            .collect();
+        Ok(AskRequest {
+            session_id: self.session_id.0,
+            questions,
+            context: self.context.unwrap_or_default(),
+            kind: word("kind", self.kind, BundleKind::parse)?.unwrap_or_default(),
+            idempotency_key: given(self.idempotency_key),
+        })
+    }
+}
+
+/// `ask` (ASK-1..5).
+pub(crate) struct Ask;
+
+impl Declared for Ask {
+    const NAME: &'static str = "ask";
+    const SUMMARY: &'static str =
+        "Asks a bundle on a session, in its current turn (a host operation, ASK-1..5).";
+    const ACCESS: Access = HOST;
+    type Args = AskArgs;
+    type Reply = Asked;
+    type Body<'a> = &'a Asked;
+    const REFUSALS: &'static [Refusal] = &[Refusal::NotFound, Refusal::Conflict];
+    const HTTP: Option<Route> = Some(Route {
+        method: Method::Post,
+        path: "/api/v1/clarification/request",
+        tag: "clarification",
+    });
+    const CLI: &'static [CliCommand] = &[CliCommand {
+        args: &[positional("session_id")],
+        ..CliCommand::new("ask", "Ask a bundle on a session (a host operation).")
+    }];
+
+    fn perform(engine: &Engine, _: &Admitted<'_>, args: AskArgs) -> Result<Asked> {
+        engine.ask(&args.request()?)
+    }
+}
+
+/// `wait` (WAIT-1..4): the agent side.
+pub(crate) struct Wait;
+
+impl Declared for Wait {
+    const NAME: &'static str = "wait";
+    const SUMMARY: &'static str = "The asking agent's wait: always 200 with the WAIT-1 outcome; \
+        the caller's own timeout may detach the bundle (WAIT-1, WAIT-1b).";
+    const ACCESS: Access = HOST;
+    type Args = WaitArgs;
+    type Reply = WaitOutcome;
+    type Body<'a> = WaitedBody<'a>;
+    const REFUSALS: &'static [Refusal] = &[Refusal::NotFound];
+
+    fn perform(engine: &Engine, _: &Admitted<'_>, args: WaitArgs) -> Result<WaitOutcome> {
+        let timeout = WIRE_WAIT.serve(args.asked());
+        engine.wait(&args.pending_id, timeout)
+    }
+}
+
+impl Waits for Wait {
+    type Outcome = WaitOutcome;
+
+    fn asked(args: &WaitArgs) -> Option<Duration> {
+        args.asked()
+    }
+
+    fn begin(
+        engine: &Engine,
+        _: &Admitted<'_>,
+        args: WaitArgs,
+        wake: Arc<Wake>,
+    ) -> Result<Waiter<WaitOutcome>> {
+        engine.begin_wait(&args.pending_id, Some(wake))
+    }
+
+    fn reply(outcome: WaitOutcome) -> WaitOutcome {
+        outcome
+    }
+}
+
+/// An outbox page's size.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LimitArgs {
+    /// Entries at most: default 50; below 1 means 50; above 200 is 200.
+    limit: Option<i64>,
+}
+
+/// `pending_deliveries` (LIFE-8, DEL-3).
+pub(crate) struct PendingDeliveries;
+
+impl Declared for PendingDeliveries {
+    const NAME: &'static str = "pending_deliveries";
+    const SUMMARY: &'static str =
+        "The outbox: undelivered resolutions of detached bundles, oldest first (LIFE-8, DEL-3).";
+    const ACCESS: Access = HOST;
+    type Args = LimitArgs;
+    type Reply = Vec<Delivery>;
+    type Body<'a> = DeliveriesBody<'a>;
+    const CLI: &'static [CliCommand] = &[CliCommand::new(
+        "deliveries",
+        "Read the outbox of undelivered resolutions.",
+    )];
+
+    fn perform(engine: &Engine, _: &Admitted<'_>, args: LimitArgs) -> Result<Vec<Delivery>> {
+        engine.pending_deliveries(args.limit)
+    }
+}
+
+/// The bundle whose delivery is acknowledged.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AckArgs {
+    /// The bundle.
+    pending_id: Id,
+}
+
+/// `ack_delivery` (LIFE-8).
+pub(crate) struct AckDelivery;
+
+impl Declared for AckDelivery {
+    const NAME: &'static str = "ack_delivery";
+    const SUMMARY: &'static str = "Removes an entry from the outbox; idempotent (LIFE-8).";
+    const ACCESS: Access = HOST;
+    type Args = AckArgs;
+    type Reply = ();
+    type Body<'a> = OkBody;
+    const CLI: &'static [CliCommand] = &[CliCommand {
+        args: &[positional("pending_id")],
+        ..CliCommand::new(
+            "ack",
+            "Acknowledge a bundle's delivery: it leaves the outbox.",
+        )
+    }];
+
+    fn perform(engine: &Engine, _: &Admitted<'_>, args: AckArgs) -> Result<()> {
+        engine.ack_delivery(&args.pending_id)
+    }
+}
+
+/// `prune`'s arguments (REL-8).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PruneArgs {
+    /// How long ago, in milliseconds, a bundle must have stopped being
+    /// active to be deleted.
+    #[schemars(required)]
+    older_than_ms: Option<Millis>,
+}
+
+/// `prune` (REL-8).
+pub(crate) struct Prune;
+
+impl Declared for Prune {
+    const NAME: &'static str = "prune";
+    const SUMMARY: &'static str = "Deletes bundles that stopped being active long ago, and old \
+        events; never an active bundle or an undelivered resolution (REL-8).";
+    const ACCESS: Access = HOST;
+    type Args = PruneArgs;
+    type Reply = u64;
+    type Body<'a> = PrunedBody;
+    const CLI: &'static [CliCommand] = &[CliCommand {
+        args: &[CliArg {
+            arg: "older_than_ms",
+            flag: "older-than",
+            value: CliValue::Age,
+        }],
+        ..CliCommand::new(
+            "prune",
+            "Delete bundles that stopped being active long ago.",
+        )
+    }];
+
+    fn perform(engine: &Engine, _: &Admitted<'_>, args: PruneArgs) -> Result<u64> {
+        let older_than = args
+            .older_than_ms
+            .ok_or_else(|| ValidationError::new("older_than_ms", "required"))?;
+        engine.prune(older_than.0)
+    }
+}

@@ -1,0 +1,183 @@
+//! The vocabulary of a declaration: the trait every operation implements
+//! ([`Declared`]), what an operation that waits ([`Waits`]) or backs an
+//! MCP tool ([`Tooled`]) adds, and the plain data of its route, its
+//! refusals and its command line.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::domain::delivery::wait::Waiter;
+use crate::domain::engine::waiters::Wake;
+use crate::domain::engine::Engine;
+use crate::error::Result;
+use crate::rules::capability::{admit, Access, Admitted};
+use crate::rules::principal::Principal;
+
+/// An HTTP method of a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Method {
+    Get,
+    Post,
+}
+
+/// An operation's own REST route (HTTP-2). The path's `{names}` are
+/// arguments taken from the path; the others come from the query (`GET`)
+/// or the JSON body (`POST`). Every operation is also at `/rpc/{name}`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Route {
+    pub(crate) method: Method,
+    pub(crate) path: &'static str,
+    /// The OpenAPI tag that groups it.
+    pub(crate) tag: &'static str,
+}
+
+/// A status an operation can answer besides `200`, `400`, `403`, `500`
+/// and `503`, which every operation can (WIRE-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    /// `404`: an unknown or hidden bundle, or an unknown host entity.
+    NotFound,
+    /// `409`: no longer active, or the session has ended.
+    Conflict,
+    /// `504`: the wait timed out.
+    TimedOut,
+}
+
+impl Refusal {
+    pub(crate) fn status(self) -> u16 {
+        match self {
+            Refusal::NotFound => 404,
+            Refusal::Conflict => 409,
+            Refusal::TimedOut => 504,
+        }
+    }
+}
+
+/// How a command-line value is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CliValue {
+    /// As its argument's JSON type says: text, an integer, a flag for a
+    /// boolean, JSON text for an array or an object.
+    AsTyped,
+    /// An age (`30d`, `12h`, `45m`, `90s`, `500ms`) given to an argument
+    /// in milliseconds.
+    Age,
+}
+
+/// One argument's spelling on the command line.
+#[derive(Debug, Clone, Copy)]
+pub struct CliArg {
+    /// The WIRE-5 argument.
+    pub arg: &'static str,
+    /// Its flag, without `--` (`""`: a positional argument).
+    pub flag: &'static str,
+    /// How its value is written.
+    pub value: CliValue,
+}
+
+/// A subcommand of `clarion` that performs the operation (OPS-1). Its
+/// arguments are the operation's; those not listed in `args` are flags
+/// named like the argument (`--idempotency-key`).
+#[derive(Debug, Clone, Copy)]
+pub struct CliCommand {
+    /// The subcommand.
+    pub name: &'static str,
+    /// Its one-line help.
+    pub about: &'static str,
+    /// Arguments spelt otherwise than `--<argument>`.
+    pub args: &'static [CliArg],
+    /// Arguments the subcommand sets itself (`reject` sets `rejected`).
+    pub fixed: &'static [(&'static str, bool)],
+}
+
+impl CliCommand {
+    pub(crate) const fn new(name: &'static str, about: &'static str) -> CliCommand {
+        CliCommand {
+            name,
+            about,
+            args: &[],
+            fixed: &[],
+        }
+    }
+}
+
+/// A positional command-line argument.
+pub(crate) const fn positional(arg: &'static str) -> CliArg {
+    CliArg {
+        arg,
+        flag: "",
+        value: CliValue::AsTyped,
+    }
+}
+
+/// A flag spelt otherwise than its argument.
+pub(crate) const fn flag(arg: &'static str, flag: &'static str) -> CliArg {
+    CliArg {
+        arg,
+        flag,
+        value: CliValue::AsTyped,
+    }
+}
+
+/// One operation, declared once.
+pub(crate) trait Declared: 'static {
+    /// Its WIRE-5 name, also its row of the capability matrix.
+    const NAME: &'static str;
+    /// What it does, in one line (the OpenAPI summary, the CLI's help).
+    const SUMMARY: &'static str;
+    /// Who may perform it (AUTH-2).
+    const ACCESS: Access;
+    /// Its arguments as WIRE-5 reads them.
+    type Args: DeserializeOwned + JsonSchema;
+    /// What the domain returns.
+    type Reply: 'static;
+    /// The body of its `200` (WIRE-1..3).
+    type Body<'a>: Serialize + JsonSchema + From<&'a Self::Reply>;
+    /// What it can answer besides the statuses every operation can.
+    const REFUSALS: &'static [Refusal] = &[];
+    /// Its own REST route, if it has one.
+    const HTTP: Option<Route> = None;
+    /// The subcommands that perform it.
+    const CLI: &'static [CliCommand] = &[];
+
+    /// Performs it for an admitted caller.
+    fn perform(engine: &Engine, caller: &Admitted<'_>, args: Self::Args) -> Result<Self::Reply>;
+
+    /// AUTH-2 for this operation: the start of its every door.
+    fn admit(principal: &Principal) -> Result<Admitted<'_>> {
+        admit(principal, Self::ACCESS)
+    }
+}
+
+/// An operation an async door waits on without a thread (HTTP-5): the
+/// library's `PendingWait`, begun and ended as the operation says.
+pub(crate) trait Waits: Declared {
+    /// What the wait ends with.
+    type Outcome: Send + 'static;
+    /// The timeout the caller asked for, if any.
+    fn asked(args: &Self::Args) -> Option<Duration>;
+    /// Registers the wait (authorized, on the blocking pool).
+    fn begin(
+        engine: &Engine,
+        caller: &Admitted<'_>,
+        args: Self::Args,
+        wake: Arc<Wake>,
+    ) -> Result<Waiter<Self::Outcome>>;
+    /// The operation's reply for the outcome.
+    fn reply(outcome: Self::Outcome) -> Self::Reply;
+}
+
+/// An external MCP tool (WIRE-4): the operation it performs, its name and
+/// description, and the `structuredContent` of its success.
+pub(crate) trait Tooled: Declared {
+    /// The tool's name.
+    const TOOL: &'static str;
+    /// What the tool tells a model about itself.
+    const DESCRIPTION: &'static str;
+    /// Its successful result.
+    type Result<'a>: Serialize + JsonSchema + From<&'a Self::Reply>;
+}

@@ -1,0 +1,564 @@
+//! One declaration per operation. Each WIRE-5 operation is a unit struct
+//! implementing [`Declared`] in the file of its area (`answering.rs`,
+//! `mirror.rs`, `agent.rs`): its name, its capability row (an access
+//! class), its typed arguments and its typed body, the statuses it can
+//! answer besides the common ones, and, where it has them, its HTTP route
+//! and its command line; an external tool of WIRE-4 implements [`Tooled`]
+//! beside it. Everything else is derived from these declarations:
+//!
+//! - the [`Operation`] enum, the capability matrix ([`CAPABILITIES`]) and
+//!   [`has_capability`] (AUTH-2, section 13a), from the registry below;
+//! - the JSON door's dispatch (WIRE-5, [`Entry::call`]): capability →
+//!   arguments (read by `doors::args`, so every message names its field)
+//!   → the domain → the body's envelope;
+//! - the Rust API's checks ([`Declared::admit`]);
+//! - the OpenAPI paths and schemas, the REST routes and `/rpc/{op}` (the
+//!   HTTP door), the MCP tools' input and output schemas, and the command
+//!   line's subcommands ([`crate::doors::catalog`]).
+//!
+//! Adding an operation: its typed function in the domain, one declaration
+//! here, one line in the registry, and its tests (`docs/architecture.md`
+//! shows a worked example).
+
+mod agent;
+mod answering;
+pub(crate) mod declare;
+mod mirror;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::domain::delivery::wait::{Checked, PendingWait};
+use crate::domain::engine::waiters::Wake;
+use crate::domain::engine::Engine;
+use crate::doors::args::schema::{self, Side};
+use crate::doors::args::{self, given, Id};
+use crate::doors::envelope::bodies::AuthorizationBody;
+use crate::doors::envelope::{self, Envelope};
+use crate::error::{Error, Result, ValidationError};
+use crate::rules::capability::{admit, Access, Admitted, Authorization, Target, HOST, OPEN};
+use crate::rules::limits::WaitBounds;
+use crate::rules::principal::Principal;
+
+pub(crate) use declare::{CliCommand, Declared, Method, Refusal, Route, Tooled, Waits};
+
+/// WIRE-5 for one declared operation: the capability first (before the
+/// arguments are even read), then the arguments, then the domain; every
+/// error is its WIRE-1 envelope.
+fn call<D: Declared>(engine: &Engine, principal: &Principal, args: &Value) -> Envelope {
+    run::<D>(engine, principal, args)
+        .map(|reply| envelope::ok_with(&D::Body::from(&reply)))
+        .unwrap_or_else(|error| envelope::error(&error))
+}
+
+fn run<D: Declared>(engine: &Engine, principal: &Principal, args: &Value) -> Result<D::Reply> {
+    let caller = D::admit(principal)?;
+    let args = read_args::<D::Args>(args)?;
+    D::perform(engine, &caller, args)
+}
+
+/// An operation's arguments; absent (`null`) arguments are `{}`.
+fn read_args<A: DeserializeOwned>(args: &Value) -> Result<A> {
+    let empty = Value::Object(Map::new());
+    let args = if args.is_null() { &empty } else { args };
+    Ok(args::read(args, "args")?)
+}
+
+/// A WIRE-4 tool call: the operation, its result as the tool's.
+fn call_tool<D: Tooled>(engine: &Engine, principal: &Principal, args: &Value) -> Result<Value> {
+    let caller = D::admit(principal)?;
+    let args = args::read::<D::Args>(args, "arguments")?;
+    let reply = D::perform(engine, &caller, args)?;
+    let result = envelope::to_json(&D::Result::from(&reply));
+    Ok(result)
+}
+
+/// A wait as an async door drives it: checked on the blocking pool at once
+/// and whenever its callback fires, ended at `timeout` (HTTP-5).
+pub(crate) struct DoorWait {
+    pending: Box<dyn ErasedWait>,
+    /// How long the door waits.
+    pub(crate) timeout: Duration,
+    /// The door's cap, not the caller's own timeout, ends it: nothing is
+    /// detached then (WAIT-1b).
+    pub(crate) cut: bool,
+}
+
+/// What a check of a [`DoorWait`] found.
+pub(crate) enum Step {
+    /// Over, with the operation's envelope.
+    Over(Envelope),
+    /// Check again when woken.
+    Waiting(DoorWait),
+}
+
+impl DoorWait {
+    /// Reads the bundle (briefly: run it on a blocking pool).
+    pub(crate) fn check(self) -> Step {
+        let DoorWait {
+            pending,
+            timeout,
+            cut,
+        } = self;
+        match pending.check() {
+            Ok(None) => Step::Over(envelope::error(&Error::Internal(
+                "a wait checked after its end".into(),
+            ))),
+            Ok(Some(Ok(pending))) => Step::Waiting(DoorWait {
+                pending,
+                timeout,
+                cut,
+            }),
+            Ok(Some(Err(over))) => Step::Over(over),
+            Err(over) => Step::Over(over),
+        }
+    }
+
+    /// The deadline came: the outcome that landed meanwhile, else the
+    /// timeout's — as capped when the door cut it.
+    pub(crate) fn end(self) -> Envelope {
+        self.pending.end(self.cut)
+    }
+
+    /// How often to check when no callback can come (WAIT-3's bound).
+    pub(crate) fn poll_interval(&self) -> Option<Duration> {
+        self.pending.poll_interval()
+    }
+}
+
+/// A typed `PendingWait`, its outcome turned into the operation's envelope.
+trait ErasedWait: Send {
+    /// `Ok(Some(Ok(wait)))`: still waiting; `Ok(Some(Err(envelope)))` or
+    /// `Err(envelope)`: over.
+    #[allow(clippy::type_complexity)]
+    fn check(
+        self: Box<Self>,
+    ) -> std::result::Result<Option<std::result::Result<Box<dyn ErasedWait>, Envelope>>, Envelope>;
+    fn end(self: Box<Self>, cut: bool) -> Envelope;
+    fn poll_interval(&self) -> Option<Duration>;
+}
+
+struct Typed<D: Waits> {
+    pending: PendingWait<D::Outcome>,
+}
+
+fn reply_envelope<D: Waits>(outcome: Result<D::Outcome>) -> Envelope {
+    match outcome {
+        Ok(outcome) => envelope::ok_with(&D::Body::from(&D::reply(outcome))),
+        Err(error) => envelope::error(&error),
+    }
+}
+
+impl<D: Waits> ErasedWait for Typed<D> {
+    fn check(
+        self: Box<Self>,
+    ) -> std::result::Result<Option<std::result::Result<Box<dyn ErasedWait>, Envelope>>, Envelope>
+    {
+        match self.pending.check() {
+            Ok(Checked::Over(outcome)) => Ok(Some(Err(reply_envelope::<D>(Ok(outcome))))),
+            Ok(Checked::Waiting(pending)) => Ok(Some(Ok(
+                Box::new(Typed::<D> { pending }) as Box<dyn ErasedWait>
+            ))),
+            Err(error) => Err(envelope::error(&error)),
+        }
+    }
+
+    fn end(self: Box<Self>, cut: bool) -> Envelope {
+        let ended = if cut {
+            self.pending.capped()
+        } else {
+            self.pending.timed_out()
+        };
+        reply_envelope::<D>(ended)
+    }
+
+    fn poll_interval(&self) -> Option<Duration> {
+        self.pending.poll_interval()
+    }
+}
+
+/// Begins a declared wait for an async door under that door's `bounds`:
+/// capability, arguments, then the library's `begin`; a refusal is the
+/// operation's envelope.
+fn begin_wait<D: Waits>(
+    engine: &Arc<Engine>,
+    principal: &Principal,
+    args: &Value,
+    bounds: WaitBounds,
+    wake: Arc<Wake>,
+) -> std::result::Result<DoorWait, Envelope> {
+    let started = (|| {
+        let caller = D::admit(principal)?;
+        let args = read_args::<D::Args>(args)?;
+        let asked = D::asked(&args);
+        let waiter = D::begin(engine, &caller, args, wake)?;
+        Ok::<_, Error>((waiter, asked))
+    })();
+    let (waiter, asked) = started.map_err(|error| envelope::error(&error))?;
+    Ok(DoorWait {
+        pending: Box::new(Typed::<D> {
+            pending: PendingWait::new(engine.clone(), waiter),
+        }),
+        timeout: bounds.serve(asked),
+        cut: bounds.cuts(asked),
+    })
+}
+
+/// A door's view of one declaration, its types erased.
+pub(crate) struct Entry {
+    pub(crate) operation: Operation,
+    pub(crate) name: &'static str,
+    pub(crate) summary: &'static str,
+    pub(crate) access: Access,
+    pub(crate) refusals: &'static [Refusal],
+    pub(crate) http: Option<Route>,
+    pub(crate) cli: &'static [CliCommand],
+    /// WIRE-5; `None` for a matrix row no JSON call performs (`metrics`).
+    pub(crate) call: Option<fn(&Engine, &Principal, &Value) -> Envelope>,
+    /// For an async door, when the operation waits.
+    pub(crate) begin_wait: Option<
+        fn(
+            &Arc<Engine>,
+            &Principal,
+            &Value,
+            WaitBounds,
+            Arc<Wake>,
+        ) -> std::result::Result<DoorWait, Envelope>,
+    >,
+    /// The arguments' schema (`None` without a JSON call).
+    pub(crate) args_schema: Option<fn(Shape, &mut Map<String, Value>) -> Value>,
+    /// The `200` body's schema.
+    pub(crate) body_schema: Option<fn(Shape, &mut Map<String, Value>) -> Value>,
+    /// Its WIRE-4 tool, if it has one.
+    pub(crate) tool: Option<ToolEntry>,
+}
+
+/// The external tools (WIRE-4), each backed by the operation whose
+/// registry line names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    /// `list_pending_questions`: LIST-4 arguments, a LIST-5 page.
+    ListPendingQuestions,
+    /// `answer_question`: answer or reject one bundle.
+    AnswerQuestion,
+}
+
+/// A door's view of one WIRE-4 tool.
+pub(crate) struct ToolEntry {
+    pub(crate) tool: Tool,
+    pub(crate) name: &'static str,
+    pub(crate) description: &'static str,
+    pub(crate) call: fn(&Engine, &Principal, &Value) -> Result<Value>,
+    pub(crate) result_schema: fn() -> Value,
+}
+
+pub(crate) use schema::Shape;
+
+fn args_schema<D: Declared>(shape: Shape, components: &mut Map<String, Value>) -> Value {
+    match shape {
+        Shape::Inline => schema::inline::<D::Args>(Side::Arguments),
+        Shape::Components => schema::component::<D::Args>(Side::Arguments, components),
+    }
+}
+
+fn body_schema<D: Declared>(shape: Shape, components: &mut Map<String, Value>) -> Value {
+    match shape {
+        Shape::Inline => schema::inline::<D::Body<'static>>(Side::Bodies),
+        Shape::Components => schema::component::<D::Body<'static>>(Side::Bodies, components),
+    }
+}
+
+fn result_schema<D: Tooled>() -> Value {
+    schema::inline::<D::Result<'static>>(Side::Bodies)
+}
+
+impl Entry {
+    const fn of<D: Declared>(operation: Operation) -> Entry {
+        Entry {
+            operation,
+            name: D::NAME,
+            summary: D::SUMMARY,
+            access: D::ACCESS,
+            refusals: D::REFUSALS,
+            http: D::HTTP,
+            cli: D::CLI,
+            call: Some(call::<D>),
+            begin_wait: None,
+            args_schema: Some(args_schema::<D>),
+            body_schema: Some(body_schema::<D>),
+            tool: None,
+        }
+    }
+
+    const fn waiting<D: Waits>(self) -> Entry {
+        Entry {
+            begin_wait: Some(begin_wait::<D>),
+            ..self
+        }
+    }
+
+    const fn with_tool<D: Tooled>(self, tool: Tool) -> Entry {
+        Entry {
+            tool: Some(ToolEntry {
+                tool,
+                name: D::TOOL,
+                description: D::DESCRIPTION,
+                call: call_tool::<D>,
+                result_schema: result_schema::<D>,
+            }),
+            ..self
+        }
+    }
+
+    /// A row of the matrix that no JSON call performs.
+    const fn capability(
+        operation: Operation,
+        name: &'static str,
+        summary: &'static str,
+        access: Access,
+    ) -> Entry {
+        Entry {
+            operation,
+            name,
+            summary,
+            access,
+            refusals: &[],
+            http: None,
+            cli: &[],
+            call: None,
+            begin_wait: None,
+            args_schema: None,
+            body_schema: None,
+            tool: None,
+        }
+    }
+}
+
+/// `authorize`'s arguments (AUTH-8): an operation and exactly one target.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [
+    {"required": ["pending_id"], "properties": {"pending_id": {"minLength": 1},
+        "task_id": {"enum": ["", null]}}},
+    {"required": ["task_id"], "properties": {"task_id": {"minLength": 1},
+        "pending_id": {"enum": ["", null]}}},
+]))]
+pub(crate) struct AuthorizeArgs {
+    /// The WIRE-5 name of the operation asked about.
+    #[schemars(with = "Operation")]
+    operation: Id,
+    /// A bundle, by id.
+    pending_id: Option<String>,
+    /// A task, by id.
+    task_id: Option<String>,
+}
+
+/// `authorize` (AUTH-8).
+pub(crate) struct Authorize;
+
+impl Declared for Authorize {
+    const NAME: &'static str = "authorize";
+    const SUMMARY: &'static str = "May the caller perform an operation on a bundle or a task? \
+        A denial is the answer, never an error (AUTH-8).";
+    const ACCESS: crate::rules::capability::Access = OPEN;
+    type Args = AuthorizeArgs;
+    type Reply = Authorization;
+    type Body<'a> = AuthorizationBody;
+
+    fn perform(
+        engine: &Engine,
+        caller: &Admitted<'_>,
+        args: AuthorizeArgs,
+    ) -> Result<Authorization> {
+        let operation = Operation::parse(&args.operation).ok_or_else(|| {
+            ValidationError::new(
+                "operation",
+                format!("unknown operation {:?}", args.operation.0),
+            )
+        })?;
+        let (pending_id, task_id) = (given(args.pending_id), given(args.task_id));
+        let target = match (&pending_id, &task_id) {
+            (Some(pending_id), None) => Target::Bundle(pending_id),
+            (None, Some(task_id)) => Target::Task(task_id),
+            _ => {
+                return Err(ValidationError::new(
+                    "pending_id",
+                    "give exactly one of pending_id and task_id",
+                )
+                .into())
+            }
+        };
+        engine.authorize(caller.principal(), operation.access(), target)
+    }
+}
+
+/// The registry: every operation once, in the matrix's order, with what
+/// its declaration provides beyond [`Declared`] (`wait`: [`Waits`];
+/// `tool`: the WIRE-4 [`Tool`] it backs, [`Tooled`]).
+macro_rules! registry {
+    (
+        declared { $( $(#[$doc:meta])* $variant:ident => $decl:ty $([$($extra:tt)*])?, )* }
+        capability_only { $( $(#[$cdoc:meta])* $cvariant:ident => $cname:literal, $csummary:literal, $caccess:expr, )* }
+    ) => {
+        /// Every operation clarion exposes (AUTH-2, WIRE-5), each declared
+        /// once in `doors/operations/`.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Operation {
+            $( $(#[$doc])* $variant, )*
+            $( $(#[$cdoc])* $cvariant, )*
+        }
+
+        /// Every declaration, in the matrix's order.
+        pub(crate) static ENTRIES: &[Entry] = &[
+            $( registry!(@entry $variant $decl $([$($extra)*])?), )*
+            $( Entry::capability(Operation::$cvariant, $cname, $csummary, $caccess), )*
+        ];
+    };
+    (@entry $variant:ident $decl:ty) => { Entry::of::<$decl>(Operation::$variant) };
+    (@entry $variant:ident $decl:ty [wait]) => { Entry::of::<$decl>(Operation::$variant).waiting::<$decl>() };
+    (@entry $variant:ident $decl:ty [tool $tool:ident]) => {
+        Entry::of::<$decl>(Operation::$variant).with_tool::<$decl>(Tool::$tool)
+    };
+}
+
+registry! {
+    declared {
+    /// `list_pending` (LIST-1).
+    ListPending => answering::ListPending [tool ListPendingQuestions],
+    /// `get_bundle` (WIRE-3).
+    GetBundle => answering::GetBundle,
+    /// `wait_bundle`, the external wait.
+    WaitBundle => answering::WaitBundle [wait],
+    /// `summary` (SUM-1).
+    Summary => answering::Summary,
+    /// `pending_actions` (PA-1).
+    PendingActions => answering::PendingActions,
+    /// `resolve_bundle`: answer or reject.
+    ResolveBundle => answering::ResolveBundle [tool AnswerQuestion],
+    /// `cancel_bundle` (LIFE-6).
+    CancelBundle => answering::CancelBundle,
+    /// `authorize` (AUTH-8).
+    Authorize => Authorize,
+    /// `upsert_workspace` (LIFE-1).
+    UpsertWorkspace => mirror::UpsertWorkspace,
+    /// `delete_workspace` (LIFE-1).
+    DeleteWorkspace => mirror::DeleteWorkspace,
+    /// `upsert_task` (LIFE-1).
+    UpsertTask => mirror::UpsertTask,
+    /// `delete_task` (LIFE-1).
+    DeleteTask => mirror::DeleteTask,
+    /// `upsert_session` (LIFE-1).
+    UpsertSession => mirror::UpsertSession,
+    /// `delete_session` (LIFE-1).
+    DeleteSession => mirror::DeleteSession,
+    /// `begin_turn` (LIFE-2).
+    BeginTurn => mirror::BeginTurn,
+    /// `set_session_state` (LIFE-3).
+    SetSessionState => mirror::SetSessionState,
+    /// `detach_session` (LIFE-5).
+    DetachSession => mirror::DetachSession,
+    /// `has_pending_clarification` (LIFE-7).
+    HasPendingClarification => agent::HasPendingClarification,
+    /// `ask` (ASK-1).
+    Ask => agent::Ask,
+    /// `wait`, the agent side (WAIT-1).
+    Wait => agent::Wait [wait],
+    /// `pending_deliveries` (LIFE-8).
+    PendingDeliveries => agent::PendingDeliveries,
+    /// `ack_delivery` (LIFE-8).
+    AckDelivery => agent::AckDelivery,
+    /// `prune` (REL-8).
+    Prune => agent::Prune,
+    /// `events_after` (EVT-2).
+    EventsAfter => answering::EventsAfter,
+    }
+    capability_only {
+    /// Reading the operational metrics (HTTP-7, `/metrics`). Not a WIRE-5
+    /// operation: no JSON call performs it.
+    Metrics => "metrics", "Prometheus text of the door's figures.", HOST,
+    }
+}
+
+/// AUTH-2, the capability matrix: who may perform which operation, one
+/// row per declaration, in the matrix's order.
+pub fn capabilities() -> impl Iterator<Item = (Operation, &'static str, Access)> {
+    ENTRIES
+        .iter()
+        .map(|entry| (entry.operation, entry.name, entry.access))
+}
+
+impl Operation {
+    pub(crate) fn entry(self) -> &'static Entry {
+        ENTRIES
+            .iter()
+            .find(|entry| entry.operation == self)
+            .unwrap_or(&ENTRIES[0])
+    }
+
+    /// The operation's WIRE-5 name.
+    pub fn as_str(self) -> &'static str {
+        self.entry().name
+    }
+
+    /// Who may perform it (its row of the matrix).
+    pub fn access(self) -> Access {
+        self.entry().access
+    }
+
+    /// AUTH-2 for this operation: the start of every door's call of it.
+    pub(crate) fn admit(self, principal: &Principal) -> Result<Admitted<'_>> {
+        admit(principal, self.access())
+    }
+
+    /// The operation with this WIRE-5 name.
+    pub fn parse(text: &str) -> Option<Operation> {
+        ENTRIES
+            .iter()
+            .find(|entry| entry.name == text)
+            .map(|entry| entry.operation)
+    }
+
+    /// Every operation, in the matrix's order.
+    pub fn all() -> impl Iterator<Item = Operation> {
+        ENTRIES.iter().map(|entry| entry.operation)
+    }
+
+    /// The operation a WIRE-5 request names: a JSON call (not `metrics`).
+    pub(crate) fn callable(text: &str) -> Option<&'static Entry> {
+        ENTRIES
+            .iter()
+            .find(|entry| entry.name == text && entry.call.is_some())
+    }
+}
+
+impl std::fmt::Display for Operation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// AUTH-2: may `principal` perform `operation` at all? No I/O.
+pub fn has_capability(principal: &Principal, operation: Operation) -> bool {
+    operation.access().admits(principal)
+}
+
+/// `authorize.operation`: one of the WIRE-5 names.
+impl JsonSchema for Operation {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "Operation".into()
+    }
+
+    fn inline_schema() -> bool {
+        true
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = ENTRIES.iter().map(|entry| entry.name).collect();
+        schemars::json_schema!({"type": "string", "enum": names})
+    }
+}
