@@ -602,7 +602,7 @@ fn http_7_openapi_document_is_pinned(db: &TestDb) {
         "/api/v1/summary",
         "/api/v1/pending-actions",
         "/api/v1/session",
-        "/api/v1/rpc/{op}",
+        "/api/v1/events",
         "/healthz",
         "/readyz",
         "/metrics",
@@ -611,6 +611,20 @@ fn http_7_openapi_document_is_pinned(db: &TestDb) {
         assert!(
             document["paths"].get(path).is_some(),
             "{path} is not documented"
+        );
+    }
+    // Every WIRE-5 operation at its own `/rpc` path, with its schemas.
+    for operation in clarion::Operation::all().filter(|op| *op != clarion::Operation::Metrics) {
+        let path = format!("/api/v1/rpc/{operation}");
+        let post = &document["paths"][&path]["post"];
+        assert!(post.is_object(), "{path} is not documented");
+        assert!(
+            post["requestBody"]["content"]["application/json"]["schema"].is_object(),
+            "{path}"
+        );
+        assert!(
+            post["responses"]["200"]["content"]["application/json"]["schema"].is_object(),
+            "{path}"
         );
     }
     let mut settings = snapshot_settings();

@@ -38,6 +38,71 @@ impl Transform for NoNul {
     }
 }
 
+/// Descriptions come from doc comments, wrapped at 100 columns: a line
+/// break inside a paragraph is a space, a blank line stays a paragraph.
+#[derive(Clone)]
+struct Unwrap;
+
+impl Transform for Unwrap {
+    fn transform(&mut self, schema: &mut Schema) {
+        if let Some(Value::String(text)) = schema.get_mut("description") {
+            *text = text
+                .split("\n\n")
+                .map(|paragraph| {
+                    paragraph
+                        .split('\n')
+                        .map(str::trim)
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .collect::<Vec<_>>()
+                .join("\n\n");
+        }
+        transform_subschemas(self, schema);
+    }
+}
+
+/// An integer argument is any JSON integer: one beyond 64 bits saturates
+/// (WIRE-5), so its schema names no `int64` format to violate.
+#[derive(Clone)]
+struct AnyInteger;
+
+impl Transform for AnyInteger {
+    fn transform(&mut self, schema: &mut Schema) {
+        let integer = match schema.get("type") {
+            Some(Value::String(kind)) => kind == "integer",
+            Some(Value::Array(kinds)) => kinds.iter().any(|kind| kind == "integer"),
+            _ => false,
+        };
+        if integer {
+            schema.remove("format");
+        }
+        transform_subschemas(self, schema);
+    }
+}
+
+/// A query parameter's schema: the argument's, without `null` (a query
+/// cannot say it; leaving the parameter out is the same), and without
+/// the description the parameter carries itself.
+pub(crate) fn for_query(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("description");
+        map.remove("default");
+        if let Some(Value::Array(kinds)) = map.get_mut("type") {
+            kinds.retain(|kind| kind != "null");
+            if kinds.len() == 1 {
+                let only = kinds[0].clone();
+                map.insert("type".into(), only);
+            }
+        }
+        if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+            branches.retain(|branch| branch.get("type") != Some(&Value::from("null")));
+        }
+    }
+    schema
+}
+
 /// Which side of the wire a schema describes.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Side {
@@ -64,8 +129,12 @@ pub(crate) fn generator(side: Side, shape: Shape) -> SchemaGenerator {
             settings.definitions_path = COMPONENTS.into();
         }
     });
+    let settings = settings.with_transform(Unwrap);
     let settings = match side {
-        Side::Arguments => settings.for_deserialize().with_transform(NoNul),
+        Side::Arguments => settings
+            .for_deserialize()
+            .with_transform(NoNul)
+            .with_transform(AnyInteger),
         Side::Bodies => settings.for_serialize(),
     };
     settings.into_generator()
@@ -92,6 +161,7 @@ pub(crate) fn component<T: JsonSchema + ?Sized>(
     let mut schema = generator.subschema_for::<T>();
     if side == Side::Arguments {
         NoNul.transform(&mut schema);
+        AnyInteger.transform(&mut schema);
     }
     for (name, definition) in generator.take_definitions(true) {
         components.entry(name).or_insert(definition);

@@ -15,7 +15,7 @@ use crate::domain::resume::Delivery;
 use crate::domain::views::{Resolved, Response, WaitOutcome};
 use crate::error::ErrorCode;
 use crate::rules::capability::Authorization;
-use crate::rules::vocabulary::BundleStatus;
+use crate::rules::vocabulary::{BundleStatus, Resolution};
 
 /// LIST-5: one page; `count` always equals the length of `bundles`, and
 /// `next_cursor` is `""` when no more bundles exist.
@@ -56,6 +56,7 @@ pub(crate) struct ResolvedBody<'a> {
     /// True for the one caller whose claim won.
     claimed: bool,
     /// The winner's resolution.
+    #[schemars(with = "Resolution")]
     status: BundleStatus,
     /// The winner's response (WIRE-2).
     response: &'a Response,
@@ -79,6 +80,7 @@ pub(crate) struct AnsweredBody<'a> {
     /// True for the one caller whose claim won.
     claimed: bool,
     /// The winner's resolution.
+    #[schemars(with = "Resolution")]
     status: BundleStatus,
     /// The winner's response (WIRE-2).
     response: &'a Response,

@@ -15,6 +15,7 @@ use crate::doors::http::auth::SESSION_COOKIE;
 use crate::doors::http::routes::{path_names, properties, rpc_path};
 use crate::doors::http::session::{SessionBody, SignInArgs};
 use crate::doors::operations::{Entry, Method, Refusal, ENTRIES};
+use crate::rules::limits::NO_NUL_PATTERN;
 
 /// What the document's operations share while it is built: the named
 /// schemas they refer to.
@@ -106,7 +107,7 @@ impl Document {
                     "name": name,
                     "in": "path",
                     "required": true,
-                    "schema": {"type": "string", "minLength": 1},
+                    "schema": {"type": "string", "minLength": 1, "pattern": NO_NUL_PATTERN},
                 })
             })
             .collect();
@@ -131,7 +132,7 @@ impl Document {
                         "in": "query",
                         "required": false,
                         "description": property["description"],
-                        "schema": property,
+                        "schema": schema::for_query(property),
                     }));
                 }
             }
@@ -341,7 +342,7 @@ fn without(schema: &Value, names: &[String]) -> Value {
     let mut schema = schema.clone();
     if let Some(properties) = schema["properties"].as_object_mut() {
         for name in names {
-            properties.remove(name);
+            properties.shift_remove(name);
         }
     }
     if let Some(required) = schema["required"].as_array_mut() {

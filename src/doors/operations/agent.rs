@@ -119,6 +119,7 @@ pub(crate) struct AskArgs {
     #[schemars(length(max = MAX_CONTEXT_RUNES))]
     context: Option<String>,
     /// `question` (default) or `permission` (humans only, AUTH-6).
+    #[serde(default)]
     #[schemars(schema_with = "optional_word::<BundleKind>")]
     kind: Option<String>,
     /// Unique per session: a second ask with it returns the first bundle

@@ -35,6 +35,7 @@ pub(crate) struct ListArgs {
     /// the caller may see).
     workspace_id: Option<String>,
     /// RFC 3339: only bundles created at or after it (`""`: not given).
+    #[serde(default)]
     #[schemars(schema_with = "timestamp_or_empty")]
     created_since: Option<String>,
     /// `next_cursor` of the previous page (`""`: the first page).

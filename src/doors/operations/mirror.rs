@@ -121,6 +121,7 @@ pub(crate) struct SessionArgs {
     task_id: Id,
     /// Its state (default `running` for a new session; a terminal one
     /// expires its current turn's questions, LIFE-3).
+    #[serde(default)]
     #[schemars(schema_with = "optional_word::<SessionState>")]
     state: Option<String>,
     /// Whether it is its task's primary session (default `false`).
