@@ -70,7 +70,9 @@ pub use domain::views::{
 };
 pub use doors::envelope;
 pub use doors::mcp;
-pub use doors::operations::{capabilities, has_capability, Operation};
+pub use doors::operations::{
+    capabilities, has_capability, CliArg, CliCommand, CliValue, Operation,
+};
 pub use error::{Entity, Error, ErrorCode, OpenError, Result, ValidationError};
 pub use handle::{Builder, Clarion};
 pub use rules::capability::{Access, AgentAccess, Authorization, Denial, Target};

@@ -437,7 +437,7 @@ impl Engine {
         )?;
         let filter = ListFilter::from_request(request);
         let (mut records, rows) = self.read(|conn| {
-            let records = load_page(conn, &scope, &filter)?;
+            let records = load_page(conn, scope, &filter)?;
             let ids: Vec<String> = records.iter().map(|r| r.pending_id.clone()).collect();
             let rows = bundle::load_rows(conn, &ids)?;
             Ok((records, rows))
@@ -472,14 +472,14 @@ impl Engine {
         let scope = caller.scope()?;
         let ((bundles, oldest), questions) = self.read(|conn| {
             // Aggregates return exactly one row.
-            let (bundles, questions) = match visibility::owner_keys(&scope) {
+            let (bundles, questions) = match visibility::owner_keys(scope) {
                 None => (
-                    at_most_one(summary_bundles_query(&scope), conn)?,
-                    at_most_one(summary_questions_query(&scope), conn)?,
+                    at_most_one(summary_bundles_query(scope), conn)?,
+                    at_most_one(summary_questions_query(scope), conn)?,
                 ),
                 Some(keys) => (
-                    at_most_one(owner_summary_bundles_query(&scope, &keys), conn)?,
-                    at_most_one(owner_summary_questions_query(&scope, &keys), conn)?,
+                    at_most_one(owner_summary_bundles_query(scope, &keys), conn)?,
+                    at_most_one(owner_summary_questions_query(scope, &keys), conn)?,
                 ),
             };
             let bundles: (i64, Option<i64>) = bundles.unwrap_or((0, None));
@@ -505,9 +505,9 @@ impl Engine {
         let scope = caller.scope()?;
         check_task_ids(task_ids)?;
         let (visible, pending) = self.read(|conn| {
-            let visible: Vec<String> = visible_tasks_query(&scope, task_ids).load(conn)?;
+            let visible: Vec<String> = visible_tasks_query(scope, task_ids).load(conn)?;
             let pending: Vec<(Option<String>, String, Option<bool>)> =
-                pending_actions_query(&scope, task_ids).load(conn)?;
+                pending_actions_query(scope, task_ids).load(conn)?;
             Ok((visible, pending))
         })?;
         let mut actions: BTreeMap<&str, (Option<PendingAction>, Option<PendingAction>)> =

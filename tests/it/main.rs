@@ -85,6 +85,7 @@ mod doors_json_operations;
 mod doors_json_support;
 mod doors_mcp;
 mod doors_mcp_server;
+mod doors_schemas;
 mod hostile_input;
 mod http_auth;
 mod http_checks;

@@ -297,7 +297,7 @@ impl Engine {
         let start = after.unwrap_or_default();
         let (rows, pruned, held_back) = self.read(|conn| {
             let below = readable_below(conn)?;
-            let rows: Vec<EventRow> = events_page_query(&scope, start, below, limit).load(conn)?;
+            let rows: Vec<EventRow> = events_page_query(scope, start, below, limit).load(conn)?;
             let held_back = (rows.len() as i64) < limit
                 && below != i64::MAX
                 && diesel::select(diesel::dsl::exists(

@@ -45,7 +45,8 @@ use crate::rules::capability::{admit, Access, Admitted, Authorization, Target, H
 use crate::rules::limits::WaitBounds;
 use crate::rules::principal::Principal;
 
-pub(crate) use declare::{CliCommand, Declared, Method, Refusal, Route, Tooled, Waits};
+pub use declare::{CliArg, CliCommand, CliValue};
+pub(crate) use declare::{Declared, Method, Refusal, Route, Tooled, Waits};
 
 /// WIRE-5 for one declared operation: the capability first (before the
 /// arguments are even read), then the arguments, then the domain; every
@@ -106,15 +107,11 @@ impl DoorWait {
             cut,
         } = self;
         match pending.check() {
-            Ok(None) => Step::Over(envelope::error(&Error::Internal(
-                "a wait checked after its end".into(),
-            ))),
-            Ok(Some(Ok(pending))) => Step::Waiting(DoorWait {
+            Ok(pending) => Step::Waiting(DoorWait {
                 pending,
                 timeout,
                 cut,
             }),
-            Ok(Some(Err(over))) => Step::Over(over),
             Err(over) => Step::Over(over),
         }
     }
@@ -133,12 +130,8 @@ impl DoorWait {
 
 /// A typed `PendingWait`, its outcome turned into the operation's envelope.
 trait ErasedWait: Send {
-    /// `Ok(Some(Ok(wait)))`: still waiting; `Ok(Some(Err(envelope)))` or
-    /// `Err(envelope)`: over.
-    #[allow(clippy::type_complexity)]
-    fn check(
-        self: Box<Self>,
-    ) -> std::result::Result<Option<std::result::Result<Box<dyn ErasedWait>, Envelope>>, Envelope>;
+    /// Still waiting, or over with the envelope.
+    fn check(self: Box<Self>) -> std::result::Result<Box<dyn ErasedWait>, Envelope>;
     fn end(self: Box<Self>, cut: bool) -> Envelope;
     fn poll_interval(&self) -> Option<Duration>;
 }
@@ -155,15 +148,10 @@ fn reply_envelope<D: Waits>(outcome: Result<D::Outcome>) -> Envelope {
 }
 
 impl<D: Waits> ErasedWait for Typed<D> {
-    fn check(
-        self: Box<Self>,
-    ) -> std::result::Result<Option<std::result::Result<Box<dyn ErasedWait>, Envelope>>, Envelope>
-    {
+    fn check(self: Box<Self>) -> std::result::Result<Box<dyn ErasedWait>, Envelope> {
         match self.pending.check() {
-            Ok(Checked::Over(outcome)) => Ok(Some(Err(reply_envelope::<D>(Ok(outcome))))),
-            Ok(Checked::Waiting(pending)) => Ok(Some(Ok(
-                Box::new(Typed::<D> { pending }) as Box<dyn ErasedWait>
-            ))),
+            Ok(Checked::Waiting(pending)) => Ok(Box::new(Typed::<D> { pending })),
+            Ok(Checked::Over(outcome)) => Err(reply_envelope::<D>(Ok(outcome))),
             Err(error) => Err(envelope::error(&error)),
         }
     }
@@ -209,6 +197,19 @@ fn begin_wait<D: Waits>(
     })
 }
 
+/// A schema of a declared type, in the shape a door needs; named types go
+/// into the map of components.
+pub(crate) type SchemaOf = fn(Shape, &mut Map<String, Value>) -> Value;
+
+/// Begins a declared wait for an async door under that door's bounds.
+pub(crate) type BeginWait = fn(
+    &Arc<Engine>,
+    &Principal,
+    &Value,
+    WaitBounds,
+    Arc<Wake>,
+) -> std::result::Result<DoorWait, Envelope>;
+
 /// A door's view of one declaration, its types erased.
 pub(crate) struct Entry {
     pub(crate) operation: Operation,
@@ -221,19 +222,11 @@ pub(crate) struct Entry {
     /// WIRE-5; `None` for a matrix row no JSON call performs (`metrics`).
     pub(crate) call: Option<fn(&Engine, &Principal, &Value) -> Envelope>,
     /// For an async door, when the operation waits.
-    pub(crate) begin_wait: Option<
-        fn(
-            &Arc<Engine>,
-            &Principal,
-            &Value,
-            WaitBounds,
-            Arc<Wake>,
-        ) -> std::result::Result<DoorWait, Envelope>,
-    >,
+    pub(crate) begin_wait: Option<BeginWait>,
     /// The arguments' schema (`None` without a JSON call).
-    pub(crate) args_schema: Option<fn(Shape, &mut Map<String, Value>) -> Value>,
+    pub(crate) args_schema: Option<SchemaOf>,
     /// The `200` body's schema.
-    pub(crate) body_schema: Option<fn(Shape, &mut Map<String, Value>) -> Value>,
+    pub(crate) body_schema: Option<SchemaOf>,
     /// Its WIRE-4 tool, if it has one.
     pub(crate) tool: Option<ToolEntry>,
 }
@@ -526,6 +519,50 @@ impl Operation {
     /// Every operation, in the matrix's order.
     pub fn all() -> impl Iterator<Item = Operation> {
         ENTRIES.iter().map(|entry| entry.operation)
+    }
+
+    /// What it does, in one line.
+    pub fn summary(self) -> &'static str {
+        self.entry().summary
+    }
+
+    /// True for a WIRE-5 operation (every one but `metrics`, a matrix row
+    /// no JSON call performs).
+    pub fn is_call(self) -> bool {
+        self.entry().call.is_some()
+    }
+
+    /// The JSON Schema (2020-12, self-contained) of its WIRE-5 arguments:
+    /// what every door publishes for them (the OpenAPI document, an MCP
+    /// tool's `inputSchema`, the command line's flags).
+    pub fn args_schema(self) -> Option<Value> {
+        self.entry()
+            .args_schema
+            .map(|schema| schema(Shape::Inline, &mut Map::new()))
+    }
+
+    /// The JSON Schema of its `200` body.
+    pub fn body_schema(self) -> Option<Value> {
+        self.entry()
+            .body_schema
+            .map(|schema| schema(Shape::Inline, &mut Map::new()))
+    }
+
+    /// The `clarion` subcommands that perform it (OPS-1).
+    pub fn cli(self) -> &'static [CliCommand] {
+        self.entry().cli
+    }
+
+    /// Its own REST route (method and path), where it has one (HTTP-2);
+    /// every operation is also at `POST /api/v1/rpc/{name}`.
+    pub fn route(self) -> Option<(&'static str, &'static str)> {
+        self.entry().http.map(|route| {
+            let method = match route.method {
+                Method::Get => "GET",
+                Method::Post => "POST",
+            };
+            (method, route.path)
+        })
     }
 
     /// The operation a WIRE-5 request names: a JSON call (not `metrics`).

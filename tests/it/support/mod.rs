@@ -18,6 +18,7 @@ pub mod outside;
 pub mod principals;
 pub mod requests;
 pub mod rows;
+pub mod schema_gen;
 pub mod server;
 pub mod timing;
 pub mod world;
