@@ -186,7 +186,7 @@ fn ops_1_every_command(db: &TestDb) {
         .map(|d| d["pending_id"].as_str().unwrap())
         .collect();
     assert!(ids.contains(&waiting.as_str()), "{outbox}");
-    let (code, acked) = cli(db, &["deliveries", "--ack", &waiting]);
+    let (code, acked) = cli(db, &["ack", &waiting]);
     assert_eq!((code, acked["body"].clone()), (0, json!({"ok": true})));
     let (_, outbox) = cli(db, &["deliveries", "--limit", "200"]);
     assert!(!outbox.to_string().contains(&waiting));

@@ -356,11 +356,14 @@ impl Declared for ResolveBundle {
     const CLI: &'static [CliCommand] = &[
         CliCommand {
             args: &[positional("pending_id")],
+            fixed: &[("rejected", false)],
+            skip: &["reject_reason"],
             ..CliCommand::new("answer", "Answer a bundle.")
         },
         CliCommand {
             args: &[positional("pending_id"), flag("reject_reason", "reason")],
             fixed: &[("rejected", true)],
+            skip: &["answers"],
             ..CliCommand::new("reject", "Reject a bundle (decline to answer).")
         },
     ];

@@ -92,6 +92,8 @@ pub struct CliCommand {
     pub args: &'static [CliArg],
     /// Arguments the subcommand sets itself (`reject` sets `rejected`).
     pub fixed: &'static [(&'static str, bool)],
+    /// Arguments the subcommand leaves out (`answer` takes no reason).
+    pub skip: &'static [&'static str],
 }
 
 impl CliCommand {
@@ -101,6 +103,7 @@ impl CliCommand {
             about,
             args: &[],
             fixed: &[],
+            skip: &[],
         }
     }
 }

@@ -548,6 +548,14 @@ impl Operation {
             .map(|schema| schema(Shape::Inline, &mut Map::new()))
     }
 
+    /// The name of its `200` body's type (`ListPage`, `Resolved`, …), the
+    /// name the OpenAPI document's components give it.
+    pub fn body_name(self) -> Option<String> {
+        let schema = self.entry().body_schema?(Shape::Components, &mut Map::new());
+        let reference = schema["$ref"].as_str()?;
+        reference.rsplit('/').next().map(str::to_owned)
+    }
+
     /// The `clarion` subcommands that perform it (OPS-1).
     pub fn cli(self) -> &'static [CliCommand] {
         self.entry().cli

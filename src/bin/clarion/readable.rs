@@ -1,6 +1,10 @@
-//! `--text`: readable renderings of the reply bodies, for people at a
-//! terminal. The JSON output is the contract; this is a view of it.
+//! `--text`: the reply bodies as readable text, for people at a terminal,
+//! one rendering per body type (an operation's body names its type: a new
+//! operation with a known body reads as text at once; an unknown body is
+//! shown as its JSON). The JSON output is the contract; this is a view of
+//! it.
 
+use clarion::Operation;
 use serde_json::Value;
 
 /// A string of the reply, safe to print: agent-written text may hold
@@ -70,11 +74,11 @@ fn response(out: &mut Vec<String>, response: &Value) {
     out.push(format!("  at {}", s(&response["responded_at"])));
 }
 
-/// The body of a successful reply to `op`, as lines of text.
-pub fn render(op: &str, body: &Value) -> String {
+/// The body of a successful reply to `operation`, as lines of text.
+pub fn render(operation: Operation, body: &Value) -> String {
     let mut out = Vec::new();
-    match op {
-        "list_pending" => {
+    match operation.body_name().unwrap_or_default().as_str() {
+        "ListPage" => {
             out.push(format!("{} bundle(s)", body["count"]));
             for each in body["bundles"].as_array().into_iter().flatten() {
                 bundle(&mut out, each);
@@ -83,14 +87,14 @@ pub fn render(op: &str, body: &Value) -> String {
                 out.push(format!("more: --cursor {}", s(&body["next_cursor"])));
             }
         }
-        "get_bundle" => {
+        "BundleDetail" => {
             bundle(&mut out, body);
             out.push(format!("status: {}", s(&body["status"])));
             if body["response"].is_object() {
                 response(&mut out, &body["response"]);
             }
         }
-        "resolve_bundle" | "cancel_bundle" => {
+        "Resolved" => {
             let who = if body["claimed"] == Value::Bool(true) {
                 "you resolved it"
             } else {
@@ -99,11 +103,11 @@ pub fn render(op: &str, body: &Value) -> String {
             out.push(format!("{}: {who}", s(&body["status"])));
             response(&mut out, &body["response"]);
         }
-        "summary" => out.push(format!(
+        "Summary" => out.push(format!(
             "{} bundle(s), {} question(s) waiting; oldest {} s",
             body["pending_bundles"], body["pending_questions"], body["oldest_age_seconds"]
         )),
-        "ask" => out.push(format!(
+        "Asked" => out.push(format!(
             "{} ({})",
             s(&body["pending_id"]),
             if body["created"] == Value::Bool(true) {
@@ -112,7 +116,7 @@ pub fn render(op: &str, body: &Value) -> String {
                 "already asked"
             }
         )),
-        "pending_deliveries" => {
+        "Deliveries" => {
             let deliveries = body["deliveries"].as_array().cloned().unwrap_or_default();
             out.push(format!("{} undelivered resolution(s)", deliveries.len()));
             for delivery in &deliveries {
@@ -125,8 +129,9 @@ pub fn render(op: &str, body: &Value) -> String {
                 response(&mut out, &delivery["response"]);
             }
         }
-        "prune" => out.push(format!("{} bundle(s) pruned", body["pruned"])),
-        _ => out.push("ok".to_owned()),
+        "Pruned" => out.push(format!("{} bundle(s) pruned", body["pruned"])),
+        "Ok" => out.push("ok".to_owned()),
+        _ => out.push(serde_json::to_string_pretty(body).unwrap_or_default()),
     }
     out.join("\n")
 }

@@ -1,0 +1,270 @@
+//! The subcommands that perform an operation (`list`, `get`, `answer`,
+//! `reject`, `cancel`, `summary`, `ask`, `deliveries`, `ack`, `prune`),
+//! made from the operations' declarations: each declaration names its
+//! subcommands ([`Operation::cli`]), and their flags are its arguments as
+//! its published schema describes them (type, help, required), so a new
+//! argument is on the command line with nothing written here. The
+//! arguments go through the WIRE-5 JSON call (`Clarion::call_value`), so
+//! the command line answers exactly what the C ABI and a REST host would.
+
+use std::process::ExitCode;
+
+use clap::{Arg, ArgAction, ArgMatches, Command};
+use clarion::{Clarion, CliArg, CliCommand, CliValue, Operation, Principal};
+use serde_json::{json, Map, Value};
+
+use crate::{exit_code, parse_age, readable};
+
+/// A property of an operation's arguments, as the command line reads it.
+struct Property {
+    name: String,
+    help: String,
+    kind: Kind,
+    required: bool,
+    words: Vec<String>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Integer,
+    Flag,
+    Json,
+}
+
+/// The JSON type of a property, `null` aside.
+fn kind_of(schema: &Value) -> Kind {
+    let types: Vec<&str> = match &schema["type"] {
+        Value::String(kind) => vec![kind.as_str()],
+        Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
+        _ => schema["anyOf"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|branch| branch["type"].as_str())
+            .collect(),
+    };
+    match types.into_iter().find(|kind| *kind != "null") {
+        Some("integer") => Kind::Integer,
+        Some("boolean") => Kind::Flag,
+        Some("array" | "object") => Kind::Json,
+        _ => Kind::Text,
+    }
+}
+
+/// The enum words a property accepts, if it lists them.
+fn words_of(schema: &Value) -> Vec<String> {
+    let listed = schema["enum"].as_array().or_else(|| {
+        schema["anyOf"]
+            .as_array()?
+            .iter()
+            .find_map(|branch| branch["enum"].as_array())
+    });
+    listed
+        .into_iter()
+        .flatten()
+        .filter_map(|word| word.as_str().map(str::to_owned))
+        .collect()
+}
+
+fn properties(operation: Operation) -> Vec<Property> {
+    let schema = operation.args_schema().unwrap_or_default();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    schema["properties"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, property)| Property {
+            name: name.clone(),
+            help: property["description"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned(),
+            kind: kind_of(property),
+            required: required.contains(&name.as_str()),
+            words: words_of(property),
+        })
+        .collect()
+}
+
+fn spelling<'c>(command: &'c CliCommand, name: &str) -> Option<&'c CliArg> {
+    command.args.iter().find(|arg| arg.arg == name)
+}
+
+/// The flags every operation's subcommand shares: where and as whom.
+fn target_args(command: Command) -> Command {
+    command
+        .arg(
+            Arg::new("database_url")
+                .long("database-url")
+                .env("CLARION_DATABASE_URL")
+                .default_value("./clarion.db")
+                .value_name("URL")
+                .help("SQLite path or URL (`sqlite:///abs/path`), or a PostgreSQL URL."),
+        )
+        .arg(
+            Arg::new("as")
+                .long("as")
+                .default_value("system")
+                .value_name("PRINCIPAL")
+                .value_parser(|text: &str| text.parse::<Principal>())
+                .help("Who is calling: system, user:<id>, agent:<user>/<agent>:<grant,...>, unclassified."),
+        )
+        .arg(
+            Arg::new("text")
+                .long("text")
+                .action(ArgAction::SetTrue)
+                .help("Readable text instead of JSON."),
+        )
+}
+
+fn subcommand(operation: Operation, command: &CliCommand) -> Command {
+    let mut built = Command::new(command.name).about(command.about);
+    for property in properties(operation) {
+        let name = property.name.as_str();
+        if command.skip.contains(&name) || command.fixed.iter().any(|(fixed, _)| *fixed == name) {
+            continue;
+        }
+        let spelt = spelling(command, name);
+        let mut arg = Arg::new(property.name.clone())
+            .help(property.help.clone())
+            .value_name(property.name.to_uppercase());
+        arg = match spelt {
+            Some(CliArg { flag: "", .. }) => arg.required(true),
+            Some(CliArg { flag, .. }) => arg.long(*flag),
+            None => arg.long(property.name.replace('_', "-")),
+        };
+        if spelt.is_none_or(|spelt| !spelt.flag.is_empty()) && property.required {
+            arg = arg.required(true);
+        }
+        let age = spelt.is_some_and(|spelt| spelt.value == CliValue::Age);
+        arg = match property.kind {
+            _ if age => arg.value_name("AGE").value_parser(parse_age),
+            Kind::Flag => arg.action(ArgAction::SetTrue),
+            Kind::Integer => arg.value_parser(clap::value_parser!(i64)),
+            Kind::Json => arg.value_name("JSON"),
+            Kind::Text if !property.words.is_empty() => arg.value_parser(
+                clap::builder::PossibleValuesParser::new(property.words.clone()),
+            ),
+            Kind::Text => arg,
+        };
+        built = built.arg(arg);
+    }
+    target_args(built)
+}
+
+/// Every operation's subcommands.
+pub fn commands() -> Vec<Command> {
+    Operation::all()
+        .flat_map(|operation| {
+            operation
+                .cli()
+                .iter()
+                .map(move |command| subcommand(operation, command))
+        })
+        .collect()
+}
+
+/// The operation a subcommand performs, if it is one.
+pub fn find(name: &str) -> Option<(Operation, &'static CliCommand)> {
+    Operation::all().find_map(|operation| {
+        operation
+            .cli()
+            .iter()
+            .find(|command| command.name == name)
+            .map(|command| (operation, command))
+    })
+}
+
+/// The WIRE-5 arguments the subcommand's matches give.
+fn arguments(
+    operation: Operation,
+    command: &CliCommand,
+    matches: &ArgMatches,
+) -> Result<Value, String> {
+    let mut args = Map::new();
+    for property in properties(operation) {
+        let name = property.name.as_str();
+        if let Some((_, value)) = command.fixed.iter().find(|(fixed, _)| *fixed == name) {
+            args.insert(property.name.clone(), Value::Bool(*value));
+            continue;
+        }
+        if command.skip.contains(&name) {
+            continue;
+        }
+        let spelt = spelling(command, name);
+        if spelt.is_some_and(|spelt| spelt.value == CliValue::Age) {
+            if let Some(ms) = matches.get_one::<u64>(name) {
+                args.insert(property.name.clone(), json!(ms));
+            }
+            continue;
+        }
+        let value = match property.kind {
+            Kind::Flag => matches.get_flag(name).then_some(Value::Bool(true)),
+            Kind::Integer => matches.get_one::<i64>(name).map(|n| json!(n)),
+            Kind::Text => matches.get_one::<String>(name).map(|text| json!(text)),
+            Kind::Json => match matches.get_one::<String>(name) {
+                None => None,
+                Some(text) => Some(serde_json::from_str(text).map_err(|error| {
+                    let flag = spelt.map_or(name.replace('_', "-"), |spelt| spelt.flag.to_owned());
+                    format!("--{flag} is not valid JSON: {error}")
+                })?),
+            },
+        };
+        if let Some(value) = value {
+            args.insert(property.name.clone(), value);
+        }
+    }
+    Ok(Value::Object(args))
+}
+
+/// Performs the subcommand's operation and prints its reply.
+pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> ExitCode {
+    let name = command.name;
+    let args = match arguments(operation, command, matches) {
+        Ok(args) => args,
+        Err(message) => {
+            eprintln!("clarion {name}: {message}");
+            return ExitCode::from(5);
+        }
+    };
+    let database_url = matches
+        .get_one::<String>("database_url")
+        .cloned()
+        .unwrap_or_default();
+    let principal = matches
+        .get_one::<Principal>("as")
+        .cloned()
+        .unwrap_or(Principal::System);
+    let clarion = match Clarion::open(&database_url) {
+        Ok(clarion) => clarion,
+        Err(error) => {
+            eprintln!("clarion {name}: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let reply = clarion.call_value(&json!({
+        "op": operation.as_str(),
+        "principal": principal.to_wire(),
+        "args": args,
+    }));
+    if matches.get_flag("text") {
+        if reply.status == 200 {
+            println!("{}", readable::render(operation, &reply.body));
+        } else {
+            eprintln!(
+                "clarion {name}: {} ({})",
+                reply.body["error"].as_str().unwrap_or_default(),
+                reply.status
+            );
+        }
+    } else {
+        println!("{}", reply.to_reply());
+    }
+    exit_code(reply.status)
+}
