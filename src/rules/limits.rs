@@ -196,3 +196,45 @@ pub fn check_count(
         ),
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The class the published pattern calls whitespace is exactly what
+    /// `str::trim` removes, so the schema and ASK-2's check agree.
+    #[test]
+    fn whitespace_class_is_what_trim_removes() {
+        let class = WHITESPACE_CLASS.replace("\\t", "\u{9}").replace("\\n", "\u{a}");
+        let mut listed = Vec::new();
+        let mut rest = class.as_str();
+        while !rest.is_empty() {
+            let (c, after) = if let Some(hex) = rest.strip_prefix("\\u") {
+                let code = u32::from_str_radix(&hex[..4], 16).unwrap();
+                (char::from_u32(code).unwrap(), &hex[4..])
+            } else if let Some(after) = rest.strip_prefix("\\f") {
+                ('\u{c}', after)
+            } else if let Some(after) = rest.strip_prefix("\\r") {
+                ('\r', after)
+            } else {
+                let c = rest.chars().next().unwrap();
+                (c, &rest[c.len_utf8()..])
+            };
+            if let Some(after) = after.strip_prefix('-') {
+                let hex = after.strip_prefix("\\u").unwrap();
+                let end = char::from_u32(u32::from_str_radix(&hex[..4], 16).unwrap()).unwrap();
+                listed.extend(c..=end);
+                rest = &hex[4..];
+            } else {
+                listed.push(c);
+                rest = after;
+            }
+        }
+        let trimmed: Vec<char> = (0..=char::MAX as u32)
+            .filter_map(char::from_u32)
+            .filter(|c| c.is_whitespace())
+            .collect();
+        listed.sort();
+        assert_eq!(listed, trimmed);
+    }
+}

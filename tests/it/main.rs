@@ -18,6 +18,7 @@ mod support;
 
 // The repository explains itself: layers that import downwards only, and
 // every cited requirement id defined in docs/rules.md.
+mod builds;
 mod layers;
 mod rules_doc;
 

@@ -132,7 +132,7 @@ impl Document {
                         "in": "query",
                         "required": false,
                         "description": property["description"],
-                        "schema": schema::for_query(property),
+                        "schema": for_query(property),
                     }));
                 }
             }
@@ -335,6 +335,28 @@ impl Document {
             "responses": document,
         }));
     }
+}
+
+/// A query parameter's schema: the argument's, without `null` (a query
+/// cannot say it; leaving the parameter out is the same), and without
+/// the description the parameter carries itself.
+fn for_query(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Some(map) = schema.as_object_mut() {
+        map.remove("description");
+        map.remove("default");
+        if let Some(Value::Array(kinds)) = map.get_mut("type") {
+            kinds.retain(|kind| kind != "null");
+            if kinds.len() == 1 {
+                let only = kinds[0].clone();
+                map.insert("type".into(), only);
+            }
+        }
+        if let Some(Value::Array(branches)) = map.get_mut("anyOf") {
+            branches.retain(|branch| branch.get("type") != Some(&Value::from("null")));
+        }
+    }
+    schema
 }
 
 /// `schema` with the properties `names` (path ids) taken out.

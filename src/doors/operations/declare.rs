@@ -32,6 +32,7 @@ pub(crate) struct Route {
     pub(crate) method: Method,
     pub(crate) path: &'static str,
     /// The OpenAPI tag that groups it.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // the OpenAPI document's
     pub(crate) tag: &'static str,
 }
 
@@ -47,6 +48,7 @@ pub(crate) enum Refusal {
     TimedOut,
 }
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // the OpenAPI document's
 impl Refusal {
     pub(crate) fn status(self) -> u16 {
         match self {
@@ -171,6 +173,7 @@ pub(crate) trait Waits: Declared {
         wake: Arc<Wake>,
     ) -> Result<Waiter<Self::Outcome>>;
     /// The operation's reply for the outcome.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // for the async doors only
     fn reply(outcome: Self::Outcome) -> Self::Reply;
 }
 

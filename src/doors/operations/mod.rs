@@ -79,6 +79,7 @@ fn call_tool<D: Tooled>(engine: &Engine, principal: &Principal, args: &Value) ->
     Ok(result)
 }
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // for the async doors only
 /// A wait as an async door drives it: checked on the blocking pool at once
 /// and whenever its callback fires, ended at `timeout` (HTTP-5).
 pub(crate) struct DoorWait {
@@ -90,6 +91,7 @@ pub(crate) struct DoorWait {
     pub(crate) cut: bool,
 }
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // for the async doors only
 /// What a check of a [`DoorWait`] found.
 pub(crate) enum Step {
     /// Over, with the operation's envelope.
@@ -98,6 +100,7 @@ pub(crate) enum Step {
     Waiting(DoorWait),
 }
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // for the async doors only
 impl DoorWait {
     /// Reads the bundle (briefly: run it on a blocking pool).
     pub(crate) fn check(self) -> Step {
@@ -128,6 +131,7 @@ impl DoorWait {
     }
 }
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // for the async doors only
 /// A typed `PendingWait`, its outcome turned into the operation's envelope.
 trait ErasedWait: Send {
     /// Still waiting, or over with the envelope.
@@ -136,10 +140,12 @@ trait ErasedWait: Send {
     fn poll_interval(&self) -> Option<Duration>;
 }
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // for the async doors only
 struct Typed<D: Waits> {
     pending: PendingWait<D::Outcome>,
 }
 
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // for the async doors only
 fn reply_envelope<D: Waits>(outcome: Result<D::Outcome>) -> Envelope {
     match outcome {
         Ok(outcome) => envelope::ok_with(&D::Body::from(&D::reply(outcome))),
@@ -216,12 +222,14 @@ pub(crate) struct Entry {
     pub(crate) name: &'static str,
     pub(crate) summary: &'static str,
     pub(crate) access: Access,
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // the OpenAPI document's
     pub(crate) refusals: &'static [Refusal],
     pub(crate) http: Option<Route>,
     pub(crate) cli: &'static [CliCommand],
     /// WIRE-5; `None` for a matrix row no JSON call performs (`metrics`).
     pub(crate) call: Option<fn(&Engine, &Principal, &Value) -> Envelope>,
     /// For an async door, when the operation waits.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // for the async doors only
     pub(crate) begin_wait: Option<BeginWait>,
     /// The arguments' schema (`None` without a JSON call).
     pub(crate) args_schema: Option<SchemaOf>,
