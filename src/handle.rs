@@ -267,7 +267,7 @@ impl Clarion {
     }
 
     /// Closes the handle for every clone of it (REL-7): blocked waits
-    /// return [`Error::HandleClosed`] at once, and every later call fails
+    /// return [`Error::HandleClosed`](crate::Error::HandleClosed) at once, and every later call fails
     /// with it. Calls in flight finish or return; the connections go when
     /// the last clone is dropped.
     pub fn close(&self) {

@@ -205,7 +205,9 @@ mod tests {
     /// `str::trim` removes, so the schema and ASK-2's check agree.
     #[test]
     fn whitespace_class_is_what_trim_removes() {
-        let class = WHITESPACE_CLASS.replace("\\t", "\u{9}").replace("\\n", "\u{a}");
+        let class = WHITESPACE_CLASS
+            .replace("\\t", "\u{9}")
+            .replace("\\n", "\u{a}");
         let mut listed = Vec::new();
         let mut rest = class.as_str();
         while !rest.is_empty() {

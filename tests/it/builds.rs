@@ -16,7 +16,16 @@ fn graph(features: &[&str]) -> BTreeSet<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
     let output = Command::new(cargo)
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args(["tree", "--offline", "--edges", "normal", "--prefix", "none", "--format", "{p}"])
+        .args([
+            "tree",
+            "--offline",
+            "--edges",
+            "normal",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
         .args(features)
         .output()
         .expect("run cargo tree");
@@ -33,7 +42,10 @@ fn graph(features: &[&str]) -> BTreeSet<String> {
 }
 
 fn runtime_in(graph: &BTreeSet<String>) -> Vec<&'static str> {
-    RUNTIME.into_iter().filter(|name| graph.contains(*name)).collect()
+    RUNTIME
+        .into_iter()
+        .filter(|name| graph.contains(*name))
+        .collect()
 }
 
 #[test]
@@ -43,7 +55,10 @@ fn builds_the_embedded_library_has_no_async_runtime() {
         &["--no-default-features", "--features", "postgres"],
     ] {
         let graph = graph(features);
-        assert!(graph.contains("diesel"), "{features:?}: the graph was read: {graph:?}");
+        assert!(
+            graph.contains("diesel"),
+            "{features:?}: the graph was read: {graph:?}"
+        );
         assert_eq!(runtime_in(&graph), Vec::<&str>::new(), "{features:?}");
     }
 }

@@ -15,45 +15,10 @@ use serde_json::{json, Value};
 
 use crate::support::*;
 
-/// A Python with the official MCP client: `CLARION_MCP_PYTHON`, else a
-/// virtual environment under target/ that `.ci/run` (or this function, on
-/// first use) creates from tests/mcp_client/requirements.txt. `None` (skip) only outside CI.
+/// A Python with the official MCP client; `None` (skip) only outside CI.
 pub fn mcp_python() -> Option<PathBuf> {
     static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            if let Ok(python) = std::env::var("CLARION_MCP_PYTHON") {
-                return Some(PathBuf::from(python));
-            }
-            let venv = root().join("target/mcp-venv");
-            let python = venv.join("bin/python");
-            let has_client = |python: &Path| {
-                Command::new(python)
-                    .args(["-c", "import mcp.client.stdio"])
-                    .status()
-                    .is_ok_and(|s| s.success())
-            };
-            if !has_client(&python) {
-                let _ = Command::new("python3")
-                    .arg("-m")
-                    .arg("venv")
-                    .arg(&venv)
-                    .status();
-                let _ = Command::new(&python)
-                    .args(["-m", "pip", "install", "--quiet", "-r"])
-                    .arg(root().join("tests/mcp_client/requirements.txt"))
-                    .status();
-            }
-            if has_client(&python) {
-                Some(python)
-            } else if under_ci() {
-                panic!("the Python MCP client is not installable under CI=true")
-            } else {
-                eprintln!("skipping: the Python MCP client could not be installed");
-                None
-            }
-        })
-        .clone()
+    python::MCP_CLIENT.python(&PYTHON)
 }
 
 dual_backend!(

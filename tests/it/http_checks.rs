@@ -154,6 +154,17 @@ fn http_3_check_order(db: &TestDb) {
         not_object.text(),
         r#"400 {"error":"body: expected an object, got an array"}"#
     );
+    // A body that is there says something: `null` is no empty body.
+    let null = post(&server, &t.alice, &respond, "null");
+    assert_eq!(
+        null.text(),
+        r#"400 {"error":"body: expected an object, got null"}"#
+    );
+    let null_args = post(&server, &t.alice, "/api/v1/rpc/summary", "null");
+    assert_eq!(
+        null_args.text(),
+        r#"400 {"error":"body: expected an object, got null"}"#
+    );
     let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
     assert_eq!(post(&server, &t.alice, &respond, &deep).status, 400);
     let invalid_utf8 = send(

@@ -1,6 +1,6 @@
 //! Every JSON body and status clarion returns (WIRE-1..3, LIST-5..7), made
 //! in one place: each body is a type with a derived `Serialize` — a domain
-//! view as it is, or a wrapper in [`bodies`] — so keys are always present
+//! view as it is, or a wrapper in `bodies` — so keys are always present
 //! whatever their values (`[]`, `""`, `false`, and `null` only where the
 //! spec says so), in field order. The snapshot tests pin the exact bytes;
 //! the same types publish the schemas.

@@ -148,25 +148,21 @@ impl Input {
     }
 
     /// The body as a JSON object; an empty body is `{}`. Not JSON, or not
-    /// an object, is a 400 naming the body.
+    /// an object (`null` included: a body that is there says something), is
+    /// a 400 naming the body.
     pub(crate) fn object(&self) -> Checked<Map<String, Value>> {
-        match self.value()? {
+        if self.body.is_empty() {
+            return Ok(Map::new());
+        }
+        let value: Value = serde_json::from_slice(&self.body)
+            .map_err(|error| ValidationError::new("body", format!("not valid JSON: {error}")))?;
+        match value {
             Value::Object(map) => Ok(map),
-            Value::Null => Ok(Map::new()),
             other => Err(ValidationError::new(
                 "body",
                 format!("expected an object, got {}", type_name(&other)),
             )),
         }
-    }
-
-    /// The body as JSON; an empty body is `null`.
-    pub(crate) fn value(&self) -> Checked<Value> {
-        if self.body.is_empty() {
-            return Ok(Value::Null);
-        }
-        serde_json::from_slice(&self.body)
-            .map_err(|error| ValidationError::new("body", format!("not valid JSON: {error}")))
     }
 }
 

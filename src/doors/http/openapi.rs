@@ -180,7 +180,7 @@ impl Document {
             "403".into(),
             json!({
                 "description": "The capability is denied (`code`: `capability_denied`, AUTH-2), or a cookie-authenticated request came from another site (HTTP-4).",
-                "content": json_content(json!({"oneOf": [reference("CodedError"), reference("Error")]})),
+                "content": json_content(json!({"anyOf": [reference("CodedError"), reference("Error")]})),
             }),
         );
         for refusal in entry.refusals {
@@ -270,7 +270,7 @@ impl Document {
         let mut stream = Map::new();
         stream.insert("200".into(), json!({
             "description": "`text/event-stream`: `id:` the position, `event:` the type (`bundle.asked`, `bundle.resolved`, `bundle.closed`, or `reset` when events after the position were pruned), `data:` the EVT-2 event.",
-            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+            "content": {"text/event-stream": {"schema": stream_event()}},
         }));
         stream.insert(
             "400".into(),
@@ -335,6 +335,28 @@ impl Document {
             "responses": document,
         }));
     }
+}
+
+/// One message of the event stream (OpenAPI 3.1 reads a stream's schema
+/// as each message's): a `reset` when events were pruned, or an event
+/// whose `data` is the EVT-2 event as JSON and whose `id` is its position.
+fn stream_event() -> Value {
+    json!({"oneOf": [
+        {
+            "type": "object",
+            "required": ["event", "data"],
+            "properties": {"event": {"const": "reset"}, "data": {"const": "{}"}},
+        },
+        {
+            "type": "object",
+            "required": ["id", "event", "data"],
+            "properties": {
+                "id": {"type": "string"},
+                "event": {"enum": ["bundle.asked", "bundle.resolved", "bundle.closed"]},
+                "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": reference("Event")},
+            },
+        },
+    ]})
 }
 
 /// A query parameter's schema: the argument's, without `null` (a query

@@ -12,7 +12,7 @@ use crate::rules::limits::{WaitBounds, HTTP_WAIT};
 /// HTTP-3: the largest request body accepted (1 MiB); above it, `413`.
 pub const MAX_BODY_BYTES: usize = 1 << 20;
 
-/// Tells a router (and [`serve`]) that the server is stopping (HTTP-8):
+/// Tells a router (and [`serve`](super::serve)) that the server is stopping (HTTP-8):
 /// from [`Shutdown::begin`] on, open waits and new requests answer
 /// `503 {"error": "server shutting down"}`. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -121,7 +121,7 @@ impl HttpOptions {
     }
 
     /// The shutdown signal the router obeys (HTTP-8); give the same one to
-    /// [`serve`].
+    /// [`serve`](super::serve).
     pub fn shutdown(mut self, shutdown: Shutdown) -> Self {
         self.shutdown = shutdown;
         self

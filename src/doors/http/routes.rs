@@ -175,15 +175,15 @@ async fn rpc(State(state): State<AppState>, caller: Caller, input: Input) -> Env
     };
     let args = input
         .no_query()
-        .and_then(|()| input.value())
-        .and_then(|value| {
-            if value.get("principal").is_some() {
+        .and_then(|()| input.object())
+        .and_then(|body| {
+            if body.contains_key("principal") {
                 return Err(ValidationError::new(
                     "principal",
                     "not allowed in the body: the principal comes from authentication",
                 ));
             }
-            Ok(value)
+            Ok(Value::Object(body))
         });
     perform(&state, entry, caller, args).await
 }

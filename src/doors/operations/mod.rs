@@ -344,9 +344,9 @@ impl Entry {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(extend("oneOf" = [
-    {"required": ["pending_id"], "properties": {"pending_id": {"minLength": 1},
+    {"required": ["pending_id"], "properties": {"pending_id": {"type": "string", "minLength": 1},
         "task_id": {"enum": ["", null]}}},
-    {"required": ["task_id"], "properties": {"task_id": {"minLength": 1},
+    {"required": ["task_id"], "properties": {"task_id": {"type": "string", "minLength": 1},
         "pending_id": {"enum": ["", null]}}},
 ]))]
 pub(crate) struct AuthorizeArgs {

@@ -16,6 +16,7 @@ pub mod browser;
 pub mod checks;
 pub mod outside;
 pub mod principals;
+pub mod python;
 pub mod requests;
 pub mod rows;
 pub mod schema_gen;
