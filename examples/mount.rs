@@ -10,6 +10,7 @@
 //! proxy would set); clarion decides what that principal may see and do.
 
 use axum::http::request::Parts;
+use axum::response::Redirect;
 use axum::routing::get;
 use axum::Router;
 use clarion::http::{self, Authentication, Authenticator, HttpOptions, ServeOptions, Shutdown};
@@ -50,7 +51,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let app = Router::new()
         .route("/", get(|| async { "the host's own page" }))
-        .nest("/inbox", http::router(inbox, HostAuth, options));
+        // The slash puts the page at `/inbox/`, where its modules'
+        // relative paths resolve (axum nests `/` at exactly the prefix).
+        .nest("/inbox/", http::router(inbox, HostAuth, options))
+        .route("/inbox", get(|| async { Redirect::permanent("/inbox/") }));
 
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;

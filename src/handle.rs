@@ -625,6 +625,6 @@ impl crate::doors::http::TokenAuthenticator {
     /// HTTP-4: bearer tokens and web sessions of `inbox`'s database
     /// ([`Clarion::add_token`]).
     pub fn new(inbox: &Clarion) -> crate::doors::http::TokenAuthenticator {
-        crate::doors::http::TokenAuthenticator::with_core(inbox.engine.clone())
+        crate::doors::http::TokenAuthenticator::with_engine(inbox.engine.clone())
     }
 }

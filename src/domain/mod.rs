@@ -1,10 +1,10 @@
 //! The domain: clarion's operations on bundles, built from the rules and
-//! run against the store. Each operation is a method of [`core::Engine`],
-//! the domain's own handle; every change to a bundle goes through the one
+//! run against the store. Each operation is a method of [`engine::Engine`],
+//! the domain's own handle, and takes the caller a door admitted; every change to a bundle goes through the one
 //! change path (`change.rs`), and the one claim lives in `claim/`.
 //!
 //! Import order inside the domain (each imports only those before it):
-//! `model` → `delivery::waiters` → `engine` → `bundle` → `claim` →
+//! `views` → `engine` (its waiters first) → `bundle` → `claim` →
 //! `delivery::outbox` → `change` → `lifecycle` → `ask`, `listing`,
 //! `authorize`, `resolve`, `delivery::wait`.
 

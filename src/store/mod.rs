@@ -4,8 +4,9 @@
 //! statement shapes diesel lacks. Imports nothing of ours: every layer
 //! above builds on it.
 //!
-//! Backend differences live here and in `domain/claim/{sqlite,postgres}.rs`,
-//! never as `cfg`s sprinkled through the rules or the domain.
+//! Backend differences live here, in `domain/claim/{sqlite,postgres}.rs`
+//! and in the watcher's `domain/engine/watch/{sqlite,postgres}.rs`, never
+//! as `cfg`s sprinkled through the rules or the domain.
 
 #[macro_use]
 mod macros;

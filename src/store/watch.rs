@@ -1,7 +1,7 @@
 //! How a handle hears about other processes' commits (WAIT-3a): on
 //! PostgreSQL, `NOTIFY` after a commit and one listening connection; on
 //! SQLite, `PRAGMA data_version` on one connection of its own. What to do
-//! with what is heard is the domain's business (`delivery/watch.rs`).
+//! with what is heard is the domain's business (`domain/engine/watch/`).
 
 use std::time::Duration;
 

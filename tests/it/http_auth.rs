@@ -332,9 +332,16 @@ fn http_1_mounted_under_a_prefix(db: &TestDb) {
     );
     let app = axum::Router::new()
         .route("/", axum::routing::get(|| async { "host page" }))
-        .nest("/inbox", inbox);
+        // With the slash, the page is at `/inbox/`, where its relative
+        // module paths resolve (axum 0.8 puts a nested `/` at exactly the
+        // prefix given).
+        .nest("/inbox/", inbox);
     let server = serve_router(app, shutdown, clarion::http::ServeOptions::new());
     assert_eq!(send(client().get(server.url("/"))).text(), "200 host page");
+    // The page, whose modules load relative to it, at the prefix's folder.
+    let page = send(client().get(server.url("/inbox/")));
+    assert_eq!(page.status, 200, "{}", page.body);
+    assert!(page.body.contains("<html"), "{}", page.body);
     let got = get(
         &server,
         &t.alice,

@@ -127,16 +127,13 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
     }
 }
 
-/// A number with no fractional part written as a float (`10.0`, `1e3`, or
-/// an integer literal too long for u64, which serde_json hands over as a
-/// float): an integer, as JSON Schema says, saturated to i64 like every
-/// integer argument.
-fn integral_float(value: &Value) -> Option<i64> {
-    let f = value
+/// An integer literal too long for u64: serde_json hands it over as a
+/// float. Written with a fraction or an exponent, a number that large is
+/// indistinguishable here, and is taken as the integer it equals.
+fn beyond_u64(value: &Value) -> bool {
+    value
         .as_f64()
-        .filter(|f| f.is_finite() && f.fract() == 0.0)?;
-    // `as` saturates at i64's bounds.
-    Some(f as i64)
+        .is_some_and(|f| f.is_finite() && f.fract() == 0.0 && f >= 18_446_744_073_709_551_616.0)
 }
 
 /// Reads `T` from `value`; errors name fields as WIRE-5 does, the top
@@ -191,7 +188,7 @@ impl<'v> Reader<'v> {
         self.value
             .as_i64()
             .or_else(|| self.value.as_u64().map(|_| i64::MAX))
-            .or_else(|| integral_float(self.value))
+            .or_else(|| beyond_u64(self.value).then_some(i64::MAX))
             .ok_or_else(|| self.wrong("an integer"))
     }
 

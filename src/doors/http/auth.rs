@@ -112,7 +112,7 @@ impl std::fmt::Debug for TokenAuthenticator {
 }
 
 impl TokenAuthenticator {
-    pub(crate) fn with_core(engine: Arc<Engine>) -> TokenAuthenticator {
+    pub(crate) fn with_engine(engine: Arc<Engine>) -> TokenAuthenticator {
         TokenAuthenticator {
             engine,
             open_as: None,

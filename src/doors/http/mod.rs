@@ -1,7 +1,8 @@
 //! The HTTP door (HTTP-1..9; feature `http`): an axum [`Router`] over the
-//! synchronous library. The router is assembled here, in one place; each
-//! resource has its own file with thin handlers; authentication is an
-//! extractor ([`auth::Caller`]) so a handler cannot forget it; every body
+//! synchronous library. The router is assembled here, in one place; the
+//! declared operations' routes come from their declarations (`routes.rs`);
+//! authentication is an extractor ([`caller::Caller`]) so a handler cannot
+//! forget it; every body
 //! comes from the envelope layer, and every refusal from one error type
 //! ([`error::HttpError`]).
 //!

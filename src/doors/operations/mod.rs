@@ -14,7 +14,7 @@
 //! - the Rust API's checks ([`Declared::admit`]);
 //! - the OpenAPI paths and schemas, the REST routes and `/rpc/{op}` (the
 //!   HTTP door), the MCP tools' input and output schemas, and the command
-//!   line's subcommands ([`crate::doors::catalog`]).
+//!   line's subcommands ([`Operation`]'s schema, route and CLI accessors).
 //!
 //! Adding an operation: its typed function in the domain, one declaration
 //! here, one line in the registry, and its tests (`docs/architecture.md`

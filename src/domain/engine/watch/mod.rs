@@ -6,7 +6,8 @@
 //!   `watch_interval` (10 ms by default: one pragma, no table read); only
 //!   when it moved, one statement reads the state of every waited-on bundle
 //!   and wakes the waiters whose bundle changed.
-//! - PostgreSQL: a listening connection (`LISTEN clarion`) wakes the
+//! - PostgreSQL: a listening connection (`LISTEN` on the schema's own
+//!   channel, `store::watch::CHANNEL_SQL`) wakes the
 //!   waiters a notification names at once; every poll interval the same one
 //!   statement covers a notification lost to a crash between a commit and
 //!   its `NOTIFY`. If the listening connection drops, that poll carries the

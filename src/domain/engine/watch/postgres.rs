@@ -1,8 +1,8 @@
-//! PostgreSQL: a listening connection (`LISTEN clarion`) wakes the waiters
-//! a notification names at once; once per poll interval the one re-read
-//! covers a notification lost to a crash between a commit and its
-//! `NOTIFY`; a dropped connection is listened again while the poll carries
-//! the waiters.
+//! PostgreSQL: a listening connection (`LISTEN` on the schema's channel)
+//! wakes the waiters a notification names at once; once per poll interval
+//! the one re-read covers a notification lost to a crash between a commit
+//! and its `NOTIFY`; a dropped connection is listened again while the poll
+//! carries the waiters.
 
 use std::time::Instant;
 
