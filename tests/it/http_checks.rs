@@ -377,7 +377,20 @@ fn http_3_refusals_are_pinned(db: &TestDb) {
             (),
         )
     };
+    let open = start_with(
+        db,
+        TokenAuthenticator::new(db),
+        HttpOptions::new().loopback_hosts_only(true),
+    );
     let replies = [
+        (
+            "misdirected",
+            send(
+                client()
+                    .get(open.url("/api/v1/summary"))
+                    .header("host", "rebind.example"),
+            ),
+        ),
         ("route_not_found", send(client().get(server.url("/nope")))),
         (
             "method_not_allowed",

@@ -92,6 +92,7 @@ mod hostile_input;
 mod http_auth;
 mod http_checks;
 mod http_events;
+mod http_hosts;
 mod http_race;
 mod http_routes;
 mod http_serve;

@@ -204,7 +204,10 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
     let shutdown = Shutdown::new();
     let mut options = HttpOptions::new()
         .shutdown(shutdown.clone())
-        .secure_cookies(args.secure_cookies);
+        .secure_cookies(args.secure_cookies)
+        // HTTP-11: a server that serves without a credential answers only
+        // to loopback names, so a page on a rebound name cannot use it.
+        .loopback_hosts_only(args.open_as.is_some());
     for origin in &args.allow_origin {
         options = options.allow_origin(origin);
     }

@@ -3,7 +3,7 @@
 //! `application/json`, `Cache-Control: no-store`: HTTP-3) and one for
 //! [`HttpError`], which turns into an envelope first.
 
-use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::header::{CACHE_CONTROL, CONNECTION, CONTENT_TYPE, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
@@ -35,6 +35,10 @@ pub enum HttpError {
     /// HTTP-3: `415`, a POST body that is not `application/json`.
     #[error("content type must be application/json")]
     UnsupportedMediaType,
+    /// HTTP-11: `421`, an open server (`--open-as`) was addressed by a
+    /// name that is not loopback, or by none.
+    #[error("misdirected request: this server answers only to localhost, 127.0.0.1 and [::1]")]
+    Misdirected,
     /// HTTP-8: `503`, the server is stopping.
     #[error("server shutting down")]
     ShuttingDown,
@@ -59,6 +63,7 @@ impl HttpError {
             HttpError::CrossSite => 403,
             HttpError::BodyTooLarge => 413,
             HttpError::UnsupportedMediaType => 415,
+            HttpError::Misdirected => 421,
             HttpError::ShuttingDown => 503,
             HttpError::Library(error) => error.http_status(),
         }
@@ -84,11 +89,20 @@ impl HttpError {
 impl IntoResponse for HttpError {
     fn into_response(self) -> Response {
         let mut response = self.envelope().into_response();
-        if matches!(self, HttpError::AuthenticationRequired) {
+        match self {
             // HTTP-3: a 401 names the scheme that would work.
-            response
-                .headers_mut()
-                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            HttpError::AuthenticationRequired => {
+                response
+                    .headers_mut()
+                    .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            }
+            // HTTP-11: nothing more on a connection made to the wrong name.
+            HttpError::Misdirected => {
+                response
+                    .headers_mut()
+                    .insert(CONNECTION, HeaderValue::from_static("close"));
+            }
+            _ => {}
         }
         response
     }

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use axum::extract::{MatchedPath, Request, State};
-use axum::http::header::{CONNECTION, CONTENT_LENGTH, TRANSFER_ENCODING};
+use axum::http::header::{CONNECTION, CONTENT_LENGTH, HOST, TRANSFER_ENCODING};
 use axum::http::{HeaderName, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -44,6 +44,41 @@ pub(super) async fn mark_route(request: Request, next: Next) -> Response {
         response.extensions_mut().insert(RouteName(route));
     }
     response
+}
+
+/// HTTP-11: under [`HttpOptions::loopback_hosts_only`], a request not
+/// addressed to a loopback name is refused before anything else.
+pub(super) async fn loopback_hosts(request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(HOST)
+        .and_then(|host| host.to_str().ok());
+    if host.is_some_and(is_loopback_host) {
+        next.run(request).await
+    } else {
+        HttpError::Misdirected.into_response()
+    }
+}
+
+/// `localhost`, `127.0.0.1` or `[::1]`, in any letter case, with or
+/// without a port (HTTP-11).
+fn is_loopback_host(host: &str) -> bool {
+    let host = host.to_ascii_lowercase();
+    let (name, port) = match host.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((inner, port)) => (format!("[{inner}]"), port.to_owned()),
+            None => return false,
+        },
+        None => match host.split_once(':') {
+            Some((name, port)) => (name.to_owned(), format!(":{port}")),
+            None => (host.clone(), String::new()),
+        },
+    };
+    let port_ok = port.is_empty()
+        || port
+            .strip_prefix(':')
+            .is_some_and(|digits| !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()));
+    port_ok && matches!(name.as_str(), "localhost" | "127.0.0.1" | "[::1]")
 }
 
 /// HTTP-7 counts and latencies by route; HTTP-8 refuses new requests
@@ -117,4 +152,38 @@ pub(super) fn cors(options: &HttpOptions) -> Option<CorsLayer> {
             .expose_headers([HeaderName::from_static("x-request-id")])
             .max_age(Duration::from_secs(600)),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_loopback_host;
+
+    #[test]
+    fn http_11_loopback_names_in_any_case_with_any_port() {
+        for host in [
+            "localhost",
+            "LocalHost:7878",
+            "127.0.0.1",
+            "127.0.0.1:80",
+            "[::1]",
+            "[::1]:7878",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "",
+            "rebind.example",
+            "rebind.example:7878",
+            "localhost.rebind.example",
+            "127.0.0.2",
+            "127.0.0.1.nip.io:7878",
+            "[::2]:7878",
+            "[::1",
+            "localhost:",
+            "localhost:78x",
+            "::1",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
 }

@@ -50,7 +50,9 @@ pub use options::{HttpOptions, InvalidOrigin, Shutdown, MAX_BODY_BYTES};
 pub use serve::{serve, ServeOptions};
 
 use metrics::Metrics;
-use middleware::{cors, mark_route, method_not_allowed, observe, route_not_found, NewRequestId};
+use middleware::{
+    cors, loopback_hosts, mark_route, method_not_allowed, observe, route_not_found, NewRequestId,
+};
 use state::{AppState, Inner};
 
 /// HTTP-1: the router over `engine`, authenticating with `auth`.
@@ -108,6 +110,12 @@ pub(crate) fn router(
     let routes = match cors(&options) {
         Some(cors) => routes.layer(cors),
         None => routes,
+    };
+    // HTTP-11: an open server's host rule comes before everything else.
+    let routes = if options.loopback_hosts_only {
+        routes.layer(from_fn(loopback_hosts))
+    } else {
+        routes
     };
     // HTTP-7: a request id for every request (kept when the client sent
     // one), in the trace span and echoed in `X-Request-Id`.

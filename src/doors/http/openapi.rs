@@ -81,6 +81,12 @@ impl Document {
             );
         }
         responses.insert(
+            "421".into(),
+            error_response(
+                "A server without credentials (`--open-as`) was addressed by a name that is not loopback (HTTP-11).",
+            ),
+        );
+        responses.insert(
             "500".into(),
             error_response("An internal error; only a reference leaves the server (REL-6)."),
         );

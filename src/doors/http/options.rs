@@ -70,6 +70,7 @@ pub struct HttpOptions {
     pub(super) wait_cap: Duration,
     pub(super) keep_alive: Duration,
     pub(super) inbox_api: Option<String>,
+    pub(super) loopback_hosts_only: bool,
 }
 
 impl Default for HttpOptions {
@@ -82,6 +83,7 @@ impl Default for HttpOptions {
             wait_cap: HTTP_WAIT.cap,
             keep_alive: KEEP_ALIVE,
             inbox_api: None,
+            loopback_hosts_only: false,
         }
     }
 }
@@ -150,6 +152,18 @@ impl HttpOptions {
         let origin = origin_of(origin).ok_or_else(|| InvalidOrigin(origin.to_owned()))?;
         self.inbox_api = Some(origin);
         Ok(self)
+    }
+
+    /// Answers only requests addressed to a loopback name (HTTP-11):
+    /// `localhost`, `127.0.0.1` or `[::1]`, any letter case, any port; any
+    /// other `Host`, or none, is a `421` before anything else. For a server
+    /// that serves requests without a credential (`--open-as`, which sets
+    /// it): a page on a name rebound to 127.0.0.1 sends its own name, so it
+    /// cannot act as the open principal. Off by default: behind a reverse
+    /// proxy, `Host` is the proxy's.
+    pub fn loopback_hosts_only(mut self, only: bool) -> Self {
+        self.loopback_hosts_only = only;
+        self
     }
 
     /// The blocking threads the router may occupy at most: a runtime
