@@ -498,7 +498,9 @@ impl Clarion {
     /// events are examined (default 100, clamped at 1,000); `next` is the
     /// last one examined, visible or not, so a reader that sees none of
     /// them still advances. `reset` says events after `after` were pruned
-    /// (EVT-3): list again.
+    /// (EVT-3), or that `after` is a position this log never gave out
+    /// (EVT-4: a restored database, another server; `next` is then the
+    /// head): list again.
     pub fn events_after(
         &self,
         principal: &Principal,

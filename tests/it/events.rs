@@ -9,6 +9,7 @@ use clarion::test_hooks::{points, FailAction, Gate};
 use clarion::{envelope, Event, EventPage, Grant, Principal, SessionState, SessionUpsert};
 use serde_json::{json, Value};
 
+use crate::support::abi::{abi_call, abi_open};
 use crate::support::*;
 
 /// Every event `principal` may see, read page by page from the start,
@@ -88,6 +89,8 @@ dual_backend!(
     evt_2_visibility_is_decided_at_read_time,
     evt_2_limits_and_positions,
     evt_3_prune_resets_readers_behind_it,
+    evt_4_a_position_past_the_head_resets_to_the_head,
+    evt_4_past_the_head_of_an_empty_log,
     evt_1a_a_late_commit_is_never_skipped,
     evt_1a_concurrent_writers_and_a_follower,
     evt_2_through_the_json_door,
@@ -284,6 +287,70 @@ fn evt_3_prune_resets_readers_behind_it(db: &TestDb) {
     assert_eq!(fresh.events.len(), 1);
     let current = db.events_after(&alice(), &fresh.next, None).unwrap();
     assert!(!current.reset && current.events.is_empty());
+}
+
+/// A position after `head` (a position's text) that this log never gave
+/// out: the same transaction, a later sequence number.
+fn past(head: &str) -> String {
+    match head.rsplit_once('-') {
+        Some((txid, seq)) => format!("{txid}-{}", seq.parse::<i64>().unwrap() + 1000),
+        None => (head.parse::<i64>().unwrap() + 1000).to_string(),
+    }
+}
+
+/// EVT-4: a position past the head (a database restored from a backup,
+/// another server) answers `reset` with no events and `next` at the head,
+/// from which a reader gets every later event; in the Rust API, through
+/// the JSON door and the C ABI alike. Another backend's shape of position
+/// is past this head too.
+fn evt_4_a_position_past_the_head_resets_to_the_head(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let first = ask(db, &session, 1);
+    db.cancel_bundle(&alice(), &first).unwrap();
+    wait_until_readable(db);
+    let head = db.events_head(&alice()).unwrap();
+    for beyond in [past(&head), "9000000000000-1".to_owned()] {
+        let page = db.events_after(&alice(), &beyond, None).unwrap();
+        assert!(page.reset, "{beyond} is past {head}");
+        assert!(page.events.is_empty());
+        assert_eq!(page.next, head);
+        let request = json!({
+            "op": "events_after",
+            "principal": {"kind": "user", "user_id": "alice"},
+            "args": {"after": beyond},
+        });
+        let expected = json!({"status": 200, "body": {"events": [], "next": head, "reset": true}});
+        let reply = db.call(&request.to_string());
+        assert_eq!(reply.status, 200);
+        let body: Value = serde_json::from_str(&reply.body_text()).unwrap();
+        assert_eq!(body, expected["body"]);
+        let handle = abi_open(&db.url);
+        assert_eq!(abi_call(handle, &request), expected);
+        clarion::ffi::clarion_close(handle as *mut clarion::ffi::Handle);
+    }
+    // Going on from `next`, the reader gets what follows, once.
+    let page = db.events_after(&alice(), &past(&head), None).unwrap();
+    let later = ask(db, &session, 1);
+    wait_until_readable(db);
+    let after = db.events_after(&alice(), &page.next, None).unwrap();
+    assert!(!after.reset);
+    assert_eq!(after.events.len(), 1);
+    assert_eq!(after.events[0].pending_id, later);
+}
+
+/// EVT-4 on a log with nothing in it: `reset`, and `next` is `""`, the
+/// start, so the first event to come is read.
+fn evt_4_past_the_head_of_an_empty_log(db: &TestDb) {
+    let page = db.events_after(&alice(), "42", None).unwrap();
+    assert!(page.reset);
+    assert!(page.events.is_empty());
+    assert_eq!(page.next, "");
+    let session = mirror(db, "a", "alice");
+    let pending_id = ask(db, &session, 1);
+    wait_until_readable(db);
+    let page = db.events_after(&alice(), &page.next, None).unwrap();
+    assert!(!page.reset);
+    assert_eq!(page.events[0].pending_id, pending_id);
 }
 
 /// EVT-1a: a writer that appended first but commits last is never

@@ -163,6 +163,7 @@ dual_backend!(
     http_6_the_stream_follows_the_log,
     http_6_last_event_id_resumes_exactly,
     http_6_a_pruned_position_starts_with_reset,
+    http_16_a_position_past_the_head_resets_then_follows,
     http_6_keep_alive_comments,
     http_6_another_process_reaches_the_stream,
     http_6_streams_end_with_their_client_and_the_server,
@@ -288,6 +289,30 @@ fn http_6_a_pruned_position_starts_with_reset(db: &TestDb) {
     assert_eq!(stream.next().pending_id(), kept);
 }
 
+/// HTTP-6, EVT-4: a `Last-Event-ID` past the head (a restored database)
+/// starts with `event: reset`, then follows from the head; an empty one is
+/// not given, so `?after=` decides.
+fn http_16_a_position_past_the_head_resets_then_follows(db: &TestDb) {
+    let server = start(db);
+    let tokens = tokens(db);
+    let session = mirror(db, "a", "alice");
+    ask(db, &session, 1);
+    let stream = open(&server, &tokens.alice, "", Some("9000000000000-1"));
+    assert_eq!(stream.next().event(), "reset");
+    let later = ask(db, &session, 1);
+    assert_eq!(stream.next().pending_id(), later);
+    // Empty: not given; `after` at the first event's position reads on.
+    let before = positions(db)[0].clone();
+    let from_after = open(
+        &server,
+        &tokens.alice,
+        &format!("?after={before}"),
+        Some(""),
+    );
+    assert_eq!(from_after.status, 200);
+    assert_eq!(from_after.next().pending_id(), later);
+}
+
 /// HTTP-6: an idle stream sends comment lines (15 s by default; short
 /// here) so proxies keep it open.
 fn http_6_keep_alive_comments(db: &TestDb) {
@@ -388,9 +413,27 @@ fn http_6_refusals(db: &TestDb) {
         denied.body.as_deref(),
         Some(r#"{"error":"capability not authorized","code":"capability_denied"}"#)
     );
-    let malformed = open(&server, &tokens.alice, "", Some("not-a-position"));
-    assert_eq!(malformed.status, 400);
-    assert!(malformed.body.unwrap().contains("after"));
+    // HTTP-16: a Last-Event-ID that is no position is refused, never
+    // read as `after` or the head; a bad `after` names `after`.
+    let refused = r#"{"error":"Last-Event-ID: not an event position"}"#;
+    for id in ["not-a-position", "1-2-3", "1 2", "-5"] {
+        let malformed = open(&server, &tokens.alice, "", Some(id));
+        assert_eq!(malformed.status, 400, "{id}");
+        assert_eq!(malformed.body.as_deref(), Some(refused), "{id}");
+    }
+    let non_ascii = send(
+        client()
+            .get(server.url("/api/v1/events?after=1"))
+            .bearer_auth(&tokens.alice)
+            .header(
+                "Last-Event-ID",
+                reqwest::header::HeaderValue::from_bytes(b"1\xe9").unwrap(),
+            ),
+    );
+    assert_eq!(non_ascii.text(), format!("400 {refused}"));
+    let bad_after = open(&server, &tokens.alice, "?after=x", None);
+    assert_eq!(bad_after.status, 400);
+    assert!(bad_after.body.unwrap().starts_with(r#"{"error":"after: "#));
     let unknown = open(&server, &tokens.alice, "?since=1", None);
     assert_eq!(unknown.status, 400);
     assert!(unknown.body.unwrap().contains("since"));

@@ -61,6 +61,12 @@ impl Position {
     }
 }
 
+/// Whether `text` is a position's text (HTTP-16 judges `Last-Event-ID`
+/// with it before a stream starts).
+pub(crate) fn is_position(text: &str) -> bool {
+    matches!(Position::parse(text), Ok(Some(_)))
+}
+
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.txid == 0 {
@@ -98,7 +104,9 @@ pub struct EventPage {
     /// The position of the last event examined, visible or not (or `after`
     /// itself when none was): the next call's `after`.
     pub next: String,
-    /// True when events after `after` were pruned (EVT-3): list again.
+    /// True when events after `after` were pruned (EVT-3), or `after` is a
+    /// position this log never gave out (EVT-4: `next` is then the head):
+    /// list again.
     pub reset: bool,
     /// PostgreSQL (EVT-1a): events exist that this read could not return
     /// yet, because a transaction that began before theirs is still open
@@ -272,6 +280,60 @@ fn readable_below(conn: &mut AnyConnection) -> Result<i64> {
     })
 }
 
+/// The newest event readable below transaction `below` (EVT-1a); `None`
+/// for an empty log.
+fn head(conn: &mut AnyConnection, below: i64) -> Result<Option<Position>> {
+    let newest: Option<i64> = events::table
+        .filter(events::txid.lt(below))
+        .select(max(events::txid))
+        .first(conn)?;
+    let Some(txid) = newest else {
+        return Ok(None);
+    };
+    let seq: Option<i64> = events::table
+        .filter(events::txid.eq(txid))
+        .select(max(events::seq))
+        .first(conn)?;
+    Ok(seq.map(|seq| Position { txid, seq }))
+}
+
+/// Where a read from `after` stands against the log's ends.
+enum Standing {
+    /// Within what the log has given out.
+    Within,
+    /// Below the prune horizon (EVT-3): events after it are gone.
+    Pruned,
+    /// Past both the newest readable event and the horizon (EVT-4): a
+    /// position this log never gave out; the reader goes on from the head.
+    PastHead(Option<Position>),
+}
+
+/// EVT-3, EVT-4: `after` against the horizon and, when the page found
+/// nothing after it, against the head.
+fn standing(
+    conn: &mut AnyConnection,
+    after: Option<Position>,
+    found_any: bool,
+    below: i64,
+) -> Result<Standing> {
+    let Some(after) = after else {
+        return Ok(Standing::Within);
+    };
+    let pruned = horizon(conn)?;
+    if after < pruned {
+        return Ok(Standing::Pruned);
+    }
+    if found_any || after == pruned {
+        return Ok(Standing::Within);
+    }
+    let head = head(conn, below)?;
+    Ok(if head.is_some_and(|head| after <= head) {
+        Standing::Within
+    } else {
+        Standing::PastHead(head)
+    })
+}
+
 /// EVT-3: the highest position `prune` deleted.
 fn horizon(conn: &mut AnyConnection) -> Result<Position> {
     let (txid, seq) = event_horizon::table
@@ -295,7 +357,7 @@ impl Engine {
         let after = Position::parse(after)?;
         let limit = event_page_size(limit);
         let start = after.unwrap_or_default();
-        let (rows, pruned, held_back) = self.read(|conn| {
+        let (rows, standing, held_back) = self.read(|conn| {
             let below = readable_below(conn)?;
             let rows: Vec<EventRow> = events_page_query(scope, start, below, limit).load(conn)?;
             let held_back = (rows.len() as i64) < limit
@@ -306,15 +368,20 @@ impl Engine {
                 .get_result(conn)?;
             // Read after the events: a prune that commits in between makes
             // this a (harmless) reset, never a silent gap.
-            Ok((rows, horizon(conn)?, held_back))
+            let standing = standing(conn, after, !rows.is_empty(), below)?;
+            Ok((rows, standing, held_back))
         })?;
-        let next = rows
-            .last()
-            .map(|row| Position {
-                txid: row.0,
-                seq: row.1,
-            })
-            .or(after);
+        let next = match standing {
+            // EVT-4: nothing of this log is after `after`; go on from the head.
+            Standing::PastHead(head) => head,
+            Standing::Within | Standing::Pruned => rows
+                .last()
+                .map(|row| Position {
+                    txid: row.0,
+                    seq: row.1,
+                })
+                .or(after),
+        };
         let events = rows
             .into_iter()
             .filter(|row| row.7)
@@ -332,7 +399,7 @@ impl Engine {
         Ok(EventPage {
             events,
             next: next.map(|next| next.to_string()).unwrap_or_default(),
-            reset: after.is_some_and(|after| after < pruned),
+            reset: !matches!(standing, Standing::Within),
             held_back,
         })
     }
@@ -351,18 +418,7 @@ impl Engine {
     pub(crate) fn events_head(&self, _caller: &Admitted<'_>) -> Result<String> {
         let head = self.read(|conn| {
             let below = readable_below(conn)?;
-            let newest: Option<i64> = events::table
-                .filter(events::txid.lt(below))
-                .select(max(events::txid))
-                .first(conn)?;
-            let Some(txid) = newest else {
-                return Ok(None);
-            };
-            let seq: Option<i64> = events::table
-                .filter(events::txid.eq(txid))
-                .select(max(events::seq))
-                .first(conn)?;
-            Ok(seq.map(|seq| Position { txid, seq }))
+            head(conn, below)
         })?;
         Ok(head.map(|head| head.to_string()).unwrap_or_default())
     }

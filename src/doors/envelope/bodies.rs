@@ -262,7 +262,8 @@ pub(crate) struct EventsBody<'a> {
     events: &'a [Event],
     /// The last position examined, visible or not: the next `after`.
     next: &'a str,
-    /// Events after `after` were pruned (EVT-3): list again.
+    /// Events after `after` were pruned (EVT-3), or `after` is past the
+    /// head (EVT-4, `next` is then the head): list again.
     reset: bool,
 }
 

@@ -19,7 +19,7 @@ use tokio::sync::{mpsc, Notify};
 use tokio_stream::wrappers::ReceiverStream;
 
 use crate::domain::engine::Engine;
-use crate::domain::events::EventPage;
+use crate::domain::events::{is_position, EventPage};
 use crate::doors::envelope;
 use crate::doors::http::caller::Caller;
 use crate::doors::http::error::HttpError;
@@ -27,7 +27,7 @@ use crate::doors::http::input::{Input, Kind};
 use crate::doors::http::metrics::InFlight;
 use crate::doors::http::state::AppState;
 use crate::doors::operations::Operation;
-use crate::error::Result;
+use crate::error::{Result, ValidationError};
 use crate::rules::principal::Principal;
 
 /// Events examined per read of the log (EVT-2's largest page).
@@ -47,16 +47,12 @@ pub(crate) async fn stream(
     let query = input.query(&[("after", Kind::Text)])?;
     // AUTH-2 before anything is read.
     Operation::EventsAfter.admit(&caller.principal)?;
-    let given = headers
-        .get("last-event-id")
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| {
-            query
-                .get("after")
-                .and_then(|after| after.as_str())
-                .map(str::to_owned)
-        });
+    let given = last_event_id(&headers)?.or_else(|| {
+        query
+            .get("after")
+            .and_then(|after| after.as_str())
+            .map(str::to_owned)
+    });
     let principal = caller.principal;
     let start = match given {
         Some(after) => after,
@@ -83,6 +79,29 @@ pub(crate) async fn stream(
     Ok(Sse::new(ReceiverStream::new(receiver))
         .keep_alive(KeepAlive::new().interval(state_keep_alive))
         .into_response())
+}
+
+/// HTTP-16: `Last-Event-ID`, which takes precedence over `?after=`. An
+/// empty one is not given; one that is no position (its bytes not visible
+/// ASCII included) is a 400, never a silent fall back to `after` or the
+/// head.
+fn last_event_id(headers: &HeaderMap) -> std::result::Result<Option<String>, ValidationError> {
+    let Some(value) = headers.get("last-event-id") else {
+        return Ok(None);
+    };
+    let bytes = value.as_bytes();
+    if bytes.is_empty() {
+        return Ok(None);
+    }
+    match std::str::from_utf8(bytes) {
+        Ok(text) if bytes.iter().all(u8::is_ascii_graphic) && is_position(text) => {
+            Ok(Some(text.to_owned()))
+        }
+        _ => Err(ValidationError::new(
+            "Last-Event-ID",
+            "not an event position",
+        )),
+    }
 }
 
 type Message = std::result::Result<SseEvent, Infallible>;
@@ -147,7 +166,8 @@ async fn follow(
 }
 
 /// One page as SSE messages: `reset` first when events were pruned
-/// (EVT-3). False when the client is gone.
+/// (EVT-3) or the position was past the head (EVT-4, the page then goes on
+/// from the head). False when the client is gone.
 async fn send_page(sender: &mpsc::Sender<Message>, page: &EventPage) -> bool {
     if page.reset {
         let reset = SseEvent::default().event("reset").data("{}");

@@ -275,7 +275,7 @@ impl Document {
         );
         let mut stream = Map::new();
         stream.insert("200".into(), json!({
-            "description": "`text/event-stream`: `id:` the position, `event:` the type (`bundle.asked`, `bundle.resolved`, `bundle.closed`, or `reset` when events after the position were pruned), `data:` the EVT-2 event.",
+            "description": "`text/event-stream`: `id:` the position, `event:` the type (`bundle.asked`, `bundle.resolved`, `bundle.closed`, or `reset` when events after the position were pruned or the position is past the head, which the stream then follows from), `data:` the EVT-2 event. A `Last-Event-ID` that is no position is a 400 (HTTP-16).",
             "content": {"text/event-stream": {"schema": stream_event()}},
         }));
         stream.insert(
@@ -344,7 +344,8 @@ impl Document {
 }
 
 /// One message of the event stream (OpenAPI 3.1 reads a stream's schema
-/// as each message's): a `reset` when events were pruned, or an event
+/// as each message's): a `reset` when events were pruned or the position
+/// is past the head, or an event
 /// whose `data` is the EVT-2 event as JSON and whose `id` is its position.
 fn stream_event() -> Value {
     json!({"oneOf": [

@@ -15,10 +15,9 @@ pub fn abi_open(url: &str) -> usize {
     handle
 }
 
-/// `resolve_bundle` as alice with `args` through `clarion_call` on `handle`
-/// (from [`abi_open`]): checks the reply is a 200 and returns it.
-pub fn abi_resolve_as_alice(handle: usize, args: Value) -> Value {
-    let request = json!({"op": "resolve_bundle", "principal": {"kind": "user", "user_id": "alice"}, "args": args});
+/// One request through `clarion_call` on `handle` (from [`abi_open`]):
+/// the `{"status", "body"}` reply.
+pub fn abi_call(handle: usize, request: &Value) -> Value {
     let request = CString::new(request.to_string()).unwrap();
     let reply = unsafe { clarion_call(handle as *mut Handle, request.as_ptr()) };
     let text = unsafe { CStr::from_ptr(reply) }
@@ -26,7 +25,14 @@ pub fn abi_resolve_as_alice(handle: usize, args: Value) -> Value {
         .unwrap()
         .to_owned();
     unsafe { clarion_string_free(reply) };
-    let reply: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(reply["status"], json!(200), "{text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// `resolve_bundle` as alice with `args` through `clarion_call` on `handle`
+/// (from [`abi_open`]): checks the reply is a 200 and returns it.
+pub fn abi_resolve_as_alice(handle: usize, args: Value) -> Value {
+    let request = json!({"op": "resolve_bundle", "principal": {"kind": "user", "user_id": "alice"}, "args": args});
+    let reply = abi_call(handle, &request);
+    assert_eq!(reply["status"], json!(200), "{reply}");
     reply
 }
