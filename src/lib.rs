@@ -93,6 +93,7 @@ pub mod http {
     pub use crate::doors::http::{
         serve, Authentication, Authenticator, HttpError, HttpOptions, InvalidOrigin, ServeOptions,
         Shutdown, SignedIn, TokenAuthenticator, MAX_BODY_BYTES, SESSION_COOKIE,
+        STREAMS_PER_CREDENTIAL,
     };
     pub use crate::handle::router;
 }

@@ -382,7 +382,25 @@ fn http_3_refusals_are_pinned(db: &TestDb) {
         TokenAuthenticator::new(db),
         HttpOptions::new().loopback_hosts_only(true),
     );
+    let capped = start_with(
+        db,
+        TokenAuthenticator::new(db),
+        HttpOptions::new().streams_per_credential(1),
+    );
+    let _holding_the_place = client()
+        .get(capped.url("/api/v1/events"))
+        .bearer_auth(&t.alice)
+        .send()
+        .unwrap();
     let replies = [
+        (
+            "too_many_streams",
+            send(
+                client()
+                    .get(capped.url("/api/v1/events"))
+                    .bearer_auth(&t.alice),
+            ),
+        ),
         (
             "misdirected",
             send(

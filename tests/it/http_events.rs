@@ -164,6 +164,7 @@ dual_backend!(
     http_6_last_event_id_resumes_exactly,
     http_6_a_pruned_position_starts_with_reset,
     http_16_a_position_past_the_head_resets_then_follows,
+    http_13_streams_per_credential,
     http_6_keep_alive_comments,
     http_6_another_process_reaches_the_stream,
     http_6_streams_end_with_their_client_and_the_server,
@@ -313,6 +314,47 @@ fn http_16_a_position_past_the_head_resets_then_follows(db: &TestDb) {
     assert_eq!(from_after.next().pending_id(), later);
 }
 
+/// HTTP-13: the 17th stream of one token is a `429` with `Retry-After: 5`
+/// while another token's stream is served; a stream that ends frees its
+/// place (here its client goes away).
+fn http_13_streams_per_credential(db: &TestDb) {
+    let server = start_with(
+        db,
+        TokenAuthenticator::new(db),
+        HttpOptions::new().keep_alive(Duration::from_millis(200)),
+    );
+    let tokens = tokens(db);
+    let mut held: Vec<Stream> = (0..clarion::http::STREAMS_PER_CREDENTIAL)
+        .map(|_| open(&server, &tokens.alice, "", None))
+        .collect();
+    assert!(held.iter().all(|stream| stream.status == 200));
+    let refused = send(
+        client()
+            .get(server.url("/api/v1/events"))
+            .bearer_auth(&tokens.alice),
+    );
+    assert_eq!(
+        refused.text(),
+        r#"429 {"error":"too many event streams for this credential"}"#
+    );
+    assert_eq!(refused.header("retry-after"), Some("5"));
+    let other = open(&server, &tokens.bob, "", None);
+    assert_eq!(other.status, 200);
+    drop(held.pop());
+    eventually(
+        Duration::from_secs(5),
+        "a place frees when a stream ends",
+        || {
+            let again = open(&server, &tokens.alice, "", None);
+            let served = again.status == 200;
+            if served {
+                held.push(again);
+            }
+            served
+        },
+    );
+}
+
 /// HTTP-6: an idle stream sends comment lines (15 s by default; short
 /// here) so proxies keep it open.
 fn http_6_keep_alive_comments(db: &TestDb) {
@@ -380,15 +422,11 @@ fn http_6_streams_end_with_their_client_and_the_server(db: &TestDb) {
     let stream = open(&server, &tokens.alice, "", None);
     assert_eq!(open_streams(), "clarion_event_streams 1");
     drop(stream);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while open_streams() != "clarion_event_streams 0" {
-        assert!(
-            Instant::now() < deadline,
-            "the stream outlived its client: {}",
-            open_streams()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    eventually(
+        Duration::from_secs(5),
+        "the stream ends with its client",
+        || open_streams() == "clarion_event_streams 0",
+    );
     let stream = open(&server, &tokens.alice, "", None);
     server.stop();
     let deadline = Instant::now() + Duration::from_secs(10);

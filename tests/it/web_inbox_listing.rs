@@ -7,6 +7,9 @@
 //! against `clarion serve` as a real process, on both backends (UI-10);
 //! see [`crate::web_inbox_support`].
 
+use std::time::Duration;
+
+use clarion::http::{self, HttpOptions, ServeOptions, Shutdown, TokenAuthenticator};
 use clarion::Principal;
 use serde_json::json;
 
@@ -41,7 +44,8 @@ dual_backend!(
     ui_2_sign_in_list_and_sign_out,
     ui_9_dark_scheme,
     ui_3_filter_load_more_and_live_updates,
-    ui_2_open_as_with_demo_bundles
+    ui_2_open_as_with_demo_bundles,
+    http_13_the_page_waits_for_retry_after
 );
 
 /// UI-2, UI-3, UI-9: sign-in refuses an unknown token and accepts
@@ -277,4 +281,55 @@ fn ui_2_open_as_with_demo_bundles(db: &TestDb) {
     let again = serve(&db.url, &["--open-as", "user:me", "--demo"]);
     let page = send(client().get(again.url("/api/v1/summary")));
     assert_eq!(page.json()["pending_bundles"], 3, "{}", page.text());
+}
+
+/// HTTP-13 in the page: a stream refused because the sign-in holds as
+/// many as it may says so, waits `Retry-After`, and goes live once a place
+/// is free. The router allows one stream per credential; while the page
+/// is away, the test takes its place with the page's own web session.
+fn http_13_the_page_waits_for_retry_after(db: &TestDb) {
+    // A page kept in the back-forward cache would keep its stream open.
+    let Some(browser) = browser_with(&["--disable-features=BackForwardCache"]) else {
+        return;
+    };
+    alice_asks(db, "capped", 1);
+    let tokens = tokens(db);
+    let shutdown = Shutdown::new();
+    let options = HttpOptions::new()
+        .streams_per_credential(1)
+        .keep_alive(Duration::from_millis(200))
+        .shutdown(shutdown.clone());
+    let router = http::router(db.clarion.clone(), TokenAuthenticator::new(db), options);
+    let server = serve_router(router, shutdown, ServeOptions::new());
+    sign_in(&browser, &server.url(""), &tokens.alice);
+    let cookie = format!(
+        "{}={}",
+        http::SESSION_COOKIE,
+        browser.cookie(http::SESSION_COOKIE)
+    );
+    browser.goto("about:blank");
+    let mut held = None;
+    eventually(Duration::from_secs(10), "the page's place to free", || {
+        let response = client()
+            .get(server.url("/api/v1/events"))
+            .header("cookie", &cookie)
+            .send()
+            .unwrap();
+        let free = response.status() == 200;
+        if free {
+            held = Some(response);
+        }
+        free
+    });
+    browser.goto(&server.url("/"));
+    browser.wait_for(
+        "the page to say why it is not live",
+        "return document.getElementById('live').textContent.includes('too many open views')
+            && document.getElementById('live').textContent.includes('5 s');",
+    );
+    drop(held);
+    browser.wait_for(
+        "the page to go live once a place is free",
+        "return document.getElementById('live').textContent === 'Live';",
+    );
 }

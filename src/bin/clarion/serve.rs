@@ -35,6 +35,15 @@ pub struct ServeArgs {
     /// Seconds a client gets to send a request's headers.
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     header_timeout: u64,
+    /// Event streams one credential (a token, a web session) may hold
+    /// open at once; the next gets 429 with Retry-After (HTTP-13).
+    #[arg(
+        long,
+        default_value_t = http::STREAMS_PER_CREDENTIAL as u64,
+        value_name = "N",
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    max_streams_per_credential: u64,
     /// Mark the session cookie `Secure`: set it when clients reach the
     /// server over TLS (through a reverse proxy).
     #[arg(long)]
@@ -207,7 +216,8 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
         .secure_cookies(args.secure_cookies)
         // HTTP-11: a server that serves without a credential answers only
         // to loopback names, so a page on a rebound name cannot use it.
-        .loopback_hosts_only(args.open_as.is_some());
+        .loopback_hosts_only(args.open_as.is_some())
+        .streams_per_credential(args.max_streams_per_credential as usize);
     for origin in &args.allow_origin {
         options = options.allow_origin(origin);
     }

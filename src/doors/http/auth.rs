@@ -63,6 +63,18 @@ pub trait Authenticator: Send + Sync + 'static {
     fn sign_out(&self, request: &Parts) {
         let _ = request;
     }
+
+    /// HTTP-13: the credential the request carries, whose event streams
+    /// are counted together. The default: the `Authorization` header, else
+    /// the `Cookie` header, else none (`""`: the requests of an open
+    /// principal, which carry no credential, count as one).
+    fn credential(&self, request: &Parts) -> String {
+        [AUTHORIZATION, COOKIE]
+            .iter()
+            .find_map(|name| request.headers.get(name))
+            .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+            .unwrap_or_default()
+    }
 }
 
 /// The value of cookie `name`, from every `Cookie` header.
@@ -162,6 +174,17 @@ impl Authenticator for TokenAuthenticator {
                 tracing::error!(%error, "sign-in failed");
                 None
             }
+        }
+    }
+
+    /// HTTP-13: the bearer token, else the web session (whatever other
+    /// cookies come with it), else none (the open principal).
+    fn credential(&self, request: &Parts) -> String {
+        match bearer(request) {
+            Some(Ok(token)) => format!("bearer {token}"),
+            _ => cookie(request, SESSION_COOKIE)
+                .map(|session| format!("session {session}"))
+                .unwrap_or_default(),
         }
     }
 

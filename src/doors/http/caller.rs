@@ -26,6 +26,9 @@ pub(crate) enum Via {
 pub(crate) struct Caller {
     pub(crate) principal: Principal,
     pub(crate) via: Via,
+    /// The credential the request carries, as the authenticator names it
+    /// (HTTP-13: event streams are counted by it).
+    pub(crate) credential: String,
 }
 
 impl FromRequestParts<AppState> for Caller {
@@ -35,16 +38,19 @@ impl FromRequestParts<AppState> for Caller {
         let copy = copy_of(parts);
         let auth = state.auth.clone();
         let authentication = state.blocking(move |_| auth.authenticate(&copy)).await?;
+        let credential = || state.auth.credential(parts);
         match authentication {
             Authentication::Bearer(principal) => Ok(Caller {
                 principal,
                 via: Via::Bearer,
+                credential: credential(),
             }),
             Authentication::Cookie(principal) => {
                 check_origin(parts, &state.options)?;
                 Ok(Caller {
                     principal,
                     via: Via::Cookie,
+                    credential: credential(),
                 })
             }
             Authentication::Missing | Authentication::Invalid => {

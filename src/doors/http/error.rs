@@ -3,7 +3,7 @@
 //! `application/json`, `Cache-Control: no-store`: HTTP-3) and one for
 //! [`HttpError`], which turns into an envelope first.
 
-use axum::http::header::{CACHE_CONTROL, CONNECTION, CONTENT_TYPE, WWW_AUTHENTICATE};
+use axum::http::header::{CACHE_CONTROL, CONNECTION, CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
@@ -39,6 +39,10 @@ pub enum HttpError {
     /// name that is not loopback, or by none.
     #[error("misdirected request: this server answers only to localhost, 127.0.0.1 and [::1]")]
     Misdirected,
+    /// HTTP-13: `429`, the credential holds as many event streams as it
+    /// may; `Retry-After: 5`.
+    #[error("too many event streams for this credential")]
+    TooManyStreams,
     /// HTTP-8: `503`, the server is stopping.
     #[error("server shutting down")]
     ShuttingDown,
@@ -64,6 +68,7 @@ impl HttpError {
             HttpError::BodyTooLarge => 413,
             HttpError::UnsupportedMediaType => 415,
             HttpError::Misdirected => 421,
+            HttpError::TooManyStreams => 429,
             HttpError::ShuttingDown => 503,
             HttpError::Library(error) => error.http_status(),
         }
@@ -101,6 +106,11 @@ impl IntoResponse for HttpError {
                 response
                     .headers_mut()
                     .insert(CONNECTION, HeaderValue::from_static("close"));
+            }
+            HttpError::TooManyStreams => {
+                response
+                    .headers_mut()
+                    .insert(RETRY_AFTER, HeaderValue::from_static("5"));
             }
             _ => {}
         }

@@ -25,6 +25,7 @@ use crate::doors::http::caller::Caller;
 use crate::doors::http::error::HttpError;
 use crate::doors::http::input::{Input, Kind};
 use crate::doors::http::metrics::InFlight;
+use crate::doors::http::places::StreamPlace;
 use crate::doors::http::state::AppState;
 use crate::doors::operations::Operation;
 use crate::error::{Result, ValidationError};
@@ -72,10 +73,23 @@ pub(crate) async fn stream(
             .blocking(move |engine| read(engine, &principal, &start))
             .await??
     };
+    // HTTP-13, last of the checks: a place among the credential's streams,
+    // held until this stream ends.
+    let place = state
+        .stream_places
+        .take(caller.credential, state.options.streams_per_credential)
+        .ok_or(HttpError::TooManyStreams)?;
     let (sender, receiver) = mpsc::channel(QUEUE);
     let state_keep_alive = state.options.keep_alive;
     let open = state.metrics.stream_opened();
-    tokio::spawn(follow(state, principal, start, first, sender, open));
+    tokio::spawn(follow(
+        state,
+        principal,
+        start,
+        first,
+        sender,
+        (open, place),
+    ));
     Ok(Sse::new(ReceiverStream::new(receiver))
         .keep_alive(KeepAlive::new().interval(state_keep_alive))
         .into_response())
@@ -119,7 +133,7 @@ async fn follow(
     mut position: String,
     mut page: EventPage,
     sender: mpsc::Sender<Message>,
-    _open: InFlight,
+    _held: (InFlight, StreamPlace),
 ) {
     let woken = Arc::new(Notify::new());
     let _subscription = {

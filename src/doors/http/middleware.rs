@@ -149,7 +149,11 @@ pub(super) fn cors(options: &HttpOptions) -> Option<CorsLayer> {
                 HeaderName::from_static("last-event-id"),
                 HeaderName::from_static("x-request-id"),
             ])
-            .expose_headers([HeaderName::from_static("x-request-id")])
+            // The page reads Retry-After of a refused stream (HTTP-13).
+            .expose_headers([
+                HeaderName::from_static("x-request-id"),
+                axum::http::header::RETRY_AFTER,
+            ])
             .max_age(Duration::from_secs(600)),
     )
 }

@@ -23,6 +23,7 @@ mod middleware;
 mod openapi;
 mod ops;
 mod options;
+mod places;
 mod routes;
 mod serve;
 mod session;
@@ -46,7 +47,7 @@ use crate::domain::engine::Engine;
 
 pub use auth::{Authentication, Authenticator, SignedIn, TokenAuthenticator, SESSION_COOKIE};
 pub use error::HttpError;
-pub use options::{HttpOptions, InvalidOrigin, Shutdown, MAX_BODY_BYTES};
+pub use options::{HttpOptions, InvalidOrigin, Shutdown, MAX_BODY_BYTES, STREAMS_PER_CREDENTIAL};
 pub use serve::{serve, ServeOptions};
 
 use metrics::Metrics;
@@ -67,6 +68,7 @@ pub(crate) fn router(
         calls: Arc::new(Semaphore::new(options.max_calls)),
         metrics: Metrics::new(),
         openapi: OnceLock::new(),
+        stream_places: Arc::default(),
         options: options.clone(),
     }));
     // HTTP-2: the declared operations' routes, `/rpc/{op}`, and the

@@ -283,6 +283,11 @@ impl Document {
             error_response("A malformed position or query parameter."),
         );
         stream.insert("403".into(), json!({"description": "The capability is denied.", "content": json_content(reference("CodedError"))}));
+        stream.insert("429".into(), json!({
+            "description": "The credential holds as many event streams as it may (HTTP-13); try again after `Retry-After` seconds.",
+            "headers": {"Retry-After": {"schema": {"type": "integer", "const": 5}}},
+            "content": json_content(reference("Error")),
+        }));
         Document::common(&mut stream, true, false);
         self.add("/api/v1/events", "get", json!({
             "tags": ["events"], "operationId": "events",

@@ -71,6 +71,7 @@ pub struct HttpOptions {
     pub(super) keep_alive: Duration,
     pub(super) inbox_api: Option<String>,
     pub(super) loopback_hosts_only: bool,
+    pub(super) streams_per_credential: usize,
 }
 
 impl Default for HttpOptions {
@@ -84,6 +85,7 @@ impl Default for HttpOptions {
             keep_alive: KEEP_ALIVE,
             inbox_api: None,
             loopback_hosts_only: false,
+            streams_per_credential: STREAMS_PER_CREDENTIAL,
         }
     }
 }
@@ -166,6 +168,16 @@ impl HttpOptions {
         self
     }
 
+    /// How many event streams one credential may hold open at once
+    /// (HTTP-13, default 16; at least 1): the next gets `429` with
+    /// `Retry-After: 5` until one of them ends. The credential is what
+    /// [`Authenticator::credential`](super::Authenticator::credential)
+    /// names.
+    pub fn streams_per_credential(mut self, streams: usize) -> Self {
+        self.streams_per_credential = streams.max(1);
+        self
+    }
+
     /// The blocking threads the router may occupy at most: a runtime
     /// serving it needs at least this many (`max_blocking_threads`).
     pub fn blocking_threads(&self) -> usize {
@@ -189,6 +201,9 @@ impl HttpOptions {
 
 /// HTTP-6: a comment line this often keeps proxies from closing the stream.
 pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// HTTP-13: event streams per credential unless the host says otherwise.
+pub const STREAMS_PER_CREDENTIAL: usize = 16;
 
 /// A text that is not an origin, given to [`HttpOptions::inbox_api`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -12,6 +12,7 @@ use crate::doors::envelope::Envelope;
 use crate::doors::http::auth::Authenticator;
 use crate::doors::http::metrics::Metrics;
 use crate::doors::http::options::HttpOptions;
+use crate::doors::http::places::StreamPlaces;
 use crate::doors::json;
 use crate::doors::operations::{Entry, Operation};
 use crate::rules::principal::Principal;
@@ -29,6 +30,8 @@ pub(crate) struct Inner {
     pub(crate) metrics: Metrics,
     /// The OpenAPI document, rendered once the routes are assembled.
     pub(crate) openapi: OnceLock<String>,
+    /// HTTP-13: the event streams each credential holds.
+    pub(crate) stream_places: Arc<StreamPlaces>,
 }
 
 impl std::ops::Deref for AppState {

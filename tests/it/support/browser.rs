@@ -195,6 +195,14 @@ impl Browser {
         self.runtime.block_on(future)
     }
 
+    /// The value of the page's cookie `name`.
+    pub fn cookie(&self, name: &str) -> String {
+        self.run(self.client().get_named_cookie(name))
+            .unwrap_or_else(|error| panic!("cookie {name}: {error}"))
+            .value()
+            .to_owned()
+    }
+
     pub fn goto(&self, url: &str) {
         self.run(self.client().goto(url)).expect("navigate");
     }

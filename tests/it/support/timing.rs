@@ -11,3 +11,14 @@ pub fn promptly<T>(limit: Duration, body: impl FnOnce() -> T) -> T {
     assert!(took < limit, "expected an immediate return, took {took:?}");
     result
 }
+
+/// Polls `condition` every 20 ms until it holds, failing with `what` if it
+/// does not within `limit`: a test waits for a condition, never for a
+/// fixed sleep.
+pub fn eventually(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !condition() {
+        assert!(Instant::now() < deadline, "not within {limit:?}: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

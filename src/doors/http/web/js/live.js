@@ -31,11 +31,8 @@ export function openStream() {
   stream.onerror = () => {
     if (state.stream !== stream) return;
     if (stream.readyState === EventSource.CLOSED) {
-      // Refused: signed out (request() then shows the sign-in), or the
-      // server or a proxy failing; try again, less often each time.
-      $('live').textContent = 'Not live. Retrying…';
       state.stream = null;
-      retryStream(2000);
+      retryAfterRefusal();
     } else {
       $('live').textContent = 'Reconnecting…';
     }
@@ -44,6 +41,32 @@ export function openStream() {
     stream.addEventListener(type, /** @param {MessageEvent<string>} message */ (message) => onEvent(type, message.data));
   }
   stream.addEventListener('reset', () => reloadList());
+}
+
+/**
+ * The stream was refused: asks why without opening one (`HEAD` opens no
+ * stream). Too many streams of this sign-in (HTTP-13) says when to try
+ * again, and the page waits that long; signed out (request() then shows
+ * the sign-in), or the server or a proxy failing: try again, less often
+ * each time.
+ */
+async function retryAfterRefusal() {
+  let status = 0;
+  let after = 0;
+  try {
+    const reply = await fetch(apiUrl('api/v1/events'), { method: 'HEAD', credentials: 'include', cache: 'no-store' });
+    status = reply.status;
+    after = Number(reply.headers.get('Retry-After'));
+  } catch (error) {
+    status = 0;
+  }
+  if (status === 429 && after > 0) {
+    $('live').textContent = `Not live: too many open views of this sign-in. Retrying in ${after} s…`;
+    retryStream(after * 1000);
+  } else {
+    $('live').textContent = 'Not live. Retrying…';
+    retryStream(2000);
+  }
 }
 
 /** @param {number} delay in milliseconds, doubled up to 30 s. */
