@@ -379,6 +379,25 @@ impl Engine {
         Ok(row.and_then(|row| row.principal()))
     }
 
+    /// HTTP-10: when a live session expires; `None` for one that is not
+    /// live.
+    pub(crate) fn web_session_expires_at(&self, session_id: &str) -> Result<Option<Timestamp>> {
+        if check_text("session", session_id).is_err() {
+            return Ok(None);
+        }
+        let now = self.now().as_micros();
+        let session_digest = digest(session_id);
+        let expires: Option<i64> = self.read_one(|conn| {
+            Ok(web_sessions::table
+                .filter(web_sessions::digest.eq(&session_digest))
+                .filter(web_sessions::expires_at.gt(now))
+                .select(web_sessions::expires_at)
+                .first(conn)
+                .optional()?)
+        })?;
+        Ok(expires.map(Timestamp::from_micros))
+    }
+
     /// HTTP-4: signs out: the session ends now. Unknown sessions are
     /// ignored.
     pub(crate) fn close_web_session(&self, session_id: &str) -> Result<()> {

@@ -13,21 +13,6 @@ use crate::support::*;
 const UNAUTHENTICATED: &str = r#"401 {"error":"authentication required"}"#;
 const CROSS_SITE: &str = r#"403 {"error":"cross-site request refused"}"#;
 
-/// Signs in with `token` and returns the session cookie (`name=value`)
-/// and the whole `Set-Cookie` header.
-fn sign_in(server: &Server, token: &str) -> (String, String) {
-    let reply = send(
-        client()
-            .post(server.url("/api/v1/session"))
-            .header("content-type", "application/json")
-            .body(json!({"token": token}).to_string()),
-    );
-    assert_eq!(reply.text(), r#"200 {"ok":true}"#);
-    let set = reply.header("set-cookie").expect("a cookie").to_owned();
-    let cookie = set.split(';').next().unwrap().to_owned();
-    (cookie, set)
-}
-
 fn with_cookie(request: reqwest::blocking::RequestBuilder, cookie: &str) -> Reply {
     send(request.header("cookie", cookie))
 }
@@ -82,7 +67,7 @@ fn http_4_bearer_tokens(db: &TestDb) {
 fn http_4_web_sessions(db: &TestDb) {
     let server = start(db);
     let t = tokens(db);
-    let (cookie, set) = sign_in(&server, &t.alice);
+    let (cookie, set) = web_sign_in(&server, &t.alice);
     assert!(cookie.starts_with("clarion_session="), "{set}");
     for attribute in ["HttpOnly", "SameSite=Strict", "Path=/", "Max-Age=43200"] {
         assert!(
@@ -120,7 +105,7 @@ fn http_4_web_sessions(db: &TestDb) {
     assert_eq!(after.text(), UNAUTHENTICATED);
 
     // A session dies with its token.
-    let (cookie, _) = sign_in(&server, &t.bob);
+    let (cookie, _) = web_sign_in(&server, &t.bob);
     db.revoke_token(&t.bob).unwrap();
     assert_eq!(
         with_cookie(client().get(server.url("/api/v1/summary")), &cookie).text(),
@@ -128,7 +113,7 @@ fn http_4_web_sessions(db: &TestDb) {
     );
 
     // And after 12 hours.
-    let (cookie, _) = sign_in(&server, &t.system);
+    let (cookie, _) = web_sign_in(&server, &t.system);
     db.clock.advance_micros(12 * 3600 * 1_000_000 - 1);
     assert_eq!(
         with_cookie(client().get(server.url("/api/v1/summary")), &cookie).status,
@@ -161,7 +146,7 @@ fn http_4_cookie_origin_rule(db: &TestDb) {
         HttpOptions::new().allow_origin("http://inbox.example:8080"),
     );
     let t = tokens(db);
-    let (cookie, _) = sign_in(&server, &t.alice);
+    let (cookie, _) = web_sign_in(&server, &t.alice);
     let cancel = |pending: &str| server.url(&format!("/api/v1/clarification/{pending}/cancel"));
 
     let pending = ask(db, &session, 1);
@@ -278,7 +263,7 @@ fn http_4_secure_cookies(db: &TestDb) {
         HttpOptions::new().secure_cookies(true),
     );
     let t = tokens(db);
-    let (_, set) = sign_in(&server, &t.alice);
+    let (_, set) = web_sign_in(&server, &t.alice);
     assert!(set.split("; ").any(|a| a == "Secure"), "{set}");
 }
 

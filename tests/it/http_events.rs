@@ -18,7 +18,7 @@ use crate::support::*;
 
 /// One SSE message, or a comment line (a keep-alive).
 #[derive(Debug, Clone, PartialEq)]
-enum Frame {
+pub enum Frame {
     Message {
         id: Option<String>,
         event: String,
@@ -28,14 +28,14 @@ enum Frame {
 }
 
 impl Frame {
-    fn event(&self) -> &str {
+    pub fn event(&self) -> &str {
         match self {
             Frame::Message { event, .. } => event,
             Frame::Comment => "",
         }
     }
 
-    fn pending_id(&self) -> String {
+    pub fn pending_id(&self) -> String {
         match self {
             Frame::Message { data, .. } => {
                 data["pending_id"].as_str().unwrap_or_default().to_owned()
@@ -48,9 +48,9 @@ impl Frame {
 /// An open stream: its frames arrive on a channel from a reader thread,
 /// so a test waits for them with a timeout. Dropping it closes the
 /// connection.
-struct Stream {
-    frames: Receiver<Frame>,
-    status: u16,
+pub struct Stream {
+    pub frames: Receiver<Frame>,
+    pub status: u16,
     content_type: String,
     body: Option<String>,
 }
@@ -62,6 +62,11 @@ fn open(server: &Server, token: &str, query: &str, last_event_id: Option<&str>) 
     if let Some(id) = last_event_id {
         request = request.header("Last-Event-ID", id);
     }
+    open_request(request)
+}
+
+/// Opens the stream `request` asks for.
+pub fn open_request(request: reqwest::blocking::RequestBuilder) -> Stream {
     let response = request.send().expect("request");
     let status = response.status().as_u16();
     let content_type = response
@@ -119,7 +124,7 @@ fn open(server: &Server, token: &str, query: &str, last_event_id: Option<&str>) 
 
 impl Stream {
     /// The next message (comments skipped), within 10 s.
-    fn next(&self) -> Frame {
+    pub fn next(&self) -> Frame {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -298,6 +303,8 @@ fn http_16_a_position_past_the_head_resets_then_follows(db: &TestDb) {
     let tokens = tokens(db);
     let session = mirror(db, "a", "alice");
     ask(db, &session, 1);
+    // The head is what is readable (EVT-1a): the first event, once it is.
+    wait_until_readable(db);
     let stream = open(&server, &tokens.alice, "", Some("9000000000000-1"));
     assert_eq!(stream.next().event(), "reset");
     let later = ask(db, &session, 1);

@@ -94,6 +94,7 @@ mod http_checks;
 mod http_events;
 mod http_hosts;
 mod http_race;
+mod http_revocation;
 mod http_routes;
 mod http_serve;
 mod readme_examples;

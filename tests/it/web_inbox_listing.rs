@@ -45,7 +45,8 @@ dual_backend!(
     ui_9_dark_scheme,
     ui_3_filter_load_more_and_live_updates,
     ui_2_open_as_with_demo_bundles,
-    http_13_the_page_waits_for_retry_after
+    http_13_the_page_waits_for_retry_after,
+    http_10_the_page_signs_out_when_its_token_is_revoked
 );
 
 /// UI-2, UI-3, UI-9: sign-in refuses an unknown token and accepts
@@ -331,5 +332,29 @@ fn http_13_the_page_waits_for_retry_after(db: &TestDb) {
     browser.wait_for(
         "the page to go live once a place is free",
         "return document.getElementById('live').textContent === 'Live';",
+    );
+}
+
+/// HTTP-10 in the page: the token behind its session is revoked (by
+/// `clarion token revoke`, another process); the stream's `revoked` ends
+/// the inbox and the page asks to sign in again.
+fn http_10_the_page_signs_out_when_its_token_is_revoked(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    alice_asks(db, "revoked", 1);
+    let tokens = tokens(db);
+    let shutdown = Shutdown::new();
+    let options = HttpOptions::new()
+        .keep_alive(Duration::from_millis(200))
+        .shutdown(shutdown.clone());
+    let router = http::router(db.clarion.clone(), TokenAuthenticator::new(db), options);
+    let server = serve_router(router, shutdown, ServeOptions::new());
+    sign_in(&browser, &server.url(""), &tokens.alice);
+    let revoked = clarion(&["token", "revoke", &tokens.alice, "--database-url", &db.url]);
+    assert!(revoked.status.success(), "{revoked:?}");
+    browser.wait_visible("#sign-in-form");
+    assert!(!browser.visible("#inbox"));
+    assert_eq!(
+        browser.text("#sign-in-error"),
+        "Your session has ended. Sign in again."
     );
 }

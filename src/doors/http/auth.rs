@@ -11,6 +11,7 @@ use axum::http::request::Parts;
 use crate::domain::engine::Engine;
 use crate::domain::tokens::SESSION_LIFETIME;
 use crate::rules::principal::Principal;
+use crate::store::Timestamp;
 
 /// The cookie that names a web session (HTTP-4).
 pub const SESSION_COOKIE: &str = "clarion_session";
@@ -62,6 +63,14 @@ pub trait Authenticator: Send + Sync + 'static {
     /// `DELETE /api/v1/session`: ends the request's web session, if any.
     fn sign_out(&self, request: &Parts) {
         let _ = request;
+    }
+
+    /// HTTP-10: when the request's credential ends by itself (a web
+    /// session's expiry), so an event stream or a wait that uses it ends
+    /// then at the latest. The default: never.
+    fn ends_at(&self, request: &Parts) -> Option<Timestamp> {
+        let _ = request;
+        None
     }
 
     /// HTTP-13: the credential the request carries, whose event streams
@@ -172,6 +181,21 @@ impl Authenticator for TokenAuthenticator {
             }),
             Err(error) => {
                 tracing::error!(%error, "sign-in failed");
+                None
+            }
+        }
+    }
+
+    /// HTTP-10: a web session ends at its expiry; a token, when revoked.
+    fn ends_at(&self, request: &Parts) -> Option<Timestamp> {
+        if bearer(request).is_some() {
+            return None;
+        }
+        let session = cookie(request, SESSION_COOKIE)?;
+        match self.engine.web_session_expires_at(session) {
+            Ok(ends) => ends,
+            Err(error) => {
+                tracing::warn!(%error, "a web session's expiry could not be read");
                 None
             }
         }

@@ -2,6 +2,9 @@
 //! can forget authentication (HTTP-3), and the cookie origin rule it
 //! applies (HTTP-4).
 
+use std::sync::Arc;
+use std::time::Duration;
+
 use axum::extract::FromRequestParts;
 use axum::http::header::{HOST, ORIGIN};
 use axum::http::request::Parts;
@@ -29,6 +32,41 @@ pub(crate) struct Caller {
     /// The credential the request carries, as the authenticator names it
     /// (HTTP-13: event streams are counted by it).
     pub(crate) credential: String,
+    /// The request's method, target and headers, kept so a stream or a
+    /// wait can ask the authenticator about them again (HTTP-10).
+    request: Arc<Parts>,
+}
+
+impl Caller {
+    /// HTTP-10: whether the request's credential still names this caller's
+    /// principal (a token revoked, a web session signed out or expired, by
+    /// any process, no longer does). Asked on the blocking pool.
+    pub(crate) async fn still_signed_in(&self, state: &AppState) -> Result<bool, HttpError> {
+        let (auth, request) = (state.auth.clone(), self.request.clone());
+        let principal = self.principal.clone();
+        let authentication = state.blocking(move |_| auth.authenticate(&request)).await?;
+        match authentication {
+            Authentication::Bearer(now) | Authentication::Cookie(now) => Ok(now == principal),
+            Authentication::Missing | Authentication::Invalid => Ok(false),
+            Authentication::Failed(cause) => Err(HttpError::internal(format!(
+                "authentication failed: {cause}"
+            ))),
+        }
+    }
+
+    /// HTTP-10: how long until the credential ends by itself (a web
+    /// session's expiry), if it does; a stream or a wait asks again then.
+    pub(crate) async fn lasts(&self, state: &AppState) -> Result<Option<Duration>, HttpError> {
+        let (auth, request) = (state.auth.clone(), self.request.clone());
+        state
+            .blocking(move |engine| {
+                auth.ends_at(&request).map(|ends| {
+                    let left = ends.as_micros().saturating_sub(engine.now().as_micros());
+                    Duration::from_micros(u64::try_from(left).unwrap_or(0))
+                })
+            })
+            .await
+    }
 }
 
 impl FromRequestParts<AppState> for Caller {
@@ -36,6 +74,7 @@ impl FromRequestParts<AppState> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, HttpError> {
         let copy = copy_of(parts);
+        let request = Arc::new(copy_of(parts));
         let auth = state.auth.clone();
         let authentication = state.blocking(move |_| auth.authenticate(&copy)).await?;
         let credential = || state.auth.credential(parts);
@@ -44,6 +83,7 @@ impl FromRequestParts<AppState> for Caller {
                 principal,
                 via: Via::Bearer,
                 credential: credential(),
+                request,
             }),
             Authentication::Cookie(principal) => {
                 check_origin(parts, &state.options)?;
@@ -51,6 +91,7 @@ impl FromRequestParts<AppState> for Caller {
                     principal,
                     via: Via::Cookie,
                     credential: credential(),
+                    request,
                 })
             }
             Authentication::Missing | Authentication::Invalid => {

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use axum::extract::State;
 use axum::http::HeaderMap;
-use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::response::sse::{Event as SseEvent, Sse};
 use axum::response::{IntoResponse, Response};
 use tokio::sync::{mpsc, Notify};
 use tokio_stream::wrappers::ReceiverStream;
@@ -27,6 +27,7 @@ use crate::doors::http::input::{Input, Kind};
 use crate::doors::http::metrics::InFlight;
 use crate::doors::http::places::StreamPlace;
 use crate::doors::http::state::AppState;
+use crate::doors::http::wait::sleep_until;
 use crate::doors::operations::Operation;
 use crate::error::{Result, ValidationError};
 use crate::rules::principal::Principal;
@@ -54,7 +55,7 @@ pub(crate) async fn stream(
             .and_then(|after| after.as_str())
             .map(str::to_owned)
     });
-    let principal = caller.principal;
+    let principal = caller.principal.clone();
     let start = match given {
         Some(after) => after,
         None => {
@@ -77,22 +78,24 @@ pub(crate) async fn stream(
     // held until this stream ends.
     let place = state
         .stream_places
-        .take(caller.credential, state.options.streams_per_credential)
+        .take(
+            caller.credential.clone(),
+            state.options.streams_per_credential,
+        )
         .ok_or(HttpError::TooManyStreams)?;
+    let lasts = caller.lasts(&state).await?;
     let (sender, receiver) = mpsc::channel(QUEUE);
-    let state_keep_alive = state.options.keep_alive;
     let open = state.metrics.stream_opened();
-    tokio::spawn(follow(
+    let stream = Follower {
         state,
-        principal,
-        start,
-        first,
+        caller,
+        ends: lasts.map(|left| tokio::time::Instant::now() + left),
         sender,
-        (open, place),
-    ));
-    Ok(Sse::new(ReceiverStream::new(receiver))
-        .keep_alive(KeepAlive::new().interval(state_keep_alive))
-        .into_response())
+        _held: (open, place),
+    };
+    tokio::spawn(stream.follow(start, first));
+    // Keep-alives are the follower's: each one checks the credential first.
+    Ok(Sse::new(ReceiverStream::new(receiver)).into_response())
 }
 
 /// HTTP-16: `Last-Event-ID`, which takes precedence over `?after=`. An
@@ -125,57 +128,136 @@ fn read(engine: &Engine, principal: &Principal, after: &str) -> Result<EventPage
     engine.events_after(&Operation::EventsAfter.admit(principal)?, after, Some(PAGE))
 }
 
-/// Sends what `page` holds, then reads on whenever woken, until the
-/// client goes away or the server stops (HTTP-8 ends every stream).
-async fn follow(
+/// One open stream: what it needs to go on, and what it holds.
+struct Follower {
     state: AppState,
-    principal: Principal,
-    mut position: String,
-    mut page: EventPage,
+    caller: Caller,
+    /// When the credential ends by itself (a web session's expiry).
+    ends: Option<tokio::time::Instant>,
     sender: mpsc::Sender<Message>,
     _held: (InFlight, StreamPlace),
-) {
-    let woken = Arc::new(Notify::new());
-    let _subscription = {
-        let woken = woken.clone();
-        // `notify_one` keeps a permit when nobody waits: no wake-up is lost
-        // between a read and the next wait.
-        state
-            .engine
-            .subscribe_events(Arc::new(move || woken.notify_one()))
-    };
-    let shutdown = state.options.shutdown.clone();
-    loop {
-        if !send_page(&sender, &page).await {
-            return;
-        }
-        let progressed = page.next != position;
-        position = page.next.clone();
-        // A page that examined something may not be the last: read on at
-        // once. Events held back by a transaction still open elsewhere
-        // (EVT-1a) are announced by nobody when it ends: read again
-        // shortly. Otherwise wait to be woken.
-        if !progressed {
-            let held_back = page.held_back;
-            tokio::select! {
-                () = woken.notified() => {}
-                () = tokio::time::sleep(HELD_BACK_RETRY), if held_back => {}
-                () = sender.closed() => return,
-                () = shutdown.begun() => return,
-            }
-        }
-        let (principal, after) = (principal.clone(), position.clone());
-        page = match state
-            .blocking(move |engine| read(engine, &principal, &after))
-            .await
-        {
-            Ok(Ok(page)) => page,
-            Ok(Err(error)) => {
-                tracing::warn!(%error, "an event stream could not read the log; ending it");
-                return;
-            }
-            Err(_) => return,
+}
+
+/// What woke a stream that had nothing to send.
+enum Woken {
+    /// Events may have been appended, or held-back ones become readable.
+    Read,
+    /// A keep-alive is due, or the credential's end.
+    Check,
+    /// The client went away, or the server is stopping.
+    Gone,
+}
+
+impl Follower {
+    /// Sends what `page` holds, then reads on whenever woken, until the
+    /// client goes away, the server stops (HTTP-8 ends every stream) or
+    /// the credential stops naming the caller (HTTP-10).
+    async fn follow(self, mut position: String, mut page: EventPage) {
+        let woken = Arc::new(Notify::new());
+        let _subscription = {
+            let woken = woken.clone();
+            // `notify_one` keeps a permit when nobody waits: no wake-up is
+            // lost between a read and the next wait.
+            self.state
+                .engine
+                .subscribe_events(Arc::new(move || woken.notify_one()))
         };
+        let keep_alive = self.state.options.keep_alive;
+        // The credential was checked as the stream opened; it is checked
+        // again before each delivery, and at the latest a keep-alive later.
+        let mut checked = true;
+        let mut next_check = tokio::time::Instant::now() + keep_alive;
+        loop {
+            if !page.events.is_empty() || page.reset {
+                // HTTP-10: nothing is delivered after a failed check.
+                if !checked {
+                    if !self.still_signed_in().await {
+                        return;
+                    }
+                    next_check = tokio::time::Instant::now() + keep_alive;
+                }
+                if !send_page(&self.sender, &page).await {
+                    return;
+                }
+            }
+            checked = false;
+            let progressed = page.next != position;
+            position = page.next.clone();
+            // A page that examined something may not be the last: read on
+            // at once. Events held back by a transaction still open
+            // elsewhere (EVT-1a) are announced by nobody when it ends: read
+            // again shortly. Otherwise wait to be woken, checking the
+            // credential at each keep-alive.
+            if !progressed {
+                loop {
+                    match self.wait(&woken, page.held_back, next_check).await {
+                        Woken::Read => break,
+                        Woken::Gone => return,
+                        Woken::Check => {
+                            if !self.still_signed_in().await {
+                                return;
+                            }
+                            next_check = tokio::time::Instant::now() + keep_alive;
+                            let alive = SseEvent::default().comment("");
+                            if self.sender.send(Ok(alive)).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                }
+            }
+            let (principal, after) = (self.caller.principal.clone(), position.clone());
+            page = match self
+                .state
+                .blocking(move |engine| read(engine, &principal, &after))
+                .await
+            {
+                Ok(Ok(page)) => page,
+                Ok(Err(error)) => {
+                    tracing::warn!(%error, "an event stream could not read the log; ending it");
+                    return;
+                }
+                Err(_) => return,
+            };
+        }
+    }
+
+    /// Waits for something to do: a wake-up, a due check, or the end.
+    async fn wait(
+        &self,
+        woken: &Notify,
+        held_back: bool,
+        next_check: tokio::time::Instant,
+    ) -> Woken {
+        // An end that passed while the credential still held (clocks
+        // apart) is left to the keep-alive checks.
+        let ends = self.ends.filter(|at| *at > tokio::time::Instant::now());
+        tokio::select! {
+            () = woken.notified() => Woken::Read,
+            () = tokio::time::sleep(HELD_BACK_RETRY), if held_back => Woken::Read,
+            () = tokio::time::sleep_until(next_check) => Woken::Check,
+            () = sleep_until(ends), if ends.is_some() => Woken::Check,
+            () = self.sender.closed() => Woken::Gone,
+            () = self.state.options.shutdown.begun() => Woken::Gone,
+        }
+    }
+
+    /// HTTP-10: the credential still names the caller; otherwise the
+    /// stream's last message is `event: revoked`.
+    async fn still_signed_in(&self) -> bool {
+        match self.caller.still_signed_in(&self.state).await {
+            Ok(true) => return true,
+            Ok(false) => {}
+            Err(error) => {
+                tracing::warn!(%error, "an event stream could not check its credential; ending it");
+                return false;
+            }
+        }
+        let revoked = SseEvent::default()
+            .event("revoked")
+            .data(HttpError::AuthenticationRequired.envelope().body_text());
+        let _ = self.sender.send(Ok(revoked)).await;
+        false
     }
 }
 

@@ -275,7 +275,7 @@ impl Document {
         );
         let mut stream = Map::new();
         stream.insert("200".into(), json!({
-            "description": "`text/event-stream`: `id:` the position, `event:` the type (`bundle.asked`, `bundle.resolved`, `bundle.closed`, or `reset` when events after the position were pruned or the position is past the head, which the stream then follows from), `data:` the EVT-2 event. A `Last-Event-ID` that is no position is a 400 (HTTP-16).",
+            "description": "`text/event-stream`: `id:` the position, `event:` the type (`bundle.asked`, `bundle.resolved`, `bundle.closed`, or `reset` when events after the position were pruned or the position is past the head, which the stream then follows from), `data:` the EVT-2 event. When the credential stops naming the caller (revoked, signed out, expired), the last message is `event: revoked` with the 401's body (HTTP-10). A `Last-Event-ID` that is no position is a 400 (HTTP-16).",
             "content": {"text/event-stream": {"schema": stream_event()}},
         }));
         stream.insert(
@@ -350,7 +350,8 @@ impl Document {
 
 /// One message of the event stream (OpenAPI 3.1 reads a stream's schema
 /// as each message's): a `reset` when events were pruned or the position
-/// is past the head, or an event
+/// is past the head, the last message `revoked` when the credential ended
+/// (HTTP-10), or an event
 /// whose `data` is the EVT-2 event as JSON and whose `id` is its position.
 fn stream_event() -> Value {
     json!({"oneOf": [
@@ -358,6 +359,14 @@ fn stream_event() -> Value {
             "type": "object",
             "required": ["event", "data"],
             "properties": {"event": {"const": "reset"}, "data": {"const": "{}"}},
+        },
+        {
+            "type": "object",
+            "required": ["event", "data"],
+            "properties": {
+                "event": {"const": "revoked"},
+                "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": reference("Error")},
+            },
         },
         {
             "type": "object",

@@ -11,12 +11,13 @@
 use std::sync::Arc;
 
 use axum::extract::State;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, MethodRouter};
 use axum::Router;
 use serde_json::{Map, Value};
 
 use crate::doors::args::schema::Shape;
-use crate::doors::envelope::{self, Envelope};
+use crate::doors::envelope;
 use crate::doors::http::caller::Caller;
 use crate::doors::http::input::{Input, Kind};
 use crate::doors::http::state::AppState;
@@ -127,18 +128,24 @@ async fn perform(
     entry: &'static Entry,
     caller: Caller,
     args: Result<Value, ValidationError>,
-) -> Envelope {
+) -> Response {
     // WIRE-5: the capability before the arguments are even looked at.
     if !entry.access.admits(&caller.principal) {
-        return envelope::error(&Error::CapabilityDenied);
+        return envelope::error(&Error::CapabilityDenied).into_response();
     }
     let args = match args {
         Ok(args) => args,
-        Err(error) => return envelope::error(&Error::Validation(error)),
+        Err(error) => return envelope::error(&Error::Validation(error)).into_response(),
     };
     match entry.begin_wait {
-        Some(_) => wait::drive(state, entry, caller.principal, args).await,
-        None => state.perform(entry, caller.principal, args).await,
+        Some(_) => match wait::drive(state, entry, &caller, args).await {
+            Ok(over) => over.into_response(),
+            Err(refused) => refused.into_response(),
+        },
+        None => state
+            .perform(entry, caller.principal, args)
+            .await
+            .into_response(),
     }
 }
 
@@ -162,16 +169,16 @@ fn handler(entry: &'static Entry, reading: Reading) -> MethodRouter<AppState> {
 /// `POST /api/v1/rpc/{op}`: any WIRE-5 operation, its body exactly the
 /// operation's arguments. The principal always comes from
 /// authentication: a `principal` member is refused, never ignored.
-async fn rpc(State(state): State<AppState>, caller: Caller, input: Input) -> Envelope {
+async fn rpc(State(state): State<AppState>, caller: Caller, input: Input) -> Response {
     let op = match input.id("op") {
         Ok(op) => op,
-        Err(error) => return envelope::error(&Error::Validation(error)),
+        Err(error) => return envelope::error(&Error::Validation(error)).into_response(),
     };
     // The request envelope before the capability (WIRE-5): an unknown op
     // is a 400 for everyone. `metrics` is no WIRE-5 operation.
     let Some(entry) = Operation::callable(&op) else {
         let error = ValidationError::new("op", format!("unknown operation {op:?}"));
-        return envelope::error(&Error::Validation(error));
+        return envelope::error(&Error::Validation(error)).into_response();
     };
     let args = input
         .no_query()

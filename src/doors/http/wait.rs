@@ -22,26 +22,32 @@ use tokio::sync::Notify;
 
 use crate::domain::engine::waiters::Wake;
 use crate::doors::envelope::{self, Envelope};
+use crate::doors::http::caller::Caller;
 use crate::doors::http::error::HttpError;
 use crate::doors::http::state::AppState;
 use crate::doors::operations::{Entry, Step};
 use crate::error::Error;
-use crate::rules::principal::Principal;
 
 /// Drives one wait to its end: `begin` registers it (on the blocking
 /// pool), then each check runs there too, and between checks the task
 /// sleeps until the wait's callback fires, its poll interval passes (only
-/// when the handle's watcher could not start), the deadline comes, or the
-/// shutdown begins.
+/// when the handle's watcher could not start), a keep-alive interval
+/// passes, the credential ends, the deadline comes, or the shutdown
+/// begins. Before each check after the first, the credential must still
+/// name the caller (HTTP-10), else the wait answers `401`.
 pub(crate) async fn drive(
     state: &AppState,
     entry: &'static Entry,
-    principal: Principal,
+    caller: &Caller,
     args: Value,
-) -> Envelope {
+) -> Result<Envelope, HttpError> {
     let Some(begin) = entry.begin_wait else {
-        return envelope::error(&Error::Internal(format!("{} does not wait", entry.name)));
+        return Ok(envelope::error(&Error::Internal(format!(
+            "{} does not wait",
+            entry.name
+        ))));
     };
+    let principal = caller.principal.clone();
     let shutdown = state.options.shutdown.clone();
     let woken = Arc::new(Notify::new());
     // `notify_one` keeps a wake that comes while a check runs, so the next
@@ -57,29 +63,54 @@ pub(crate) async fn drive(
         .await;
     let mut pending = match begun {
         Ok(Ok(pending)) => pending,
-        Ok(Err(refused)) => return refused,
-        Err(error) => return error.envelope(),
+        Ok(Err(refused)) => return Ok(refused),
+        Err(error) => return Ok(error.envelope()),
     };
     let deadline = tokio::time::Instant::now() + pending.timeout;
+    let ends = caller
+        .lasts(state)
+        .await?
+        .map(|left| tokio::time::Instant::now() + left)
+        .filter(|ends| *ends < deadline);
+    let keep_alive = state.options.keep_alive;
     let _in_flight = state.metrics.wait_started();
+    // The credential was checked as the request came in.
+    let mut checked = true;
     loop {
+        if !checked && !caller.still_signed_in(state).await? {
+            return Err(HttpError::AuthenticationRequired);
+        }
+        checked = false;
         pending = match state.blocking(move |_| pending.check()).await {
-            Ok(Step::Over(over)) => return over,
+            Ok(Step::Over(over)) => return Ok(over),
             Ok(Step::Waiting(pending)) => pending,
-            Err(error) => return error.envelope(),
+            Err(error) => return Ok(error.envelope()),
         };
         let poll = pending.poll_interval().unwrap_or(pending.timeout);
+        let ends = ends.filter(|at| *at > tokio::time::Instant::now());
         tokio::select! {
             biased;
-            () = shutdown.begun() => return HttpError::ShuttingDown.envelope(),
+            () = shutdown.begun() => return Err(HttpError::ShuttingDown),
             () = tokio::time::sleep_until(deadline) => {
-                return state
+                return Ok(state
                     .blocking(move |_| pending.end())
                     .await
-                    .unwrap_or_else(|error| error.envelope());
+                    .unwrap_or_else(|error| error.envelope()));
             }
             () = woken.notified() => {}
             () = tokio::time::sleep(poll) => {}
+            // HTTP-10: a check at least once per keep-alive interval, and
+            // at the credential's end.
+            () = tokio::time::sleep(keep_alive) => {}
+            () = sleep_until(ends), if ends.is_some() => {}
         }
+    }
+}
+
+/// Sleeps until `at`; never wakes when there is no `at`.
+pub(crate) async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }

@@ -358,3 +358,18 @@ pub fn serve(url: &str, args: &[&str]) -> Served {
     );
     Served { child, base }
 }
+
+/// Signs in with `token` (HTTP-4) and returns the session cookie
+/// (`name=value`) and the whole `Set-Cookie` header.
+pub fn web_sign_in(server: &Server, token: &str) -> (String, String) {
+    let reply = send(
+        client()
+            .post(server.url("/api/v1/session"))
+            .header("content-type", "application/json")
+            .body(serde_json::json!({"token": token}).to_string()),
+    );
+    assert_eq!(reply.text(), r#"200 {"ok":true}"#);
+    let set = reply.header("set-cookie").expect("a cookie").to_owned();
+    let cookie = set.split(';').next().unwrap().to_owned();
+    (cookie, set)
+}

@@ -2,6 +2,7 @@
 // The API (UI-5): its base, the JSON it answers, and the one request
 // function every call goes through.
 
+import { $ } from './dom.js';
 import { showSignIn } from './session.js';
 import { state } from './state.js';
 
@@ -175,7 +176,10 @@ export async function request(method, path, body) {
     data = {};
   }
   if (response.status === 401 && !(method === 'POST' && path === 'api/v1/session')) {
-    showSignIn(state.principal ? 'Your session has ended. Sign in again.' : '');
+    // The first refusal after a sign-in says why; the others in flight
+    // with it leave the sign-in, and its message, as they are.
+    if (state.principal) showSignIn('Your session has ended. Sign in again.');
+    else if ($('sign-in').hidden) showSignIn('');
   }
   return { status: response.status, body: /** @type {T & ErrorBody} */ (data || {}) };
 }

@@ -41,6 +41,13 @@ export function openStream() {
     stream.addEventListener(type, /** @param {MessageEvent<string>} message */ (message) => onEvent(type, message.data));
   }
   stream.addEventListener('reset', () => reloadList());
+  // HTTP-10: the sign-in ended (a token revoked, a session signed out or
+  // expired) and the server closes the stream; asking who this is shows
+  // the sign-in (request() does, on the 401).
+  stream.addEventListener('revoked', () => {
+    closeStream();
+    request('GET', 'api/v1/session');
+  });
 }
 
 /**
