@@ -91,9 +91,9 @@ pub use store::{
 #[cfg(feature = "http")]
 pub mod http {
     pub use crate::doors::http::{
-        serve, Authentication, Authenticator, HttpError, HttpOptions, InvalidOrigin, ServeOptions,
-        Shutdown, SignedIn, TokenAuthenticator, MAX_BODY_BYTES, SESSION_COOKIE,
-        STREAMS_PER_CREDENTIAL,
+        connections_allowed, descriptor_limits, serve, Authentication, Authenticator, HttpError,
+        HttpOptions, InvalidOrigin, ServeOptions, Shutdown, SignedIn, TokenAuthenticator,
+        MAX_BODY_BYTES, RESERVED_DESCRIPTORS, SESSION_COOKIE, STREAMS_PER_CREDENTIAL,
     };
     pub use crate::handle::router;
 }

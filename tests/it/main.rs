@@ -97,6 +97,7 @@ mod http_race;
 mod http_revocation;
 mod http_routes;
 mod http_serve;
+mod http_slow_clients;
 mod readme_examples;
 mod web_inbox_answering;
 mod web_inbox_keyboard;

@@ -35,6 +35,14 @@ pub struct ServeArgs {
     /// Seconds a client gets to send a request's headers.
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     header_timeout: u64,
+    /// Seconds a client gets to send a whole request, its body included;
+    /// then 408 and the connection closes (HTTP-12).
+    #[arg(long, default_value_t = 30, value_name = "SECS")]
+    request_timeout: u64,
+    /// Connections open at once; at the cap nothing more is accepted until
+    /// one closes (HTTP-12). Default: the descriptor limit less 256.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: Option<u64>,
     /// Event streams one credential (a token, a web session) may hold
     /// open at once; the next gets 429 with Retry-After (HTTP-13).
     #[arg(
@@ -191,6 +199,7 @@ fn log_to_stderr() {
 /// Runs `clarion serve` until SIGINT or SIGTERM.
 pub fn serve(args: ServeArgs) -> Result<(), String> {
     log_to_stderr();
+    let max_connections = connection_cap(args.max_connections)?;
     let inbox = open(&args.database_url)?;
     let address = address(&args.listen)?;
     // HTTP-4: a server nobody can sign in to is a mistake, unless it is
@@ -254,7 +263,9 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
             shutdown,
             ServeOptions::new()
                 .grace_period(Duration::from_secs(args.grace_period))
-                .header_read_timeout(Duration::from_secs(args.header_timeout.max(1))),
+                .header_read_timeout(Duration::from_secs(args.header_timeout.max(1)))
+                .request_timeout(Duration::from_secs(args.request_timeout.max(1)))
+                .max_connections(max_connections),
         )
         .await
         .map_err(|error| format!("serving failed: {error}"))
@@ -264,6 +275,47 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
     inbox.close();
     runtime.shutdown_timeout(Duration::from_secs(1));
     served
+}
+
+/// HTTP-12: raises the soft descriptor limit to the hard one (a server
+/// wants every descriptor it may have), then the connection cap: the
+/// limit less what the database, the watcher and files need, or the one
+/// given, which may not be larger.
+fn connection_cap(asked: Option<u64>) -> Result<usize, String> {
+    let (soft, hard) = http::descriptor_limits();
+    let limit = if soft < hard && raise_descriptor_limit() {
+        hard
+    } else {
+        soft
+    };
+    let allowed = http::connections_allowed(limit);
+    eprintln!("clarion serve: up to {allowed} connections (descriptor limit {limit})");
+    match asked {
+        None => Ok(allowed),
+        Some(asked) if asked <= allowed as u64 => Ok(asked as usize),
+        Some(asked) => Err(format!(
+            "--max-connections {asked} is more than the descriptor limit {limit} allows \
+             ({allowed}: {} are kept for the database, the watcher and files)",
+            http::RESERVED_DESCRIPTORS
+        )),
+    }
+}
+
+/// Sets the soft descriptor limit to the hard one; false if refused.
+fn raise_descriptor_limit() -> bool {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes and setrlimit reads the struct they are
+    // given, nothing else.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 {
+            return false;
+        }
+        limit.rlim_cur = limit.rlim_max;
+        libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0
+    }
 }
 
 /// `--demo`: sample bundles for the `--open-as` user to answer.

@@ -35,6 +35,10 @@ pub enum HttpError {
     /// HTTP-3: `415`, a POST body that is not `application/json`.
     #[error("content type must be application/json")]
     UnsupportedMediaType,
+    /// HTTP-12: `408`, the request did not arrive whole by its deadline;
+    /// the connection closes.
+    #[error("request timed out")]
+    RequestTimeout,
     /// HTTP-11: `421`, an open server (`--open-as`) was addressed by a
     /// name that is not loopback, or by none.
     #[error("misdirected request: this server answers only to localhost, 127.0.0.1 and [::1]")]
@@ -67,6 +71,7 @@ impl HttpError {
             HttpError::CrossSite => 403,
             HttpError::BodyTooLarge => 413,
             HttpError::UnsupportedMediaType => 415,
+            HttpError::RequestTimeout => 408,
             HttpError::Misdirected => 421,
             HttpError::TooManyStreams => 429,
             HttpError::ShuttingDown => 503,
@@ -101,8 +106,9 @@ impl IntoResponse for HttpError {
                     .headers_mut()
                     .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             }
-            // HTTP-11: nothing more on a connection made to the wrong name.
-            HttpError::Misdirected => {
+            // HTTP-11: nothing more on a connection made to the wrong name;
+            // HTTP-12: nor on one whose request came too slowly.
+            HttpError::Misdirected | HttpError::RequestTimeout => {
                 response
                     .headers_mut()
                     .insert(CONNECTION, HeaderValue::from_static("close"));

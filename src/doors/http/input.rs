@@ -28,6 +28,11 @@ pub(crate) struct Input {
     body: Bytes,
 }
 
+/// HTTP-12: when receiving the request must be over, set by the server
+/// loop as the request arrives.
+#[derive(Clone, Copy)]
+pub(crate) struct RequestDeadline(pub(crate) tokio::time::Instant);
+
 /// How a query parameter's text becomes a JSON argument.
 #[derive(Clone, Copy)]
 pub(crate) enum Kind {
@@ -59,7 +64,15 @@ impl FromRequest<AppState> for Input {
         if declared.is_some_and(|length| length > MAX_BODY_BYTES as u64) {
             return Err(HttpError::BodyTooLarge);
         }
-        let body = read_limited(body).await?;
+        // HTTP-12: the body must arrive by the request's deadline, which
+        // the server loop sets (a router served otherwise has none).
+        let deadline = parts.extensions.get::<RequestDeadline>().map(|d| d.0);
+        let body = match deadline {
+            Some(deadline) => tokio::time::timeout_at(deadline, read_limited(body))
+                .await
+                .map_err(|_| HttpError::RequestTimeout)??,
+            None => read_limited(body).await?,
+        };
         // HTTP-3: a POST body must be JSON (an empty one needs no type).
         if parts.method == Method::POST && !body.is_empty() && !is_json(&parts) {
             return Err(HttpError::UnsupportedMediaType);

@@ -48,7 +48,9 @@ use crate::domain::engine::Engine;
 pub use auth::{Authentication, Authenticator, SignedIn, TokenAuthenticator, SESSION_COOKIE};
 pub use error::HttpError;
 pub use options::{HttpOptions, InvalidOrigin, Shutdown, MAX_BODY_BYTES, STREAMS_PER_CREDENTIAL};
-pub use serve::{serve, ServeOptions};
+pub use serve::{
+    connections_allowed, descriptor_limits, serve, ServeOptions, RESERVED_DESCRIPTORS,
+};
 
 use metrics::Metrics;
 use middleware::{

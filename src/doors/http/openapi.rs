@@ -72,6 +72,10 @@ impl Document {
         }
         if body {
             responses.insert(
+                "408".into(),
+                error_response("The body did not arrive by the request deadline (HTTP-12); the connection closes."),
+            );
+            responses.insert(
                 "413".into(),
                 error_response("The body is larger than 1 MiB (HTTP-3)."),
             );

@@ -373,3 +373,31 @@ pub fn web_sign_in(server: &Server, token: &str) -> (String, String) {
     let cookie = set.split(';').next().unwrap().to_owned();
     (cookie, set)
 }
+
+/// A raw HTTP/1.1 reply read off a socket, as a [`Reply`] (its body sent
+/// whole, with a `Content-Length`).
+pub fn raw_reply(text: &str) -> Reply {
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|line| line.split(' ').nth(1))
+        .and_then(|code| code.parse().ok())
+        .unwrap_or(0);
+    let mut headers = reqwest::header::HeaderMap::new();
+    for line in lines {
+        if let Some((name, value)) = line.split_once(':') {
+            if let (Ok(name), Ok(value)) = (
+                reqwest::header::HeaderName::from_bytes(name.trim().as_bytes()),
+                reqwest::header::HeaderValue::from_str(value.trim()),
+            ) {
+                headers.append(name, value);
+            }
+        }
+    }
+    Reply {
+        status,
+        headers,
+        body: body.to_owned(),
+    }
+}

@@ -1,0 +1,156 @@
+//! HTTP-12 over real loopback sockets: a body that does not arrive by the
+//! request deadline gets `408` and a closed connection while `/healthz`
+//! answers, and a wait outlives the deadline untouched; at the connection
+//! cap nothing more is accepted until a connection closes; `clarion serve`
+//! raises its descriptor limit and refuses a cap the limit cannot hold.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use clarion::http::{self, HttpOptions, ServeOptions, Shutdown, TokenAuthenticator};
+
+use crate::support::server::*;
+use crate::support::*;
+
+dual_backend!(
+    http_12_a_stalled_body_gets_408,
+    http_12_no_accept_at_the_connection_cap,
+    http_12_serve_raises_its_descriptor_limit
+);
+
+fn served_with(db: &TestDb, options: ServeOptions) -> Server {
+    let shutdown = Shutdown::new();
+    let router = http::router(
+        db.clarion.clone(),
+        TokenAuthenticator::new(db),
+        HttpOptions::new().shutdown(shutdown.clone()),
+    );
+    serve_router(router, shutdown, options)
+}
+
+/// A request's body stops halfway: `408 {"error": "request timed out"}`
+/// with `Connection: close`, and the connection ends; meanwhile
+/// `/healthz` answers. A wait longer than the deadline is not cut.
+fn http_12_a_stalled_body_gets_408(db: &TestDb) {
+    let server = served_with(
+        db,
+        ServeOptions::new().request_timeout(Duration::from_millis(500)),
+    );
+    let t = tokens(db);
+    let mut stalled = TcpStream::connect(server.authority()).unwrap();
+    stalled
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let head = format!(
+        "POST /api/v1/rpc/summary HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{",
+        server.authority(),
+        t.alice
+    );
+    stalled.write_all(head.as_bytes()).unwrap();
+    assert_eq!(send(client().get(server.url("/healthz"))).status, 200);
+    let mut reply = String::new();
+    stalled.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
+    assert!(
+        reply.to_ascii_lowercase().contains("connection: close"),
+        "{reply}"
+    );
+    assert!(
+        reply.ends_with(r#"{"error":"request timed out"}"#),
+        "{reply}"
+    );
+    // A wait (no body) runs past the deadline to its own end.
+    let session = mirror(db, "a", "alice");
+    let pending = ask(db, &session, 1);
+    let waited = get(
+        &server,
+        &t.alice,
+        &format!("/api/v1/clarification/{pending}/wait?timeout_ms=1500"),
+    );
+    assert_eq!(
+        waited.text(),
+        r#"504 {"error":"timed out waiting for a response"}"#
+    );
+}
+
+/// Three connections held open without a request fill a cap of three: a
+/// fourth client's `/healthz` waits in the backlog, and is answered once
+/// one of the three closes.
+fn http_12_no_accept_at_the_connection_cap(db: &TestDb) {
+    let server = served_with(db, ServeOptions::new().max_connections(3));
+    let mut held: Vec<TcpStream> = (0..3)
+        .map(|_| TcpStream::connect(server.authority()).unwrap())
+        .collect();
+    let mut fourth = TcpStream::connect(server.authority()).unwrap();
+    let request = format!(
+        "GET /healthz HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+        server.authority()
+    );
+    fourth.write_all(request.as_bytes()).unwrap();
+    // Not accepted: nothing comes back while the three stay open.
+    fourth
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    assert!(
+        fourth.read(&mut byte).is_err(),
+        "answered above the connection cap"
+    );
+    drop(held.pop());
+    fourth
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut reply = String::new();
+    fourth.read_to_string(&mut reply).unwrap();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+}
+
+/// `clarion serve` started with a low soft descriptor limit raises it to
+/// the hard one and says how many connections that allows; a
+/// `--max-connections` above that is refused, naming the limit.
+fn http_12_serve_raises_its_descriptor_limit(db: &TestDb) {
+    let (_, hard) = http::descriptor_limits();
+    tokens(db);
+    let binary = env!("CARGO_BIN_EXE_clarion");
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -Sn 512 && exec '{binary}' serve --database-url '{}' --listen 127.0.0.1:0",
+            db.url
+        ))
+        .env_remove("CLARION_DATABASE_URL")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    kill_after(child.id(), Duration::from_secs(60));
+    let mut said = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut said)
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let expected = format!(
+        "up to {} connections (descriptor limit {hard})",
+        http::connections_allowed(hard)
+    );
+    assert!(said.contains(&expected), "{said}");
+    let refused = clarion(&[
+        "serve",
+        "--database-url",
+        &db.url,
+        "--listen",
+        "127.0.0.1:0",
+        "--max-connections",
+        &(hard * 2).to_string(),
+    ]);
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains(&format!("descriptor limit {hard}")),
+        "{stderr}"
+    );
+}
