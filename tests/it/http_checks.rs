@@ -494,20 +494,14 @@ fn http_3_refusals_are_pinned(db: &TestDb) {
     };
     // HTTP-12: a body that stops halfway, past the request deadline.
     let timed_out = {
-        let slow = served_with_deadline(db, Duration::from_millis(300));
-        let mut stream = TcpStream::connect(slow.authority()).unwrap();
-        stream
-            .set_read_timeout(Some(Duration::from_secs(20)))
-            .unwrap();
-        let head = format!(
-            "POST /api/v1/rpc/summary HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
-             Content-Type: application/json\r\nContent-Length: 10\r\n\r\n{{",
-            slow.authority(),
-            t.alice
+        let slow = serve_with(
+            db,
+            ServeOptions::new().request_timeout(Duration::from_millis(300)),
         );
-        stream.write_all(head.as_bytes()).unwrap();
         let mut text = String::new();
-        stream.read_to_string(&mut text).unwrap();
+        stalled_post(&slow, &t.alice)
+            .read_to_string(&mut text)
+            .unwrap();
         raw_reply(&text)
     };
     let mut settings = snapshot_settings();
@@ -564,19 +558,4 @@ fn http_9_slow_client_is_disconnected(db: &TestDb) {
     // A prompt client on another connection is served meanwhile.
     let healthy = send(client().get(server.url("/healthz")));
     assert_eq!(healthy.status, 200);
-}
-
-/// The router served with a request deadline of `deadline` (HTTP-12).
-fn served_with_deadline(db: &TestDb, deadline: Duration) -> Server {
-    let shutdown = Shutdown::new();
-    let router = http::router(
-        db.clarion.clone(),
-        TokenAuthenticator::new(db),
-        HttpOptions::new().shutdown(shutdown.clone()),
-    );
-    serve_router(
-        router,
-        shutdown,
-        ServeOptions::new().request_timeout(deadline),
-    )
 }

@@ -9,7 +9,7 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use clarion::http::{self, HttpOptions, ServeOptions, Shutdown, TokenAuthenticator};
+use clarion::http::{self, ServeOptions};
 
 use crate::support::server::*;
 use crate::support::*;
@@ -20,36 +20,16 @@ dual_backend!(
     http_12_serve_raises_its_descriptor_limit
 );
 
-fn served_with(db: &TestDb, options: ServeOptions) -> Server {
-    let shutdown = Shutdown::new();
-    let router = http::router(
-        db.clarion.clone(),
-        TokenAuthenticator::new(db),
-        HttpOptions::new().shutdown(shutdown.clone()),
-    );
-    serve_router(router, shutdown, options)
-}
-
 /// A request's body stops halfway: `408 {"error": "request timed out"}`
 /// with `Connection: close`, and the connection ends; meanwhile
 /// `/healthz` answers. A wait longer than the deadline is not cut.
 fn http_12_a_stalled_body_gets_408(db: &TestDb) {
-    let server = served_with(
+    let server = serve_with(
         db,
         ServeOptions::new().request_timeout(Duration::from_millis(500)),
     );
     let t = tokens(db);
-    let mut stalled = TcpStream::connect(server.authority()).unwrap();
-    stalled
-        .set_read_timeout(Some(Duration::from_secs(20)))
-        .unwrap();
-    let head = format!(
-        "POST /api/v1/rpc/summary HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {}\r\n\
-         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{",
-        server.authority(),
-        t.alice
-    );
-    stalled.write_all(head.as_bytes()).unwrap();
+    let mut stalled = stalled_post(&server, &t.alice);
     assert_eq!(send(client().get(server.url("/healthz"))).status, 200);
     let mut reply = String::new();
     stalled.read_to_string(&mut reply).unwrap();
@@ -80,7 +60,7 @@ fn http_12_a_stalled_body_gets_408(db: &TestDb) {
 /// fourth client's `/healthz` waits in the backlog, and is answered once
 /// one of the three closes.
 fn http_12_no_accept_at_the_connection_cap(db: &TestDb) {
-    let server = served_with(db, ServeOptions::new().max_connections(3));
+    let server = serve_with(db, ServeOptions::new().max_connections(3));
     let mut held: Vec<TcpStream> = (0..3)
         .map(|_| TcpStream::connect(server.authority()).unwrap())
         .collect();

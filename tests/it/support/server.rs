@@ -401,3 +401,31 @@ pub fn raw_reply(text: &str) -> Reply {
         body: body.to_owned(),
     }
 }
+
+/// The router on `db` (token authentication), served with `options`.
+pub fn serve_with(db: &TestDb, options: ServeOptions) -> Server {
+    let shutdown = Shutdown::new();
+    let router = http::router(
+        db.clarion.clone(),
+        TokenAuthenticator::new(db),
+        HttpOptions::new().shutdown(shutdown.clone()),
+    );
+    serve_router(router, shutdown, options)
+}
+
+/// A POST whose body stops after its first byte (HTTP-12); its reply is
+/// read from the returned connection.
+pub fn stalled_post(server: &Server, token: &str) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(server.authority()).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let head = format!(
+        "POST /api/v1/rpc/summary HTTP/1.1\r\nHost: {}\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{{",
+        server.authority(),
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream
+}
