@@ -63,6 +63,7 @@ impl Position {
 
 /// Whether `text` is a position's text (HTTP-16 judges `Last-Event-ID`
 /// with it before a stream starts).
+#[cfg(feature = "http")]
 pub(crate) fn is_position(text: &str) -> bool {
     matches!(Position::parse(text), Ok(Some(_)))
 }
