@@ -360,42 +360,38 @@ impl Engine {
     /// HTTP-4: the principal of a live session (not expired, its token not
     /// revoked); `None` otherwise.
     pub(crate) fn web_session_principal(&self, session_id: &str) -> Result<Option<Principal>> {
+        Ok(self
+            .live_web_session(session_id)?
+            .and_then(|(row, _)| row.principal()))
+    }
+
+    /// HTTP-10: when a live session expires; `None` for one that is not
+    /// live.
+    pub(crate) fn web_session_expires_at(&self, session_id: &str) -> Result<Option<Timestamp>> {
+        Ok(self
+            .live_web_session(session_id)?
+            .map(|(_, expires_at)| Timestamp::from_micros(expires_at)))
+    }
+
+    /// A live session (not expired, its token not revoked): its token's
+    /// row and its expiry.
+    fn live_web_session(&self, session_id: &str) -> Result<Option<(TokenRow, i64)>> {
         if check_text("session", session_id).is_err() {
             return Ok(None);
         }
         let now = self.now().as_micros();
         let session_digest = digest(session_id);
-        let row: Option<TokenRow> = self.read_one(|conn| {
+        self.read_one(|conn| {
             Ok(at_most_one(
                 web_sessions::table
                     .inner_join(api_tokens::table)
                     .filter(web_sessions::digest.eq(&session_digest))
                     .filter(web_sessions::expires_at.gt(now))
                     .filter(api_tokens::revoked_at.is_null())
-                    .select(TOKEN_COLUMNS),
+                    .select((TOKEN_COLUMNS, web_sessions::expires_at)),
                 conn,
             )?)
-        })?;
-        Ok(row.and_then(|row| row.principal()))
-    }
-
-    /// HTTP-10: when a live session expires; `None` for one that is not
-    /// live.
-    pub(crate) fn web_session_expires_at(&self, session_id: &str) -> Result<Option<Timestamp>> {
-        if check_text("session", session_id).is_err() {
-            return Ok(None);
-        }
-        let now = self.now().as_micros();
-        let session_digest = digest(session_id);
-        let expires: Option<i64> = self.read_one(|conn| {
-            Ok(web_sessions::table
-                .filter(web_sessions::digest.eq(&session_digest))
-                .filter(web_sessions::expires_at.gt(now))
-                .select(web_sessions::expires_at)
-                .first(conn)
-                .optional()?)
-        })?;
-        Ok(expires.map(Timestamp::from_micros))
+        })
     }
 
     /// HTTP-4: signs out: the session ends now. Unknown sessions are

@@ -4,11 +4,10 @@
 //! `Origin`) cannot list or answer as the open principal; a server with
 //! tokens serves any `Host` (a reverse proxy passes its own).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::TcpStream;
-use std::time::Duration;
 
-use crate::support::server::{serve, start, tokens};
+use crate::support::server::{read_reply, serve, start, tokens};
 use crate::support::*;
 
 dual_backend!(
@@ -38,18 +37,8 @@ fn request(line: &str, host: Option<&str>, extra: &str, body: &str) -> String {
 /// its whole text.
 fn exchange(authority: &str, request: &str) -> (u16, String) {
     let mut stream = TcpStream::connect(authority).expect("connect");
-    stream
-        .set_read_timeout(Some(Duration::from_secs(30)))
-        .unwrap();
     stream.write_all(request.as_bytes()).expect("send");
-    let mut reply = String::new();
-    stream.read_to_string(&mut reply).expect("read the reply");
-    let status = reply
-        .split(' ')
-        .nth(1)
-        .and_then(|code| code.parse().ok())
-        .unwrap_or(0);
-    (status, reply)
+    read_reply(stream)
 }
 
 fn body(reply: &str) -> &str {

@@ -182,7 +182,17 @@ pub fn send_raw(server: &Server, path: &str, token: &str) -> std::net::TcpStream
 }
 
 /// The status and body of the reply on a connection [`send_raw`] opened.
-pub fn read_raw(mut stream: std::net::TcpStream) -> (u16, String) {
+pub fn read_raw(stream: std::net::TcpStream) -> (u16, String) {
+    let (status, reply) = read_reply(stream);
+    let body = reply
+        .split_once("\r\n\r\n")
+        .map(|(_, body)| body.to_owned())
+        .unwrap_or_default();
+    (status, body)
+}
+
+/// Reads a raw HTTP/1.1 reply to its end: its status and its whole text.
+pub fn read_reply(mut stream: std::net::TcpStream) -> (u16, String) {
     use std::io::Read;
     stream
         .set_read_timeout(Some(Duration::from_secs(90)))
@@ -194,11 +204,7 @@ pub fn read_raw(mut stream: std::net::TcpStream) -> (u16, String) {
         .nth(1)
         .and_then(|code| code.parse().ok())
         .unwrap_or(0);
-    let body = reply
-        .split_once("\r\n\r\n")
-        .map(|(_, body)| body.to_owned())
-        .unwrap_or_default();
-    (status, body)
+    (status, reply)
 }
 
 /// A reply: status, headers and body text.
