@@ -65,6 +65,14 @@ pub struct WebSession {
     pub expires_at: Timestamp,
 }
 
+/// What [`Engine::live_credentials`] found: the principal each live
+/// token and each live web session names, by the secret as given.
+#[derive(Debug, Default)]
+pub(crate) struct LiveCredentials {
+    pub(crate) tokens: std::collections::HashMap<String, Principal>,
+    pub(crate) sessions: std::collections::HashMap<String, Principal>,
+}
+
 #[derive(Queryable)]
 struct TokenRow {
     digest: String,
@@ -392,6 +400,60 @@ impl Engine {
                 conn,
             )?)
         })
+    }
+
+    /// HTTP-10, HTTP-14: whom each live token and each live web session
+    /// names now, in one statement: the credential checks of one wake-up
+    /// of the event streams. Unknown, revoked and expired ones are absent.
+    pub(crate) fn live_credentials(
+        &self,
+        tokens: &[&str],
+        sessions: &[&str],
+    ) -> Result<LiveCredentials> {
+        let by_digest = |secrets: &[&str]| -> std::collections::HashMap<String, String> {
+            secrets
+                .iter()
+                .filter(|secret| check_text("credential", secret).is_ok())
+                .map(|secret| (digest(secret), (*secret).to_owned()))
+                .collect()
+        };
+        let (token_digests, session_digests) = (by_digest(tokens), by_digest(sessions));
+        let mut live = LiveCredentials::default();
+        if token_digests.is_empty() && session_digests.is_empty() {
+            return Ok(live);
+        }
+        let now = self.now().as_micros();
+        let rows: Vec<(Option<String>, TokenRow)> = self.read_one(|conn| {
+            let tokens: Vec<&str> = token_digests.keys().map(String::as_str).collect();
+            let sessions: Vec<&str> = session_digests.keys().map(String::as_str).collect();
+            Ok(api_tokens::table
+                .left_join(
+                    web_sessions::table.on(web_sessions::token_digest
+                        .eq(api_tokens::digest)
+                        .and(web_sessions::digest.eq_any(sessions))
+                        .and(web_sessions::expires_at.gt(now))),
+                )
+                .filter(api_tokens::revoked_at.is_null())
+                .filter(
+                    api_tokens::digest
+                        .eq_any(tokens)
+                        .or(web_sessions::digest.is_not_null()),
+                )
+                .select((web_sessions::digest.nullable(), TOKEN_COLUMNS))
+                .load(conn)?)
+        })?;
+        for (session, row) in rows {
+            let Some(principal) = row.principal() else {
+                continue;
+            };
+            if let Some(token) = token_digests.get(&row.digest) {
+                live.tokens.insert(token.clone(), principal.clone());
+            }
+            if let Some(session) = session.and_then(|digest| session_digests.get(&digest)) {
+                live.sessions.insert(session.clone(), principal);
+            }
+        }
+        Ok(live)
     }
 
     /// HTTP-4: signs out: the session ends now. Unknown sessions are

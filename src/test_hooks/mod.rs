@@ -88,6 +88,12 @@ impl Clarion {
         (pid != 0).then_some(pid)
     }
 
+    /// HTTP-14, HTTP-17: how many reads of the event log
+    /// (`events_after`) this handle made so far, by any door.
+    pub fn event_reads(&self) -> u64 {
+        self.engine.event_signal.reads()
+    }
+
     /// Keeps the watcher from (re)listening, so the poll alone carries
     /// the waiters while it is set.
     pub fn block_listening(&self, blocked: bool) {

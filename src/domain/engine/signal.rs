@@ -13,12 +13,25 @@ use std::sync::{Arc, Mutex};
 pub(crate) struct EventSignal {
     next_id: AtomicU64,
     readers: Mutex<Vec<(u64, Wake)>>,
+    /// Reads of the log (`events_after`) through this handle: HTTP-17
+    /// counts them to see the streams' fan-out share one read.
+    reads: AtomicU64,
 }
 
 /// What an event reader is called with when it should read again.
 pub(crate) type Wake = Arc<dyn Fn() + Send + Sync>;
 
 impl EventSignal {
+    pub(crate) fn count_read(&self) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many reads of the log this handle made so far.
+    #[cfg(feature = "test-hooks")]
+    pub(crate) fn reads(&self) -> u64 {
+        self.reads.load(Ordering::Relaxed)
+    }
+
     fn subscribe(&self, wake: Wake) -> u64 {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         self.lock().push((id, wake));

@@ -68,6 +68,15 @@ pub(crate) fn is_position(text: &str) -> bool {
     matches!(Position::parse(text), Ok(Some(_)))
 }
 
+#[cfg(feature = "http")]
+impl Position {
+    /// The position `text` names (`""`: the start of the log), to order
+    /// the positions of many streams (HTTP-14).
+    pub(crate) fn of(text: &str) -> Option<Position> {
+        Position::parse(text).ok().map(Option::unwrap_or_default)
+    }
+}
+
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.txid == 0 {
@@ -114,6 +123,10 @@ pub struct EventPage {
     /// somewhere. Nothing will announce when it ends, so a live reader
     /// reads again shortly. Not part of the EVT-2 envelope.
     pub held_back: bool,
+    /// The read examined as many events as it may (its `limit`): more may
+    /// follow already, so a live reader reads on at once instead of
+    /// waiting to be woken. Not part of the EVT-2 envelope.
+    pub full: bool,
 }
 
 type EventRow = (i64, i64, String, i64, String, String, String, bool);
@@ -358,6 +371,7 @@ impl Engine {
         let after = Position::parse(after)?;
         let limit = event_page_size(limit);
         let start = after.unwrap_or_default();
+        self.event_signal.count_read();
         let (rows, standing, held_back) = self.read(|conn| {
             let below = readable_below(conn)?;
             let rows: Vec<EventRow> = events_page_query(scope, start, below, limit).load(conn)?;
@@ -372,6 +386,7 @@ impl Engine {
             let standing = standing(conn, after, !rows.is_empty(), below)?;
             Ok((rows, standing, held_back))
         })?;
+        let full = rows.len() as i64 >= limit;
         let next = match standing {
             // EVT-4: nothing of this log is after `after`; go on from the head.
             Standing::PastHead(head) => head,
@@ -402,6 +417,7 @@ impl Engine {
             next: next.map(|next| next.to_string()).unwrap_or_default(),
             reset: !matches!(standing, Standing::Within),
             held_back,
+            full,
         })
     }
 

@@ -53,6 +53,17 @@ pub trait Authenticator: Send + Sync + 'static {
     /// Classifies the request's credential.
     fn authenticate(&self, request: &Parts) -> Authentication;
 
+    /// HTTP-10, HTTP-14: classifies several requests' credentials at once,
+    /// one request per distinct credential: the checks of one wake-up of
+    /// the event streams, answered in the requests' order. The default
+    /// asks [`Authenticator::authenticate`] for each.
+    fn authenticate_all(&self, requests: &[&Parts]) -> Vec<Authentication> {
+        requests
+            .iter()
+            .map(|request| self.authenticate(request))
+            .collect()
+    }
+
     /// `POST /api/v1/session {"token"}`: a new web session if `token` is
     /// valid. The default supports no sessions: every sign-in is a `401`.
     fn sign_in(&self, token: &str) -> Option<SignedIn> {
@@ -150,8 +161,16 @@ impl TokenAuthenticator {
     }
 }
 
-impl Authenticator for TokenAuthenticator {
-    fn authenticate(&self, request: &Parts) -> Authentication {
+impl TokenAuthenticator {
+    /// The one classification of a request's credential, whichever way
+    /// tokens and sessions are looked up (one at a time, or all of a
+    /// wake-up's at once).
+    fn classify(
+        &self,
+        request: &Parts,
+        token: impl FnOnce(&str) -> crate::error::Result<Option<Principal>>,
+        session: impl FnOnce(&str) -> crate::error::Result<Option<Principal>>,
+    ) -> Authentication {
         let found =
             |looked_up: crate::error::Result<Option<Principal>>, as_cookie: bool| match looked_up {
                 Ok(Some(principal)) if as_cookie => Authentication::Cookie(principal),
@@ -160,17 +179,57 @@ impl Authenticator for TokenAuthenticator {
                 Err(error) => Authentication::Failed(error.to_string()),
             };
         match bearer(request) {
-            Some(Ok(token)) => return found(self.engine.token_principal(token), false),
+            Some(Ok(bearer_token)) => return found(token(bearer_token), false),
             Some(Err(())) => return Authentication::Invalid,
             None => {}
         }
-        if let Some(session) = cookie(request, SESSION_COOKIE) {
-            return found(self.engine.web_session_principal(session), true);
+        if let Some(session_id) = cookie(request, SESSION_COOKIE) {
+            return found(session(session_id), true);
         }
         match &self.open_as {
             Some(principal) => Authentication::Cookie(principal.clone()),
             None => Authentication::Missing,
         }
+    }
+}
+
+impl Authenticator for TokenAuthenticator {
+    fn authenticate(&self, request: &Parts) -> Authentication {
+        self.classify(
+            request,
+            |token| self.engine.token_principal(token),
+            |session| self.engine.web_session_principal(session),
+        )
+    }
+
+    /// HTTP-10: every token and session of the batch in one statement.
+    fn authenticate_all(&self, requests: &[&Parts]) -> Vec<Authentication> {
+        let tokens: Vec<&str> = requests
+            .iter()
+            .filter_map(|request| bearer(request)?.ok())
+            .collect();
+        let sessions: Vec<&str> = requests
+            .iter()
+            .filter(|request| bearer(request).is_none())
+            .filter_map(|request| cookie(request, SESSION_COOKIE))
+            .collect();
+        let live = match self.engine.live_credentials(&tokens, &sessions) {
+            Ok(live) => live,
+            Err(error) => {
+                let failed = Authentication::Failed(error.to_string());
+                return vec![failed; requests.len()];
+            }
+        };
+        requests
+            .iter()
+            .map(|request| {
+                self.classify(
+                    request,
+                    |token| Ok(live.tokens.get(token).cloned()),
+                    |session| Ok(live.sessions.get(session).cloned()),
+                )
+            })
+            .collect()
     }
 
     fn sign_in(&self, token: &str) -> Option<SignedIn> {

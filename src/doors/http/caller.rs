@@ -38,6 +38,11 @@ pub(crate) struct Caller {
 }
 
 impl Caller {
+    /// The request that authenticated, to be asked about again (HTTP-10).
+    pub(crate) fn request(&self) -> Arc<Parts> {
+        self.request.clone()
+    }
+
     /// HTTP-10: whether the request's credential still names this caller's
     /// principal (a token revoked, a web session signed out or expired, by
     /// any process, no longer does). Asked on the blocking pool.
@@ -77,30 +82,35 @@ impl FromRequestParts<AppState> for Caller {
         let request = Arc::new(copy_of(parts));
         let auth = state.auth.clone();
         let authentication = state.blocking(move |_| auth.authenticate(&copy)).await?;
-        let credential = || state.auth.credential(parts);
-        match authentication {
-            Authentication::Bearer(principal) => Ok(Caller {
-                principal,
-                via: Via::Bearer,
-                credential: credential(),
-                request,
-            }),
-            Authentication::Cookie(principal) => {
-                check_origin(parts, &state.options)?;
-                Ok(Caller {
-                    principal,
-                    via: Via::Cookie,
-                    credential: credential(),
-                    request,
-                })
-            }
-            Authentication::Missing | Authentication::Invalid => {
-                Err(HttpError::AuthenticationRequired)
-            }
-            Authentication::Failed(cause) => Err(HttpError::internal(format!(
-                "authentication failed: {cause}"
-            ))),
+        let (principal, via) = admitted(authentication, parts, &state.options)?;
+        Ok(Caller {
+            principal,
+            via,
+            credential: state.auth.credential(parts),
+            request,
+        })
+    }
+}
+
+/// HTTP-3, HTTP-4: who an authentication admits, and how: a missing or
+/// invalid credential is the `401`, a cookie the origin rule applies to.
+/// The one reading of an [`Authentication`] for a request, whether the
+/// extractor asked or a bodiless route did, in its one trip (HTTP-15).
+pub(crate) fn admitted(
+    authentication: Authentication,
+    parts: &Parts,
+    options: &HttpOptions,
+) -> Result<(Principal, Via), HttpError> {
+    match authentication {
+        Authentication::Bearer(principal) => Ok((principal, Via::Bearer)),
+        Authentication::Cookie(principal) => {
+            check_origin(parts, options)?;
+            Ok((principal, Via::Cookie))
         }
+        Authentication::Missing | Authentication::Invalid => Err(HttpError::AuthenticationRequired),
+        Authentication::Failed(cause) => Err(HttpError::internal(format!(
+            "authentication failed: {cause}"
+        ))),
     }
 }
 

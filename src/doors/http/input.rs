@@ -7,6 +7,7 @@
 use axum::body::{Body, Bytes};
 use axum::extract::{FromRequest, FromRequestParts, RawPathParams, Request};
 use axum::http::header::{CONTENT_LENGTH, CONTENT_TYPE};
+use axum::http::request::Parts;
 use axum::http::Method;
 use http_body_util::{BodyExt, LengthLimitError, Limited};
 use serde_json::{Map, Value};
@@ -45,15 +46,7 @@ impl FromRequest<AppState> for Input {
 
     async fn from_request(request: Request, state: &AppState) -> Result<Self, HttpError> {
         let (mut parts, body) = request.into_parts();
-        let params = RawPathParams::from_request_parts(&mut parts, state)
-            .await
-            .map(|params| {
-                params
-                    .iter()
-                    .map(|(key, value)| (key.to_owned(), value.to_owned()))
-                    .collect()
-            })
-            .map_err(|_| ValidationError::new("path", "not valid UTF-8 once percent-decoded"));
+        let Input { params, query, .. } = Input::of_target(&mut parts, state).await;
         // HTTP-3: above 1 MiB is a 413, told by the length when the client
         // gives one, else found while reading (never read past the limit).
         let declared = parts
@@ -79,9 +72,30 @@ impl FromRequest<AppState> for Input {
         }
         Ok(Input {
             params,
-            query: parts.uri.query().map(str::to_owned),
+            query,
             body,
         })
+    }
+}
+
+impl Input {
+    /// The path ids and the query alone: a bodiless route's input
+    /// (HTTP-15), which never reads a body.
+    pub(crate) async fn of_target(parts: &mut Parts, state: &AppState) -> Input {
+        let params = RawPathParams::from_request_parts(parts, state)
+            .await
+            .map(|params| {
+                params
+                    .iter()
+                    .map(|(key, value)| (key.to_owned(), value.to_owned()))
+                    .collect()
+            })
+            .map_err(|_| ValidationError::new("path", "not valid UTF-8 once percent-decoded"));
+        Input {
+            params,
+            query: parts.uri.query().map(str::to_owned),
+            body: Bytes::new(),
+        }
     }
 }
 

@@ -16,6 +16,7 @@ mod auth;
 mod caller;
 mod error;
 mod events;
+mod fanout;
 mod gate;
 mod input;
 mod metrics;
@@ -52,6 +53,7 @@ pub use serve::{
     connections_allowed, descriptor_limits, serve, ServeOptions, RESERVED_DESCRIPTORS,
 };
 
+use fanout::Fanout;
 use metrics::Metrics;
 use middleware::{
     cors, loopback_hosts, mark_route, method_not_allowed, observe, route_not_found, NewRequestId,
@@ -70,7 +72,9 @@ pub(crate) fn router(
         calls: Arc::new(Semaphore::new(options.max_calls)),
         metrics: Metrics::new(),
         openapi: OnceLock::new(),
+        stream_reads: Arc::new(Semaphore::new(options.stream_reads)),
         stream_places: Arc::default(),
+        fanout: Fanout::default(),
         options: options.clone(),
     }));
     // HTTP-2: the declared operations' routes, `/rpc/{op}`, and the

@@ -72,6 +72,7 @@ pub struct HttpOptions {
     pub(super) inbox_api: Option<String>,
     pub(super) loopback_hosts_only: bool,
     pub(super) streams_per_credential: usize,
+    pub(super) stream_reads: usize,
 }
 
 impl Default for HttpOptions {
@@ -86,6 +87,7 @@ impl Default for HttpOptions {
             inbox_api: None,
             loopback_hosts_only: false,
             streams_per_credential: STREAMS_PER_CREDENTIAL,
+            stream_reads: STREAM_READS,
         }
     }
 }
@@ -178,10 +180,20 @@ impl HttpOptions {
         self
     }
 
-    /// The blocking threads the router may occupy at most: a runtime
-    /// serving it needs at least this many (`max_blocking_threads`).
+    /// How many reads of the event log and credential checks for the
+    /// event streams run at once (HTTP-14, default 4; at least 1), on a
+    /// pool of their own: however many streams are open, they never take
+    /// the places of [`HttpOptions::max_calls`].
+    pub fn stream_reads(mut self, reads: usize) -> Self {
+        self.stream_reads = reads.max(1);
+        self
+    }
+
+    /// The blocking threads the router may occupy at most (both of its
+    /// pools): a runtime serving it needs at least this many
+    /// (`max_blocking_threads`).
     pub fn blocking_threads(&self) -> usize {
-        self.max_calls
+        self.max_calls + self.stream_reads
     }
 
     /// HTTP-5: this router's wait bounds (the cap as set by
@@ -201,6 +213,9 @@ impl HttpOptions {
 
 /// HTTP-6: a comment line this often keeps proxies from closing the stream.
 pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(15);
+
+/// HTTP-14: the event streams' own pool, unless the host says otherwise.
+pub(crate) const STREAM_READS: usize = 4;
 
 /// HTTP-13: event streams per credential unless the host says otherwise.
 pub const STREAMS_PER_CREDENTIAL: usize = 16;

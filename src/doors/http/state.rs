@@ -10,6 +10,7 @@ use tokio::sync::Semaphore;
 use crate::domain::engine::Engine;
 use crate::doors::envelope::Envelope;
 use crate::doors::http::auth::Authenticator;
+use crate::doors::http::fanout::Fanout;
 use crate::doors::http::metrics::Metrics;
 use crate::doors::http::options::HttpOptions;
 use crate::doors::http::places::StreamPlaces;
@@ -30,8 +31,12 @@ pub(crate) struct Inner {
     pub(crate) metrics: Metrics,
     /// The OpenAPI document, rendered once the routes are assembled.
     pub(crate) openapi: OnceLock<String>,
+    /// HTTP-14: the bound of the event streams' own pool.
+    pub(crate) stream_reads: Arc<Semaphore>,
     /// HTTP-13: the event streams each credential holds.
     pub(crate) stream_places: Arc<StreamPlaces>,
+    /// HTTP-14: the one follower that serves every event stream.
+    pub(crate) fanout: Fanout,
 }
 
 impl std::ops::Deref for AppState {

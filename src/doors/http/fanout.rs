@@ -1,0 +1,598 @@
+//! HTTP-14: one follower per router serves every event stream. At each
+//! wake-up it reads the log once per distinct principal among the streams
+//! that may have something to read, from the lowest position among that
+//! principal's streams, and gives each stream what follows its own
+//! position; so a thousand streams of one user at the head cost one
+//! `events_after`. Its reads and the streams' credential checks (HTTP-10,
+//! one batched check per wake-up) run on the streams' own pool, never on
+//! the pool every other request uses. Each stream has a bounded queue; a
+//! stream whose queue stays full for a keep-alive interval is closed, and
+//! its client reconnects with `Last-Event-ID` and misses nothing.
+//!
+//! The follower runs while streams are open: the first stream starts it,
+//! and it ends when the last one has ended, so a router holds no task, no
+//! subscription and no reference to its engine while nobody follows.
+
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::http::request::Parts;
+use axum::response::sse::Event as SseEvent;
+use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{mpsc, Notify};
+use tokio::task::JoinSet;
+use tokio::time::Instant;
+
+use crate::domain::engine::Engine;
+use crate::domain::events::{Event, EventPage, Position};
+use crate::doors::envelope;
+use crate::doors::http::auth::Authentication;
+use crate::doors::http::error::HttpError;
+use crate::doors::http::state::AppState;
+use crate::doors::http::wait::sleep_until;
+use crate::doors::operations::Operation;
+use crate::error::Result;
+use crate::rules::principal::Principal;
+
+/// Events examined per read of the log (EVT-2's largest page).
+pub(crate) const PAGE: i64 = 1000;
+/// Messages a stream's queue holds: a whole page, its `reset` and a
+/// keep-alive. A client that has not taken them is slow.
+pub(crate) const QUEUE: usize = PAGE as usize + 8;
+/// How soon the follower reads again while events are held back by a
+/// transaction still open elsewhere (EVT-1a: nobody announces its end),
+/// or while a slow stream has events it could not take yet.
+const RETRY: Duration = Duration::from_millis(20);
+
+/// One SSE message of a stream.
+pub(crate) type Message = std::result::Result<SseEvent, Infallible>;
+
+/// HTTP-6: `event: reset` (EVT-3, EVT-4): list again.
+pub(crate) fn reset_message() -> SseEvent {
+    SseEvent::default().event("reset").data("{}")
+}
+
+/// HTTP-6: one event: `id:` its position, `event:` its type, `data:` the
+/// EVT-2 element.
+pub(crate) fn event_message(event: &Event) -> SseEvent {
+    SseEvent::default()
+        .id(event.position.clone())
+        .event(event.event_type.clone())
+        .data(envelope::event(event).to_string())
+}
+
+/// One page of the log as `principal` may see it now (EVT-2).
+pub(crate) fn read(engine: &Engine, principal: &Principal, after: &str) -> Result<EventPage> {
+    engine.events_after(&Operation::EventsAfter.admit(principal)?, after, Some(PAGE))
+}
+
+/// A stream handed to the follower once its first page is queued.
+pub(crate) struct Joining {
+    pub(crate) principal: Principal,
+    /// Its credential as the authenticator names it (HTTP-13), with the
+    /// request that carried it, to be asked about again (HTTP-10).
+    pub(crate) credential: String,
+    pub(crate) request: Arc<Parts>,
+    /// The position its client has every event up to.
+    pub(crate) position: String,
+    pub(crate) sender: mpsc::Sender<Message>,
+    /// When the credential ends by itself (a web session's expiry).
+    pub(crate) ends: Option<Instant>,
+}
+
+/// The router's door to its follower: how streams join it.
+#[derive(Default)]
+pub(crate) struct Fanout {
+    /// The running follower's inbox of new streams; `None` while none runs.
+    joins: Mutex<Option<mpsc::UnboundedSender<Joining>>>,
+}
+
+impl Fanout {
+    /// Hands `stream` to the follower, starting one if none runs.
+    pub(crate) fn join(&self, state: &AppState, stream: Joining) {
+        let mut joins = self.lock();
+        let stream = match joins.as_ref() {
+            Some(running) => match running.send(stream) {
+                Ok(()) => return,
+                // Its follower ended while it was being handed on.
+                Err(mpsc::error::SendError(stream)) => stream,
+            },
+            None => stream,
+        };
+        let (sender, receiver) = mpsc::unbounded_channel();
+        // The receiver is alive: this cannot fail.
+        let _ = sender.send(stream);
+        *joins = Some(sender);
+        tokio::spawn(Follower::new(state.clone(), receiver).run());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<mpsc::UnboundedSender<Joining>>> {
+        self.joins
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// One stream as the follower serves it.
+struct Stream {
+    principal: Principal,
+    credential: String,
+    request: Arc<Parts>,
+    position: String,
+    at: Position,
+    sender: mpsc::Sender<Message>,
+    ends: Option<Instant>,
+    /// Checked since its last delivery, so the next needs no check. The
+    /// first page went out right after authentication; what follows it
+    /// is checked before it goes.
+    checked: bool,
+    /// Since when its queue has been full.
+    full_since: Option<Instant>,
+}
+
+impl Stream {
+    fn new(joining: Joining) -> Stream {
+        Stream {
+            at: Position::of(&joining.position).unwrap_or_default(),
+            principal: joining.principal,
+            credential: joining.credential,
+            request: joining.request,
+            position: joining.position,
+            sender: joining.sender,
+            ends: joining.ends,
+            checked: false,
+            full_since: None,
+        }
+    }
+
+    /// Queues `message`; false when the queue is full or the client gone.
+    fn offer(&mut self, message: SseEvent) -> bool {
+        match self.sender.try_send(Ok(message)) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => {
+                self.full_since.get_or_insert_with(Instant::now);
+                false
+            }
+            Err(TrySendError::Closed(_)) => false,
+        }
+    }
+
+    /// HTTP-10: the stream's last message, then it ends.
+    fn revoke(&mut self) {
+        let revoked = SseEvent::default()
+            .event("revoked")
+            .data(HttpError::AuthenticationRequired.envelope().body_text());
+        let _ = self.sender.try_send(Ok(revoked));
+    }
+
+    /// Queues what `page` (read from at most this stream's position)
+    /// holds after its position, and moves the position on as far as it
+    /// queued. A page that is a reset is this stream's own read.
+    fn take(&mut self, page: &EventPage) {
+        if page.reset && !self.offer(reset_message()) {
+            return;
+        }
+        for event in &page.events {
+            let Some(at) = Position::of(&event.position) else {
+                continue;
+            };
+            if at <= self.at && !page.reset {
+                continue;
+            }
+            if !self.offer(event_message(event)) {
+                return;
+            }
+            self.moved_to(&event.position, at);
+        }
+        let next = Position::of(&page.next).unwrap_or_default();
+        if next > self.at || page.reset {
+            self.moved_to(&page.next, next);
+        }
+        self.full_since = None;
+    }
+
+    /// Its queue has stayed full for `keep_alive`: its client is too slow.
+    fn too_slow(&self, now: Instant, keep_alive: Duration) -> bool {
+        self.full_since
+            .is_some_and(|since| now.duration_since(since) >= keep_alive)
+    }
+
+    fn moved_to(&mut self, position: &str, at: Position) {
+        position.clone_into(&mut self.position);
+        self.at = at;
+    }
+
+    /// Whether `page` holds something this stream has not had.
+    fn has_news(&self, page: &EventPage) -> bool {
+        page.reset
+            || page
+                .events
+                .iter()
+                .any(|event| Position::of(&event.position).is_some_and(|at| at > self.at))
+    }
+}
+
+/// What the follower does next.
+enum Due {
+    /// Read for these principals (after a wake-up, a join, a retry).
+    Read,
+    /// Keep-alives, each after its stream's credential check.
+    KeepAlive,
+    /// A credential's end has come.
+    Ends,
+    /// The server is stopping.
+    Stop,
+}
+
+struct Follower {
+    state: AppState,
+    joins: mpsc::UnboundedReceiver<Joining>,
+    streams: Vec<Stream>,
+    /// Principals whose streams may have something to read.
+    dirty: HashSet<Principal>,
+}
+
+impl Follower {
+    fn new(state: AppState, joins: mpsc::UnboundedReceiver<Joining>) -> Follower {
+        Follower {
+            state,
+            joins,
+            streams: Vec::new(),
+            dirty: HashSet::new(),
+        }
+    }
+
+    async fn run(mut self) {
+        let woken = Arc::new(Notify::new());
+        let _subscription = {
+            let woken = woken.clone();
+            // `notify_one` keeps a permit when nobody waits: no wake-up is
+            // lost between a read and the next wait.
+            self.state
+                .engine
+                .subscribe_events(Arc::new(move || woken.notify_one()))
+        };
+        let keep_alive = self.state.options.keep_alive;
+        let mut next_keep_alive = Instant::now() + keep_alive;
+        let mut retry: Option<Instant> = None;
+        loop {
+            let ends = self.streams.iter().filter_map(|stream| stream.ends).min();
+            let shutdown = self.state.options.shutdown.clone();
+            let due = tokio::select! {
+                joined = self.joins.recv() => {
+                    if let Some(joined) = joined {
+                        self.add(joined);
+                    }
+                    Due::Read
+                }
+                () = woken.notified() => {
+                    self.dirty.extend(self.streams.iter().map(|s| s.principal.clone()));
+                    Due::Read
+                }
+                () = sleep_until(retry), if retry.is_some() => Due::Read,
+                () = tokio::time::sleep_until(next_keep_alive) => Due::KeepAlive,
+                () = sleep_until(ends), if ends.is_some() => Due::Ends,
+                () = shutdown.begun() => Due::Stop,
+            };
+            // Streams that joined meanwhile are served by this turn too.
+            while let Ok(joined) = self.joins.try_recv() {
+                self.add(joined);
+            }
+            match due {
+                Due::Read => retry = self.read_and_deliver().await,
+                Due::KeepAlive => {
+                    self.keep_alive().await;
+                    next_keep_alive = Instant::now() + keep_alive;
+                }
+                Due::Ends => self.end_due().await,
+                Due::Stop => self.streams.clear(),
+            }
+            self.close_slow(keep_alive);
+            self.streams.retain(|stream| !stream.sender.is_closed());
+            if self.streams.is_empty() && self.leave() {
+                return;
+            }
+        }
+    }
+
+    fn add(&mut self, joined: Joining) {
+        self.dirty.insert(joined.principal.clone());
+        self.streams.push(Stream::new(joined));
+    }
+
+    /// Ends the follower when no stream is open and none is joining; the
+    /// next stream starts another.
+    fn leave(&mut self) -> bool {
+        let mut joins = self.state.fanout.lock();
+        if !self.joins.is_empty() {
+            return false;
+        }
+        *joins = None;
+        true
+    }
+
+    /// A stream whose queue stayed full for a keep-alive interval is
+    /// closed: its client is too slow, and reconnects where it was.
+    fn close_slow(&mut self, keep_alive: Duration) {
+        let now = Instant::now();
+        self.streams
+            .retain(|stream| !stream.too_slow(now, keep_alive));
+    }
+
+    /// One wake-up: a read per dirty principal, from the lowest position
+    /// among its streams; one check of the credentials about to receive
+    /// something; then each stream queues what follows its own position.
+    /// Returns when to read again without being woken, if ever.
+    async fn read_and_deliver(&mut self) -> Option<Instant> {
+        let pages = self.read_dirty().await;
+        let mut again: Option<Instant> = None;
+        let mut soon = |at: Instant| {
+            again = Some(again.map_or(at, |again: Instant| again.min(at)));
+        };
+        for (principal, (_, page)) in &pages {
+            match page {
+                Some(page) if page.full => soon(Instant::now()),
+                Some(page) if page.held_back => soon(Instant::now() + RETRY),
+                // Only the streams at the read's position take a reset;
+                // the others read from their own next.
+                Some(page) if page.reset => soon(Instant::now()),
+                Some(_) => {}
+                None => self.end_streams_of(principal),
+            }
+        }
+        let receiving: Vec<usize> = (0..self.streams.len())
+            .filter(|index| {
+                let stream = &self.streams[*index];
+                let Some((after, Some(page))) = pages.get(&stream.principal) else {
+                    return false;
+                };
+                (!page.reset || stream.position == *after) && stream.has_news(page)
+            })
+            .collect();
+        let unchecked: Vec<usize> = receiving
+            .iter()
+            .copied()
+            .filter(|index| !self.streams[*index].checked)
+            .collect();
+        let revoked = self.check(&unchecked).await;
+        for index in receiving {
+            let stream = &mut self.streams[index];
+            if revoked.contains(&index) {
+                continue;
+            }
+            if let Some((_, Some(page))) = pages.get(&stream.principal) {
+                stream.take(page);
+                stream.checked = false;
+                if stream.full_since.is_some() {
+                    self.dirty.insert(stream.principal.clone());
+                    soon(Instant::now() + RETRY);
+                }
+            }
+        }
+        self.drop_revoked(revoked);
+        for (principal, (_, page)) in pages {
+            if page.is_some_and(|page| page.full || page.held_back || page.reset) {
+                self.dirty.insert(principal);
+            }
+        }
+        again
+    }
+
+    /// The log for each dirty principal, read once from the lowest
+    /// position among its streams, on the streams' pool (at most
+    /// `stream_reads` at once). `None` for a read that failed.
+    async fn read_dirty(&mut self) -> HashMap<Principal, (String, Option<EventPage>)> {
+        let mut lowest: HashMap<Principal, (Position, String)> = HashMap::new();
+        for stream in &self.streams {
+            if !self.dirty.contains(&stream.principal) {
+                continue;
+            }
+            let entry = lowest
+                .entry(stream.principal.clone())
+                .or_insert_with(|| (stream.at, stream.position.clone()));
+            if stream.at < entry.0 {
+                *entry = (stream.at, stream.position.clone());
+            }
+        }
+        self.dirty.clear();
+        let mut reads = JoinSet::new();
+        for (principal, (_, after)) in lowest {
+            let state = self.state.clone();
+            reads.spawn(async move {
+                let (reader, from) = (principal.clone(), after.clone());
+                let page = state
+                    .stream_blocking(move |engine| read(engine, &reader, &from))
+                    .await;
+                let page = match page {
+                    Ok(Ok(page)) => Some(page),
+                    Ok(Err(error)) => {
+                        tracing::warn!(%error, "event streams could not read the log; ending them");
+                        None
+                    }
+                    Err(_) => None,
+                };
+                (principal, (after, page))
+            });
+        }
+        let mut pages = HashMap::new();
+        while let Some(read) = reads.join_next().await {
+            if let Ok((principal, read)) = read {
+                pages.insert(principal, read);
+            }
+        }
+        pages
+    }
+
+    fn end_streams_of(&mut self, principal: &Principal) {
+        self.streams.retain(|stream| stream.principal != *principal);
+    }
+
+    /// HTTP-10: keep-alives, each after its stream's credential check.
+    async fn keep_alive(&mut self) {
+        let all: Vec<usize> = (0..self.streams.len()).collect();
+        let revoked = self.check(&all).await;
+        for (index, stream) in self.streams.iter_mut().enumerate() {
+            if !revoked.contains(&index) {
+                stream.offer(SseEvent::default().comment(""));
+            }
+        }
+        self.drop_revoked(revoked);
+    }
+
+    /// HTTP-10: streams whose credential's end has come are checked; one
+    /// that still holds (clocks apart) is left to the keep-alive checks.
+    async fn end_due(&mut self) {
+        let now = Instant::now();
+        let due: Vec<usize> = (0..self.streams.len())
+            .filter(|index| self.streams[*index].ends.is_some_and(|at| at <= now))
+            .collect();
+        let revoked = self.check(&due).await;
+        for index in &due {
+            self.streams[*index].ends = None;
+        }
+        self.drop_revoked(revoked);
+    }
+
+    /// HTTP-10: checks the credentials of the streams at `indexes`, each
+    /// distinct credential once and all in one call of the authenticator,
+    /// on the streams' pool. Returns the streams whose credential no
+    /// longer names their principal: each has been sent `revoked`.
+    async fn check(&mut self, indexes: &[usize]) -> HashSet<usize> {
+        let mut requests: Vec<Arc<Parts>> = Vec::new();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for index in indexes {
+            let stream = &self.streams[*index];
+            seen.entry(stream.credential.as_str()).or_insert_with(|| {
+                requests.push(stream.request.clone());
+                requests.len() - 1
+            });
+        }
+        if requests.is_empty() {
+            return HashSet::new();
+        }
+        let slots: HashMap<String, usize> = seen
+            .into_iter()
+            .map(|(credential, slot)| (credential.to_owned(), slot))
+            .collect();
+        let auth = self.state.auth.clone();
+        let answers = self
+            .state
+            .stream_blocking(move |_| {
+                let requests: Vec<&Parts> = requests.iter().map(Arc::as_ref).collect();
+                auth.authenticate_all(&requests)
+            })
+            .await
+            .unwrap_or_default();
+        let mut revoked = HashSet::new();
+        for index in indexes {
+            let stream = &mut self.streams[*index];
+            let answer = slots
+                .get(&stream.credential)
+                .and_then(|slot| answers.get(*slot));
+            let still = match answer {
+                Some(Authentication::Bearer(now) | Authentication::Cookie(now)) => {
+                    *now == stream.principal
+                }
+                Some(Authentication::Failed(cause)) => {
+                    tracing::warn!(%cause, "an event stream could not check its credential; ending it");
+                    false
+                }
+                _ => false,
+            };
+            if still {
+                stream.checked = true;
+            } else {
+                stream.revoke();
+                revoked.insert(*index);
+            }
+        }
+        revoked
+    }
+
+    fn drop_revoked(&mut self, revoked: HashSet<usize>) {
+        if revoked.is_empty() {
+            return;
+        }
+        let mut index = 0;
+        self.streams.retain(|_| {
+            let keep = !revoked.contains(&index);
+            index += 1;
+            keep
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn page(positions: &[&str], next: &str) -> EventPage {
+        let events = positions
+            .iter()
+            .map(|position| Event {
+                position: (*position).to_owned(),
+                event_type: "bundle.asked".into(),
+                at: crate::store::Timestamp::from_micros(0),
+                pending_id: format!("p{position}"),
+                task_id: String::new(),
+                data: serde_json::Value::Null,
+            })
+            .collect();
+        EventPage {
+            events,
+            next: next.into(),
+            reset: false,
+            held_back: false,
+            full: false,
+        }
+    }
+
+    fn stream(position: &str, queue: usize) -> (Stream, mpsc::Receiver<Message>) {
+        let (sender, receiver) = mpsc::channel(queue);
+        let request = axum::http::Request::new(()).into_parts().0;
+        let joining = Joining {
+            principal: Principal::user("alice"),
+            credential: String::new(),
+            request: Arc::new(request),
+            position: position.into(),
+            sender,
+            ends: None,
+        };
+        (Stream::new(joining), receiver)
+    }
+
+    /// HTTP-14: a full queue stops a stream where it is: the next read
+    /// gives it what it could not take, none twice; a stream full for a
+    /// keep-alive interval is too slow.
+    #[tokio::test]
+    async fn http_14_a_full_queue_holds_the_position_and_times_out() {
+        let (mut slow, mut client) = stream("1", 2);
+        slow.take(&page(&["1", "2", "3", "4"], "4"));
+        assert_eq!(slow.position, "3", "queued 2 and 3, not 4");
+        let since = slow.full_since.expect("full");
+        let keep_alive = Duration::from_secs(15);
+        assert!(!slow.too_slow(since + keep_alive / 2, keep_alive));
+        assert!(slow.too_slow(since + keep_alive, keep_alive));
+        for _ in 0..2 {
+            let _taken = client.recv().await.unwrap().unwrap();
+        }
+        // The follower reads from the lowest position again.
+        slow.take(&page(&["3", "4", "5"], "5"));
+        assert_eq!(slow.position, "5");
+        assert!(slow.full_since.is_none(), "caught up");
+        assert_eq!(client.len(), 2, "4 and 5, not 3 again");
+    }
+
+    /// HTTP-14: a page read from a lower position (another stream's) gives
+    /// this one only what follows its own, and moves it to the page's end.
+    #[test]
+    fn http_14_each_stream_takes_what_follows_its_own_position() {
+        let (mut ahead, client) = stream("3", 8);
+        assert!(!ahead.has_news(&page(&["2", "3"], "3")));
+        ahead.take(&page(&["2", "3", "5"], "6"));
+        assert_eq!(client.len(), 1);
+        assert_eq!(ahead.position, "6");
+    }
+}
