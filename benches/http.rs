@@ -73,6 +73,7 @@ use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use clarion::http::{
     self, Authentication, Authenticator, HttpOptions, ServeOptions, Shutdown, TokenAuthenticator,
+    STREAMS_PER_CREDENTIAL,
 };
 use clarion::{Clarion, ListRequest, Principal, SessionUpsert};
 use common::{median, ms, percentile, two_answers, two_questions, ANSWER_Q1, ANSWER_Q2};
@@ -678,7 +679,7 @@ impl Subscribers {
     fn http(
         runtime: &tokio::runtime::Runtime,
         base: &str,
-        token: &str,
+        tokens: &[String],
         count: usize,
     ) -> Result<Subscribers, String> {
         let client = reqwest::Client::builder()
@@ -691,7 +692,7 @@ impl Subscribers {
             for n in 0..count {
                 let response = client
                     .get(&url)
-                    .bearer_auth(token)
+                    .bearer_auth(&tokens[n / STREAMS_PER_CREDENTIAL])
                     .header("accept", "text/event-stream")
                     .send()
                     .await
@@ -991,7 +992,10 @@ fn events_bench(
     inbox
         .upsert_session(SessionUpsert::new("events", "t"))
         .unwrap();
-    let token = inbox.add_token(&alice(), "bench events").unwrap().token;
+    // HTTP-13: at most 16 streams per credential, so a token per 16.
+    let tokens: Vec<String> = (0..count.div_ceil(STREAMS_PER_CREDENTIAL))
+        .map(|_| inbox.add_token(&alice(), "bench events").unwrap().token)
+        .collect();
     let mut asker = Asker::start(url);
     let mut jitter = common::Jitter(0x9E37_79B9_7F4A_7C15);
     let (mut http, mut rust) = (FanoutRuns::default(), FanoutRuns::default());
@@ -1007,7 +1011,7 @@ fn events_bench(
         for follower in order {
             let connected = match follower {
                 Follower::Http if http_missing.is_some() => continue,
-                Follower::Http => Subscribers::http(runtime, &servers.token, &token, count),
+                Follower::Http => Subscribers::http(runtime, &servers.token, &tokens, count),
                 Follower::Rust => Ok(Subscribers::rust(inbox, count)),
             };
             let mut subscribers = match connected.and_then(|s| s.primed(inbox)) {

@@ -349,6 +349,7 @@ fn tenant_world(tenants: u64) -> WorldSpec {
         owners: tenants,
         active_every: 1,
         base_micros: 1_795_982_400_000_000,
+        analyze: true,
     }
 }
 

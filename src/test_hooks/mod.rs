@@ -7,7 +7,8 @@ pub mod sql_catalog;
 pub use crate::domain::claim::guard::{active_in_the_write, RowSlots};
 pub use crate::domain::claim::statements::{claim_rows_statement, RowWrite};
 pub use crate::domain::listing::{
-    owner_page_query, owner_summary_bundles_query, page_query, pending_actions_query, ListFilter,
+    owner_page_query, owner_summary_bundles_query, owner_summary_questions_query, page_query,
+    pending_actions_query, ListFilter,
 };
 pub use crate::rules::activeness::active_bundle_ids;
 pub use crate::rules::visibility::Scope;

@@ -238,3 +238,103 @@ fn ops_3a_summary_and_pending_actions_use_their_indexes(db: &TestDb) {
         }
     }
 }
+
+dual_backend!(ops_3a_plans_keep_the_owner_walk_without_statistics);
+
+/// OPS-3a: in a crowded world no `ANALYZE` has seen since it was empty
+/// (100k active bundles over 1,000 workspaces, autovacuum off), a user's
+/// summary still counts
+/// over its owner keys' ranges and pending actions still find the tasks'
+/// bundles by `task_key`, in the custom and the generic plan alike:
+/// plans that do not hope for fresh statistics.
+fn ops_3a_plans_keep_the_owner_walk_without_statistics(db: &TestDb) {
+    use clarion::test_hooks::{
+        owner_summary_bundles_query, owner_summary_questions_query, pending_actions_query,
+    };
+    let backend = db.backend();
+    if backend == clarion::Backend::Postgres {
+        db.raw(|conn| {
+            for table in [
+                "workspaces",
+                "tasks",
+                "sessions",
+                "turns",
+                "bundles",
+                "bundle_questions",
+            ] {
+                // Statistics from when the table was empty, then none
+                // again: what an early ANALYZE leaves behind as it grows.
+                for statement in [
+                    format!("ALTER TABLE {table} SET (autovacuum_enabled = false)"),
+                    format!("ANALYZE {table}"),
+                ] {
+                    diesel::sql_query(statement).execute(conn).unwrap();
+                }
+            }
+        });
+    }
+    let world = WorldSpec {
+        bundles: 100_000,
+        sessions: 1_000,
+        owners: 1_000,
+        active_every: 1,
+        analyze: false,
+        ..WorldSpec::new(100_000, 100_000)
+    };
+    populate(db, &world).unwrap();
+    let scope = Scope {
+        unscoped: false,
+        user_id: "user3".into(),
+        sees_permission_bundles: true,
+    };
+    let keys = ["", scope.user_id.as_str()];
+    let task_ids = vec!["t3".to_owned()];
+    let plans = [
+        (
+            "summary bundles",
+            db.raw(|conn| plan_of(conn, || owner_summary_bundles_query(&scope, &keys))),
+            "bundles_by_owner",
+        ),
+        (
+            "summary questions",
+            db.raw(|conn| plan_of(conn, || owner_summary_questions_query(&scope, &keys))),
+            "bundles_by_owner",
+        ),
+        (
+            "pending actions",
+            db.raw(|conn| plan_of(conn, || pending_actions_query(&scope, &task_ids))),
+            "bundles_by_task",
+        ),
+    ];
+    for (name, plan, index) in plans {
+        let context = format!("{backend:?} {name}:\n{plan}");
+        assert!(plan.contains(index), "{context}");
+        match backend {
+            clarion::Backend::Sqlite => {
+                for line in plan.lines() {
+                    assert!(
+                        !line.trim_start().starts_with("SCAN bundles "),
+                        "full scan: {context}"
+                    );
+                }
+            }
+            clarion::Backend::Postgres => {
+                for variant in plan.split("-- ").filter(|v| !v.is_empty()) {
+                    assert!(variant.contains(index), "{context}");
+                    assert!(!variant.contains("Seq Scan on bundles "), "{context}");
+                    assert!(
+                        !variant.contains("Seq Scan on bundle_questions"),
+                        "{context}"
+                    );
+                }
+            }
+        }
+    }
+    // The user's workspace `w3` holds 100 active bundles of one question.
+    let user = clarion::Principal::user("user3");
+    let summary = db.summary(&user).unwrap();
+    assert_eq!(
+        (summary.pending_bundles, summary.pending_questions),
+        (100, 100)
+    );
+}
