@@ -316,24 +316,24 @@ mod postgres_serialization {
     /// Waits until a backend of the handle named `application_name` (the
     /// competitor, and no other test's connection) is blocked on a lock.
     fn wait_for_lock_waiter(db: &TestDb, application_name: &str) {
-        for _ in 0..400 {
-            let waiting = db.raw(|conn| {
-                diesel::sql_query(
-                    "SELECT count(*) AS waiting FROM pg_stat_activity \
-                     WHERE datname = current_database() AND wait_event_type = 'Lock' \
-                     AND application_name = $1",
-                )
-                .bind::<diesel::sql_types::Text, _>(application_name)
-                .get_result::<Waiting>(conn)
-                .unwrap()
-                .waiting
-            });
-            if waiting > 0 {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("the competing transaction never blocked on the session lock");
+        eventually(
+            Duration::from_secs(30),
+            "the competing transaction blocked on the session lock",
+            || {
+                let waiting = db.raw(|conn| {
+                    diesel::sql_query(
+                        "SELECT count(*) AS waiting FROM pg_stat_activity \
+                         WHERE datname = current_database() AND wait_event_type = 'Lock' \
+                         AND application_name = $1",
+                    )
+                    .bind::<diesel::sql_types::Text, _>(application_name)
+                    .get_result::<Waiting>(conn)
+                    .unwrap()
+                    .waiting
+                });
+                waiting > 0
+            },
+        );
     }
 
     /// A claim of a fresh two-question bundle, running on its own thread and

@@ -5,7 +5,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clarion::test_hooks::schema::handles;
 use clarion::{Clarion, Clock, Principal};
@@ -64,14 +64,11 @@ fn del_3_a_waiting_agent_renews_its_lease(db: &TestDb) {
     };
     for _ in 0..3 {
         db.clock.advance_micros(lease.as_micros() as i64 * 2);
-        let renewed_by = Instant::now() + Duration::from_secs(5);
-        while alive_until() < db.clock.now().as_micros() {
-            assert!(
-                Instant::now() < renewed_by,
-                "the heartbeat did not renew the lease"
-            );
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        eventually(
+            Duration::from_secs(30),
+            "the heartbeat renewed the lease",
+            || alive_until() >= db.clock.now().as_micros(),
+        );
     }
     let outcome = waiting.join().unwrap().unwrap();
     assert_eq!(outcome, clarion::WaitOutcome::TimedOut);
@@ -117,14 +114,12 @@ fn del_3_an_answer_for_a_killed_agent_reaches_the_outbox(db: &TestDb) {
         &one_answer("for the vanished agent"),
     )
     .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !outbox(&host).contains(&id) {
-        assert!(
-            Instant::now() < deadline,
-            "the answer never reached the outbox"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // One lease (1 s) normally; thirty is the bound.
+    eventually(
+        Duration::from_secs(30),
+        "the answer reached the outbox",
+        || outbox(&host).contains(&id),
+    );
 }
 
 /// The agent process: asks on the session it is given, says so, and waits
@@ -150,7 +145,10 @@ fn lease_child() {
         let (agent, id) = (agent.clone(), id.clone());
         std::thread::spawn(move || agent.wait(&id, Duration::from_secs(600)))
     };
-    std::thread::sleep(Duration::from_millis(200));
+    // Reported once the wait has read its bundle, i.e. it waits.
+    eventually(Duration::from_secs(30), "the wait began", || {
+        agent.watch_counts().reads >= 1
+    });
     println!("WAITING {id}");
     let _ = waiting.join();
 }

@@ -29,15 +29,9 @@ fn with_dispatcher(db: &TestDb, dispatcher: Arc<Recorder>, timeout: Duration) ->
         .expect("open a dispatching handle")
 }
 
-/// Waits until `settled` holds, at most [`PROMPT`]: the handle's dispatch
-/// worker takes a winner's entry after the winner replied.
-fn eventually(what: &str, settled: impl Fn() -> bool) {
-    let deadline = Instant::now() + PROMPT;
-    while !settled() {
-        assert!(Instant::now() < deadline, "never happened: {what}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
+/// How long the handle's dispatch worker may take to settle an entry
+/// after the winner replied (it does so in milliseconds).
+const SETTLES: Duration = Duration::from_secs(30);
 
 /// `bundles.delivery_lease_until` (DEL-4).
 fn lease(db: &TestDb, pending_id: &str) -> Option<i64> {
@@ -153,9 +147,11 @@ fn del_3_the_dispatcher_resumes_a_detached_bundle(db: &TestDb) {
         .resolve_bundle(&alice(), &detached, &two_answers())
         .unwrap();
     assert!(resolved.claimed);
-    eventually("the detached bundle is dispatched and acknowledged", || {
-        !recorder.calls().is_empty() && outbox(db).is_empty()
-    });
+    eventually(
+        SETTLES,
+        "the detached bundle is dispatched and acknowledged",
+        || !recorder.calls().is_empty() && outbox(db).is_empty(),
+    );
     assert_eq!(recorder.calls(), [expected_delivery(db, &detached)]);
     assert_eq!(recorder.calls()[0].response, resolved.response);
     assert!(!undelivered(db, &detached));
@@ -175,7 +171,7 @@ fn del_3_the_dispatcher_resumes_a_detached_bundle(db: &TestDb) {
     );
     assert!(undelivered(db, &attached));
     h.detach_session(&session).unwrap();
-    eventually("the detach hands the answer over", || {
+    eventually(SETTLES, "the detach hands the answer over", || {
         recorder.calls().len() == 2 && outbox(db).is_empty()
     });
     assert_eq!(recorder.called_for(), [detached.clone(), attached.clone()]);
@@ -197,7 +193,7 @@ fn del_4_a_failing_dispatcher_never_unanswers_and_deliver_pending_retries(db: &T
         resolved.claimed,
         "a failed dispatch does not fail the resolve"
     );
-    eventually("the failed attempt released its lease", || {
+    eventually(SETTLES, "the failed attempt released its lease", || {
         recorder.calls().len() == 1 && lease(db, &id).is_none()
     });
     assert_eq!(status(db, &id), BundleStatus::Answered);
@@ -259,7 +255,7 @@ fn del_4_a_slow_dispatch_times_out_and_its_lease_expires(db: &TestDb) {
         took < PROMPT,
         "the resolve waited for the dispatcher: {took:?}"
     );
-    eventually("the worker called the slow dispatcher", || {
+    eventually(SETTLES, "the worker called the slow dispatcher", || {
         !slow.calls().is_empty()
     });
     assert_eq!(slow.called_for(), vec![id.clone()]);
@@ -370,6 +366,7 @@ fn del_4_dispatches_share_one_thread_per_handle(db: &TestDb) {
     let report = host.deliver_pending().unwrap();
     assert_eq!(report.delivered + report.failed, 5, "{report:?}");
     eventually(
+        SETTLES,
         "every entry reached the dispatcher and was acknowledged",
         || recorder.threads.lock().unwrap().len() == 5 && outbox(db).is_empty(),
     );
@@ -394,7 +391,7 @@ fn del_4_lease_arithmetic_saturates(db: &TestDb) {
             .unwrap()
             .claimed
     );
-    eventually("the entry is delivered", || outbox(db).is_empty());
+    eventually(SETTLES, "the entry is delivered", || outbox(db).is_empty());
     assert_eq!(recorder.called_for(), [id]);
 }
 

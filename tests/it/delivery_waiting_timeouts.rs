@@ -181,6 +181,9 @@ fn wait_1_a_detach_waiting_for_the_database_stalls_no_other_waiter(db: &TestDb) 
         spawn_wait(&handle, &detached_id, Duration::from_millis(300))
     });
     let release = hold_lock_for_detach(db, &detached_id);
+    // Past its 300 ms timeout, so its detach is blocked on the lock. Only
+    // a lower bound: on a slow machine the detach may start later, and the
+    // agent is still waiting all the same.
     std::thread::sleep(Duration::from_millis(600));
     assert!(timing_out.is_waiting(), "the detach waits for the database");
     let other = spawn_wait_bundle(&handle, alice(), &other_id, Duration::ZERO);

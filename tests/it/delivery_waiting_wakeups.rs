@@ -138,8 +138,9 @@ fn rel_7_close_wakes_blocked_waits(db: &TestDb) {
     let handle = db.reopen_polling(NO_POLL);
     let id = ask(db, &session, 1);
     let agent = already_waiting(&handle, || spawn_wait(&handle, &id, LONG_WAIT));
-    let human = spawn_wait_bundle(&handle, alice(), &id, LONG_WAIT);
-    std::thread::sleep(Duration::from_millis(100));
+    let human = already_waiting(&handle, || {
+        spawn_wait_bundle(&handle, alice(), &id, LONG_WAIT)
+    });
     handle.clone().close();
     assert!(matches!(agent.within(PROMPT), Err(Error::HandleClosed)));
     let human = human.within(PROMPT);

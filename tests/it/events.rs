@@ -42,26 +42,22 @@ pub fn wait_until_readable(db: &TestDb) {
     if db.backend() != clarion::Backend::Postgres {
         return;
     }
-    let started = std::time::Instant::now();
-    loop {
-        let behind = db.raw(|conn| {
-            diesel::sql_query(
-                "SELECT count(*) AS behind FROM events \
+    eventually(
+        Duration::from_secs(30),
+        "every event becomes readable",
+        || {
+            let behind = db.raw(|conn| {
+                diesel::sql_query(
+                    "SELECT count(*) AS behind FROM events \
                  WHERE txid >= pg_snapshot_xmin(pg_current_snapshot())::text::bigint",
-            )
-            .get_result::<Pending>(conn)
-            .unwrap()
-            .behind
-        });
-        if behind == 0 {
-            return;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "events stayed unreadable"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+                )
+                .get_result::<Pending>(conn)
+                .unwrap()
+                .behind
+            });
+            behind == 0
+        },
+    );
 }
 
 fn summary(events: &[Event]) -> Vec<(String, String, Value)> {
@@ -369,10 +365,15 @@ fn evt_1a_a_late_commit_is_never_skipped(db: &TestDb) {
         assert!(gate.wait_arrival(Duration::from_secs(10)), "A never paused");
         let b = scope.spawn(|| other.ask(&ask_request(&second, 1)));
         // PostgreSQL: B commits while A is open. SQLite: B waits for
-        // A's write lock (writers are serialized).
-        let started = std::time::Instant::now();
-        while !b.is_finished() && started.elapsed() < Duration::from_secs(2) {
-            std::thread::sleep(Duration::from_millis(10));
+        // A's write lock (writers are serialized), so there is nothing to
+        // wait for: the pause only gives B the chance to get past A,
+        // which it must not (well within its 5 s busy timeout).
+        if db.backend() == clarion::Backend::Postgres {
+            eventually(Duration::from_secs(30), "B commits while A is open", || {
+                b.is_finished()
+            });
+        } else {
+            std::thread::sleep(Duration::from_secs(2));
         }
         let early = db.events_after(&alice(), "", None).unwrap();
         assert!(
@@ -558,8 +559,14 @@ fn evt_subscribers_are_woken_after_commits(db: &TestDb) {
     ask(db, &session, 1);
     assert!(received.recv_timeout(Duration::from_secs(5)).is_ok());
     drop(subscription);
-    std::thread::sleep(Duration::from_millis(100));
-    while received.try_recv().is_ok() {}
+    // A wake already under way may hold the callback (and its sender) a
+    // moment longer: wait until it let go, draining what it sent.
+    eventually(Duration::from_secs(30), "the callback is released", || {
+        matches!(
+            received.try_recv(),
+            Err(std::sync::mpsc::TryRecvError::Disconnected)
+        )
+    });
     ask(db, &session, 1);
     // The subscription's callback (and the sender it owned) is gone.
     assert_eq!(
@@ -578,10 +585,21 @@ fn evt_subscribers_hear_other_handles(db: &TestDb) {
     let other = db.builder().open().unwrap();
     let (sender, received) = std::sync::mpsc::channel::<()>();
     let sender = std::sync::Mutex::new(sender);
+    let ticked = db.watch_counts().checks;
     let _subscription = db.subscribe_events(move || {
         let _ = sender.lock().unwrap().send(());
     });
-    std::thread::sleep(Duration::from_millis(100));
+    // SQLite: the watcher's first check takes its baseline and wakes every
+    // subscriber; once a second check is done that wake is in the channel,
+    // so the one measured below is the other handle's. (PostgreSQL listens
+    // before `subscribe_events` returns.)
+    if db.backend() == clarion::Backend::Sqlite {
+        eventually(
+            Duration::from_secs(30),
+            "the watcher's first checks",
+            || db.watch_counts().checks >= ticked + 2,
+        );
+    }
     while received.try_recv().is_ok() {}
     let started = std::time::Instant::now();
     ask(&other, &session, 1);

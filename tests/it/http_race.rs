@@ -194,7 +194,8 @@ fn http_9_rest_mcp_and_c_abi_race_for_one_bundle(db: &TestDb) {
 fn http_9_bounded_load_run(db: &TestDb) {
     let session = mirror(db, "load", "alice");
     let server = start(db);
-    let token = tokens(db).alice;
+    let t = tokens(db);
+    let token = t.alice;
     let bundles: Vec<String> = (0..200).map(|_| ask(db, &session, 1)).collect();
     let before = resources();
     let deadline = Instant::now() + Duration::from_secs(20);
@@ -211,7 +212,12 @@ fn http_9_bounded_load_run(db: &TestDb) {
             )
         })
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
+    // Measured once every poll is open, not after a guess at how long
+    // opening them takes.
+    let metrics = server.url("/metrics");
+    eventually(Duration::from_secs(15), "every long poll began", || {
+        crate::http_routes::waits_in_flight(&metrics, &t.system) >= bundles.len() as u64
+    });
     let during = resources();
     let server_threads = server.threads();
     let answerers: Vec<_> = (0..20)

@@ -24,6 +24,18 @@ fn ask_args(session: &str) -> String {
 
 const ANSWER: &str = r#"{"answers": [{"question_id": "q1", "selected_options": ["q1_opt1"], "custom_text": "yes"}]}"#;
 
+/// The server's `clarion_waits_in_flight` gauge, read from `metrics_url`
+/// with a system token: a wait counts once it has begun (its waker is
+/// registered), so a test waits on this, not on a sleep.
+pub fn waits_in_flight(metrics_url: &str, system_token: &str) -> u64 {
+    send(client().get(metrics_url).bearer_auth(system_token))
+        .body
+        .lines()
+        .find_map(|line| line.strip_prefix("clarion_waits_in_flight "))
+        .and_then(|value| value.parse::<u64>().ok())
+        .unwrap()
+}
+
 dual_backend!(
     http_2_every_route_answers_the_library_envelope,
     http_2_rpc_calls_any_wire_5_operation,
@@ -313,7 +325,10 @@ fn http_5_waits_over_http(db: &TestDb) {
     let url = server.url(&format!("/api/v1/clarification/{pending}/wait"));
     let token = t.alice.clone();
     let waiter = std::thread::spawn(move || send(client().get(url).bearer_auth(token)));
-    std::thread::sleep(Duration::from_millis(300));
+    let metrics = server.url("/metrics");
+    eventually(Duration::from_secs(30), "the wait began", || {
+        waits_in_flight(&metrics, &t.system) >= 1
+    });
     db.resolve_bundle(&alice(), &pending, &one_answer("yes"))
         .unwrap();
     let woken = waiter.join().unwrap();
@@ -437,15 +452,8 @@ fn http_5_waits_hold_no_thread_and_end_with_their_client(db: &TestDb) {
     let t = tokens(db);
     let waits: u64 = 300;
     let bundles: Vec<String> = (0..10).map(|_| ask(db, &session, 1)).collect();
-    let in_flight = || {
-        let metrics = get(&server, &t.system, "/metrics");
-        metrics
-            .body
-            .lines()
-            .find_map(|line| line.strip_prefix("clarion_waits_in_flight "))
-            .and_then(|value| value.parse::<u64>().ok())
-            .unwrap()
-    };
+    let metrics = server.url("/metrics");
+    let in_flight = || waits_in_flight(&metrics, &t.system);
     let before = server.threads();
     let connections: Vec<std::net::TcpStream> = (0..waits as usize)
         .map(|n| {
@@ -459,30 +467,21 @@ fn http_5_waits_hold_no_thread_and_end_with_their_client(db: &TestDb) {
             stream
         })
         .collect();
-    let started = std::time::Instant::now();
-    while in_flight() < waits {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "only {} waits began",
-            in_flight()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    eventually(Duration::from_secs(30), "every wait began", || {
+        in_flight() >= waits
+    });
     let during = server.threads();
     println!("{waits} open waits: the server's threads {before} → {during}");
     // Two workers and the blocking pool the checks share (40 at most,
     // as `clarion serve` sizes it); none per wait.
     assert!(during <= 2 + 40, "{waits} waits took {during} threads");
     drop(connections);
-    let dropped = std::time::Instant::now();
-    while in_flight() > 0 {
-        assert!(
-            dropped.elapsed() < Duration::from_secs(10),
-            "{} waits outlived their clients",
-            in_flight()
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // "At once": 10 s is far beyond the few milliseconds this takes.
+    eventually(
+        Duration::from_secs(10),
+        "no wait outlives its client",
+        || in_flight() == 0,
+    );
     // Nothing was detached by the clients going away (WAIT-1b).
     db.resolve_bundle(&alice(), &bundles[0], &one_answer("yes"))
         .unwrap();
@@ -506,7 +505,10 @@ fn http_8_open_waits_answer_503_on_shutdown(db: &TestDb) {
             started.elapsed(),
         )
     });
-    std::thread::sleep(Duration::from_millis(500));
+    let metrics = server.url("/metrics");
+    eventually(Duration::from_secs(30), "the wait began", || {
+        waits_in_flight(&metrics, &t.system) >= 1
+    });
     server.shutdown.begin();
     let (reply, took) = waiter.join().unwrap();
     assert_eq!(reply.text(), r#"503 {"error":"server shutting down"}"#);

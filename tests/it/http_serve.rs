@@ -138,12 +138,16 @@ fn http_8_serve_stops_gracefully_with_open_waits(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let pending = ask(db, &session, 1);
     let token = db.add_token(&alice(), "").unwrap().token;
+    let system = db.add_token(&clarion::Principal::System, "").unwrap().token;
     let mut served = serve(&db.url, &["--grace-period", "5"]);
     let url = served.url(&format!(
         "/api/v1/clarification/{pending}/wait?timeout_ms=50000"
     ));
     let waiter = std::thread::spawn(move || send(client().get(url).bearer_auth(token)));
-    std::thread::sleep(Duration::from_millis(700));
+    let metrics = served.url("/metrics");
+    eventually(Duration::from_secs(30), "the wait began", || {
+        crate::http_routes::waits_in_flight(&metrics, &system) >= 1
+    });
     let started = Instant::now();
     let status = served.terminate(Duration::from_secs(20));
     assert_eq!(status.code(), Some(0), "{status:?}");

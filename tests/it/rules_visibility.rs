@@ -6,6 +6,7 @@ use clarion::{
     SessionUpsert, Target,
 };
 
+use crate::delivery_waiting_support::{already_waiting, spawn_wait_bundle};
 use crate::support::rows::{self, Row};
 use crate::support::*;
 
@@ -518,20 +519,22 @@ fn auth_5_a_bundle_moved_away_while_waited_on_is_not_found(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let pending_id = ask(db, &session, 1);
     let handle = db.reopen_polling(std::time::Duration::from_millis(20));
-    let waiter = {
-        let (handle, pending_id) = (handle.clone(), pending_id.clone());
-        std::thread::spawn(move || {
-            handle.wait_bundle(&alice(), &pending_id, std::time::Duration::from_secs(30))
-        })
-    };
-    // Let the waiter see the bundle once, then take it away from alice.
-    std::thread::sleep(std::time::Duration::from_millis(100));
+    // The waiter has seen the bundle once (it reached its sleep), then it
+    // is taken away from alice.
+    let waiter = already_waiting(&handle, || {
+        spawn_wait_bundle(
+            &handle,
+            alice(),
+            &pending_id,
+            std::time::Duration::from_secs(30),
+        )
+    });
     db.upsert_workspace("w-bob", Some("bob")).unwrap();
     db.upsert_task("t-a", Some("w-bob")).unwrap();
     handle
         .resolve_bundle(&Principal::System, &pending_id, &one_answer("secret"))
         .unwrap();
-    let outcome = waiter.join().unwrap();
+    let outcome = waiter.within(std::time::Duration::from_secs(60));
     assert!(
         matches!(outcome, Err(Error::NotFound(Entity::Bundle))),
         "{outcome:?}"

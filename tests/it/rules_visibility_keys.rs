@@ -389,6 +389,8 @@ fn ops_3a_owner_change_waits_for_a_task_moving_in(db: &TestDb) {
             "the move never paused"
         );
         let owner_change = scope.spawn(|| db.upsert_workspace("w0", Some("bob")));
+        // Time to get past the paused move if it did not wait for it; a
+        // slow start only leaves it waiting too, so no false failure.
         std::thread::sleep(Duration::from_millis(300));
         let waited = !owner_change.is_finished();
         gate.open();

@@ -32,6 +32,14 @@ fn click_once_settled(browser: &Browser, pending_id: &str, button: &str) {
     );
 }
 
+/// Returns once the page's wait of [`click_once_settled`] is open on the
+/// server, so what settles the bundle comes while the page waits.
+fn page_waits(metrics_url: &str, system_token: &str) {
+    eventually(Duration::from_secs(30), "the page's wait began", || {
+        crate::http_routes::waits_in_flight(metrics_url, system_token) >= 1
+    });
+}
+
 dual_backend!(
     ui_4_an_answer_stores_what_was_clicked,
     ui_4_reject_with_a_reason_and_cancel,
@@ -120,8 +128,9 @@ fn ui_6_duplicate_submit_shows_the_winners_answers(db: &TestDb) {
     browser.type_into("#text-0", "mine, the loser's");
 
     let url = served.url(&format!("/api/v1/clarification/{pending}/respond"));
+    let (metrics, system) = (served.url("/metrics"), tokens.system.clone());
     let winner = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
+        page_waits(&metrics, &system);
         send(
             client()
                 .post(url)
@@ -194,8 +203,9 @@ fn ui_6_settled_or_closed_while_open(db: &TestDb) {
     open(&browser, &conflicted);
     browser.click(&option_box(1, 1));
     let url = db.url.clone();
+    let (metrics, system) = (served.url("/metrics"), tokens.system.clone());
     let turn = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
+        page_waits(&metrics, &system);
         Clarion::open(&url)
             .unwrap()
             .begin_turn(&conflicted_session)
