@@ -356,10 +356,10 @@ impl Follower {
             .copied()
             .filter(|index| !self.streams[*index].checked)
             .collect();
-        let revoked = self.check(&unchecked).await;
+        let ended = self.check(&unchecked).await;
         for index in receiving {
             let stream = &mut self.streams[index];
-            if revoked.contains(&index) {
+            if ended.contains(&index) {
                 continue;
             }
             if let Some((_, Some(page))) = pages.get(&stream.principal) {
@@ -371,7 +371,7 @@ impl Follower {
                 }
             }
         }
-        self.drop_revoked(revoked);
+        self.drop_ended(ended);
         for (principal, (_, page)) in pages {
             if page.is_some_and(|page| page.full || page.held_back || page.reset) {
                 self.dirty.insert(principal);
@@ -432,13 +432,13 @@ impl Follower {
     /// HTTP-10: keep-alives, each after its stream's credential check.
     async fn keep_alive(&mut self) {
         let all: Vec<usize> = (0..self.streams.len()).collect();
-        let revoked = self.check(&all).await;
+        let ended = self.check(&all).await;
         for (index, stream) in self.streams.iter_mut().enumerate() {
-            if !revoked.contains(&index) {
+            if !ended.contains(&index) {
                 stream.offer(SseEvent::default().comment(""));
             }
         }
-        self.drop_revoked(revoked);
+        self.drop_ended(ended);
     }
 
     /// HTTP-10: streams whose credential's end has come are checked; one
@@ -448,17 +448,18 @@ impl Follower {
         let due: Vec<usize> = (0..self.streams.len())
             .filter(|index| self.streams[*index].ends.is_some_and(|at| at <= now))
             .collect();
-        let revoked = self.check(&due).await;
+        let ended = self.check(&due).await;
         for index in &due {
             self.streams[*index].ends = None;
         }
-        self.drop_revoked(revoked);
+        self.drop_ended(ended);
     }
 
     /// HTTP-10: checks the credentials of the streams at `indexes`, each
     /// distinct credential once and all in one call of the authenticator,
-    /// on the streams' pool. Returns the streams whose credential no
-    /// longer names their principal: each has been sent `revoked`.
+    /// on the streams' pool. Returns the streams to end: those whose
+    /// credential no longer names their principal, each sent `revoked`,
+    /// and those that could not be checked.
     async fn check(&mut self, indexes: &[usize]) -> HashSet<usize> {
         let mut requests: Vec<Arc<Parts>> = Vec::new();
         let mut seen: HashMap<&str, usize> = HashMap::new();
@@ -484,40 +485,43 @@ impl Follower {
                 auth.authenticate_all(&requests)
             })
             .await
-            .unwrap_or_default();
-        let mut revoked = HashSet::new();
+            .unwrap_or_else(|error| {
+                tracing::warn!(%error, "event streams could not check their credentials; ending them");
+                Vec::new()
+            });
+        let mut ended = HashSet::new();
         for index in indexes {
             let stream = &mut self.streams[*index];
             let answer = slots
                 .get(&stream.credential)
                 .and_then(|slot| answers.get(*slot));
-            let still = match answer {
-                Some(Authentication::Bearer(now) | Authentication::Cookie(now)) => {
-                    *now == stream.principal
+            match answer {
+                Some(Authentication::Bearer(now) | Authentication::Cookie(now))
+                    if *now == stream.principal =>
+                {
+                    stream.checked = true;
+                    continue;
                 }
+                // Not checked (the authenticator failed): ended, but not
+                // told it was signed out.
                 Some(Authentication::Failed(cause)) => {
                     tracing::warn!(%cause, "an event stream could not check its credential; ending it");
-                    false
                 }
-                _ => false,
-            };
-            if still {
-                stream.checked = true;
-            } else {
-                stream.revoke();
-                revoked.insert(*index);
+                None => {}
+                Some(_) => stream.revoke(),
             }
+            ended.insert(*index);
         }
-        revoked
+        ended
     }
 
-    fn drop_revoked(&mut self, revoked: HashSet<usize>) {
-        if revoked.is_empty() {
+    fn drop_ended(&mut self, ended: HashSet<usize>) {
+        if ended.is_empty() {
             return;
         }
         let mut index = 0;
         self.streams.retain(|_| {
-            let keep = !revoked.contains(&index);
+            let keep = !ended.contains(&index);
             index += 1;
             keep
         });
