@@ -23,10 +23,10 @@ use tokio_stream::Stream;
 use crate::domain::events::{is_position, EventPage};
 use crate::doors::http::caller::Caller;
 use crate::doors::http::error::HttpError;
-use crate::doors::http::fanout::{event_message, read, reset_message, Joining, Message, QUEUE};
+use crate::doors::http::fanout::{event_message, join, read, reset_message, QUEUE};
 use crate::doors::http::input::{Input, Kind};
 use crate::doors::http::metrics::InFlight;
-use crate::doors::http::places::StreamPlace;
+use crate::doors::http::places::{Joining, Message, StreamPlace};
 use crate::doors::http::state::AppState;
 use crate::doors::operations::Operation;
 use crate::error::ValidationError;
@@ -80,7 +80,7 @@ pub(crate) async fn stream(
     queue_first(&sender, &first);
     // HTTP-14: from now on the router's one follower serves it; its
     // keep-alives are the follower's, each after a credential check.
-    state.fanout.join(
+    join(
         &state,
         Joining {
             principal,

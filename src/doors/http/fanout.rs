@@ -14,8 +14,7 @@
 //! subscription and no reference to its engine while nobody follows.
 
 use std::collections::{HashMap, HashSet};
-use std::convert::Infallible;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::request::Parts;
@@ -30,6 +29,7 @@ use crate::domain::events::{Event, EventPage, Position};
 use crate::doors::envelope;
 use crate::doors::http::auth::Authentication;
 use crate::doors::http::error::HttpError;
+use crate::doors::http::places::{Joining, Message};
 use crate::doors::http::state::AppState;
 use crate::doors::http::wait::sleep_until;
 use crate::doors::operations::Operation;
@@ -45,9 +45,6 @@ pub(crate) const QUEUE: usize = PAGE as usize + 8;
 /// transaction still open elsewhere (EVT-1a: nobody announces its end),
 /// or while a slow stream has events it could not take yet.
 const RETRY: Duration = Duration::from_millis(20);
-
-/// One SSE message of a stream.
-pub(crate) type Message = std::result::Result<SseEvent, Infallible>;
 
 /// HTTP-6: `event: reset` (EVT-3, EVT-4): list again.
 pub(crate) fn reset_message() -> SseEvent {
@@ -68,50 +65,11 @@ pub(crate) fn read(engine: &Engine, principal: &Principal, after: &str) -> Resul
     engine.events_after(&Operation::EventsAfter.admit(principal)?, after, Some(PAGE))
 }
 
-/// A stream handed to the follower once its first page is queued.
-pub(crate) struct Joining {
-    pub(crate) principal: Principal,
-    /// Its credential as the authenticator names it (HTTP-13), with the
-    /// request that carried it, to be asked about again (HTTP-10).
-    pub(crate) credential: String,
-    pub(crate) request: Arc<Parts>,
-    /// The position its client has every event up to.
-    pub(crate) position: String,
-    pub(crate) sender: mpsc::Sender<Message>,
-    /// When the credential ends by itself (a web session's expiry).
-    pub(crate) ends: Option<Instant>,
-}
-
-/// The router's door to its follower: how streams join it.
-#[derive(Default)]
-pub(crate) struct Fanout {
-    /// The running follower's inbox of new streams; `None` while none runs.
-    joins: Mutex<Option<mpsc::UnboundedSender<Joining>>>,
-}
-
-impl Fanout {
-    /// Hands `stream` to the follower, starting one if none runs.
-    pub(crate) fn join(&self, state: &AppState, stream: Joining) {
-        let mut joins = self.lock();
-        let stream = match joins.as_ref() {
-            Some(running) => match running.send(stream) {
-                Ok(()) => return,
-                // Its follower ended while it was being handed on.
-                Err(mpsc::error::SendError(stream)) => stream,
-            },
-            None => stream,
-        };
-        let (sender, receiver) = mpsc::unbounded_channel();
-        // The receiver is alive: this cannot fail.
-        let _ = sender.send(stream);
-        *joins = Some(sender);
-        tokio::spawn(Follower::new(state.clone(), receiver).run());
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<mpsc::UnboundedSender<Joining>>> {
-        self.joins
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+/// HTTP-14: hands `stream` to the router's follower, starting one if
+/// none runs.
+pub(crate) fn join(state: &AppState, stream: Joining) {
+    if let Some(joins) = state.fanout.hand_on(stream) {
+        tokio::spawn(Follower::new(state.clone(), joins).run());
     }
 }
 
@@ -305,12 +263,7 @@ impl Follower {
     /// Ends the follower when no stream is open and none is joining; the
     /// next stream starts another.
     fn leave(&mut self) -> bool {
-        let mut joins = self.state.fanout.lock();
-        if !self.joins.is_empty() {
-            return false;
-        }
-        *joins = None;
-        true
+        self.state.fanout.leave(&self.joins)
     }
 
     /// A stream whose queue stayed full for a keep-alive interval is

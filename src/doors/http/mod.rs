@@ -53,11 +53,11 @@ pub use serve::{
     connections_allowed, descriptor_limits, serve, ServeOptions, RESERVED_DESCRIPTORS,
 };
 
-use fanout::Fanout;
 use metrics::Metrics;
 use middleware::{
     cors, loopback_hosts, mark_route, method_not_allowed, observe, route_not_found, NewRequestId,
 };
+use places::Fanout;
 use state::{AppState, Inner};
 
 /// HTTP-1: the router over `engine`, authenticating with `auth`.
