@@ -17,6 +17,7 @@ use crate::support::*;
 dual_backend!(
     http_12_a_stalled_body_gets_408,
     http_12_no_accept_at_the_connection_cap,
+    http_12_idle_keep_alives_close_after_the_header_timeout,
     http_12_serve_raises_its_descriptor_limit
 );
 
@@ -86,6 +87,38 @@ fn http_12_no_accept_at_the_connection_cap(db: &TestDb) {
     let mut reply = String::new();
     fourth.read_to_string(&mut reply).unwrap();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+}
+
+/// A keep-alive connection left idle after its answer, and one that never
+/// sent a request, are closed by the server once the header timeout has
+/// passed: idle connections do not hold places under the cap forever.
+fn http_12_idle_keep_alives_close_after_the_header_timeout(db: &TestDb) {
+    let server = serve_with(
+        db,
+        ServeOptions::new()
+            .max_connections(2)
+            .header_read_timeout(Duration::from_millis(300)),
+    );
+    let mut answered = TcpStream::connect(server.authority()).unwrap();
+    let silent = TcpStream::connect(server.authority()).unwrap();
+    let request = format!(
+        "GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n",
+        server.authority()
+    );
+    answered.write_all(request.as_bytes()).unwrap();
+    for mut connection in [answered, silent] {
+        // Generous: a loaded machine may be slow to fire the timer.
+        connection
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let mut seen = Vec::new();
+        // Ends (EOF) only when the server closes the connection.
+        connection.read_to_end(&mut seen).unwrap();
+        let seen = String::from_utf8_lossy(&seen);
+        assert!(seen.is_empty() || seen.starts_with("HTTP/1.1 200"), "{seen}");
+    }
+    // Both places are free again: a third client is answered.
+    assert_eq!(send(client().get(server.url("/healthz"))).status, 200);
 }
 
 /// `clarion serve` started with a low soft descriptor limit raises it to
