@@ -96,10 +96,20 @@ pub type Place = fn(&str) -> Scratch;
 /// (`sqlite` or `postgresql`) keeps only one.
 pub fn backends() -> Vec<(&'static str, Place)> {
     let only = std::env::var("CLARION_BENCH_BACKEND").ok();
-    all_backends()
+    let chosen: Vec<(&'static str, Place)> = all_backends()
         .into_iter()
         .filter(|(name, _)| only.as_deref().is_none_or(|o| name.eq_ignore_ascii_case(o)))
-        .collect()
+        .collect();
+    if chosen.is_empty() {
+        let known: Vec<&str> = all_backends().iter().map(|(name, _)| *name).collect();
+        eprintln!(
+            "CLARION_BENCH_BACKEND={:?} names no backend of this build; known: {}",
+            only.unwrap_or_default(),
+            known.join(", ")
+        );
+        std::process::exit(2);
+    }
+    chosen
 }
 
 fn all_backends() -> Vec<(&'static str, Place)> {

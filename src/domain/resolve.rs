@@ -181,7 +181,12 @@ fn prepare(request: &ResolveRequest, rows: &[QuestionRecord]) -> Result<Decision
 fn replay(conn: &mut AnyConnection, scope: &Scope, pending_id: &str) -> Result<Resolved> {
     let (fresh, rows) =
         claim::read_again(conn, scope, pending_id)?.ok_or(Error::NotFound(Entity::Bundle))?;
-    let (status, response) = bundle::stored_response(&fresh, &rows).ok_or(Error::NoLongerActive)?;
+    replayed(&fresh, &rows)
+}
+
+/// REPLAY-1/2 from one read of a bundle with no pending row.
+fn replayed(record: &bundle::BundleRecord, rows: &[QuestionRecord]) -> Result<Resolved> {
+    let (status, response) = bundle::stored_response(record, rows).ok_or(Error::NoLongerActive)?;
     Ok(Resolved {
         claimed: false,
         status,
@@ -228,7 +233,7 @@ impl Engine {
 
     /// Steps 3, 6 and 7 shared by resolve and cancel. The claim's first
     /// read (no lock) finds the bundle (not-found) and validates it; if it
-    /// shows the bundle already settled, the caller replays at once.
+    /// shows the bundle already settled, the caller replays from that read.
     /// Otherwise one write transaction reads, validates and claims again,
     /// under its lock. Nothing is written unless the claim is won; a loser
     /// replays (REPLAY-1).
@@ -252,9 +257,12 @@ impl Engine {
             let first = self
                 .conn()?
                 .run(|conn| claim::read_first(conn, scope, pending_id, &decide))?;
-            let FirstRead::Open(opened) = first else {
-                break;
+            let opened = match first {
+                FirstRead::Open(opened) => opened,
+                // Already settled: this read is the replay's (REPLAY-1).
+                FirstRead::Settled(settled) => return replayed(&settled.0, &settled.1),
             };
+            self.failpoint(points::RESOLVE_AFTER_FIRST_READ)?;
             let queue = Instant::now() >= polling_until;
             match self
                 .claim_in_transaction(principal, scope, pending_id, &opened, &decide, queue)?

@@ -137,7 +137,10 @@ pub mod points {
     /// Inside `wait`/`wait_bundle`, after reading the bundle and before
     /// sleeping: the window where a lost wake-up would hide.
     pub const WAIT_BEFORE_SLEEP: &str = "wait.before_sleep";
-    /// In a resolve or cancel that did not win, before the loser's replay.
+    /// In a resolve or cancel whose first read found a pending row, before
+    /// its claim's write transaction.
+    pub const RESOLVE_AFTER_FIRST_READ: &str = "resolve.after_first_read";
+    /// In a resolve or cancel whose claim lost, before the loser's replay.
     pub const RESOLVE_BEFORE_REPLAY: &str = "resolve.before_replay";
     /// After the claim committed, before any waiter or dispatcher ran.
     pub const RESOLVE_AFTER_COMMIT: &str = "resolve.after_commit";

@@ -115,7 +115,10 @@ fn http_12_idle_keep_alives_close_after_the_header_timeout(db: &TestDb) {
         // Ends (EOF) only when the server closes the connection.
         connection.read_to_end(&mut seen).unwrap();
         let seen = String::from_utf8_lossy(&seen);
-        assert!(seen.is_empty() || seen.starts_with("HTTP/1.1 200"), "{seen}");
+        assert!(
+            seen.is_empty() || seen.starts_with("HTTP/1.1 200"),
+            "{seen}"
+        );
     }
     // Both places are free again: a third client is answered.
     assert_eq!(send(client().get(server.url("/healthz"))).status, 200);

@@ -543,30 +543,36 @@ fn auth_5_a_bundle_moved_away_while_waited_on_is_not_found(db: &TestDb) {
 
 /// AUTH-5 for a loser: a bundle moved out of the principal's sight
 /// between the claim's read and the replay is not-found; the winner's
-/// answer is not replayed to someone who may no longer see it.
+/// answer is not replayed to someone who may no longer see it. The loser
+/// reads the bundle pending and pauses; the winner settles it; the
+/// loser's claim loses, and the bundle moves away before its replay.
 fn auth_5_a_loser_whose_bundle_moved_away_gets_not_found(db: &TestDb) {
     use clarion::test_hooks::{points, FailAction, Gate};
     let session = mirror(db, "a", "alice");
     let pending_id = ask(db, &session, 1);
-    db.resolve_bundle(&Principal::System, &pending_id, &one_answer("first"))
-        .unwrap();
     let loser = db.reopen();
-    let gate = Gate::new();
+    let (read, replay) = (Gate::new(), Gate::new());
+    loser.arm_failpoint(
+        points::RESOLVE_AFTER_FIRST_READ,
+        FailAction::Block(read.clone()),
+    );
     loser.arm_failpoint(
         points::RESOLVE_BEFORE_REPLAY,
-        FailAction::Block(gate.clone()),
+        FailAction::Block(replay.clone()),
     );
     let racing = {
         let (loser, pending_id) = (loser.clone(), pending_id.clone());
         std::thread::spawn(move || loser.resolve_bundle(&alice(), &pending_id, &one_answer("late")))
     };
-    assert!(
-        gate.wait_arrival(std::time::Duration::from_secs(10)),
-        "the loser reached its replay"
-    );
+    let arrived = |gate: &Gate| gate.wait_arrival(std::time::Duration::from_secs(10));
+    assert!(arrived(&read), "the loser read the bundle pending");
+    db.resolve_bundle(&Principal::System, &pending_id, &one_answer("first"))
+        .unwrap();
+    read.open();
+    assert!(arrived(&replay), "the loser lost its claim");
     db.upsert_workspace("w-bob", Some("bob")).unwrap();
     db.upsert_task("t-a", Some("w-bob")).unwrap();
-    gate.open();
+    replay.open();
     let outcome = racing.join().unwrap();
     assert!(
         matches!(outcome, Err(Error::NotFound(Entity::Bundle))),

@@ -122,7 +122,7 @@ pub(crate) fn read_first(
         .iter()
         .any(|row| matches!(row.status(), QuestionStatus::Pending))
     {
-        return Ok(FirstRead::Settled);
+        return Ok(FirstRead::Settled(Box::new((record, rows))));
     }
     Ok(FirstRead::Open(Box::new(Opened {
         record,
@@ -133,8 +133,9 @@ pub(crate) fn read_first(
 
 /// What the claim's first read found.
 pub(crate) enum FirstRead {
-    /// No row is pending: the caller replays (REPLAY-1).
-    Settled,
+    /// No row is pending: the caller replays (REPLAY-1) from this very
+    /// read, which is the replay's read (OPS-4: no second round trip).
+    Settled(Box<(BundleRecord, Vec<QuestionRecord>)>),
     /// A row is pending: the claim decides, under its lock.
     Open(Box<Opened>),
 }
