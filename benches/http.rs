@@ -652,6 +652,8 @@ async fn subscriber(
 struct Subscribers {
     receipts: mpsc::Receiver<Receipt>,
     count: usize,
+    /// Stream `n` is user `n % users`'s.
+    users: usize,
     /// Receipts that arrived while another event was awaited.
     early: HashMap<String, Vec<Receipt>>,
     /// Disconnects them.
@@ -679,9 +681,9 @@ impl Subscribers {
     fn http(
         runtime: &tokio::runtime::Runtime,
         base: &str,
-        tokens: &[String],
-        count: usize,
+        crowd: &Crowd,
     ) -> Result<Subscribers, String> {
+        let count = crowd.streams;
         let client = reqwest::Client::builder()
             .build()
             .map_err(|e| e.to_string())?;
@@ -692,7 +694,7 @@ impl Subscribers {
             for n in 0..count {
                 let response = client
                     .get(&url)
-                    .bearer_auth(&tokens[n / STREAMS_PER_CREDENTIAL])
+                    .bearer_auth(crowd.token_of(n))
                     .header("accept", "text/event-stream")
                     .send()
                     .await
@@ -715,6 +717,7 @@ impl Subscribers {
         Ok(Subscribers {
             receipts,
             count,
+            users: crowd.users.len(),
             early: HashMap::new(),
             stop: Some(Box::new(move || {
                 for task in tasks {
@@ -728,22 +731,23 @@ impl Subscribers {
     /// each as a stream would: woken by `subscribe_events`, it reads
     /// `events_after` its position (from the head, like a stream without
     /// `Last-Event-ID`).
-    fn rust(inbox: &Clarion, count: usize) -> Subscribers {
+    fn rust(inbox: &Clarion, crowd: &Crowd) -> Subscribers {
+        let count = crowd.streams;
         let (send, receipts) = mpsc::channel();
         let stop = Arc::new(AtomicBool::new(false));
         let threads: Vec<JoinHandle<()>> = (0..count)
             .map(|n| {
                 let (inbox, send, stop) = (inbox.clone(), send.clone(), stop.clone());
+                let principal = crowd.user_of(n).principal.clone();
                 let (woken, wakes) = mpsc::channel::<()>();
                 // Subscribed before the head is read: nothing committed in
                 // between is missed.
                 let subscription = inbox.subscribe_events(move || {
                     let _ = woken.send(());
                 });
-                let mut position = inbox.events_head(&alice()).unwrap();
+                let mut position = inbox.events_head(&principal).unwrap();
                 std::thread::spawn(move || {
                     let _subscription = subscription;
-                    let principal = alice();
                     // As the stream does: a page that moved reads on at
                     // once, one held back by an open transaction (EVT-1a)
                     // reads again after 20 ms, else wait to be woken.
@@ -788,6 +792,7 @@ impl Subscribers {
         Subscribers {
             receipts,
             count,
+            users: crowd.users.len(),
             early: HashMap::new(),
             stop: Some(Box::new(move || {
                 stop.store(true, Ordering::Relaxed);
@@ -798,29 +803,65 @@ impl Subscribers {
         }
     }
 
-    /// Waits until every subscriber holds a first event: the streams are
-    /// live. `Err` says how many did not within 30 s.
-    fn primed(mut self, inbox: &Clarion) -> Result<Subscribers, String> {
-        let primer = inbox.ask(&two_questions("events")).unwrap().pending_id;
-        let (times, _) = self.collect(&primer, Duration::from_secs(30));
-        if times.len() < self.count {
+    /// None at all: the same flow without streams, for the bystanders'
+    /// baseline.
+    fn none() -> Subscribers {
+        let (_, receipts) = mpsc::channel();
+        Subscribers {
+            receipts,
+            count: 0,
+            users: 1,
+            early: HashMap::new(),
+            stop: None,
+        }
+    }
+
+    /// How many of the streams are user `user`'s.
+    fn streams_of(&self, user: usize) -> usize {
+        (0..self.count).filter(|n| n % self.users == user).count()
+    }
+
+    /// Waits until every subscriber holds a first event (one asked for
+    /// each user, all asked first): the streams are live. `Err` says how
+    /// many did not within 30 s.
+    fn primed(mut self, inbox: &Clarion, crowd: &Crowd) -> Result<Subscribers, String> {
+        let primers: Vec<String> = crowd
+            .users
+            .iter()
+            .map(|user| inbox.ask(&two_questions(&user.session)).unwrap().pending_id)
+            .collect();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let mut received = 0;
+        for (user, primer) in primers.iter().enumerate() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            received += self.collect(primer, user, left).0.len();
+        }
+        if received < self.count {
             return Err(format!(
-                "only {} of {} subscribers received the first event within 30 s",
-                times.len(),
+                "only {received} of {} subscribers received the first event within 30 s",
                 self.count
             ));
         }
         Ok(self)
     }
 
-    /// Waits (at most `limit`) until every subscriber received
+    /// Waits (at most `limit`) until every stream of `user` received
     /// `pending_id`'s event; the receipt times, and how many subscribers
-    /// got it twice.
-    fn collect(&mut self, pending_id: &str, limit: Duration) -> (Vec<i64>, usize) {
+    /// got it twice. Another user's stream receiving it is a visibility
+    /// leak: the benchmark stops.
+    fn collect(&mut self, pending_id: &str, user: usize, limit: Duration) -> (Vec<i64>, usize) {
         let deadline = Instant::now() + limit;
+        let expected = self.streams_of(user);
+        let users = self.users;
         let mut seen = vec![false; self.count];
-        let (mut times, mut twice) = (Vec::with_capacity(self.count), 0);
+        let (mut times, mut twice) = (Vec::with_capacity(expected), 0);
         let mut take = |receipt: Receipt, times: &mut Vec<i64>| {
+            assert_eq!(
+                receipt.subscriber % users,
+                user,
+                "stream {} of another user received {pending_id}",
+                receipt.subscriber
+            );
             if std::mem::replace(&mut seen[receipt.subscriber], true) {
                 twice += 1;
             } else {
@@ -830,7 +871,7 @@ impl Subscribers {
         for receipt in self.early.remove(pending_id).unwrap_or_default() {
             take(receipt, &mut times);
         }
-        while times.len() < self.count {
+        while times.len() < expected {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.receipts.recv_timeout(left) {
                 Ok(receipt) if receipt.pending_id == pending_id => take(receipt, &mut times),
@@ -846,6 +887,123 @@ impl Subscribers {
     }
 }
 
+/// Who holds the streams of part 2: `streams` of them over `users`,
+/// stream `n` belonging to user `n % users`, each user with a session
+/// of its own to ask on and a token per [`STREAMS_PER_CREDENTIAL`] of
+/// its streams (HTTP-13).
+struct Crowd {
+    users: Vec<CrowdUser>,
+    streams: usize,
+}
+
+struct CrowdUser {
+    principal: Principal,
+    session: String,
+    tokens: Vec<String>,
+}
+
+impl Crowd {
+    /// One user: alice, asking on session `events`. More: users `u0`,
+    /// `u1`, … each owning a workspace of their own.
+    fn new(inbox: &Clarion, users: usize, streams: usize) -> Crowd {
+        let users = users.clamp(1, streams.max(1));
+        let crowd_users = (0..users)
+            .map(|user| {
+                let (principal, session) = if users == 1 {
+                    (alice(), "events".to_owned())
+                } else {
+                    let id = format!("u{user}");
+                    let (workspace, task) = (format!("w-{id}"), format!("t-{id}"));
+                    inbox.upsert_workspace(&workspace, Some(&id)).unwrap();
+                    inbox.upsert_task(&task, Some(&workspace)).unwrap();
+                    let session = format!("s-{id}");
+                    inbox
+                        .upsert_session(SessionUpsert::new(&session, &task))
+                        .unwrap();
+                    (Principal::user(&id), session)
+                };
+                if users == 1 {
+                    inbox
+                        .upsert_session(SessionUpsert::new(&session, "t"))
+                        .unwrap();
+                }
+                let own = (0..streams).filter(|n| n % users == user).count();
+                let tokens = (0..own.div_ceil(STREAMS_PER_CREDENTIAL).max(1))
+                    .map(|_| inbox.add_token(&principal, "bench events").unwrap().token)
+                    .collect();
+                CrowdUser {
+                    principal,
+                    session,
+                    tokens,
+                }
+            })
+            .collect();
+        Crowd {
+            users: crowd_users,
+            streams,
+        }
+    }
+
+    fn user_of(&self, stream: usize) -> &CrowdUser {
+        &self.users[stream % self.users.len()]
+    }
+
+    fn token_of(&self, stream: usize) -> &str {
+        let user = self.user_of(stream);
+        &user.tokens[(stream / self.users.len()) / STREAMS_PER_CREDENTIAL]
+    }
+}
+
+/// Other requests beside the streams (OPS-7): `BYSTANDERS` threads list
+/// the first user's pending bundles over HTTP, one request after another,
+/// until stopped; their latencies.
+struct Bystanders {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<Vec<Duration>>>,
+}
+
+const BYSTANDERS: usize = 2;
+
+impl Bystanders {
+    fn start(base: &str, token: &str) -> Bystanders {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = (0..BYSTANDERS)
+            .map(|_| {
+                let (stop, url, token) = (
+                    stop.clone(),
+                    format!("{base}/api/v1/clarification"),
+                    token.to_owned(),
+                );
+                std::thread::spawn(move || {
+                    let client = reqwest::blocking::Client::new();
+                    let mut latencies = Vec::new();
+                    while !stop.load(Ordering::Relaxed) {
+                        let started = Instant::now();
+                        let response = client.get(&url).bearer_auth(&token).send();
+                        let status = response.map(|r| r.status().as_u16()).unwrap_or(0);
+                        assert_eq!(status, 200, "a bystander's list failed");
+                        latencies.push(started.elapsed());
+                    }
+                    latencies
+                })
+            })
+            .collect();
+        Bystanders { stop, threads }
+    }
+
+    /// Stops them; every latency, sorted.
+    fn stop(self) -> Vec<Duration> {
+        self.stop.store(true, Ordering::Relaxed);
+        let mut all: Vec<Duration> = self
+            .threads
+            .into_iter()
+            .flat_map(|thread| thread.join().unwrap())
+            .collect();
+        all.sort();
+        all
+    }
+}
+
 /// This program re-run as the other process that asks.
 struct Asker(common::Helper);
 
@@ -856,8 +1014,8 @@ impl Asker {
 
     /// Asks one bundle in the other process: when (wall clock) its ask
     /// call started, how long it took, and the new bundle's id.
-    fn ask(&mut self) -> (i64, Duration, String) {
-        let line = self.0.request("ask");
+    fn ask(&mut self, session: &str) -> (i64, Duration, String) {
+        let line = self.0.request(&format!("ask {session}"));
         let mut parts = line.split_whitespace();
         let started = parts.next().unwrap().parse().unwrap();
         let took = Duration::from_micros(parts.next().unwrap().parse().unwrap());
@@ -865,18 +1023,19 @@ impl Asker {
     }
 }
 
-/// The asking child: for each line on stdin, asks a bundle on session
-/// `events` and prints the wall-clock start of the call, its duration in
-/// microseconds and the bundle's id.
+/// The asking child: for each line `ask <session>` on stdin, asks a
+/// bundle on that session and prints the wall-clock start of the call,
+/// its duration in microseconds and the bundle's id.
 fn asker(url: &str) {
     let inbox = Clarion::open(url).unwrap();
     let mut out = std::io::stdout().lock();
     for line in std::io::stdin().lock().lines() {
-        if line.is_err() {
+        let Ok(line) = line else {
             break;
-        }
+        };
+        let session = line.split_whitespace().nth(1).unwrap_or("events");
         let (started, clock) = (wall_micros(), Instant::now());
-        let pending_id = inbox.ask(&two_questions("events")).unwrap().pending_id;
+        let pending_id = inbox.ask(&two_questions(session)).unwrap().pending_id;
         let took = clock.elapsed().as_micros();
         writeln!(out, "{started} {took} {pending_id}").unwrap();
         out.flush().unwrap();
@@ -902,18 +1061,22 @@ struct Fanout {
 /// How long a writer waits for every subscriber to receive an event.
 const LATE: Duration = Duration::from_secs(5);
 
+/// `events` asks, each for the next user in turn (`ask` is given the
+/// user's number), each awaited by that user's streams.
 fn fanout(
     subscribers: &mut Subscribers,
     jitter: &mut common::Jitter,
     events: usize,
-    mut ask: impl FnMut() -> (i64, Duration, String),
+    mut ask: impl FnMut(usize) -> (i64, Duration, String),
 ) -> Fanout {
     let (mut latencies, mut asks) = (Vec::new(), Vec::new());
     let (mut missing, mut twice, mut late) = (0, 0, 0);
     let mut missed: Vec<String> = Vec::new();
-    for _ in 0..events {
+    for event in 0..events {
         std::thread::sleep(jitter.below(Duration::from_millis(25)));
-        let (started, took, pending_id) = ask();
+        let user = event % subscribers.users;
+        let expected = subscribers.streams_of(user);
+        let (started, took, pending_id) = ask(user);
         asks.push(took);
         // What is still held for this writer's earlier events arrived
         // after their wait ended: late.
@@ -922,16 +1085,15 @@ fn fanout(
                 late += receipts.len();
             }
         }
-        let (times, doubled) = subscribers.collect(&pending_id, LATE);
-        if times.len() < subscribers.count {
+        let (times, doubled) = subscribers.collect(&pending_id, user, LATE);
+        if times.len() < expected {
             eprintln!(
-                "bundle {pending_id}: {} of {} subscribers had not received its event {LATE:?} after the ask started",
-                subscribers.count - times.len(),
-                subscribers.count
+                "bundle {pending_id}: {} of {expected} subscribers had not received its event {LATE:?} after the ask started",
+                expected - times.len(),
             );
         }
-        missing += subscribers.count - times.len();
-        if times.len() < subscribers.count {
+        missing += expected - times.len();
+        if times.len() < expected {
             missed.push(pending_id.clone());
         }
         twice += doubled;
@@ -976,6 +1138,10 @@ struct FanoutRuns {
     far: Vec<Fanout>,
 }
 
+/// Above this many streams the floor (a thread per stream) is not run:
+/// thousands of threads measure the scheduler, not the log.
+const FLOOR_MAX_THREADS: usize = 2_000;
+
 fn events_bench(
     name: &str,
     url: &str,
@@ -989,17 +1155,25 @@ fn events_bench(
         return;
     }
     let events = common::setting("CLARION_BENCH_EVENTS", 20).max(1);
-    inbox
-        .upsert_session(SessionUpsert::new("events", "t"))
-        .unwrap();
-    // HTTP-13: at most 16 streams per credential, so a token per 16.
-    let tokens: Vec<String> = (0..count.div_ceil(STREAMS_PER_CREDENTIAL))
-        .map(|_| inbox.add_token(&alice(), "bench events").unwrap().token)
-        .collect();
+    let crowd = Crowd::new(
+        inbox,
+        common::setting("CLARION_BENCH_STREAM_USERS", 1),
+        count,
+    );
+    let users = crowd.users.len();
+    let bystander = inbox
+        .add_token(&crowd.users[0].principal, "bench bystander")
+        .unwrap()
+        .token;
+    let floor = count <= FLOOR_MAX_THREADS;
     let mut asker = Asker::start(url);
     let mut jitter = common::Jitter(0x9E37_79B9_7F4A_7C15);
     let (mut http, mut rust) = (FanoutRuns::default(), FanoutRuns::default());
+    let (mut beside, mut alone) = (Vec::new(), Vec::new());
     let mut http_missing: Option<String> = None;
+    let session_of = |user: usize| crowd.users[user].session.clone();
+    // How far apart the streams' flow asked, for the flow without them.
+    let mut spacing = Duration::ZERO;
     for run in 0..runs {
         eprintln!("{name}: SSE fan-out, run {}/{runs}", run + 1);
         // The HTTP streams and the floor take turns, the first alternating.
@@ -1011,10 +1185,11 @@ fn events_bench(
         for follower in order {
             let connected = match follower {
                 Follower::Http if http_missing.is_some() => continue,
-                Follower::Http => Subscribers::http(runtime, &servers.token, &tokens, count),
-                Follower::Rust => Ok(Subscribers::rust(inbox, count)),
+                Follower::Rust if !floor => continue,
+                Follower::Http => Subscribers::http(runtime, &servers.token, &crowd),
+                Follower::Rust => Ok(Subscribers::rust(inbox, &crowd)),
             };
-            let mut subscribers = match connected.and_then(|s| s.primed(inbox)) {
+            let mut subscribers = match connected.and_then(|s| s.primed(inbox, &crowd)) {
                 Ok(subscribers) => subscribers,
                 Err(why) if follower == Follower::Http => {
                     http_missing = Some(why);
@@ -1022,12 +1197,24 @@ fn events_bench(
                 }
                 Err(why) => panic!("{why}"),
             };
-            let here = fanout(&mut subscribers, &mut jitter, events, || {
+            let window = Instant::now();
+            let bystanders =
+                (follower == Follower::Http).then(|| Bystanders::start(&servers.token, &bystander));
+            let here = fanout(&mut subscribers, &mut jitter, events, |user| {
                 let (started, clock) = (wall_micros(), Instant::now());
-                let pending_id = inbox.ask(&two_questions("events")).unwrap().pending_id;
+                let pending_id = inbox
+                    .ask(&two_questions(&session_of(user)))
+                    .unwrap()
+                    .pending_id;
                 (started, clock.elapsed(), pending_id)
             });
-            let there = fanout(&mut subscribers, &mut jitter, events, || asker.ask());
+            let there = fanout(&mut subscribers, &mut jitter, events, |user| {
+                asker.ask(&session_of(user))
+            });
+            if let Some(bystanders) = bystanders {
+                beside.push(bystanders.stop());
+                spacing = window.elapsed() / (2 * events) as u32;
+            }
             drop(subscribers);
             let label = match follower {
                 Follower::Http => "SSE streams",
@@ -1053,8 +1240,46 @@ fn events_bench(
             runs.near.push(here);
             runs.far.push(there);
         }
+        // OPS-7: the same flow without streams, for the bystanders: the
+        // same asks at the pace the streams' flow had, so both windows
+        // are as long and see as many writes.
+        let bystanders = Bystanders::start(&servers.token, &bystander);
+        let mut nobody = Subscribers::none();
+        let mut next_ask = Instant::now();
+        let mut paced = |ask: &mut dyn FnMut() -> (i64, Duration, String)| {
+            std::thread::sleep(next_ask.saturating_duration_since(Instant::now()));
+            next_ask += spacing;
+            ask()
+        };
+        fanout(&mut nobody, &mut jitter, events, |user| {
+            paced(&mut || {
+                let (started, clock) = (wall_micros(), Instant::now());
+                let pending_id = inbox
+                    .ask(&two_questions(&session_of(user)))
+                    .unwrap()
+                    .pending_id;
+                (started, clock.elapsed(), pending_id)
+            })
+        });
+        fanout(&mut nobody, &mut jitter, events, |user| {
+            paced(&mut || asker.ask(&session_of(user)))
+        });
+        alone.push(bystanders.stop());
+        if let (Some(b), Some(a)) = (beside.last(), alone.last()) {
+            println!(
+                "{name:<10} run {}: other requests (list, {BYSTANDERS} clients) beside {count} streams p50 {:.2} ms p99 {:.2} ms ({} requests); without streams p50 {:.2} ms p99 {:.2} ms ({} requests); p99 ratio {:.2}x",
+                run + 1,
+                ms(percentile(b, 0.5)),
+                ms(percentile(b, 0.99)),
+                b.len(),
+                ms(percentile(a, 0.5)),
+                ms(percentile(a, 0.99)),
+                a.len(),
+                percentile(b, 0.99).as_secs_f64() / percentile(a, 0.99).as_secs_f64()
+            );
+        }
         if let (Some(h), Some(r)) = (http.near.last(), rust.near.last()) {
-            if http.near.len() == run + 1 {
+            if http.near.len() == run + 1 && rust.near.len() == run + 1 {
                 let (hf, rf) = (http.far.last().unwrap(), rust.far.last().unwrap());
                 println!(
                     "{name:<10} run {}: SSE / Rust p50: asked here {:.2}x, asked by another process {:.2}x",
@@ -1066,8 +1291,11 @@ fn events_bench(
         }
     }
     println!(
-        "\n{name}: fan-out, median of {runs} runs; {count} subscribers, {events} events per writer per run; latency from the start of the ask call to each subscriber's receipt (p50, p99, max over all receipts of a run)"
+        "\n{name}: fan-out, median of {runs} runs; {count} subscribers of {users} user(s), {events} events per writer per run; latency from the start of the ask call to each subscriber's receipt (p50, p99, max over all receipts of a run)"
     );
+    if !floor {
+        println!("    Rust API (floor): not run above {FLOOR_MAX_THREADS} streams (a thread each)");
+    }
     if let Some(why) = &http_missing {
         println!(
             "    SSE streams: skipped, the events route is not usable in this build ({})",
@@ -1095,7 +1323,26 @@ fn events_bench(
             );
         }
     }
-    if !http.near.is_empty() {
+    if !beside.is_empty() {
+        let pick = |runs: &[Vec<Duration>], p: f64| {
+            median(runs.iter().map(|l| percentile(l, p)).collect())
+        };
+        let ratios: Vec<f64> = beside
+            .iter()
+            .zip(&alone)
+            .map(|(b, a)| percentile(b, 0.99).as_secs_f64() / percentile(a, 0.99).as_secs_f64())
+            .collect();
+        println!(
+            "    other requests (list): beside the streams p50 {:.2} ms p99 {:.2} ms; without streams p50 {:.2} ms p99 {:.2} ms; p99 ratio {:.2}x (per run: {})",
+            ms(pick(&beside, 0.5)),
+            ms(pick(&beside, 0.99)),
+            ms(pick(&alone, 0.5)),
+            ms(pick(&alone, 0.99)),
+            median_f64(ratios.clone()),
+            ratios.iter().map(|r| format!("{r:.2}")).collect::<Vec<_>>().join(" ")
+        );
+    }
+    if !http.near.is_empty() && !rust.near.is_empty() {
         let ratios = |h: &[Fanout], r: &[Fanout]| {
             let ratios: Vec<f64> = h
                 .iter()
@@ -1113,6 +1360,25 @@ fn events_bench(
         let (far, far_text) = ratios(&http.far, &rust.far);
         println!(
             "    ratio SSE / Rust (p50 latency): asked here {near:.2}x (per run: {near_text}); asked by another process {far:.2}x (per run: {far_text})"
+        );
+    }
+}
+
+/// Thousands of streams hold two descriptors each in this process (the
+/// client's and the server's end): the soft limit goes up to the hard
+/// one, as `clarion serve` does for itself.
+fn raise_descriptor_limit() {
+    let (soft, hard) = http::descriptor_limits();
+    if soft < hard {
+        let limit = libc::rlimit {
+            rlim_cur: hard as libc::rlim_t,
+            rlim_max: hard as libc::rlim_t,
+        };
+        // SAFETY: setrlimit reads the struct it is given, nothing else.
+        let raised = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) } == 0;
+        eprintln!(
+            "descriptor limit {soft} -> {hard}: {}",
+            if raised { "raised" } else { "not raised" }
         );
     }
 }
@@ -1154,6 +1420,7 @@ fn main() {
         return;
     }
     print_machine();
+    raise_descriptor_limit();
     let runs = common::runs(3);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
