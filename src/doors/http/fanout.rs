@@ -13,7 +13,7 @@
 //! and it ends when the last one has ended, so a router holds no task, no
 //! subscription and no reference to its engine while nobody follows.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -76,16 +76,16 @@ pub(crate) fn join(state: &AppState, stream: Joining) {
 /// One stream as the follower serves it.
 struct Stream {
     principal: Principal,
+    /// Its principal's place in [`Follower::principals`].
+    who: usize,
     credential: String,
+    /// Its credential's place in [`Follower::credentials`].
+    key: usize,
     request: Arc<Parts>,
     position: String,
     at: Position,
     sender: mpsc::Sender<Message>,
     ends: Option<Instant>,
-    /// Checked since its last delivery, so the next needs no check. The
-    /// first page went out right after authentication; what follows it
-    /// is checked before it goes.
-    checked: bool,
     /// Since when its queue has been full.
     full_since: Option<Instant>,
 }
@@ -95,12 +95,13 @@ impl Stream {
         Stream {
             at: Position::of(&joining.position).unwrap_or_default(),
             principal: joining.principal,
+            who: 0,
             credential: joining.credential,
+            key: 0,
             request: joining.request,
             position: joining.position,
             sender: joining.sender,
             ends: joining.ends,
-            checked: false,
             full_since: None,
         }
     }
@@ -125,28 +126,25 @@ impl Stream {
         let _ = self.sender.try_send(Ok(revoked));
     }
 
-    /// Queues what `page` (read from at most this stream's position)
-    /// holds after its position, and moves the position on as far as it
-    /// queued. A page that is a reset is this stream's own read.
-    fn take(&mut self, page: &EventPage) {
-        if page.reset && !self.offer(reset_message()) {
+    /// Queues what `read` (from at most this stream's position) holds
+    /// after its position, and moves the position on as far as it
+    /// queued. A read that is a reset is this stream's own.
+    fn take(&mut self, read: &Read) {
+        let reset = read.page.reset;
+        if reset && !self.offer(reset_message()) {
             return;
         }
-        for event in &page.events {
-            let Some(at) = Position::of(&event.position) else {
-                continue;
-            };
-            if at <= self.at && !page.reset {
+        for (at, position, message) in &read.messages {
+            if *at <= self.at && !reset {
                 continue;
             }
-            if !self.offer(event_message(event)) {
+            if !self.offer(message.clone()) {
                 return;
             }
-            self.moved_to(&event.position, at);
+            self.moved_to(position, *at);
         }
-        let next = Position::of(&page.next).unwrap_or_default();
-        if next > self.at || page.reset {
-            self.moved_to(&page.next, next);
+        if read.next > self.at || reset {
+            self.moved_to(&read.page.next, read.next);
         }
         self.full_since = None;
     }
@@ -162,13 +160,67 @@ impl Stream {
         self.at = at;
     }
 
-    /// Whether `page` holds something this stream has not had.
-    fn has_news(&self, page: &EventPage) -> bool {
-        page.reset
-            || page
-                .events
-                .iter()
-                .any(|event| Position::of(&event.position).is_some_and(|at| at > self.at))
+    /// Whether `read` holds something this stream has not had.
+    fn has_news(&self, read: &Read) -> bool {
+        read.page.reset || read.messages.iter().any(|(at, _, _)| *at > self.at)
+    }
+}
+
+/// One read of the log for one principal: where it started, the page,
+/// and each event's message built once for all the principal's streams.
+struct Read {
+    after: String,
+    page: EventPage,
+    next: Position,
+    messages: Vec<(Position, String, SseEvent)>,
+}
+
+impl Read {
+    fn new(after: String, page: EventPage) -> Read {
+        let messages = page
+            .events
+            .iter()
+            .filter_map(|event| {
+                let at = Position::of(&event.position)?;
+                Some((at, event.position.clone(), event_message(event)))
+            })
+            .collect();
+        Read {
+            after,
+            next: Position::of(&page.next).unwrap_or_default(),
+            page,
+            messages,
+        }
+    }
+}
+
+/// Keys (principals, credentials) each once, named by their place: at a
+/// wake-up the per-stream work indexes by place and hashes nothing, so
+/// thousands of streams cost what their distinct keys cost.
+struct Places<K> {
+    keys: Vec<K>,
+    index: HashMap<K, usize>,
+}
+
+impl<K: Eq + std::hash::Hash + Clone> Places<K> {
+    fn new() -> Places<K> {
+        Places {
+            keys: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    fn place(&mut self, key: &K) -> usize {
+        if let Some(place) = self.index.get(key) {
+            return *place;
+        }
+        self.keys.push(key.clone());
+        self.index.insert(key.clone(), self.keys.len() - 1);
+        self.keys.len() - 1
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
     }
 }
 
@@ -188,8 +240,10 @@ struct Follower {
     state: AppState,
     joins: mpsc::UnboundedReceiver<Joining>,
     streams: Vec<Stream>,
-    /// Principals whose streams may have something to read.
-    dirty: HashSet<Principal>,
+    principals: Places<Principal>,
+    credentials: Places<String>,
+    /// By principal place: whose streams may have something to read.
+    dirty: Vec<bool>,
 }
 
 impl Follower {
@@ -198,7 +252,9 @@ impl Follower {
             state,
             joins,
             streams: Vec::new(),
-            dirty: HashSet::new(),
+            principals: Places::new(),
+            credentials: Places::new(),
+            dirty: Vec::new(),
         }
     }
 
@@ -226,7 +282,7 @@ impl Follower {
                     Due::Read
                 }
                 () = woken.notified() => {
-                    self.dirty.extend(self.streams.iter().map(|s| s.principal.clone()));
+                    self.dirty.fill(true);
                     Due::Read
                 }
                 () = sleep_until(retry), if retry.is_some() => Due::Read,
@@ -238,6 +294,7 @@ impl Follower {
             while let Ok(joined) = self.joins.try_recv() {
                 self.add(joined);
             }
+            let had = self.streams.len();
             match due {
                 Due::Read => retry = self.read_and_deliver().await,
                 Due::KeepAlive => {
@@ -249,6 +306,7 @@ impl Follower {
             }
             self.close_slow(keep_alive);
             self.streams.retain(|stream| !stream.sender.is_closed());
+            self.renumber(had);
             if self.streams.is_empty() && self.leave() {
                 return;
             }
@@ -256,8 +314,32 @@ impl Follower {
     }
 
     fn add(&mut self, joined: Joining) {
-        self.dirty.insert(joined.principal.clone());
-        self.streams.push(Stream::new(joined));
+        let mut stream = Stream::new(joined);
+        stream.who = self.principals.place(&stream.principal);
+        stream.key = self.credentials.place(&stream.credential);
+        self.dirty.resize(self.principals.len(), false);
+        self.dirty[stream.who] = true;
+        self.streams.push(stream);
+    }
+
+    /// After streams ended (`had` were open): the places again, of the
+    /// streams left only, so the tables never outgrow the streams; dirt
+    /// is kept.
+    fn renumber(&mut self, had: usize) {
+        if self.streams.len() >= had {
+            return;
+        }
+        let dirty = std::mem::take(&mut self.dirty);
+        let (mut principals, mut credentials) = (Places::new(), Places::new());
+        let mut renewed = Vec::new();
+        for stream in &mut self.streams {
+            let was_dirty = dirty.get(stream.who).copied().unwrap_or(true);
+            stream.who = principals.place(&stream.principal);
+            stream.key = credentials.place(&stream.credential);
+            renewed.resize(principals.len(), false);
+            renewed[stream.who] |= was_dirty;
+        }
+        (self.principals, self.credentials, self.dirty) = (principals, credentials, renewed);
     }
 
     /// Ends the follower when no stream is open and none is joining; the
@@ -279,55 +361,57 @@ impl Follower {
     /// something; then each stream queues what follows its own position.
     /// Returns when to read again without being woken, if ever.
     async fn read_and_deliver(&mut self) -> Option<Instant> {
-        let pages = self.read_dirty().await;
+        let reads = self.read_dirty().await;
         let mut again: Option<Instant> = None;
         let mut soon = |at: Instant| {
             again = Some(again.map_or(at, |again: Instant| again.min(at)));
         };
-        for (principal, (_, page)) in &pages {
-            match page {
-                Some(page) if page.full => soon(Instant::now()),
-                Some(page) if page.held_back => soon(Instant::now() + RETRY),
+        for (who, read) in reads.iter().enumerate() {
+            match read {
+                Some(Ok(read)) if read.page.full => soon(Instant::now()),
+                Some(Ok(read)) if read.page.held_back => soon(Instant::now() + RETRY),
                 // Only the streams at the read's position take a reset;
                 // the others read from their own next.
-                Some(page) if page.reset => soon(Instant::now()),
-                Some(_) => {}
-                None => self.end_streams_of(principal),
+                Some(Ok(read)) if read.page.reset => soon(Instant::now()),
+                Some(Ok(_)) | None => {}
+                Some(Err(())) => self.end_streams_of(who),
             }
         }
+        let read_of = |stream: &Stream| match reads.get(stream.who) {
+            Some(Some(Ok(read))) => Some(read),
+            _ => None,
+        };
         let receiving: Vec<usize> = (0..self.streams.len())
             .filter(|index| {
                 let stream = &self.streams[*index];
-                let Some((after, Some(page))) = pages.get(&stream.principal) else {
-                    return false;
-                };
-                (!page.reset || stream.position == *after) && stream.has_news(page)
+                read_of(stream).is_some_and(|read| {
+                    (!read.page.reset || stream.position == read.after) && stream.has_news(read)
+                })
             })
             .collect();
-        let unchecked: Vec<usize> = receiving
-            .iter()
-            .copied()
-            .filter(|index| !self.streams[*index].checked)
-            .collect();
-        let ended = self.check(&unchecked).await;
+        // Every delivery is checked in its own wake-up: a check made
+        // earlier (a keep-alive's) may predate a revocation that the
+        // event being delivered follows.
+        let ended = self.check(&receiving).await;
         for index in receiving {
-            let stream = &mut self.streams[index];
-            if ended.contains(&index) {
+            if ended[index] {
                 continue;
             }
-            if let Some((_, Some(page))) = pages.get(&stream.principal) {
-                stream.take(page);
-                stream.checked = false;
+            let stream = &mut self.streams[index];
+            if let Some(read) = read_of(stream) {
+                stream.take(read);
                 if stream.full_since.is_some() {
-                    self.dirty.insert(stream.principal.clone());
+                    self.dirty[stream.who] = true;
                     soon(Instant::now() + RETRY);
                 }
             }
         }
-        self.drop_ended(ended);
-        for (principal, (_, page)) in pages {
-            if page.is_some_and(|page| page.full || page.held_back || page.reset) {
-                self.dirty.insert(principal);
+        self.drop_ended(&ended);
+        for (who, read) in reads.iter().enumerate() {
+            if let Some(Ok(read)) = read {
+                if read.page.full || read.page.held_back || read.page.reset {
+                    self.dirty[who] = true;
+                }
             }
         }
         again
@@ -335,51 +419,59 @@ impl Follower {
 
     /// The log for each dirty principal, read once from the lowest
     /// position among its streams, on the streams' pool (at most
-    /// `stream_reads` at once). `None` for a read that failed.
-    async fn read_dirty(&mut self) -> HashMap<Principal, (String, Option<EventPage>)> {
-        let mut lowest: HashMap<Principal, (Position, String)> = HashMap::new();
+    /// `stream_reads` at once); by principal place, `None` for one not
+    /// read, `Err` for a read that failed.
+    async fn read_dirty(&mut self) -> Vec<Option<Result<Read, ()>>> {
+        let mut lowest: Vec<Option<(Position, &str)>> = vec![None; self.principals.len()];
         for stream in &self.streams {
-            if !self.dirty.contains(&stream.principal) {
+            if !self.dirty[stream.who] {
                 continue;
             }
-            let entry = lowest
-                .entry(stream.principal.clone())
-                .or_insert_with(|| (stream.at, stream.position.clone()));
-            if stream.at < entry.0 {
-                *entry = (stream.at, stream.position.clone());
+            let entry = &mut lowest[stream.who];
+            if entry.is_none_or(|(at, _)| stream.at < at) {
+                *entry = Some((stream.at, stream.position.as_str()));
             }
         }
-        self.dirty.clear();
+        self.dirty.fill(false);
         let mut reads = JoinSet::new();
-        for (principal, (_, after)) in lowest {
-            let state = self.state.clone();
+        for (who, lowest) in lowest.into_iter().enumerate() {
+            let Some((_, after)) = lowest else {
+                continue;
+            };
+            let (state, reader, after) = (
+                self.state.clone(),
+                self.principals.keys[who].clone(),
+                after.to_owned(),
+            );
             reads.spawn(async move {
-                let (reader, from) = (principal.clone(), after.clone());
+                let from = after.clone();
                 let page = state
                     .stream_blocking(move |engine| read(engine, &reader, &from))
                     .await;
-                let page = match page {
-                    Ok(Ok(page)) => Some(page),
+                let read = match page {
+                    Ok(Ok(page)) => Ok(Read::new(after, page)),
                     Ok(Err(error)) => {
                         tracing::warn!(%error, "event streams could not read the log; ending them");
-                        None
+                        Err(())
                     }
-                    Err(_) => None,
+                    Err(_) => Err(()),
                 };
-                (principal, (after, page))
+                (who, read)
             });
         }
-        let mut pages = HashMap::new();
+        let mut done: Vec<Option<Result<Read, ()>>> = std::iter::repeat_with(|| None)
+            .take(self.principals.len())
+            .collect();
         while let Some(read) = reads.join_next().await {
-            if let Ok((principal, read)) = read {
-                pages.insert(principal, read);
+            if let Ok((who, read)) = read {
+                done[who] = Some(read);
             }
         }
-        pages
+        done
     }
 
-    fn end_streams_of(&mut self, principal: &Principal) {
-        self.streams.retain(|stream| stream.principal != *principal);
+    fn end_streams_of(&mut self, who: usize) {
+        self.streams.retain(|stream| stream.who != who);
     }
 
     /// HTTP-10: keep-alives, each after its stream's credential check.
@@ -387,11 +479,11 @@ impl Follower {
         let all: Vec<usize> = (0..self.streams.len()).collect();
         let ended = self.check(&all).await;
         for (index, stream) in self.streams.iter_mut().enumerate() {
-            if !ended.contains(&index) {
+            if !ended[index] {
                 stream.offer(SseEvent::default().comment(""));
             }
         }
-        self.drop_ended(ended);
+        self.drop_ended(&ended);
     }
 
     /// HTTP-10: streams whose credential's end has come are checked; one
@@ -405,31 +497,29 @@ impl Follower {
         for index in &due {
             self.streams[*index].ends = None;
         }
-        self.drop_ended(ended);
+        self.drop_ended(&ended);
     }
 
     /// HTTP-10: checks the credentials of the streams at `indexes`, each
     /// distinct credential once and all in one call of the authenticator,
-    /// on the streams' pool. Returns the streams to end: those whose
+    /// on the streams' pool. Returns, by stream, those to end: those whose
     /// credential no longer names their principal, each sent `revoked`,
     /// and those that could not be checked.
-    async fn check(&mut self, indexes: &[usize]) -> HashSet<usize> {
+    async fn check(&mut self, indexes: &[usize]) -> Vec<bool> {
+        let mut ended = vec![false; self.streams.len()];
+        // By credential place: its slot among the requests checked.
+        let mut slots: Vec<Option<usize>> = vec![None; self.credentials.len()];
         let mut requests: Vec<Arc<Parts>> = Vec::new();
-        let mut seen: HashMap<&str, usize> = HashMap::new();
         for index in indexes {
             let stream = &self.streams[*index];
-            seen.entry(stream.credential.as_str()).or_insert_with(|| {
+            if slots[stream.key].is_none() {
+                slots[stream.key] = Some(requests.len());
                 requests.push(stream.request.clone());
-                requests.len() - 1
-            });
+            }
         }
         if requests.is_empty() {
-            return HashSet::new();
+            return ended;
         }
-        let slots: HashMap<String, usize> = seen
-            .into_iter()
-            .map(|(credential, slot)| (credential.to_owned(), slot))
-            .collect();
         let auth = self.state.auth.clone();
         let answers = self
             .state
@@ -442,17 +532,13 @@ impl Follower {
                 tracing::warn!(%error, "event streams could not check their credentials; ending them");
                 Vec::new()
             });
-        let mut ended = HashSet::new();
         for index in indexes {
             let stream = &mut self.streams[*index];
-            let answer = slots
-                .get(&stream.credential)
-                .and_then(|slot| answers.get(*slot));
+            let answer = slots[stream.key].and_then(|slot| answers.get(slot));
             match answer {
                 Some(Authentication::Bearer(now) | Authentication::Cookie(now))
                     if *now == stream.principal =>
                 {
-                    stream.checked = true;
                     continue;
                 }
                 // Not checked (the authenticator failed): ended, but not
@@ -463,18 +549,18 @@ impl Follower {
                 None => {}
                 Some(_) => stream.revoke(),
             }
-            ended.insert(*index);
+            ended[*index] = true;
         }
         ended
     }
 
-    fn drop_ended(&mut self, ended: HashSet<usize>) {
-        if ended.is_empty() {
+    fn drop_ended(&mut self, ended: &[bool]) {
+        if !ended.contains(&true) {
             return;
         }
         let mut index = 0;
         self.streams.retain(|_| {
-            let keep = !ended.contains(&index);
+            let keep = !ended[index];
             index += 1;
             keep
         });
@@ -506,6 +592,10 @@ mod tests {
         }
     }
 
+    fn read(positions: &[&str], next: &str) -> Read {
+        Read::new(String::new(), page(positions, next))
+    }
+
     fn stream(position: &str, queue: usize) -> (Stream, mpsc::Receiver<Message>) {
         let (sender, receiver) = mpsc::channel(queue);
         let request = axum::http::Request::new(()).into_parts().0;
@@ -526,7 +616,7 @@ mod tests {
     #[tokio::test]
     async fn http_14_a_full_queue_holds_the_position_and_times_out() {
         let (mut slow, mut client) = stream("1", 2);
-        slow.take(&page(&["1", "2", "3", "4"], "4"));
+        slow.take(&read(&["1", "2", "3", "4"], "4"));
         assert_eq!(slow.position, "3", "queued 2 and 3, not 4");
         let since = slow.full_since.expect("full");
         let keep_alive = Duration::from_secs(15);
@@ -536,7 +626,7 @@ mod tests {
             let _taken = client.recv().await.unwrap().unwrap();
         }
         // The follower reads from the lowest position again.
-        slow.take(&page(&["3", "4", "5"], "5"));
+        slow.take(&read(&["3", "4", "5"], "5"));
         assert_eq!(slow.position, "5");
         assert!(slow.full_since.is_none(), "caught up");
         assert_eq!(client.len(), 2, "4 and 5, not 3 again");
@@ -547,8 +637,8 @@ mod tests {
     #[test]
     fn http_14_each_stream_takes_what_follows_its_own_position() {
         let (mut ahead, client) = stream("3", 8);
-        assert!(!ahead.has_news(&page(&["2", "3"], "3")));
-        ahead.take(&page(&["2", "3", "5"], "6"));
+        assert!(!ahead.has_news(&read(&["2", "3"], "3")));
+        ahead.take(&read(&["2", "3", "5"], "6"));
         assert_eq!(client.len(), 1);
         assert_eq!(ahead.position, "6");
     }
