@@ -153,6 +153,8 @@ impl Servers {
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(2)
+                // Named apart from the clients' threads, for profiles.
+                .thread_name("server")
                 .max_blocking_threads(blocking + 8)
                 .enable_all()
                 .build()
@@ -1424,6 +1426,7 @@ fn main() {
     let runs = common::runs(3);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
+        .thread_name("client")
         .enable_all()
         .build()
         .expect("client runtime");
