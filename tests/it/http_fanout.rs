@@ -156,6 +156,9 @@ fn http_14_a_respond_never_waits_for_the_streams_pool(db: &TestDb) {
     let t = tokens(db);
     let session = mirror(db, "a", "alice");
     let pending = ask(db, &session, 1);
+    // The stream starts past the ask's event (PostgreSQL may hold it back
+    // while another transaction is open, EVT-1a): its next is the answer.
+    wait_until_readable(db);
     let stream = stream_of(&server, &t.alice);
     gate.shut();
     // The next keep-alive's check takes the streams' one place and stays.
