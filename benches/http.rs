@@ -54,11 +54,21 @@
 //!    (late if it comes with a later event) and left out of the
 //!    percentiles.
 //!
+//!    With `CLARION_BENCH_STREAM_USERS` above 1 the streams belong to that
+//!    many users (stream `n` to user `n % users`, each with a workspace of
+//!    its own); each ask goes to the next user and is awaited by that
+//!    user's streams only. Beside the HTTP streams two bystander clients
+//!    list over HTTP; then the same asks at the same pace run without
+//!    streams, and each run prints the bystanders' p50/p99 in both and
+//!    the ratio of the p99s (OPS-7). Above 2,000 streams the floor is not
+//!    run.
+//!
 //! Environment: CLARION_BENCH_RUNS (default 3), CLARION_BENCH_REQUESTS
 //! (default 400 per operation, per side, per run; 0 skips part 1),
 //! CLARION_BENCH_CLIENTS (default 8), CLARION_BENCH_SUBSCRIBERS (default
-//! 100; 0 skips part 2), CLARION_BENCH_EVENTS (default 20 per writer per
-//! run), CLARION_BENCH_BACKEND, CLARION_TEST_DATABASE_URL.
+//! 100; 0 skips part 2), CLARION_BENCH_STREAM_USERS (default 1),
+//! CLARION_BENCH_EVENTS (default 20 per writer per run),
+//! CLARION_BENCH_BACKEND, CLARION_TEST_DATABASE_URL.
 
 mod common;
 
