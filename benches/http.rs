@@ -1184,6 +1184,16 @@ fn events_bench(
     let (mut beside, mut alone) = (Vec::new(), Vec::new());
     let mut http_missing: Option<String> = None;
     let session_of = |user: usize| crowd.users[user].session.clone();
+    // An ask by this process for `user`: when it started, how long it
+    // took, the bundle.
+    let ask_here = |user: usize| {
+        let (started, clock) = (wall_micros(), Instant::now());
+        let pending_id = inbox
+            .ask(&two_questions(&session_of(user)))
+            .unwrap()
+            .pending_id;
+        (started, clock.elapsed(), pending_id)
+    };
     // How far apart the streams' flow asked, for the flow without them.
     let mut spacing = Duration::ZERO;
     for run in 0..runs {
@@ -1212,14 +1222,7 @@ fn events_bench(
             let window = Instant::now();
             let bystanders =
                 (follower == Follower::Http).then(|| Bystanders::start(&servers.token, &bystander));
-            let here = fanout(&mut subscribers, &mut jitter, events, |user| {
-                let (started, clock) = (wall_micros(), Instant::now());
-                let pending_id = inbox
-                    .ask(&two_questions(&session_of(user)))
-                    .unwrap()
-                    .pending_id;
-                (started, clock.elapsed(), pending_id)
-            });
+            let here = fanout(&mut subscribers, &mut jitter, events, ask_here);
             let there = fanout(&mut subscribers, &mut jitter, events, |user| {
                 asker.ask(&session_of(user))
             });
@@ -1264,14 +1267,7 @@ fn events_bench(
             ask()
         };
         fanout(&mut nobody, &mut jitter, events, |user| {
-            paced(&mut || {
-                let (started, clock) = (wall_micros(), Instant::now());
-                let pending_id = inbox
-                    .ask(&two_questions(&session_of(user)))
-                    .unwrap()
-                    .pending_id;
-                (started, clock.elapsed(), pending_id)
-            })
+            paced(&mut || ask_here(user))
         });
         fanout(&mut nobody, &mut jitter, events, |user| {
             paced(&mut || asker.ask(&session_of(user)))
