@@ -160,6 +160,17 @@ impl Stream {
         self.at = at;
     }
 
+    /// A read with nothing new for this stream still moves it to the
+    /// read's end: its next read starts there, instead of walking again
+    /// what its principal may not see (a stream of a user who sees few of
+    /// the log's events would otherwise read ever longer stretches of it).
+    /// Nothing is delivered, so nothing needs a credential check.
+    fn pass(&mut self, read: &Read) {
+        if !read.page.reset && read.next > self.at && !self.has_news(read) {
+            self.moved_to(&read.page.next, read.next);
+        }
+    }
+
     /// Whether `read` holds something this stream has not had.
     fn has_news(&self, read: &Read) -> bool {
         read.page.reset || read.messages.iter().any(|(at, _, _)| *at > self.at)
@@ -381,14 +392,17 @@ impl Follower {
             Some(Some(Ok(read))) => Some(read),
             _ => None,
         };
-        let receiving: Vec<usize> = (0..self.streams.len())
-            .filter(|index| {
-                let stream = &self.streams[*index];
-                read_of(stream).is_some_and(|read| {
-                    (!read.page.reset || stream.position == read.after) && stream.has_news(read)
-                })
-            })
-            .collect();
+        let mut receiving = Vec::new();
+        for (index, stream) in self.streams.iter_mut().enumerate() {
+            let Some(read) = read_of(stream) else {
+                continue;
+            };
+            if (!read.page.reset || stream.position == read.after) && stream.has_news(read) {
+                receiving.push(index);
+            } else {
+                stream.pass(read);
+            }
+        }
         // Every delivery is checked in its own wake-up: a check made
         // earlier (a keep-alive's) may predate a revocation that the
         // event being delivered follows.
@@ -641,5 +655,21 @@ mod tests {
         ahead.take(&read(&["2", "3", "5"], "6"));
         assert_eq!(client.len(), 1);
         assert_eq!(ahead.position, "6");
+    }
+
+    /// HTTP-14: a read with nothing new for a stream (its principal sees
+    /// none of the log's newest events) moves it to the read's end, so
+    /// its next read does not walk that stretch again; a reset does not.
+    #[test]
+    fn http_14_a_read_with_nothing_new_moves_the_stream_on() {
+        let (mut idle, client) = stream("3", 8);
+        idle.pass(&read(&[], "9"));
+        assert_eq!((idle.position.as_str(), client.len()), ("9", 0));
+        idle.pass(&read(&["2"], "4"));
+        assert_eq!(idle.position, "9", "never back");
+        let mut reset = read(&[], "12");
+        reset.page.reset = true;
+        idle.pass(&reset);
+        assert_eq!(idle.position, "9", "a reset is delivered, not passed");
     }
 }
