@@ -42,6 +42,7 @@ fn main() {
         created_since: i64::MIN,
         after: None,
         limit: 50,
+        now: clarion::Clock::now(&clarion::SystemClock).as_micros(),
     };
     for scope in [
         Scope {

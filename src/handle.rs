@@ -214,6 +214,7 @@ impl Builder {
                 poll_interval: self.poll_interval,
                 tick: self.watch_interval,
                 busy_timeout: self.busy_timeout,
+                clock: clock.clone(),
             },
             waiters.clone(),
             event_signal.clone(),

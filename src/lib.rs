@@ -53,7 +53,7 @@ mod rules;
 #[doc(hidden)]
 pub mod test_hooks;
 
-pub use domain::ask::{AskRequest, Asked, OptionSpec, QuestionSpec};
+pub use domain::ask::{AskRequest, Asked, Expiry, OnExpire, OptionSpec, QuestionSpec};
 pub use domain::delivery::wait::{Checked, PendingWait};
 pub use domain::engine::signal::EventSubscription;
 pub use domain::events::{Event, EventPage};
@@ -66,7 +66,8 @@ pub use domain::resume::{Delivery, DeliveryReport, DispatchError, ResumeDispatch
 #[cfg(feature = "http")]
 pub use domain::tokens::{NewToken, TokenInfo, WebSession};
 pub use domain::views::{
-    Answer, BundleDetail, BundleView, OptionView, QuestionView, Resolved, Response, WaitOutcome,
+    Answer, BundleDetail, BundleView, OptionView, QuestionView, Resolved, Response, Submission,
+    WaitOutcome,
 };
 pub use doors::envelope;
 pub use doors::mcp;
@@ -78,7 +79,9 @@ pub use handle::{Builder, Clarion};
 pub use rules::capability::{Access, AgentAccess, Authorization, Denial, Target};
 pub use rules::limits;
 pub use rules::principal::{Grant, Principal};
-pub use rules::vocabulary::{BundleKind, BundleStatus, QuestionStatus, Resolution, SessionState};
+pub use rules::vocabulary::{
+    BundleKind, BundleStatus, DecidedBy, ExpiryAction, QuestionStatus, Resolution, SessionState,
+};
 pub use store::{
     Backend, Clock, DbError, IdKind, IdSource, ManualClock, SequentialIds, Synchronous,
     SystemClock, Timestamp, UuidV7Ids,

@@ -7,37 +7,39 @@ OR ("bundle_questions"."status" = $15))
 OR ("bundle_questions"."status" = $16)))
 AND EXISTS (SELECT "bundles"."pending_id"
 FROM "bundles"
-WHERE (((((EXISTS (SELECT "bundle_questions"."id"
+WHERE ((((("bundles"."expires_at" IS NULL)
+OR ("bundles"."expires_at" > $17))
+AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $17))
-OR ("bundle_questions"."status" = $18))) OFFSET $19)
+OR ("bundle_questions"."status" = $18))
+OR ("bundle_questions"."status" = $19))) OFFSET $20)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $20)))
+LIMIT $21)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (((("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != $21))
 AND ("sessions"."state" != $22))
-AND ("sessions"."state" != $23)) OFFSET $24))
+AND ("sessions"."state" != $23))
+AND ("sessions"."state" != $24)) OFFSET $25))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $25)))
-AND ("bundles"."pending_id" = $26))
-AND (($27
-OR (("bundles"."owner_key" = $28)
-OR ("bundles"."owner_key" = $29)))
-AND ($30
-OR ("bundles"."kind" != $31)))))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
-SET "reject_reason" = $32, "responded_at" = $33, "resolved_by_kind" = $34, "resolved_by_id" = $35, "response_delivery_pending" = $36, "may_be_active" = $37
-WHERE (("bundles"."pending_id" = $38)
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $26))))
+AND ("bundles"."pending_id" = $27))
+AND (($28
+OR (("bundles"."owner_key" = $29)
+OR ("bundles"."owner_key" = $30)))
+AND ($31
+OR ("bundles"."kind" != $32)))))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
+SET "reject_reason" = $33, "responded_at" = $34, "resolved_by_kind" = $35, "resolved_by_id" = $36, "response_delivery_pending" = $37, "may_be_active" = $38
+WHERE (("bundles"."pending_id" = $39)
 AND EXISTS (SELECT "claimed"."id"
 FROM "claimed"))) SELECT "claimed"."id"
 FROM "claimed";
--- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>"]
+-- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>"]

@@ -1,4 +1,4 @@
-SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END
+SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END, "bundles"."resolved_by_kind", "bundles"."expires_at", "bundles"."on_expire", "bundles"."default_response"
 FROM "bundles"
 WHERE ((("bundles"."created_at" >= $1)
 AND (("bundles"."created_at" > $2)
@@ -15,32 +15,34 @@ FROM "tasks"
 WHERE (("tasks"."id" = "bundles"."task_key")
 AND ("tasks"."workspace_id" = $10)) OFFSET $11)))
 AND ((("bundles"."owner_key" || $12)) IS NOT NULL))
+AND ((("bundles"."expires_at" IS NULL)
+OR ("bundles"."expires_at" > $13))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $13))
-OR ("bundle_questions"."status" = $14))) OFFSET $15)
+OR ("bundle_questions"."status" = $14))
+OR ("bundle_questions"."status" = $15))) OFFSET $16)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $16)))
+LIMIT $17)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (((("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != $17))
 AND ("sessions"."state" != $18))
-AND ("sessions"."state" != $19)) OFFSET $20))
+AND ("sessions"."state" != $19))
+AND ("sessions"."state" != $20)) OFFSET $21))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $21))))
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $22)))))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ("bundle_questions"."question_id" = $22)) OFFSET $23))))
+AND ("bundle_questions"."question_id" = $23)) OFFSET $24))))
 ORDER BY "bundles"."created_at" ASC, "bundles"."pending_id" ASC
-LIMIT $24;
--- binds: [0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", false, "<workspace_id>", 0, "", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]
+LIMIT $25;
+-- binds: [0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]

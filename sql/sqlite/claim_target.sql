@@ -1,4 +1,6 @@
-SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, (((EXISTS (SELECT `bundle_questions`.`id`
+SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`, (((`bundles`.`expires_at` IS NULL)
+OR (`bundles`.`expires_at` > ?))
+AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (((`bundle_questions`.`status` IS NULL)
@@ -22,7 +24,7 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?))))
 FROM `bundles`
 WHERE ((`bundles`.`pending_id` = ?)
 AND ((?
@@ -30,4 +32,4 @@ OR ((`bundles`.`owner_key` = ?)
 OR (`bundles`.`owner_key` = ?)))
 AND (?
 OR (`bundles`.`kind` != ?))));
--- binds: ["", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", false, "permission"]
+-- binds: [1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", false, "permission"]

@@ -6,7 +6,9 @@ FROM `turns`
 WHERE (`turns`.`session_id` = `bundles`.`session_id`)
 ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
 LIMIT ?))
-AND ((((EXISTS (SELECT `bundle_questions`.`id`
+AND ((((`bundles`.`expires_at` IS NULL)
+OR (`bundles`.`expires_at` > ?))
+AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (((`bundle_questions`.`status` IS NULL)
@@ -30,7 +32,7 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?))))
 OR `bundles`.`response_delivery_pending`))
 AND (`bundles`.`agent_disconnected` = ?)));
--- binds: [true, "<session_id>", 1, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, false]
+-- binds: [true, "<session_id>", 1, 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, false]

@@ -1,6 +1,8 @@
 SELECT `bundles`.`pending_id`
 FROM `bundles`
-WHERE ((((EXISTS (SELECT `bundle_questions`.`id`
+WHERE ((((`bundles`.`expires_at` IS NULL)
+OR (`bundles`.`expires_at` > ?))
+AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (((`bundle_questions`.`status` IS NULL)
@@ -24,6 +26,6 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?))))
 AND (`bundles`.`session_id` = ?));
--- binds: ["", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<session_id>"]
+-- binds: [1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<session_id>"]

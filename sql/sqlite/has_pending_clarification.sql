@@ -1,6 +1,8 @@
-SELECT EXISTS (SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`task_id`, `bundles`.`turn_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`idempotency_key`, `bundles`.`may_be_active`, `bundles`.`agent_disconnected`, `bundles`.`response_delivery_pending`, `bundles`.`reject_reason`, `bundles`.`responded_at`, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`delivery_lease_until`, `bundles`.`task_key`, `bundles`.`owner_key`
+SELECT EXISTS (SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`task_id`, `bundles`.`turn_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`idempotency_key`, `bundles`.`may_be_active`, `bundles`.`agent_disconnected`, `bundles`.`response_delivery_pending`, `bundles`.`reject_reason`, `bundles`.`responded_at`, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`delivery_lease_until`, `bundles`.`task_key`, `bundles`.`owner_key`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
 FROM `bundles`
 WHERE ((`bundles`.`session_id` = ?)
+AND (((`bundles`.`expires_at` IS NULL)
+OR (`bundles`.`expires_at` > ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
@@ -25,5 +27,5 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
-LIMIT -1  OFFSET ?)))));
--- binds: ["<session_id>", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]
+LIMIT -1  OFFSET ?))))));
+-- binds: ["<session_id>", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]

@@ -1,4 +1,4 @@
-SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END
+SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
 FROM `bundles`
 WHERE (((`bundles`.`created_at` >= ?)
 AND ((`bundles`.`created_at` > ?)
@@ -16,6 +16,8 @@ WHERE ((`tasks`.`id` = `bundles`.`task_key`)
 AND (`tasks`.`workspace_id` = ?))
 LIMIT -1  OFFSET ?)))
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
+AND (((`bundles`.`expires_at` IS NULL)
+OR (`bundles`.`expires_at` > ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
@@ -40,7 +42,7 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
-LIMIT -1  OFFSET ?))))
+LIMIT -1  OFFSET ?)))))
 AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
@@ -48,4 +50,4 @@ AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?))))
 ORDER BY `bundles`.`created_at` ASC, `bundles`.`pending_id` ASC
 LIMIT ?;
--- binds: [0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", false, "<workspace_id>", 0, "", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]
+-- binds: [0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]

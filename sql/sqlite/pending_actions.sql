@@ -11,6 +11,8 @@ OR ((`bundles`.`owner_key` = ?)
 OR (`bundles`.`owner_key` = ?)))
 AND (?
 OR (`bundles`.`kind` != ?))))
+AND (((`bundles`.`expires_at` IS NULL)
+OR (`bundles`.`expires_at` > ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
@@ -35,5 +37,5 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
-LIMIT -1  OFFSET ?))));
--- binds: [1, "<task_id>", "", false, "", "<user_id>", false, "permission", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]
+LIMIT -1  OFFSET ?)))));
+-- binds: [1, "<task_id>", "", false, "", "<user_id>", false, "permission", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]

@@ -19,6 +19,8 @@ WHERE ((`tasks`.`id` = `bundles`.`task_key`)
 AND (`tasks`.`workspace_id` = ?))
 LIMIT -1  OFFSET ?)))
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
+AND (((`bundles`.`expires_at` IS NULL)
+OR (`bundles`.`expires_at` > ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
@@ -43,10 +45,10 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
-LIMIT -1  OFFSET ?))))
+LIMIT -1  OFFSET ?)))))
 AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?)))))));
--- binds: ["", "pending", "", "<user_id>", false, "", "<user_id>", false, "permission", true, "", 0, "", "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]
+-- binds: ["", "pending", "", "<user_id>", false, "", "<user_id>", false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]

@@ -5,18 +5,21 @@
 use diesel::prelude::*;
 use serde::Serialize;
 
+use std::time::Duration;
+
+use crate::domain::answers::{check_answer_texts, normalize_answers, AnswerInput, Answerable};
 use crate::domain::change::Change;
 use crate::domain::engine::Engine;
 use crate::domain::lifecycle;
-use crate::domain::views::{BundleView, OptionView, QuestionView};
+use crate::domain::views::{BundleView, OptionView, QuestionView, Submission};
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::limits::{
-    check_count, check_id, check_not_blank, check_runes, check_text, MAX_CONTEXT_RUNES,
-    MAX_DESCRIPTION_RUNES, MAX_LABEL_RUNES, MAX_PROMPT_RUNES, MAX_TITLE_RUNES,
-    OPTIONS_PER_QUESTION, QUESTIONS_PER_BUNDLE,
+    check_count, check_deadline_after, check_id, check_not_blank, check_runes, check_text,
+    MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES, MAX_FREE_TEXT_RUNES, MAX_LABEL_RUNES,
+    MAX_PROMPT_RUNES, MAX_TITLE_RUNES, OPTIONS_PER_QUESTION, QUESTIONS_PER_BUNDLE,
 };
 use crate::rules::visibility;
-use crate::rules::vocabulary::{BundleKind, QuestionStatus, SessionState};
+use crate::rules::vocabulary::{BundleKind, ExpiryAction, QuestionStatus, SessionState};
 use crate::store::failpoints::points;
 use crate::store::schema::{bundle_questions, bundles, sessions};
 use crate::store::{at_most_one, IdKind, Timestamp};
@@ -45,6 +48,32 @@ pub struct QuestionSpec {
     pub options: Vec<OptionSpec>,
 }
 
+/// When a bundle's deadline falls (EXP-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expiry {
+    /// This long after the ask: 1 s to 30 days.
+    In(Duration),
+    /// At this instant: 1 s to 30 days after the ask.
+    At(Timestamp),
+}
+
+/// What the deadline does to a bundle nobody settled in time (EXP-1,
+/// EXP-3).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum OnExpire {
+    /// It expires, unanswered (the default).
+    #[default]
+    Expire,
+    /// These answers, checked and normalized at ask time like a resolve's,
+    /// become its resolution. Never for a `permission` bundle.
+    Answer(Vec<AnswerInput>),
+    /// It is rejected with this reason.
+    Reject {
+        /// Why, at most 2000 runes; trimmed when stored.
+        reject_reason: String,
+    },
+}
+
 /// Arguments of [`crate::Clarion::ask`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AskRequest {
@@ -58,6 +87,11 @@ pub struct AskRequest {
     pub kind: BundleKind,
     /// Unique per session; `None` or empty means none (ASK-4).
     pub idempotency_key: Option<String>,
+    /// Its deadline, if any (EXP-1).
+    pub expires: Option<Expiry>,
+    /// What its deadline does; anything but [`OnExpire::Expire`] needs a
+    /// deadline (EXP-6).
+    pub on_expire: OnExpire,
 }
 
 /// The result of [`crate::Clarion::ask`].
@@ -89,6 +123,108 @@ pub(crate) struct OptionPayload {
 struct PreparedQuestion {
     question_id: String,
     payload: QuestionPayload,
+}
+
+/// A deadline's action and default after EXP-6's checks, as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct PreparedDeadline {
+    expires: Expiry,
+    action: ExpiryAction,
+    /// The default's compact JSON text (EXP-5), for `answer` and `reject`.
+    default_response: Option<String>,
+}
+
+impl PreparedDeadline {
+    /// EXP-1: the instant, given the ask's clock; EXP-6: an absolute one
+    /// must fall 1 s to 30 days after it (the only check that needs the
+    /// clock, so it runs after the ASK-4 lookup).
+    fn expires_at(&self, now: Timestamp) -> Result<i64, ValidationError> {
+        match self.expires {
+            Expiry::In(after) => {
+                let after = i64::try_from(after.as_micros()).unwrap_or(i64::MAX);
+                Ok(now.as_micros().saturating_add(after))
+            }
+            Expiry::At(at) => {
+                let after = i128::from(at.as_micros()) - i128::from(now.as_micros());
+                check_deadline_after("expires_at", after)?;
+                Ok(at.as_micros())
+            }
+        }
+    }
+}
+
+/// EXP-6: the deadline and its default, against the questions as
+/// prepared (ASK-3's defaults filled in), before any database read.
+fn prepare_deadline(
+    request: &AskRequest,
+    questions: &[PreparedQuestion],
+) -> Result<Option<PreparedDeadline>, ValidationError> {
+    let Some(expires) = request.expires else {
+        if request.on_expire != OnExpire::Expire {
+            return Err(ValidationError::new(
+                "on_expire.action",
+                "an answer or reject default needs a deadline (expires_in_ms or expires_at)",
+            ));
+        }
+        return Ok(None);
+    };
+    if let Expiry::In(after) = expires {
+        check_deadline_after("expires_in_ms", after.as_micros() as i128)?;
+    }
+    let (action, submission) = match &request.on_expire {
+        OnExpire::Expire => (ExpiryAction::Expire, None),
+        OnExpire::Answer(answers) => {
+            if request.kind == BundleKind::Permission {
+                return Err(ValidationError::new(
+                    "on_expire.action",
+                    "a permission bundle is never approved by default: use expire or reject",
+                ));
+            }
+            check_answer_texts("on_expire.", answers)?;
+            let answerable: Vec<Answerable<'_>> = questions
+                .iter()
+                .map(|question| Answerable {
+                    question_id: &question.question_id,
+                    option_ids: question
+                        .payload
+                        .options
+                        .iter()
+                        .map(|option| option.option_id.as_str())
+                        .collect(),
+                })
+                .collect();
+            let answers = normalize_answers("on_expire.", answers, &answerable)?;
+            let submission = Submission {
+                answers,
+                rejected: false,
+                reject_reason: String::new(),
+            };
+            (ExpiryAction::Answer, Some(submission))
+        }
+        OnExpire::Reject { reject_reason } => {
+            check_runes(
+                "on_expire.reject_reason",
+                reject_reason,
+                MAX_FREE_TEXT_RUNES,
+            )?;
+            check_text("on_expire.reject_reason", reject_reason)?;
+            let submission = Submission {
+                answers: Vec::new(),
+                rejected: true,
+                reject_reason: reject_reason.trim().to_owned(),
+            };
+            (ExpiryAction::Reject, Some(submission))
+        }
+    };
+    let default_response = submission
+        .map(|submission| serde_json::to_string(&submission))
+        .transpose()
+        .map_err(|error| ValidationError::new("on_expire", error.to_string()))?;
+    Ok(Some(PreparedDeadline {
+        expires,
+        action,
+        default_response,
+    }))
 }
 
 /// `value` unless it is missing or empty, else the positional default (ASK-3).
@@ -194,6 +330,7 @@ impl Engine {
     /// the session is live (409).
     pub(crate) fn ask(&self, request: &AskRequest) -> Result<Asked> {
         let questions = prepare(request)?;
+        let deadline = prepare_deadline(request, &questions)?;
         let idempotency_key = request
             .idempotency_key
             .as_deref()
@@ -201,6 +338,8 @@ impl Engine {
         // DEL-3: the handle's heartbeat row, fresh before anything names it.
         self.heartbeat.keep_alive()?;
         self.change(|conn, changes| {
+            // One clock for the bundle's creation and its deadline.
+            let now = self.now();
             let state = lifecycle::require_session(conn, &request.session_id)?;
             if let Some(key) = idempotency_key {
                 let earlier: Option<String> = at_most_one(
@@ -217,6 +356,10 @@ impl Engine {
                     });
                 }
             }
+            let expires_at = deadline
+                .as_ref()
+                .map(|deadline| deadline.expires_at(now))
+                .transpose()?;
             if SessionState::parse("state", &state).is_ok_and(SessionState::is_terminal) {
                 return Err(Error::SessionEnded);
             }
@@ -232,7 +375,11 @@ impl Engine {
             )?
             .ok_or(Error::NotFound(Entity::Session))?;
             let pending_id = self.new_id(IdKind::Bundle);
-            let created_at = self.now().as_micros();
+            let created_at = now.as_micros();
+            let action = deadline.as_ref().map_or(ExpiryAction::None, |d| d.action);
+            let default_response = deadline
+                .as_ref()
+                .and_then(|d| d.default_response.as_deref());
             diesel::insert_into(bundles::table)
                 .values((
                     bundles::pending_id.eq(&pending_id),
@@ -247,6 +394,9 @@ impl Engine {
                     bundles::context.eq(&request.context),
                     bundles::created_at.eq(created_at),
                     bundles::idempotency_key.eq(idempotency_key),
+                    bundles::expires_at.eq(expires_at),
+                    bundles::on_expire.eq(action.as_str()),
+                    bundles::default_response.eq(default_response),
                 ))
                 .execute(conn)?;
             self.heartbeat.attach(conn, &pending_id)?;
@@ -270,7 +420,14 @@ impl Engine {
                     self.failpoint(points::ASK_AFTER_FIRST_QUESTION)?;
                 }
             }
-            let view = asked_view(request, &questions, &pending_id, &task_id, created_at);
+            let view = asked_view(
+                request,
+                &questions,
+                &pending_id,
+                &task_id,
+                created_at,
+                (expires_at, action),
+            );
             changes.append_asked(conn, &view, Timestamp::from_micros(created_at))?;
             self.failpoint(points::ASK_BEFORE_COMMIT)?;
             changes.push(Change::Asked);
@@ -290,6 +447,7 @@ fn asked_view(
     pending_id: &str,
     task_id: &str,
     created_at: i64,
+    (expires_at, on_expire): (Option<i64>, ExpiryAction),
 ) -> BundleView {
     BundleView {
         pending_id: pending_id.to_owned(),
@@ -298,6 +456,8 @@ fn asked_view(
         kind: request.kind.clone(),
         created_at: Timestamp::from_micros(created_at),
         age_seconds: 0,
+        expires_at: expires_at.map(Timestamp::from_micros),
+        on_expire,
         context: request.context.clone(),
         questions: questions
             .iter()

@@ -7,13 +7,15 @@ use diesel::prelude::*;
 use serde_json::Value;
 
 use crate::domain::engine::Engine;
-use crate::domain::views::{Answer, BundleDetail, BundleView, OptionView, QuestionView, Response};
+use crate::domain::views::{
+    Answer, BundleDetail, BundleView, OptionView, QuestionView, Response, Submission,
+};
 use crate::error::{Entity, Error, Result};
 use crate::rules::activeness;
 use crate::rules::capability::Admitted;
 use crate::rules::limits::check_text;
 use crate::rules::visibility::{self, Scope};
-use crate::rules::vocabulary::{BundleKind, BundleStatus, QuestionStatus};
+use crate::rules::vocabulary::{BundleKind, BundleStatus, DecidedBy, ExpiryAction, QuestionStatus};
 use crate::store::schema::{bundle_questions, bundles};
 use crate::store::{at_most_one, AnyConnection, Timestamp};
 
@@ -29,6 +31,22 @@ pub(crate) struct BundleRecord {
     pub responded_at: Option<i64>,
     /// AUTH-4: own task id, else the session's; `None` unless that task exists.
     pub task_id: Option<String>,
+    /// WIRE-2: the stored resolver kind, once resolved.
+    pub resolved_by_kind: Option<String>,
+    /// EXP-1: the deadline, if any.
+    pub expires_at: Option<i64>,
+    /// EXP-1: the deadline's action word (`""` without one).
+    pub on_expire: String,
+    /// EXP-5: the stored default (a [`Submission`]'s JSON text), for
+    /// `answer` and `reject`.
+    pub default_response: Option<String>,
+}
+
+impl BundleRecord {
+    /// EXP-5: the stored default, if it has one that reads back.
+    pub(crate) fn default_submission(&self) -> Option<Submission> {
+        serde_json::from_str(self.default_response.as_deref()?).ok()
+    }
 }
 
 /// What WIRE-3's status needs beyond the rows: ACT-1 and ACT-1.2. SQL NULL
@@ -130,6 +148,8 @@ pub(crate) fn bundle_view(
         kind: BundleKind::from_stored(&record.kind),
         created_at,
         age_seconds: created_at.whole_seconds_until(now),
+        expires_at: record.expires_at.map(Timestamp::from_micros),
+        on_expire: ExpiryAction::from_stored(&record.on_expire),
         context: record.context.clone(),
         questions: rows.iter().map(question_view).collect(),
     }
@@ -155,6 +175,7 @@ pub(crate) fn stored_response(
             rejected: status == BundleStatus::Rejected,
             reject_reason: record.reject_reason.clone(),
             responded_at: record.responded_at.map(Timestamp::from_micros),
+            decided_by: DecidedBy::from_stored(record.resolved_by_kind.as_deref()),
         },
     ))
 }
@@ -196,16 +217,21 @@ pub fn bundle_record_columns() -> _ {
         bundles::reject_reason,
         bundles::responded_at,
         visibility::resolved_task_id(),
+        bundles::resolved_by_kind,
+        bundles::expires_at,
+        bundles::on_expire,
+        bundles::default_response,
     )
 }
 
-/// WIRE-3: where one bundle stands (ACT-1, ACT-1.2).
+/// WIRE-3: where one bundle stands at `now` (ACT-1, ACT-1.2).
 #[diesel::dsl::auto_type]
-pub fn standing_query<'a>(pending_id: &'a str) -> _ {
+pub fn standing_query<'a>(pending_id: &'a str, now: i64) -> _ {
+    let active: activeness::is_active = activeness::is_active(now);
     bundles::table
         .filter(bundles::pending_id.eq(pending_id))
         .select((
-            activeness::is_active(),
+            active,
             activeness::in_current_turn(),
             bundles::agent_disconnected,
         ))
@@ -219,8 +245,8 @@ pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
 }
 
 /// Where an existing bundle stands.
-fn load_standing(conn: &mut AnyConnection, pending_id: &str) -> Result<Standing> {
-    at_most_one(standing_query(pending_id), conn)?
+fn load_standing(conn: &mut AnyConnection, pending_id: &str, now: i64) -> Result<Standing> {
+    at_most_one(standing_query(pending_id, now), conn)?
         .ok_or_else(|| Error::Internal(format!("bundle {pending_id} vanished while being read")))
 }
 
@@ -232,22 +258,41 @@ pub(crate) fn load_detail(
     conn: &mut AnyConnection,
     scope: Option<&Scope>,
     pending_id: &str,
+    now: i64,
 ) -> Result<Option<(BundleRecord, Standing, Vec<QuestionRecord>)>> {
     let record: Option<BundleRecord> = match scope {
-        None => at_most_one(
-            bundles::table
-                .find(pending_id)
-                .select(bundle_record_columns()),
-            conn,
-        )?,
+        None => stored_record(conn, pending_id)?,
         Some(scope) => at_most_one(visible_bundle_query(scope, pending_id), conn)?,
     };
     let Some(record) = record else {
         return Ok(None);
     };
-    let standing = load_standing(conn, pending_id)?;
+    let standing = load_standing(conn, pending_id, now)?;
     let rows = load_bundle_rows(conn, pending_id)?;
     Ok(Some((record, standing, rows)))
+}
+
+/// Any bundle's record and DM-4-ordered rows, for the host side (the
+/// outbox), which asks nothing of its standing.
+pub(crate) fn load_stored(
+    conn: &mut AnyConnection,
+    pending_id: &str,
+) -> Result<Option<(BundleRecord, Vec<QuestionRecord>)>> {
+    let Some(record) = stored_record(conn, pending_id)? else {
+        return Ok(None);
+    };
+    let rows = load_bundle_rows(conn, pending_id)?;
+    Ok(Some((record, rows)))
+}
+
+/// Any bundle's record, whoever may see it.
+fn stored_record(conn: &mut AnyConnection, pending_id: &str) -> Result<Option<BundleRecord>> {
+    Ok(at_most_one(
+        bundles::table
+            .find(pending_id)
+            .select(bundle_record_columns()),
+        conn,
+    )?)
 }
 
 /// Loads one bundle the scope may see (AUTH-5: invisible and absent are the
@@ -323,14 +368,16 @@ impl Engine {
     ) -> Result<BundleDetail> {
         check_text("pending_id", pending_id)?;
         let scope = caller.scope()?;
+        let now = self.now();
         let (record, standing, rows) = self
-            .read(|conn| load_detail(conn, Some(scope), pending_id))?
+            .read(|conn| load_detail(conn, Some(scope), pending_id, now.as_micros()))?
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let (status, response) = status_of(&record, standing, &rows);
         Ok(BundleDetail {
-            bundle: bundle_view(&record, &rows, self.now()),
+            bundle: bundle_view(&record, &rows, now),
             status,
             response,
+            default_response: record.default_submission(),
         })
     }
 }

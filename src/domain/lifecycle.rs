@@ -158,8 +158,9 @@ impl Engine {
         self.change(|conn, changes| {
             lock_sessions_reached(conn, Reach::Task(id))?;
             hold(conn, Reach::Task(id), Hold::Exclusive)?;
-            let active: Vec<String> = active_bundles_of_task(id).load(conn)?;
-            changes.append_closed(conn, &active, CloseReason::Deleted, self.now())?;
+            let now = self.now();
+            let active: Vec<String> = active_bundles_of_task(id, now.as_micros()).load(conn)?;
+            changes.append_closed(conn, &active, CloseReason::Deleted, now)?;
             diesel::delete(tasks::table.find(id)).execute(conn)?;
             // Bundles of other sessions that named it no longer resolve.
             visibility::refresh_keys_of_task(id).execute(conn)?;
@@ -225,8 +226,9 @@ impl Engine {
     pub(crate) fn delete_session(&self, id: &str) -> Result<()> {
         require_id("id", id)?;
         self.change(|conn, changes| {
-            let active: Vec<String> = active_bundles_of_session(id).load(conn)?;
-            changes.append_closed(conn, &active, CloseReason::Deleted, self.now())?;
+            let now = self.now();
+            let active: Vec<String> = active_bundles_of_session(id, now.as_micros()).load(conn)?;
+            changes.append_closed(conn, &active, CloseReason::Deleted, now)?;
             diesel::delete(sessions::table.find(id)).execute(conn)?;
             session_changed(changes, id);
             Ok(())
@@ -252,8 +254,10 @@ impl Engine {
         self.change(|conn, changes| {
             require_session(conn, session_id)?;
             // Every active bundle is of the current turn, which this ends.
-            let active: Vec<String> = active_bundles_of_session(session_id).load(conn)?;
-            changes.append_closed(conn, &active, CloseReason::Superseded, self.now())?;
+            let now = self.now();
+            let active: Vec<String> =
+                active_bundles_of_session(session_id, now.as_micros()).load(conn)?;
+            changes.append_closed(conn, &active, CloseReason::Superseded, now)?;
             let turn_id = start_turn(self, conn, session_id)?;
             session_changed(changes, session_id);
             Ok(turn_id)
@@ -267,7 +271,7 @@ impl Engine {
         require_id("session_id", session_id)?;
         self.change(|conn, changes| {
             require_session(conn, session_id)?;
-            detach_statement(session_id).execute(conn)?;
+            detach_statement(session_id, self.now().as_micros()).execute(conn)?;
             changes.push(Change::SessionDetached {
                 session_id: session_id.to_owned(),
             });
@@ -285,7 +289,8 @@ impl Engine {
             if !session_exists {
                 return Err(Error::NotFound(Entity::Session));
             }
-            Ok(diesel::select(has_active_bundle_query(session_id)).get_result(conn)?)
+            let now = self.now().as_micros();
+            Ok(diesel::select(has_active_bundle_query(session_id, now)).get_result(conn)?)
         })
     }
 }
@@ -347,7 +352,8 @@ fn change_state(
     now: Timestamp,
 ) -> Result<()> {
     if state.is_terminal() {
-        let active: Vec<String> = active_bundles_of_session(session_id).load(conn)?;
+        let active: Vec<String> =
+            active_bundles_of_session(session_id, now.as_micros()).load(conn)?;
         changes.append_closed(conn, &active, CloseReason::Expired, now)?;
         expire_rows_statement(&active, now.as_micros()).execute(conn)?;
     }
@@ -396,31 +402,34 @@ pub(crate) fn current_turn(conn: &mut AnyConnection, session_id: &str) -> Result
         .optional()?)
 }
 
-/// LIFE-7: does the session have an active bundle?
+/// LIFE-7: does the session have an active bundle at `now`?
 #[diesel::dsl::auto_type]
-pub fn has_active_bundle_query<'a>(session_id: &'a str) -> _ {
+pub fn has_active_bundle_query<'a>(session_id: &'a str, now: i64) -> _ {
+    let active: activeness::is_active = activeness::is_active(now);
     diesel::dsl::exists(
         bundles::table
             .filter(bundles::session_id.eq(session_id))
-            .filter(activeness::is_active()),
+            .filter(active),
     )
 }
 
 /// LIFE-3/4: the session's active bundles, whose pending rows expiry turns
 /// into `expired`.
 #[diesel::dsl::auto_type]
-pub fn active_bundles_of_session<'a>(session_id: &'a str) -> _ {
-    activeness::active_bundle_ids().filter(bundles::session_id.eq(session_id))
+pub fn active_bundles_of_session<'a>(session_id: &'a str, now: i64) -> _ {
+    let active: activeness::active_bundle_ids = activeness::active_bundle_ids(now);
+    active.filter(bundles::session_id.eq(session_id))
 }
 
 /// EVT-1: the active bundles a task's deletion deletes (those of its
 /// sessions).
 #[diesel::dsl::auto_type]
-pub fn active_bundles_of_task<'a>(task_id: &'a str) -> _ {
+pub fn active_bundles_of_task<'a>(task_id: &'a str, now: i64) -> _ {
     let sessions_of_task = sessions::table
         .filter(sessions::task_id.eq(task_id))
         .select(sessions::id);
-    activeness::active_bundle_ids().filter(bundles::session_id.eq_any(sessions_of_task))
+    let active: activeness::active_bundle_ids = activeness::active_bundle_ids(now);
+    active.filter(bundles::session_id.eq_any(sessions_of_task))
 }
 
 /// LIFE-3/4: the pending rows of the given bundles become `expired`, and

@@ -213,16 +213,19 @@ pub struct ListFilter {
     pub after: Option<Cursor>,
     /// The page size, clamped.
     pub limit: i64,
+    /// The handle's clock (ACT-1.5), in microseconds.
+    pub now: i64,
 }
 
 impl ListFilter {
     /// LIST-4: defaults and the page clamp applied.
-    pub fn from_request(request: &ListRequest) -> ListFilter {
+    pub fn from_request(request: &ListRequest, now: Timestamp) -> ListFilter {
         ListFilter {
             workspace_id: request.workspace_id.clone().unwrap_or_default(),
             created_since: request.created_since.map_or(i64::MIN, Timestamp::as_micros),
             after: request.cursor.clone(),
             limit: page_size(request.limit),
+            now: now.as_micros(),
         }
     }
 
@@ -240,8 +243,9 @@ impl ListFilter {
 /// hint that lets the page walk a partial index; it is never true for fewer
 /// bundles than ACT-1 (ACT-4).
 #[diesel::dsl::auto_type]
-pub fn listable<'a>(scope: &'a Scope, workspace_id: &'a str) -> _ {
+pub fn listable<'a>(scope: &'a Scope, workspace_id: &'a str, now: i64) -> _ {
     let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+    let active: activeness::is_active = activeness::is_active(now);
     let in_workspace: visibility::bundle_in_workspace<'a> =
         visibility::bundle_in_workspace(workspace_id);
     // Cheapest rejections first: for a scoped principal most candidates fail
@@ -250,14 +254,14 @@ pub fn listable<'a>(scope: &'a Scope, workspace_id: &'a str) -> _ {
         .and(visible)
         .and(in_workspace)
         .and(visibility::bundle_task_resolves())
-        .and(activeness::is_active())
+        .and(active)
         .and(activeness::is_answerable())
 }
 
 /// LIST-2/3: one page in one query; `limit + 1` rows tell whether more exist.
 #[diesel::dsl::auto_type]
 pub fn page_query<'a>(scope: &'a Scope, filter: &'a ListFilter) -> _ {
-    let member: listable<'a> = listable(scope, &filter.workspace_id);
+    let member: listable<'a> = listable(scope, &filter.workspace_id, filter.now);
     let from: i64 = filter.lower_bound();
     let after_created_at: i64 = filter.after.as_ref().map_or(i64::MIN, |c| c.created_at);
     let after_pending_id: &'a str = filter.after.as_ref().map_or("", |c| c.pending_id.as_str());
@@ -285,9 +289,9 @@ pub fn owner_page_query<'a>(scope: &'a Scope, filter: &'a ListFilter, owner_key:
 
 /// SUM-1: the number of listable bundles and the oldest creation time.
 #[diesel::dsl::auto_type]
-pub fn summary_bundles_query<'a>(scope: &'a Scope) -> _ {
+pub fn summary_bundles_query<'a>(scope: &'a Scope, now: i64) -> _ {
     let empty: &'static str = "";
-    let member: listable<'a> = listable(scope, empty);
+    let member: listable<'a> = listable(scope, empty, now);
     let oldest: diesel::helper_types::min<bundles::created_at> = min(bundles::created_at);
     bundles::table.filter(member).select((count_star(), oldest))
 }
@@ -295,8 +299,8 @@ pub fn summary_bundles_query<'a>(scope: &'a Scope) -> _ {
 /// SUM-1, OPS-3a: the summary of a scoped principal, counted over its owner
 /// keys' index ranges only.
 #[diesel::dsl::auto_type]
-pub fn owner_summary_bundles_query<'a>(scope: &'a Scope, owner_keys: &'a [&'a str]) -> _ {
-    let summary: summary_bundles_query<'a> = summary_bundles_query(scope);
+pub fn owner_summary_bundles_query<'a>(scope: &'a Scope, owner_keys: &'a [&'a str], now: i64) -> _ {
+    let summary: summary_bundles_query<'a> = summary_bundles_query(scope, now);
     summary.filter(bundles::owner_key.eq_any(owner_keys))
 }
 
@@ -322,9 +326,9 @@ fn counted_pending_id() -> AliasedField<CountedRows, bundle_questions::pending_i
 
 /// SUM-1: the pending question rows of the listable bundles.
 #[diesel::dsl::auto_type]
-pub fn summary_questions_query<'a>(scope: &'a Scope) -> _ {
+pub fn summary_questions_query<'a>(scope: &'a Scope, now: i64) -> _ {
     let empty: &'static str = "";
-    let member: listable<'a> = listable(scope, empty);
+    let member: listable<'a> = listable(scope, empty, now);
     let pending_id: AliasedField<CountedRows, bundle_questions::pending_id> = counted_pending_id();
     pending_counted_rows()
         .filter(pending_id.eq_any(bundles::table.filter(member).select(bundles::pending_id)))
@@ -334,9 +338,13 @@ pub fn summary_questions_query<'a>(scope: &'a Scope) -> _ {
 /// SUM-1, OPS-3a: [`summary_questions_query`] over a scoped principal's
 /// owner keys only.
 #[diesel::dsl::auto_type]
-pub fn owner_summary_questions_query<'a>(scope: &'a Scope, owner_keys: &'a [&'a str]) -> _ {
+pub fn owner_summary_questions_query<'a>(
+    scope: &'a Scope,
+    owner_keys: &'a [&'a str],
+    now: i64,
+) -> _ {
     let empty: &'static str = "";
-    let member: listable<'a> = listable(scope, empty);
+    let member: listable<'a> = listable(scope, empty, now);
     let pending_id: AliasedField<CountedRows, bundle_questions::pending_id> = counted_pending_id();
     let members = bundles::table
         .filter(bundles::owner_key.eq_any(owner_keys))
@@ -350,19 +358,20 @@ pub fn owner_summary_questions_query<'a>(scope: &'a Scope, owner_keys: &'a [&'a 
 /// PA-1: for the requested tasks, the kind of each active bundle the scope
 /// sees and whether its session is the task's primary one.
 #[diesel::dsl::auto_type]
-pub fn pending_actions_query<'a>(scope: &'a Scope, task_ids: &'a [String]) -> _ {
+pub fn pending_actions_query<'a>(scope: &'a Scope, task_ids: &'a [String], now: i64) -> _ {
     // ACT-1 and visibility: what blocks a task, answerable or not (the
     // same rule as LIFE-7's workflow guard, seen through the principal).
     let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
     let task_id: visibility::resolved_task_id = visibility::resolved_task_id();
     let primary: visibility::session_is_primary = visibility::session_is_primary();
+    let active: activeness::is_active = activeness::is_active(now);
     // OPS-3a: the task key's index finds the requested tasks' bundles.
     bundles::table
         .filter(bundles::task_key.eq_any(task_ids))
         .filter(bundles::may_be_active)
         .filter(visibility::bundle_task_resolves())
         .filter(visible)
-        .filter(activeness::is_active())
+        .filter(active)
         .select((task_id, bundles::kind, primary))
         .distinct()
 }
@@ -435,7 +444,9 @@ impl Engine {
             "workspace_id",
             request.workspace_id.as_deref().unwrap_or_default(),
         )?;
-        let filter = ListFilter::from_request(request);
+        // One clock for the page and its ages (ACT-1.5).
+        let now = self.now();
+        let filter = ListFilter::from_request(request, now);
         let (mut records, rows) = self.read(|conn| {
             let records = load_page(conn, scope, &filter)?;
             let ids: Vec<String> = records.iter().map(|r| r.pending_id.clone()).collect();
@@ -452,7 +463,6 @@ impl Engine {
             _ => None,
         };
         let mut grouped = rows_by_bundle(rows);
-        let now = self.now();
         let bundles = records
             .iter()
             .map(|record| {
@@ -470,22 +480,23 @@ impl Engine {
     /// the listing, so `pending_bundles` equals what paging would collect.
     pub(crate) fn summary(&self, caller: &Admitted<'_>) -> Result<Summary> {
         let scope = caller.scope()?;
+        let now = self.now();
+        let at = now.as_micros();
         let ((bundles, oldest), questions) = self.read(|conn| {
             // Aggregates return exactly one row.
             let (bundles, questions) = match visibility::owner_keys(scope) {
                 None => (
-                    at_most_one(summary_bundles_query(scope), conn)?,
-                    at_most_one(summary_questions_query(scope), conn)?,
+                    at_most_one(summary_bundles_query(scope, at), conn)?,
+                    at_most_one(summary_questions_query(scope, at), conn)?,
                 ),
                 Some(keys) => (
-                    at_most_one(owner_summary_bundles_query(scope, &keys), conn)?,
-                    at_most_one(owner_summary_questions_query(scope, &keys), conn)?,
+                    at_most_one(owner_summary_bundles_query(scope, &keys, at), conn)?,
+                    at_most_one(owner_summary_questions_query(scope, &keys, at), conn)?,
                 ),
             };
             let bundles: (i64, Option<i64>) = bundles.unwrap_or((0, None));
             Ok((bundles, questions.unwrap_or(0)))
         })?;
-        let now = self.now();
         Ok(Summary {
             pending_bundles: bundles,
             pending_questions: questions,
@@ -507,7 +518,7 @@ impl Engine {
         let (visible, pending) = self.read(|conn| {
             let visible: Vec<String> = visible_tasks_query(scope, task_ids).load(conn)?;
             let pending: Vec<(Option<String>, String, Option<bool>)> =
-                pending_actions_query(scope, task_ids).load(conn)?;
+                pending_actions_query(scope, task_ids, self.now().as_micros()).load(conn)?;
             Ok((visible, pending))
         })?;
         let mut actions: BTreeMap<&str, (Option<PendingAction>, Option<PendingAction>)> =

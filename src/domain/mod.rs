@@ -4,10 +4,11 @@
 //! change path (`change.rs`), and the one claim lives in `claim/`.
 //!
 //! Import order inside the domain (each imports only those before it):
-//! `views` → `engine` (its waiters first) → `bundle` → `claim` →
+//! `views` → `engine` (its waiters first) → `bundle` → `answers` → `claim` →
 //! `delivery::outbox` → `change` → `lifecycle` → `ask`, `listing`,
 //! `authorize`, `resolve`, `delivery::wait`.
 
+pub(crate) mod answers;
 pub(crate) mod ask;
 pub(crate) mod authorize;
 pub(crate) mod bundle;

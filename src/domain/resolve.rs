@@ -9,18 +9,21 @@
 //! claim's first read, outside the write transaction, only ever sends a
 //! caller to the replay (OPS-4); the write transaction decides a win.
 
-use crate::domain::bundle::{self, QuestionRecord};
 use std::time::{Duration, Instant};
 
+pub use crate::domain::answers::AnswerInput;
+use crate::domain::answers::{check_answer_texts, normalize_answers, Answerable};
+use crate::domain::bundle::{self, QuestionRecord};
 use crate::domain::change::{Change, Changes};
 use crate::domain::claim::{self, Claimed, Decision, FirstRead, Opened, Resolver};
 use crate::domain::engine::Engine;
-use crate::domain::views::{Answer, Resolved};
+use crate::domain::views::Resolved;
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::capability::Admitted;
 use crate::rules::limits::{check_runes, check_text, MAX_FREE_TEXT_RUNES};
 use crate::rules::principal::Principal;
 use crate::rules::visibility::Scope;
+use crate::rules::vocabulary::DecidedBy;
 use crate::store::failpoints::points;
 use crate::store::AnyConnection;
 
@@ -32,18 +35,6 @@ const QUEUE_AFTER: Duration = Duration::from_millis(250);
 /// `LONGEST_PAUSE`.
 const FIRST_PAUSE: Duration = Duration::from_micros(250);
 const LONGEST_PAUSE: Duration = Duration::from_millis(2);
-
-/// One answer as the caller wrote it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct AnswerInput {
-    /// Which question this answers.
-    pub question_id: String,
-    /// Option ids of that question; order and repeats do not matter (NORM-2).
-    pub selected_options: Vec<String>,
-    /// Free text, at most 2000 runes; trimmed when stored (NORM-3).
-    pub custom_text: String,
-}
 
 /// Arguments of `resolve_bundle`: answers, or a rejection.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,19 +56,7 @@ fn check_shape(request: &ResolveRequest) -> Result<(), ValidationError> {
         ));
     }
     check_runes("reject_reason", &request.reject_reason, MAX_FREE_TEXT_RUNES)?;
-    for (index, answer) in request.answers.iter().enumerate() {
-        let field = |name: &str| format!("answers[{index}].{name}");
-        check_runes(
-            field("custom_text"),
-            &answer.custom_text,
-            MAX_FREE_TEXT_RUNES,
-        )?;
-        check_text(field("question_id"), &answer.question_id)?;
-        for (position, option) in answer.selected_options.iter().enumerate() {
-            check_text(format!("{}[{position}]", field("selected_options")), option)?;
-        }
-    }
-    Ok(())
+    check_answer_texts("", &request.answers)
 }
 
 /// VAL-6: a row without a question id makes the bundle unanswerable.
@@ -92,71 +71,6 @@ fn check_answerable(rows: &[QuestionRecord]) -> Result<(), ValidationError> {
     Ok(())
 }
 
-/// VAL-1, VAL-2 against the stored rows (all of them, terminal siblings
-/// included), then NORM-1..3.
-fn normalize_answers(
-    answers: &[AnswerInput],
-    rows: &[QuestionRecord],
-) -> Result<Vec<Answer>, ValidationError> {
-    if answers.len() != rows.len() {
-        return Err(ValidationError::new(
-            "answers",
-            format!(
-                "expected {} answers (one per question), got {}",
-                rows.len(),
-                answers.len()
-            ),
-        ));
-    }
-    let mut by_row: Vec<Option<Answer>> = vec![None; rows.len()];
-    for (index, answer) in answers.iter().enumerate() {
-        let field = |name: &str| format!("answers[{index}].{name}");
-        if answer.question_id.is_empty() {
-            return Err(ValidationError::new(
-                field("question_id"),
-                "must not be empty",
-            ));
-        }
-        let Some(position) = rows
-            .iter()
-            .position(|row| row.question_id == answer.question_id)
-        else {
-            return Err(ValidationError::new(
-                field("question_id"),
-                format!("unknown question id {:?}", answer.question_id),
-            ));
-        };
-        if by_row[position].is_some() {
-            return Err(ValidationError::new(
-                field("question_id"),
-                format!("duplicate question id {:?}", answer.question_id),
-            ));
-        }
-        let options = bundle::option_ids(&rows[position]);
-        let mut positions = Vec::with_capacity(answer.selected_options.len());
-        for selected in &answer.selected_options {
-            let Some(option) = options.iter().position(|id| id == selected) else {
-                return Err(ValidationError::new(
-                    field("selected_options"),
-                    format!("unknown option id {selected:?}"),
-                ));
-            };
-            positions.push(option);
-        }
-        // NORM-2: the question's option order, exact duplicates removed.
-        positions.sort_unstable();
-        positions.dedup();
-        by_row[position] = Some(Answer {
-            question_id: answer.question_id.clone(),
-            selected_options: positions.into_iter().map(|p| options[p].clone()).collect(),
-            // NORM-3: only leading and trailing whitespace goes.
-            custom_text: answer.custom_text.trim().to_owned(),
-        });
-    }
-    // NORM-1: DM-4 order, because `rows` is in DM-4 order.
-    Ok(by_row.into_iter().flatten().collect())
-}
-
 /// Steps 4–5 for a resolve request: the rules that need the stored bundle,
 /// then the canonical form.
 fn prepare(request: &ResolveRequest, rows: &[QuestionRecord]) -> Result<Decision, ValidationError> {
@@ -166,9 +80,19 @@ fn prepare(request: &ResolveRequest, rows: &[QuestionRecord]) -> Result<Decision
             reason: request.reject_reason.trim().to_owned(),
         });
     }
+    let option_ids: Vec<Vec<String>> = rows.iter().map(bundle::option_ids).collect();
+    let questions: Vec<Answerable<'_>> = rows
+        .iter()
+        .zip(&option_ids)
+        .map(|(row, options)| Answerable {
+            question_id: &row.question_id,
+            option_ids: options.iter().map(String::as_str).collect(),
+        })
+        .collect();
     Ok(Decision::Answered(normalize_answers(
+        "",
         &request.answers,
-        rows,
+        &questions,
     )?))
 }
 
@@ -291,7 +215,7 @@ impl Engine {
         queue: bool,
     ) -> Result<Attempt> {
         let resolver = Resolver {
-            kind: principal.kind(),
+            kind: principal.decides_as().map_or("", DecidedBy::as_str),
             id: principal.audit_id(),
         };
         let now = self.now();

@@ -8,7 +8,9 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::rules::vocabulary::{BundleKind, BundleStatus, QuestionStatus, Resolution};
+use crate::rules::vocabulary::{
+    BundleKind, BundleStatus, DecidedBy, ExpiryAction, QuestionStatus, Resolution,
+};
 use crate::store::clock::or_empty;
 use crate::store::Timestamp;
 
@@ -53,6 +55,13 @@ pub struct BundleView {
     pub created_at: Timestamp,
     /// Whole seconds since it was asked, floored at zero.
     pub age_seconds: i64,
+    /// Its deadline (EXP-1, EXP-5); `""` when it has none.
+    #[serde(with = "or_empty")]
+    #[schemars(schema_with = "or_empty::schema")]
+    pub expires_at: Option<Timestamp>,
+    /// What its deadline does: `expire`, `answer` or `reject`; `""`
+    /// without a deadline.
+    pub on_expire: ExpiryAction,
     /// What the agent wrote around its questions.
     pub context: String,
     /// Its questions, in DM-4 order.
@@ -70,6 +79,19 @@ pub struct Answer {
     pub custom_text: String,
 }
 
+/// A resolution as submitted, after NORM-1..3: the answers in question
+/// order, or a rejection and its trimmed reason. A deadline's default is
+/// stored and shown in this form (EXP-5), byte for byte.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
+pub struct Submission {
+    /// One answer per question, in DM-4 order; empty for a rejection.
+    pub answers: Vec<Answer>,
+    /// True for a rejection.
+    pub rejected: bool,
+    /// The rejection's reason, trimmed; empty otherwise.
+    pub reject_reason: String,
+}
+
 /// The stored resolution of a bundle (WIRE-2).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Response {
@@ -85,6 +107,9 @@ pub struct Response {
     #[serde(with = "or_empty")]
     #[schemars(schema_with = "or_empty::schema")]
     pub responded_at: Option<Timestamp>,
+    /// Who decided (WIRE-2): the winner's kind, `deadline` for a default,
+    /// `""` where none was recorded (DM-1).
+    pub decided_by: DecidedBy,
 }
 
 /// The result of `get_bundle` (WIRE-3): the LIST-6 element, then
@@ -98,6 +123,9 @@ pub struct BundleDetail {
     pub status: BundleStatus,
     /// Present once the bundle is resolved, else `null`.
     pub response: Option<Response>,
+    /// The deadline's stored default for `answer` and `reject` (EXP-5),
+    /// else `null`.
+    pub default_response: Option<Submission>,
 }
 
 /// The outcome of a resolve or cancel that reached a winner: this caller's

@@ -1,7 +1,9 @@
 //! The one activeness rule (ACT-1..4), written once as typed query fragments
 //! over the `bundles` table. Every consumer — the claim, the listing, the
 //! summary, pending actions, the workflow guard, expiry and detach — builds
-//! its query from these functions and restates none of it (ACT-3).
+//! its query from these functions and restates none of it (ACT-3). Those
+//! that ask about the deadline take `now` from the handle's clock, bound as
+//! a parameter (DM-2): the statements' text stays fixed.
 //!
 //! All fragments are correlated subqueries on `bundles`, so any query whose
 //! FROM clause is `bundles` can use them, and the listing can walk its index
@@ -139,13 +141,49 @@ pub fn is_well_formed() -> _ {
     ))
 }
 
-/// ACT-1: the bundle is active. This is the rule; everything else asks it.
+/// ACT-1.1–4: the bundle is live. This is the rule; everything else asks
+/// it, with the deadline or without.
 #[diesel::dsl::auto_type]
-pub fn is_active() -> _ {
+pub fn is_live() -> _ {
     has_pending_question()
         .and(in_current_turn())
         .and(session_is_live())
         .and(is_well_formed())
+}
+
+/// The deadline column as a plain `BigInt`, for comparisons guarded by a
+/// NULL test: the fragments below stay `Bool` (never NULL), so they can be
+/// selected as columns as well as filtered on.
+#[diesel::dsl::auto_type]
+fn deadline() -> _ {
+    bundles::expires_at.assume_not_null()
+}
+
+/// ACT-1.5 (EXP-1): no deadline, or `now` is before it. `now` is the
+/// handle's clock, bound (DM-2). Written first in [`is_active`]: a column
+/// test is cheaper than the subqueries.
+#[diesel::dsl::auto_type]
+pub fn before_deadline(now: i64) -> _ {
+    let deadline: deadline = deadline();
+    bundles::expires_at.is_null().or(deadline.gt(now))
+}
+
+/// ACT-1: live and before its deadline.
+#[diesel::dsl::auto_type]
+pub fn is_active(now: i64) -> _ {
+    let before: before_deadline = before_deadline(now);
+    before.and(is_live())
+}
+
+/// ACT-1, EXP-2: live and past its deadline (`now` at or after it):
+/// nothing has settled it yet. A bundle without a deadline is never due.
+#[diesel::dsl::auto_type]
+pub fn is_due(now: i64) -> _ {
+    let deadline: deadline = deadline();
+    bundles::expires_at
+        .is_not_null()
+        .and(deadline.le(now))
+        .and(is_live())
 }
 
 /// LIST-9, VAL-6: no question row has an empty `question_id`. A bundle that
@@ -169,10 +207,17 @@ pub fn permanently_inactive() -> _ {
     not(has_pending_question()).or(not(in_current_turn()))
 }
 
-/// The ids of active bundles, as a subquery for statements on other tables.
+/// The ids of bundles active at `now`, as a subquery for statements on
+/// other tables.
 #[diesel::dsl::auto_type]
-pub fn active_bundle_ids() -> _ {
-    bundles::table
-        .filter(is_active())
-        .select(bundles::pending_id)
+pub fn active_bundle_ids(now: i64) -> _ {
+    let active: is_active = is_active(now);
+    bundles::table.filter(active).select(bundles::pending_id)
+}
+
+/// The ids of bundles due at `now` (EXP-2): live, their deadline passed.
+#[diesel::dsl::auto_type]
+pub fn due_bundle_ids(now: i64) -> _ {
+    let due: is_due = is_due(now);
+    bundles::table.filter(due).select(bundles::pending_id)
 }

@@ -82,6 +82,22 @@ pub const MAX_NESTING: usize = 128;
 /// stays small, and SQLite's bound-variable limit is never reached.
 pub const MAX_TASK_IDS: usize = 1000;
 
+/// EXP-1: how far after the ask a deadline may fall, in milliseconds
+/// (1 s to 30 days); `expires_in_ms` and `expires_at` alike.
+pub const DEADLINE_MS: RangeInclusive<u64> = 1_000..=2_592_000_000;
+
+/// EXP-1: a deadline `micros` after the ask is within [`DEADLINE_MS`].
+pub fn check_deadline_after(field: &str, micros: i128) -> Result<(), ValidationError> {
+    let (low, high) = (*DEADLINE_MS.start(), *DEADLINE_MS.end());
+    if micros < i128::from(low) * 1000 || micros > i128::from(high) * 1000 {
+        return Err(ValidationError::new(
+            field,
+            format!("must fall 1 s to 30 days ({low} to {high} ms) after the ask"),
+        ));
+    }
+    Ok(())
+}
+
 /// REL-6: a string clarion stores or binds holds no NUL character.
 /// PostgreSQL refuses one in text (SQLite would store it), so it is a
 /// validation error naming the field on both backends, never a `500`.

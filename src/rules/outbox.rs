@@ -68,36 +68,40 @@ pub fn outbox_query(now: i64, limit: i64) -> _ {
     entries.limit(limit)
 }
 
-/// LIFE-5: which bundles detaching marks — in their session's current turn,
-/// active or holding an undelivered resolution, and not yet detached.
+/// LIFE-5: which bundles detaching marks at `now` — in their session's
+/// current turn, active or holding an undelivered resolution, and not yet
+/// detached. A due bundle is neither until it is settled (EXP-3).
 #[diesel::dsl::auto_type]
-pub fn detachable() -> _ {
+pub fn detachable(now: i64) -> _ {
     let attached: bool = false;
+    let active: activeness::is_active = activeness::is_active(now);
     activeness::in_current_turn()
-        .and(activeness::is_active().or(bundles::response_delivery_pending))
+        .and(active.or(bundles::response_delivery_pending))
         .and(bundles::agent_disconnected.eq(attached))
 }
 
 /// LIFE-5: detach a session's detachable bundles.
 #[diesel::dsl::auto_type]
-pub fn detach_statement<'a>(session_id: &'a str) -> _ {
+pub fn detach_statement<'a>(session_id: &'a str, now: i64) -> _ {
     let detached: bool = true;
+    let detachable: detachable = detachable(now);
     update(
         bundles::table
             .filter(bundles::session_id.eq(session_id))
-            .filter(detachable()),
+            .filter(detachable),
     )
     .set(bundles::agent_disconnected.eq(detached))
 }
 
 /// LIFE-5 for one bundle whose last waiter timed out.
 #[diesel::dsl::auto_type]
-pub fn detach_bundle_statement<'a>(pending_id: &'a str) -> _ {
+pub fn detach_bundle_statement<'a>(pending_id: &'a str, now: i64) -> _ {
     let detached: bool = true;
+    let detachable: detachable = detachable(now);
     update(
         bundles::table
             .filter(bundles::pending_id.eq(pending_id))
-            .filter(detachable()),
+            .filter(detachable),
     )
     .set(bundles::agent_disconnected.eq(detached))
 }

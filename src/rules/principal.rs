@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::error::ValidationError;
 use crate::rules::limits::{check_id, check_text};
+use crate::rules::vocabulary::DecidedBy;
 
 /// What an API-key agent may do beyond nothing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -82,11 +83,20 @@ impl Principal {
 
     /// `system`, `user`, `agent` or `unclassified`.
     pub fn kind(&self) -> &'static str {
+        match self.decides_as() {
+            Some(decided) => decided.as_str(),
+            None => "unclassified",
+        }
+    }
+
+    /// WIRE-2: who this principal is when it decides a bundle; `None` for
+    /// one that can decide nothing (AUTH-1).
+    pub fn decides_as(&self) -> Option<DecidedBy> {
         match self {
-            Principal::System => "system",
-            Principal::User { .. } => "user",
-            Principal::Agent { .. } => "agent",
-            Principal::Unclassified => "unclassified",
+            Principal::System => Some(DecidedBy::System),
+            Principal::User { .. } => Some(DecidedBy::User),
+            Principal::Agent { .. } => Some(DecidedBy::Agent),
+            Principal::Unclassified => None,
         }
     }
 

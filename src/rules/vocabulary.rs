@@ -321,6 +321,108 @@ impl CloseReason {
     }
 }
 
+/// What a deadline does to a bundle nobody settled (EXP-1, EXP-3), as
+/// stored and shown (EXP-5): the action word, `""` without a deadline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum ExpiryAction {
+    /// No deadline.
+    #[default]
+    None,
+    /// The bundle expires, unanswered.
+    Expire,
+    /// The stored default answers become the resolution.
+    Answer,
+    /// The stored default rejection becomes the resolution.
+    Reject,
+}
+
+impl ExpiryAction {
+    const ALL: [ExpiryAction; 4] = [
+        ExpiryAction::None,
+        ExpiryAction::Expire,
+        ExpiryAction::Answer,
+        ExpiryAction::Reject,
+    ];
+
+    /// The word.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ExpiryAction::None => "",
+            ExpiryAction::Expire => "expire",
+            ExpiryAction::Answer => "answer",
+            ExpiryAction::Reject => "reject",
+        }
+    }
+
+    /// An action a caller names (`on_expire.action`): any word but `""`.
+    pub(crate) fn parse(field: &str, word: &str) -> Result<ExpiryAction, ValidationError> {
+        ExpiryAction::ALL
+            .into_iter()
+            .filter(|action| *action != ExpiryAction::None)
+            .find(|action| action.as_str() == word)
+            .ok_or_else(|| {
+                ValidationError::new(
+                    field,
+                    format!("unknown action {word:?}: expected expire, answer or reject"),
+                )
+            })
+    }
+
+    /// The stored word read back; a word this version does not know is
+    /// treated as no deadline's.
+    pub(crate) fn from_stored(word: &str) -> ExpiryAction {
+        ExpiryAction::ALL
+            .into_iter()
+            .find(|action| action.as_str() == word)
+            .unwrap_or_default()
+    }
+}
+
+/// Who decided a bundle (WIRE-2): the winner's principal kind, or the
+/// deadline's default (EXP-3). The claim stores this word as the bundle's
+/// resolver kind, so what is shown is what was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DecidedBy {
+    /// A user answered, rejected or cancelled.
+    User,
+    /// An agent did.
+    Agent,
+    /// `system` did.
+    System,
+    /// The deadline's default was applied (EXP-3).
+    Deadline,
+    /// No resolver was recorded (a degraded row, DM-1): written `""`.
+    Unrecorded,
+}
+
+impl DecidedBy {
+    const RECORDED: [DecidedBy; 4] = [
+        DecidedBy::User,
+        DecidedBy::Agent,
+        DecidedBy::System,
+        DecidedBy::Deadline,
+    ];
+
+    /// The word on the wire and in the database.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DecidedBy::User => "user",
+            DecidedBy::Agent => "agent",
+            DecidedBy::System => "system",
+            DecidedBy::Deadline => "deadline",
+            DecidedBy::Unrecorded => "",
+        }
+    }
+
+    /// The stored resolver kind read back; anything else is unrecorded.
+    pub(crate) fn from_stored(kind: Option<&str>) -> DecidedBy {
+        DecidedBy::RECORDED
+            .into_iter()
+            .find(|decided| Some(decided.as_str()) == kind)
+            .unwrap_or(DecidedBy::Unrecorded)
+    }
+}
+
 /// The words on the wire: each word type is written as its word, and its
 /// published schema lists the words. `open`: a degraded row (DM-1) may
 /// show a word outside the list, so a body's schema says only "a string"
@@ -367,6 +469,14 @@ words_on_the_wire! {
         SessionState::Failed.as_str(), SessionState::Cancelled.as_str(),
     ];
     BundleKind => "BundleKind", open: true, [BundleKind::QUESTION, BundleKind::PERMISSION];
+    ExpiryAction => "ExpiryAction", open: false, [
+        ExpiryAction::Expire.as_str(), ExpiryAction::Answer.as_str(),
+        ExpiryAction::Reject.as_str(), ExpiryAction::None.as_str(),
+    ];
+    DecidedBy => "DecidedBy", open: false, [
+        DecidedBy::User.as_str(), DecidedBy::Agent.as_str(), DecidedBy::System.as_str(),
+        DecidedBy::Deadline.as_str(), DecidedBy::Unrecorded.as_str(),
+    ];
     Resolution => "Resolution", open: false, [
         Resolution::Answered.as_str(), Resolution::Rejected.as_str(), Resolution::Cancelled.as_str(),
     ];

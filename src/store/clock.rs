@@ -39,6 +39,18 @@ impl Timestamp {
         Some(Timestamp(micros + i64::from(extra)))
     }
 
+    /// Parses RFC 3339 exactly: at most six fractional digits (EXP-6: a
+    /// deadline is stored as given, never rounded).
+    pub fn parse_rfc3339_exact(text: &str) -> Option<Self> {
+        let fraction = text.split_once('.').map_or(0, |(_, rest)| {
+            rest.bytes().take_while(u8::is_ascii_digit).count()
+        });
+        if fraction > 6 {
+            return None;
+        }
+        Timestamp::parse_rfc3339(text)
+    }
+
     /// RFC 3339 with exactly six fractional digits and `Z` (DM-2).
     pub fn to_rfc3339(self) -> String {
         match DateTime::<Utc>::from_timestamp_micros(self.0) {

@@ -56,6 +56,9 @@ diesel::table! {
         delivery_lease_until -> Nullable<BigInt>,
         task_key -> Nullable<Text>,
         owner_key -> Nullable<Text>,
+        expires_at -> Nullable<BigInt>,
+        on_expire -> Text,
+        default_response -> Nullable<Text>,
     }
 }
 

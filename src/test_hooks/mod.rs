@@ -10,7 +10,7 @@ pub use crate::domain::listing::{
     owner_page_query, owner_summary_bundles_query, owner_summary_questions_query, page_query,
     pending_actions_query, ListFilter,
 };
-pub use crate::rules::activeness::active_bundle_ids;
+pub use crate::rules::activeness::{active_bundle_ids, due_bundle_ids};
 pub use crate::rules::visibility::Scope;
 pub use crate::store::failpoints::{points, FailAction, Gate};
 pub use crate::store::schema;

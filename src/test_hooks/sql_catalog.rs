@@ -79,6 +79,9 @@ const PENDING: &str = "<pending_id>";
 const TASK: &str = "<task_id>";
 const WORKSPACE: &str = "<workspace_id>";
 const OWNER_KEY: &str = "<owner_key>";
+/// The handle's clock, bound wherever ACT-1.5 asks it (DM-2); a number
+/// no other sample bind uses, so a reader can tell it in the binds.
+const NOW: i64 = 1_000_000;
 
 macro_rules! catalog {
     ($backend:ty) => {{
@@ -92,6 +95,7 @@ macro_rules! catalog {
                 pending_id: PENDING.to_owned(),
             }),
             limit: 50,
+            now: NOW,
         };
         let task_ids = vec![TASK.to_owned()];
         let owner_keys = ["", "<user_id>"];
@@ -117,6 +121,7 @@ macro_rules! catalog {
                     debug_query::<$backend, _>(&listing::owner_summary_bundles_query(
                         &scope,
                         &owner_keys,
+                        NOW,
                     ))
                     .to_string(),
                 ),
@@ -127,6 +132,7 @@ macro_rules! catalog {
                     debug_query::<$backend, _>(&listing::owner_summary_questions_query(
                         &scope,
                         &owner_keys,
+                        NOW,
                     ))
                     .to_string(),
                 ),
@@ -163,27 +169,30 @@ macro_rules! catalog {
             Rendered {
                 name: "summary_bundles",
                 sql: layout(
-                    debug_query::<$backend, _>(&listing::summary_bundles_query(&scope)).to_string(),
+                    debug_query::<$backend, _>(&listing::summary_bundles_query(&scope, NOW))
+                        .to_string(),
                 ),
             },
             Rendered {
                 name: "summary_questions",
                 sql: layout(
-                    debug_query::<$backend, _>(&listing::summary_questions_query(&scope))
+                    debug_query::<$backend, _>(&listing::summary_questions_query(&scope, NOW))
                         .to_string(),
                 ),
             },
             Rendered {
                 name: "pending_actions",
                 sql: layout(
-                    debug_query::<$backend, _>(&listing::pending_actions_query(&scope, &task_ids))
-                        .to_string(),
+                    debug_query::<$backend, _>(&listing::pending_actions_query(
+                        &scope, &task_ids, NOW,
+                    ))
+                    .to_string(),
                 ),
             },
             Rendered {
                 name: "standing",
                 sql: layout(
-                    debug_query::<$backend, _>(&bundle::standing_query(PENDING)).to_string(),
+                    debug_query::<$backend, _>(&bundle::standing_query(PENDING, NOW)).to_string(),
                 ),
             },
             Rendered {
@@ -193,7 +202,7 @@ macro_rules! catalog {
             Rendered {
                 name: "detach_bundle",
                 sql: layout(
-                    debug_query::<$backend, _>(&outbox::detach_bundle_statement(PENDING))
+                    debug_query::<$backend, _>(&outbox::detach_bundle_statement(PENDING, NOW))
                         .to_string(),
                 ),
             },
@@ -233,7 +242,7 @@ macro_rules! catalog {
             Rendered {
                 name: "closed_on_task_delete",
                 sql: layout(
-                    debug_query::<$backend, _>(&lifecycle::active_bundles_of_task(TASK))
+                    debug_query::<$backend, _>(&lifecycle::active_bundles_of_task(TASK, NOW))
                         .to_string(),
                 ),
             },
@@ -254,7 +263,7 @@ macro_rules! catalog {
             Rendered {
                 name: "activeness",
                 sql: layout(
-                    debug_query::<$backend, _>(&activeness::active_bundle_ids()).to_string(),
+                    debug_query::<$backend, _>(&activeness::active_bundle_ids(NOW)).to_string(),
                 ),
             },
             Rendered {
@@ -267,7 +276,7 @@ macro_rules! catalog {
                 name: "has_pending_clarification",
                 sql: layout(
                     debug_query::<$backend, _>(&diesel::select(
-                        lifecycle::has_active_bundle_query(SESSION),
+                        lifecycle::has_active_bundle_query(SESSION, NOW),
                     ))
                     .to_string(),
                 ),
@@ -275,7 +284,7 @@ macro_rules! catalog {
             Rendered {
                 name: "expire_select",
                 sql: layout(
-                    debug_query::<$backend, _>(&lifecycle::active_bundles_of_session(SESSION))
+                    debug_query::<$backend, _>(&lifecycle::active_bundles_of_session(SESSION, NOW))
                         .to_string(),
                 ),
             },
@@ -289,7 +298,7 @@ macro_rules! catalog {
             Rendered {
                 name: "detach",
                 sql: layout(
-                    debug_query::<$backend, _>(&outbox::detach_statement(SESSION)).to_string(),
+                    debug_query::<$backend, _>(&outbox::detach_statement(SESSION, NOW)).to_string(),
                 ),
             },
             Rendered {
@@ -319,7 +328,7 @@ pub fn sqlite() -> Vec<Rendered> {
         name: "claim_target",
         sql: layout(
             debug_query::<diesel::sqlite::Sqlite, _>(
-                &crate::domain::claim::sqlite::claim_target_query(&sample_scope(), PENDING),
+                &crate::domain::claim::sqlite::claim_target_query(&sample_scope(), PENDING, NOW),
             )
             .to_string(),
         ),
@@ -374,7 +383,7 @@ pub fn postgres() -> Vec<Rendered> {
                     PENDING,
                     "<status>",
                     &writes,
-                    crate::domain::claim::guard::active_in_the_write(&sample_scope(), PENDING),
+                    crate::domain::claim::guard::active_in_the_write(&sample_scope(), PENDING, NOW),
                 )),
                 PENDING,
                 "<reject_reason>",

@@ -187,9 +187,12 @@ def test_every_operation(db):
     mine = [b for b in page["bundles"] if b["pending_id"] == pending_id]
     assert len(mine) == 1 and mine[0]["task_id"] == task, page
     assert list(mine[0]) == ["pending_id", "task_id", "session_id", "kind", "created_at",
-                             "age_seconds", "context", "questions"], mine[0]
+                             "age_seconds", "expires_at", "on_expire", "context", "questions"], mine[0]
+    assert mine[0]["expires_at"] == "" and mine[0]["on_expire"] == "", mine[0]
     detail = ok(db, "get_bundle", user("alice"), {"pending_id": pending_id})
     assert detail["status"] == "pending" and detail["response"] is None, detail
+    assert list(detail)[-3:] == ["status", "response", "default_response"], detail
+    assert detail["default_response"] is None, detail
     summary = ok(db, "summary", user("alice"))
     assert list(summary) == ["pending_bundles", "pending_questions", "oldest_age_seconds"], summary
     assert summary["pending_bundles"] >= 1
@@ -205,7 +208,9 @@ def test_every_operation(db):
     won = ok(db, "resolve_bundle", agent("alice", "questions:answer"), {"pending_id": pending_id, "answers": answers(" blue ")})
     assert list(won) == ["success", "claimed", "status", "response"], won
     assert won["claimed"] is True and won["status"] == "answered"
-    assert list(won["response"]) == ["pending_id", "answers", "rejected", "reject_reason", "responded_at"]
+    assert list(won["response"]) == \
+        ["pending_id", "answers", "rejected", "reject_reason", "responded_at", "decided_by"]
+    assert won["response"]["decided_by"] == "agent", won
     assert won["response"]["answers"][0]["custom_text"] == "blue"
     lost = ok(db, "cancel_bundle", user("alice"), {"pending_id": pending_id})
     assert lost["claimed"] is False and lost["response"] == won["response"], lost

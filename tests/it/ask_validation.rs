@@ -311,6 +311,8 @@ fn ask_2_values_are_stored_as_given(db: &TestDb) {
         context: "  some context \n".to_owned(),
         kind: BundleKind::Question,
         idempotency_key: None,
+        expires: None,
+        on_expire: Default::default(),
     };
     let asked = db.ask(&request).unwrap();
     assert_eq!(bundle_row(db, &asked.pending_id).4, "  some context \n");

@@ -131,7 +131,11 @@ fn run_claim_rows(db: &TestDb, pending_id: &str) -> Vec<i64> {
             pending_id,
             "answered",
             &writes,
-            active_in_the_write(&system, pending_id),
+            active_in_the_write(
+                &system,
+                pending_id,
+                clarion::Clock::now(&*db.clock).as_micros(),
+            ),
         ),
         clarion::test_hooks::schema::bundle_questions::id,
     );

@@ -52,7 +52,62 @@ fn ask_by_cli(db: &TestDb, session: &str) -> String {
     body["body"]["pending_id"].as_str().unwrap().to_owned()
 }
 
-dual_backend!(ops_1_every_command, ops_1_errors_and_exit_codes);
+dual_backend!(
+    ops_1_every_command,
+    ops_1_errors_and_exit_codes,
+    ops_1b_ask_with_a_deadline
+);
+
+/// OPS-1, EXP-1: `clarion ask --expires-in AGE --on-expire JSON` asks with
+/// a relative deadline (the process's own clock: `expires_at` is
+/// `created_at` plus the age, exactly) and a default; `--expires-at`
+/// takes an instant, and a refused one is the 400's exit code.
+fn ops_1b_ask_with_a_deadline(db: &TestDb) {
+    let session = mirror(db, "cli", "alice");
+    let (code, body) = cli(
+        db,
+        &[
+            "ask",
+            &session,
+            "--questions",
+            QUESTIONS,
+            "--expires-in",
+            "90s",
+            "--on-expire",
+            r#"{"action":"reject","reject_reason":" too late "}"#,
+        ],
+    );
+    assert_eq!((code, body["status"].clone()), (0, json!(200)), "{body}");
+    let id = body["body"]["pending_id"].as_str().unwrap();
+    let detail = db.get_bundle(&clarion::Principal::System, id).unwrap();
+    let created = detail.bundle.created_at.as_micros();
+    assert_eq!(
+        detail.bundle.expires_at.map(|at| at.as_micros() - created),
+        Some(90_000_000)
+    );
+    assert_eq!(detail.bundle.on_expire, clarion::ExpiryAction::Reject);
+    assert_eq!(detail.default_response.unwrap().reject_reason, "too late");
+
+    let (code, refused) = cli(
+        db,
+        &[
+            "ask",
+            &session,
+            "--questions",
+            QUESTIONS,
+            "--expires-at",
+            "2000-01-01T00:00:00Z",
+        ],
+    );
+    assert_eq!(refused["status"], json!(400), "{refused}");
+    assert_ne!(code, 0);
+    assert!(
+        refused["body"]["error"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("expires_at:")),
+        "{refused}"
+    );
+}
 
 /// ask, list, get, answer (won and lost), reject, cancel, summary and
 /// deliveries (list and acknowledge), in JSON and in text.

@@ -111,7 +111,7 @@ fn list_6_envelope_text_and_key_order(db: &TestDb) {
     let text = envelope::list_page(&page).body_text();
     let expected = concat!(
         r#"{"bundles":[{"pending_id":"pending-000001","task_id":"t-a","session_id":"s-a","kind":"question","#,
-        r#""created_at":"2026-11-29T20:00:05.000123Z","age_seconds":7,"context":"pick one","questions":["#,
+        r#""created_at":"2026-11-29T20:00:05.000123Z","age_seconds":7,"expires_at":"","on_expire":"","context":"pick one","questions":["#,
         r#"{"question_id":"color","title":"Colour","prompt":"Which colour?","status":"pending","options":["#,
         r#"{"option_id":"red","label":"Red","description":"Warm"},"#,
         r#"{"option_id":"color_opt2","label":"Blue","description":"Cool"}]},"#,
@@ -195,7 +195,7 @@ fn list_7_degraded_rows_are_never_null(db: &TestDb) {
     );
     let expected = concat!(
         r#"{"bundles":[{"pending_id":"degraded","task_id":"t-a","session_id":"s-a","kind":"question","#,
-        r#""created_at":"2026-11-29T20:00:00.000000Z","age_seconds":3,"context":"","questions":["#,
+        r#""created_at":"2026-11-29T20:00:00.000000Z","age_seconds":3,"expires_at":"","on_expire":"","context":"","questions":["#,
         r#"{"question_id":"q-absent","title":"T","prompt":"P?","status":"pending","options":OPTIONS},"#,
         r#"{"question_id":"q-empty","title":"T","prompt":"P?","status":"pending","options":OPTIONS},"#,
         r#"{"question_id":"q-weird","title":"T","prompt":"P?","status":"on_hold","options":OPTIONS},"#,

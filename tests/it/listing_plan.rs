@@ -15,6 +15,9 @@ use clarion::test_hooks::sql_catalog::Explain;
 
 use crate::support::TestDb;
 
+/// The plans' clock: the worlds hold no deadline, so any `now` plans alike.
+const NOW: i64 = crate::support::EPOCH.as_micros();
+
 #[derive(QueryableByName)]
 struct SqlitePlanLine {
     #[diesel(sql_type = Text)]
@@ -35,6 +38,7 @@ fn filters() -> Vec<(&'static str, ListFilter)> {
         created_since: i64::MIN,
         after: None,
         limit: 50,
+        now: NOW,
     };
     let deep = ListFilter {
         after: Some(Cursor::at(1_795_982_400_000_000 + 15_000_000, "b15000")),
@@ -216,8 +220,8 @@ fn ops_3a_summary_and_pending_actions_use_their_indexes(db: &TestDb) {
     let scope = scopes().remove(1).1;
     let keys = ["", scope.user_id.as_str()];
     let task_ids = vec!["t3".to_owned(), "t13".to_owned()];
-    let summary = db.raw(|conn| plan_of(conn, || owner_summary_bundles_query(&scope, &keys)));
-    let actions = db.raw(|conn| plan_of(conn, || pending_actions_query(&scope, &task_ids)));
+    let summary = db.raw(|conn| plan_of(conn, || owner_summary_bundles_query(&scope, &keys, NOW)));
+    let actions = db.raw(|conn| plan_of(conn, || pending_actions_query(&scope, &task_ids, NOW)));
     for (name, plan, index) in [
         ("summary", summary, "bundles_by_owner"),
         ("pending actions", actions, "bundles_by_task"),
@@ -308,17 +312,17 @@ fn ops_3a_plans_keep_the_owner_walk_without_statistics(db: &TestDb) {
     let plans = [
         (
             "summary bundles",
-            db.raw(|conn| plan_of(conn, || owner_summary_bundles_query(&scope, &keys))),
+            db.raw(|conn| plan_of(conn, || owner_summary_bundles_query(&scope, &keys, NOW))),
             "bundles_by_owner",
         ),
         (
             "summary questions",
-            db.raw(|conn| plan_of(conn, || owner_summary_questions_query(&scope, &keys))),
+            db.raw(|conn| plan_of(conn, || owner_summary_questions_query(&scope, &keys, NOW))),
             "bundles_by_owner",
         ),
         (
             "pending actions",
-            db.raw(|conn| plan_of(conn, || pending_actions_query(&scope, &task_ids))),
+            db.raw(|conn| plan_of(conn, || pending_actions_query(&scope, &task_ids, NOW))),
             "bundles_by_task",
         ),
     ];

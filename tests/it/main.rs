@@ -44,6 +44,7 @@ mod ask_writes;
 mod claim_processes;
 mod claim_races;
 mod crash;
+mod deadlines_asking;
 mod delivery_async_wait;
 mod delivery_interleavings;
 mod delivery_lease;

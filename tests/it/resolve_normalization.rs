@@ -179,8 +179,55 @@ fn norm_4_equivalent_submissions_are_byte_identical(db: &TestDb) {
 dual_backend!(
     wire_2_answer_bytes,
     wire_2_rejection_bytes,
-    wire_2_cancellation_bytes
+    wire_2_cancellation_bytes,
+    wire_2_decided_by_names_the_winners_kind,
+    wire_2_decided_by_empty_for_degraded_rows
 );
+
+/// WIRE-2: `decided_by` is the winner's principal kind, the same for the
+/// winner, every loser's replay and `get_bundle`.
+fn wire_2_decided_by_names_the_winners_kind(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let agent = Principal::agent("alice", "a1", clarion::Grant::ALL);
+    for (winner, word) in [
+        (alice(), "user"),
+        (agent, "agent"),
+        (Principal::System, "system"),
+    ] {
+        let id = ask(db, &session, 1);
+        let won = db.resolve_bundle(&winner, &id, &one_answer("x")).unwrap();
+        let lost = db.cancel_bundle(&Principal::System, &id).unwrap();
+        let shown = db.get_bundle(&Principal::System, &id).unwrap();
+        for (what, response) in [
+            ("winner", won.response),
+            ("loser", lost.response),
+            ("get_bundle", shown.response.unwrap()),
+        ] {
+            assert_eq!(response.decided_by.as_str(), word, "{what} of {winner:?}");
+        }
+        let text = body_text(&db.cancel_bundle(&alice(), &id).unwrap());
+        assert!(
+            text.contains(&format!(r#""decided_by":"{word}"}}"#)),
+            "{text}"
+        );
+    }
+}
+
+/// WIRE-2, DM-1: a resolution written by hand, with no resolver recorded,
+/// shows `"decided_by":""`, the key still present.
+fn wire_2_decided_by_empty_for_degraded_rows(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let turn = db.begin_turn(&session).unwrap();
+    rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+    Row::new("b1", &session, &turn)
+        .status(Some("answered"))
+        .insert(db);
+    let shown = db.get_bundle(&Principal::System, "b1").unwrap();
+    let response = shown.response.clone().expect("a stored resolution");
+    assert_eq!(response.decided_by, clarion::DecidedBy::Unrecorded);
+    let text = envelope::bundle_detail(&shown).body_text();
+    assert!(text.contains(r#""decided_by":"""#), "{text}");
+}
 
 /// WIRE-1, WIRE-2: the exact bytes of a won answer, with every key in
 /// order, and of its replay.
@@ -193,7 +240,8 @@ fn wire_2_answer_bytes(db: &TestDb) {
             r#"{{"pending_id":"{}","answers":["#,
             r#"{{"question_id":"q1","selected_options":["q1_opt1"],"custom_text":"first"}},"#,
             r#"{{"question_id":"q2","selected_options":["q2_opt2"],"custom_text":""}}],"#,
-            r#""rejected":false,"reject_reason":"","responded_at":"2026-11-29T20:00:05.000123Z"}}"#
+            r#""rejected":false,"reject_reason":"","responded_at":"2026-11-29T20:00:05.000123Z","#,
+            r#""decided_by":"user"}}"#
         ),
         id
     );
@@ -226,7 +274,7 @@ fn wire_2_rejection_bytes(db: &TestDb) {
             concat!(
                 r#"{{"success":true,"claimed":true,"status":"rejected","response":"#,
                 r#"{{"pending_id":"{}","answers":[],"rejected":true,"reject_reason":"not now","#,
-                r#""responded_at":"2026-11-29T20:00:00.000000Z"}}}}"#
+                r#""responded_at":"2026-11-29T20:00:00.000000Z","decided_by":"user"}}}}"#
             ),
             id
         )
@@ -242,7 +290,7 @@ fn wire_2_cancellation_bytes(db: &TestDb) {
     assert_eq!(
         response_text(&won),
         format!(
-            r#"{{"pending_id":"{id}","answers":[],"rejected":false,"reject_reason":"","responded_at":"2026-11-29T20:00:00.000007Z"}}"#
+            r#"{{"pending_id":"{id}","answers":[],"rejected":false,"reject_reason":"","responded_at":"2026-11-29T20:00:00.000007Z","decided_by":"user"}}"#
         )
     );
     assert!(body_text(&won)

@@ -82,8 +82,22 @@ fn rows_of(db: &TestDb, pending_id: &str) -> i64 {
 dual_backend!(
     rel_8_prune_deletes_only_what_stopped_being_active_before_the_cutoff,
     rel_8_prune_works_in_batches,
-    rel_8_prune_through_the_json_door
+    rel_8_prune_through_the_json_door,
+    rel_8_prune_never_touches_a_due_bundle
 );
+
+/// REL-8, EXP-2: a bundle whose deadline passed long ago but that nothing
+/// settled is due, not inactive: prune keeps it, however old.
+fn rel_8_prune_never_touches_a_due_bundle(db: &TestDb) {
+    let session = mirror(db, "due", "alice");
+    let due = ask(db, &session, 1);
+    let asked_at = clarion::Clock::now(&*db.clock).as_micros();
+    crate::support::rows::set_deadline(db, &due, Some(asked_at + 1_000_000));
+    db.clock.advance_micros(1000 * DAY_MICROS);
+    assert_eq!(crate::support::rows::due_ids(db), [due.as_str()]);
+    assert_eq!(db.prune(Duration::ZERO).unwrap(), 0);
+    assert!(exists(db, &due), "a due bundle stays until it is settled");
+}
 
 /// REL-8: a world mixing every state, half of it older than the cutoff:
 /// exactly the old acknowledged, expired and superseded bundles go,

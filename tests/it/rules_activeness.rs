@@ -14,11 +14,93 @@ dual_backend!(
     act_1_terminal_session_states_are_not_active,
     act_1_bundle_spanning_two_turns_is_not_active,
     act_1_bundle_spanning_two_sessions_is_not_active,
+    act_1_future_deadline_is_active,
+    act_1_deadline_equal_to_now_is_due,
+    act_1_past_deadline_is_due_not_active,
+    act_1_a_bundle_that_is_not_live_is_never_due,
+    exp_2_due_bundle_absent_from_every_reader,
     act_2_latest_started_at_is_current,
     act_2_equal_started_at_breaks_tie_by_creation_order,
     act_2_begin_turn_is_current_despite_a_clock_behind,
     act_4_supersession_changes_no_row
 );
+
+/// One live bundle `b1` of session `a` with a deadline `offset` µs from
+/// the test clock's `now`; returns the session.
+fn live_bundle_due_in(db: &TestDb, offset: i64) -> String {
+    let session = mirror(db, "a", "alice");
+    let turn = db.begin_turn(&session).unwrap();
+    rows::insert_bundle(db, "b1", &session, &turn, "t-a");
+    Row::new("b1", &session, &turn).insert(db);
+    let now = clarion::Clock::now(&*db.clock).as_micros();
+    rows::set_deadline(db, "b1", Some(now + offset));
+    session
+}
+
+/// ACT-1.5: a deadline after `now` leaves a live bundle active, not due.
+fn act_1_future_deadline_is_active(db: &TestDb) {
+    let session = live_bundle_due_in(db, 1);
+    assert_eq!(rows::active_ids(db), ["b1"]);
+    assert!(rows::due_ids(db).is_empty());
+    assert!(db.has_pending_clarification(&session).unwrap());
+}
+
+/// ACT-1.5: `now` equal to the deadline is no longer before it: due.
+fn act_1_deadline_equal_to_now_is_due(db: &TestDb) {
+    let session = live_bundle_due_in(db, 0);
+    assert!(rows::active_ids(db).is_empty());
+    assert_eq!(rows::due_ids(db), ["b1"]);
+    assert!(!db.has_pending_clarification(&session).unwrap());
+}
+
+/// ACT-1.5: the clock moving past a deadline makes the bundle due; the
+/// rule reads the handle's clock, not the database's.
+fn act_1_past_deadline_is_due_not_active(db: &TestDb) {
+    live_bundle_due_in(db, 5_000_000);
+    assert_eq!(rows::active_ids(db), ["b1"]);
+    db.clock.advance_micros(5_000_001);
+    assert!(rows::active_ids(db).is_empty());
+    assert_eq!(rows::due_ids(db), ["b1"]);
+}
+
+/// ACT-1: due needs live; a passed deadline on a bundle with no pending
+/// row is neither active nor due.
+fn act_1_a_bundle_that_is_not_live_is_never_due(db: &TestDb) {
+    live_bundle_due_in(db, -1);
+    rows::set_status(db, "b1", "q1", Some("answered"));
+    assert!(rows::active_ids(db).is_empty());
+    assert!(rows::due_ids(db).is_empty());
+}
+
+/// EXP-2: from its deadline on, an unsettled bundle is absent from the
+/// listing, the summary, pending actions and the workflow guard, for
+/// every reader; `get_bundle` still shows it, not as pending.
+fn exp_2_due_bundle_absent_from_every_reader(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let id = ask(db, &session, 2);
+    let now = clarion::Clock::now(&*db.clock).as_micros();
+    rows::set_deadline(db, &id, Some(now + 1_000_000));
+    let listed = |who: &clarion::Principal| db.list_pending(who, &Default::default()).unwrap();
+    assert_eq!(listed(&alice()).bundles.len(), 1, "active before");
+    db.clock.advance_micros(1_000_000);
+    for who in [alice(), clarion::Principal::System] {
+        assert!(listed(&who).bundles.is_empty(), "{who:?}: listed while due");
+        let summary = db.summary(&who).unwrap();
+        assert_eq!(
+            (summary.pending_bundles, summary.pending_questions),
+            (0, 0),
+            "{who:?}: counted while due"
+        );
+        let actions = db.pending_actions(&who, &["t-a".to_owned()]).unwrap();
+        assert!(
+            actions[0].task_pending_action.is_none(),
+            "{who:?}: blocks its task"
+        );
+        let status = db.get_bundle(&who, &id).unwrap().status;
+        assert_ne!(status, clarion::BundleStatus::Pending, "{who:?}");
+    }
+    assert!(!db.has_pending_clarification(&session).unwrap());
+}
 
 /// ACT-1.1: a NULL status counts as pending.
 fn act_1_null_status_counts_as_pending(db: &TestDb) {
@@ -217,6 +299,10 @@ struct ModelBundle {
     turn: usize,
     statuses: Vec<Option<&'static str>>,
     stray_turn: bool,
+    /// ACT-1.5: none, or the deadline in microseconds.
+    expires_at: Option<i64>,
+    /// ACT-1.1–4 by the oracle, once the world is built.
+    live: bool,
 }
 
 const STATUSES: [Option<&str>; 8] = [
@@ -231,7 +317,7 @@ const STATUSES: [Option<&str>; 8] = [
 ];
 
 /// ACT-1 restated in Rust over the generated world: the oracle.
-fn model_active(bundle: &ModelBundle, current_turn: &[usize], terminal: &[bool]) -> bool {
+fn model_live(bundle: &ModelBundle, current_turn: &[usize], terminal: &[bool]) -> bool {
     bundle
         .statuses
         .iter()
@@ -239,6 +325,21 @@ fn model_active(bundle: &ModelBundle, current_turn: &[usize], terminal: &[bool])
         && current_turn[bundle.session] == bundle.turn
         && !terminal[bundle.session]
         && !bundle.stray_turn
+}
+
+/// ACT-1.5 in the oracle: live, and no deadline or `now` before it.
+fn model_active(bundle: &ModelBundle, now: i64) -> bool {
+    bundle.live && bundle.expires_at.is_none_or(|at| now < at)
+}
+
+/// A deadline as the worlds draw it: none, past, equal to `now`, future.
+fn draw_deadline(rng: &mut Rng, now: i64) -> Option<i64> {
+    match rng.below(4) {
+        0 => None,
+        1 => Some(now - 1_000_000),
+        2 => Some(now),
+        _ => Some(now + 3_600_000_000),
+    }
 }
 
 /// A random world: its bundles, the ids ACT-1 says are active (sorted),
@@ -250,6 +351,7 @@ fn build_world(db: &TestDb, seed: u64) -> (Vec<ModelBundle>, Vec<String>, Vec<us
     let mut turns: Vec<Vec<String>> = Vec::new();
     let mut terminal = Vec::new();
     let mut bundles = Vec::new();
+    let now = clarion::Clock::now(&*db.clock).as_micros();
     for s in 0..sessions {
         let session = mirror(db, &format!("{seed}-{s}"), "alice");
         let turn_count = 1 + rng.below(3) as usize;
@@ -264,6 +366,8 @@ fn build_world(db: &TestDb, seed: u64) -> (Vec<ModelBundle>, Vec<String>, Vec<us
             let turn = rng.below(turn_count as u64) as usize;
             let pending_id = format!("b-{seed}-{s}-{b}");
             rows::insert_bundle(db, &pending_id, &session, &session_turns[turn], "");
+            let expires_at = draw_deadline(&mut rng, now);
+            rows::set_deadline(db, &pending_id, expires_at);
             let row_count = rng.below(4) as usize;
             let stray_turn = turn_count > 1 && row_count > 0 && rng.chance(15);
             let mut statuses = Vec::new();
@@ -286,6 +390,8 @@ fn build_world(db: &TestDb, seed: u64) -> (Vec<ModelBundle>, Vec<String>, Vec<us
                 turn,
                 statuses,
                 stray_turn,
+                expires_at,
+                live: false,
             });
         }
         let is_terminal = rng.chance(25);
@@ -323,9 +429,12 @@ fn build_world(db: &TestDb, seed: u64) -> (Vec<ModelBundle>, Vec<String>, Vec<us
             best
         })
         .collect();
+    for bundle in &mut bundles {
+        bundle.live = model_live(bundle, &current, &terminal);
+    }
     let active: Vec<String> = bundles
         .iter()
-        .filter(|b| model_active(b, &current, &terminal))
+        .filter(|b| model_active(b, now))
         .map(|b| b.pending_id.clone())
         .collect();
     let mut active = active;
@@ -393,19 +502,37 @@ dual_backend!(
     act_3_the_claim_agrees_on_random_worlds
 );
 
-/// ACT-3: on random worlds, the SQL rule, the listing, the summary,
-/// pending actions, `get_bundle`, the workflow guard (LIFE-7), detach
-/// (LIFE-5) and expiry (LIFE-3/4) all agree with the oracle; after the
-/// operations, every `may_be_active` hint equals "may this bundle ever
-/// be active again" (ACT-4).
+/// ACT-3: on random worlds whose bundles have deadlines (none, past,
+/// equal to `now`, future), the SQL rule (active and due), the listing,
+/// the summary, pending actions, `get_bundle`, the workflow guard
+/// (LIFE-7), detach (LIFE-5) and expiry (LIFE-3/4) all agree with the
+/// oracle; after the operations, every `may_be_active` hint equals "may
+/// this bundle ever be active again" (ACT-4).
 fn act_3_every_consumer_agrees_on_random_worlds(db: &TestDb) {
+    let now = clarion::Clock::now(&*db.clock).as_micros();
     for seed in 1..=30u64 {
         let (bundles, expected, current) = build_world(db, seed);
-        let mine: Vec<String> = rows::active_ids(db)
-            .into_iter()
-            .filter(|id| id.starts_with(&format!("b-{seed}-")))
+        let of_seed = |ids: Vec<String>| -> Vec<String> {
+            ids.into_iter()
+                .filter(|id| id.starts_with(&format!("b-{seed}-")))
+                .collect()
+        };
+        assert_eq!(
+            of_seed(rows::active_ids(db)),
+            expected,
+            "seed {seed}: SQL rule vs oracle"
+        );
+        let mut due: Vec<String> = bundles
+            .iter()
+            .filter(|b| b.live && b.expires_at.is_some_and(|at| at <= now))
+            .map(|b| b.pending_id.clone())
             .collect();
-        assert_eq!(mine, expected, "seed {seed}: SQL rule vs oracle");
+        due.sort();
+        assert_eq!(
+            of_seed(rows::due_ids(db)),
+            due,
+            "seed {seed}: is_due vs oracle"
+        );
         // Every listed bundle here is answerable (rows have question ids).
         let answerable: Vec<String> = expected
             .iter()

@@ -30,10 +30,11 @@ pub type RowSlots = [RowWrite; ROWS_PER_STATEMENT];
 /// ACT-1 for one bundle, from the one activeness rule, and the bundle
 /// still visible to the claimer (AUTH-3..6, from the one visibility rule).
 #[diesel::dsl::auto_type]
-pub fn bundle_is_active<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+pub fn bundle_is_active<'a>(scope: &'a Scope, pending_id: &'a str, now: i64) -> _ {
     let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+    let active: activeness::active_bundle_ids = activeness::active_bundle_ids(now);
     exists(
-        activeness::active_bundle_ids()
+        active
             .filter(bundles::pending_id.eq(pending_id))
             .filter(visible),
     )
@@ -72,6 +73,7 @@ impl<E: QueryFragment<DB>, DB: diesel::backend::Backend> QueryFragment<DB> for A
 pub fn active_in_the_write<'a>(
     scope: &'a Scope,
     pending_id: &'a str,
+    now: i64,
 ) -> ActiveGuard<bundle_is_active<'a>> {
-    ActiveGuard(bundle_is_active(scope, pending_id))
+    ActiveGuard(bundle_is_active(scope, pending_id, now))
 }

@@ -83,7 +83,7 @@ impl Decision {
 pub(crate) enum Claimed {
     /// This caller won: the bundle and its rows as they will commit.
     Won {
-        record: BundleRecord,
+        record: Box<BundleRecord>,
         rows: Vec<QuestionRecord>,
     },
     /// The bundle was not active (another caller won, or nothing can):
@@ -208,7 +208,7 @@ pub(crate) fn claim(
 ) -> Result<Claimed> {
     let (mut target, decision) = match conn {
         AnyConnection::Sqlite(conn) => {
-            let target = sqlite::read(conn, scope, pending_id)?
+            let target = sqlite::read(conn, scope, pending_id, now.as_micros())?
                 .ok_or(Error::NotFound(crate::error::Entity::Bundle))?;
             let decision = decide(&target.rows)?;
             if !target.active_when_read || target.rows.is_empty() {
@@ -243,7 +243,7 @@ pub(crate) fn claim(
     })?;
     Ok(match committed {
         Some(rows) => Claimed::Won {
-            record: target.record,
+            record: Box::new(target.record),
             rows,
         },
         None => Claimed::NotWon,
@@ -282,6 +282,7 @@ fn write(
         reason,
         responded_at,
         resolver,
+        now: now.as_micros(),
     };
     let claimed = match conn {
         AnyConnection::Sqlite(conn) => sqlite::write(conn, &marks, &writes, failpoints)?,
@@ -294,6 +295,7 @@ fn write(
     failpoints.check(points::CLAIM_BEFORE_COMMIT)?;
     target.record.reject_reason = reason.to_owned();
     target.record.responded_at = Some(responded_at);
+    target.record.resolved_by_kind = Some(resolver.kind.to_owned());
     let committed = target
         .rows
         .iter()

@@ -161,7 +161,7 @@ pub(crate) fn write(
     for chunk in writes.chunks(ROWS_PER_STATEMENT) {
         let slots: RowSlots =
             std::array::from_fn(|place| chunk.get(place).cloned().unwrap_or(NO_ROW));
-        let guard = active_in_the_write(marks.scope, marks.pending_id);
+        let guard = active_in_the_write(marks.scope, marks.pending_id, marks.now);
         let rows = returning(
             claim_rows_statement(marks.pending_id, marks.status, &slots, guard),
             bundle_questions::id,

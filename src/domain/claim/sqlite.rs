@@ -52,9 +52,10 @@ impl<DB: diesel::backend::Backend> QueryFragment<DB> for ReadUnderWriteLock {
 /// statement, which costs it less than joining them (the bundle's derived
 /// columns would be evaluated once per question row).
 #[diesel::dsl::auto_type]
-pub fn claim_target_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
+pub fn claim_target_query<'a>(scope: &'a Scope, pending_id: &'a str, now: i64) -> _ {
     let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id);
-    bundle.select((bundle_record_columns(), activeness::is_active()))
+    let active: activeness::is_active = activeness::is_active(now);
+    bundle.select((bundle_record_columns(), active))
 }
 
 /// The claim's read: the bundle and whether it is active, then its rows.
@@ -62,9 +63,10 @@ pub(crate) fn read(
     conn: &mut SqliteConnection,
     scope: &Scope,
     pending_id: &str,
+    now: i64,
 ) -> Result<Option<Target>> {
     let target: Option<(BundleRecord, Option<bool>)> =
-        claim_target_query(scope, pending_id).load(conn)?.pop();
+        claim_target_query(scope, pending_id, now).load(conn)?.pop();
     let Some((record, active)) = target else {
         return Ok(None);
     };

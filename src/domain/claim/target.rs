@@ -25,4 +25,8 @@ pub(crate) struct Marks<'a> {
     pub reason: &'a str,
     pub responded_at: i64,
     pub resolver: &'a Resolver<'a>,
+    /// The claim's clock (ACT-1.5): PostgreSQL's write re-checks the
+    /// deadline with it.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    pub now: i64,
 }

@@ -123,7 +123,7 @@ pub(crate) enum Dispatch {
 }
 
 fn load_delivery(conn: &mut AnyConnection, pending_id: &str) -> Result<Option<Delivery>> {
-    let Some((record, _, rows)) = bundle::load_detail(conn, None, pending_id)? else {
+    let Some((record, rows)) = bundle::load_stored(conn, pending_id)? else {
         return Ok(None);
     };
     let Some((status, response)) = bundle::stored_response(&record, &rows) else {

@@ -65,7 +65,8 @@ fn observe(
 ) -> Result<(Observed, Option<Fingerprint>)> {
     // Counted for OPS-4's test and benchmark: reads per tick.
     engine.watch.stats.reads.fetch_add(1, Ordering::Relaxed);
-    let loaded = engine.read(|conn| bundle::load_detail(conn, scope, pending_id))?;
+    let now = engine.now().as_micros();
+    let loaded = engine.read(|conn| bundle::load_detail(conn, scope, pending_id, now))?;
     let Some((record, standing, rows)) = loaded else {
         return Ok((Observed::Gone, None));
     };
@@ -295,7 +296,7 @@ impl Engine {
     /// starts waiting meanwhile is not detached behind its back.
     fn detach_bundle(&self, pending_id: &str) -> Result<()> {
         self.change_unless_waited(pending_id, |conn, changes| {
-            detach_bundle_statement(pending_id).execute(conn)?;
+            detach_bundle_statement(pending_id, self.now().as_micros()).execute(conn)?;
             changes.push(Change::BundleDetached {
                 pending_id: pending_id.to_owned(),
             });

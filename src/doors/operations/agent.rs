@@ -8,7 +8,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use crate::domain::ask::{AskRequest, Asked, OptionSpec, QuestionSpec};
+use crate::domain::ask::{AskRequest, Asked, Expiry, OnExpire, OptionSpec, QuestionSpec};
 use crate::domain::delivery::wait::Waiter;
 use crate::domain::engine::waiters::Wake;
 use crate::domain::engine::Engine;
@@ -18,18 +18,19 @@ use crate::doors::args::{given, optional_word, word, Id, Millis};
 use crate::doors::envelope::bodies::{
     DeliveriesBody, HasPendingBody, OkBody, PrunedBody, WaitedBody,
 };
-use crate::doors::operations::answering::WaitArgs;
+use crate::doors::operations::answering::{timestamp_or_empty, AnswerArgs, WaitArgs};
 use crate::doors::operations::declare::{
-    positional, CliArg, CliCommand, CliValue, Declared, Method, Refusal, Route, Waits,
+    flag, positional, CliArg, CliCommand, CliValue, Declared, Method, Refusal, Route, Waits,
 };
 use crate::doors::operations::mirror::SessionIdArgs;
 use crate::error::{Result, ValidationError};
 use crate::rules::capability::{Access, Admitted, HOST};
 use crate::rules::limits::{
-    not_blank_pattern, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES, MAX_LABEL_RUNES, MAX_PROMPT_RUNES,
-    MAX_TITLE_RUNES, WIRE_WAIT,
+    not_blank_pattern, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES, MAX_FREE_TEXT_RUNES,
+    MAX_LABEL_RUNES, MAX_PROMPT_RUNES, MAX_TITLE_RUNES, WIRE_WAIT,
 };
-use crate::rules::vocabulary::BundleKind;
+use crate::rules::vocabulary::{BundleKind, ExpiryAction};
+use crate::store::Timestamp;
 
 /// `has_pending_clarification` (LIFE-7).
 pub(crate) struct HasPendingClarification;
@@ -125,6 +126,101 @@ pub(crate) struct AskArgs {
     /// Unique per session: a second ask with it returns the first bundle
     /// (ASK-4).
     idempotency_key: Option<String>,
+    /// A deadline this many milliseconds after the ask (EXP-1): 1,000 to
+    /// 2,592,000,000 (1 s to 30 days). Not with `expires_at`.
+    #[schemars(range(min = 1_000_u64, max = 2_592_000_000_u64))]
+    expires_in_ms: Option<Millis>,
+    /// A deadline at this instant (EXP-1), RFC 3339 with at most six
+    /// fractional digits, 1 s to 30 days after the ask. Not with
+    /// `expires_in_ms`.
+    #[serde(default)]
+    #[schemars(schema_with = "timestamp_or_empty")]
+    expires_at: Option<String>,
+    /// What the deadline does (EXP-1): `{"action": "expire"}` (the
+    /// default), `{"action": "answer", "answers": [...]}` or `{"action":
+    /// "reject", "reject_reason": "..."}`; `answer` and `reject` need a
+    /// deadline, and a `permission` bundle never takes `answer`.
+    on_expire: Option<OnExpireArgs>,
+}
+
+/// `ask`'s `on_expire` (EXP-1): an action and only that action's keys.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OnExpireArgs {
+    /// `expire`, `answer` or `reject`.
+    #[schemars(schema_with = "expiry_action_schema")]
+    action: Id,
+    /// For `answer`: one answer per question, checked like a resolve's
+    /// against the questions being asked (their ids after ASK-3's
+    /// defaults).
+    answers: Option<Vec<AnswerArgs>>,
+    /// For `reject`: why, at most 2000 characters (trimmed when stored).
+    #[schemars(length(max = MAX_FREE_TEXT_RUNES))]
+    reject_reason: Option<String>,
+}
+
+/// The actions a caller may name: every `ExpiryAction` word but `""`.
+fn expiry_action_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let words = [
+        ExpiryAction::Expire.as_str(),
+        ExpiryAction::Answer.as_str(),
+        ExpiryAction::Reject.as_str(),
+    ];
+    schemars::json_schema!({"type": "string", "enum": words})
+}
+
+impl OnExpireArgs {
+    /// EXP-6: a known action, and no key of another action.
+    fn on_expire(self) -> std::result::Result<OnExpire, ValidationError> {
+        let action = ExpiryAction::parse("on_expire.action", &self.action.0)?;
+        let refuse = |key: &str| {
+            Err(ValidationError::new(
+                format!("on_expire.{key}"),
+                format!("not allowed with action {:?}", action.as_str()),
+            ))
+        };
+        let (answers, reason) = (self.answers, self.reject_reason);
+        match action {
+            ExpiryAction::Answer if reason.is_some() => refuse("reject_reason"),
+            ExpiryAction::Answer => Ok(OnExpire::Answer(
+                answers
+                    .ok_or_else(|| ValidationError::new("on_expire.answers", "required"))?
+                    .into_iter()
+                    .map(AnswerArgs::input)
+                    .collect(),
+            )),
+            _ if answers.is_some() => refuse("answers"),
+            ExpiryAction::Reject => Ok(OnExpire::Reject {
+                reject_reason: reason.unwrap_or_default(),
+            }),
+            _ if reason.is_some() => refuse("reject_reason"),
+            ExpiryAction::Expire | ExpiryAction::None => Ok(OnExpire::Expire),
+        }
+    }
+}
+
+/// EXP-1, EXP-6: `expires_in_ms` or `expires_at`, not both; the instant
+/// strictly RFC 3339 with at most six fractional digits, never rounded.
+fn expiry(
+    expires_in_ms: Option<Millis>,
+    expires_at: Option<String>,
+) -> std::result::Result<Option<Expiry>, ValidationError> {
+    match (expires_in_ms, given(expires_at)) {
+        (Some(_), Some(_)) => Err(ValidationError::new(
+            "expires_at",
+            "give expires_in_ms or expires_at, not both",
+        )),
+        (Some(after), None) => Ok(Some(Expiry::In(after.0))),
+        (None, Some(text)) => Timestamp::parse_rfc3339_exact(&text)
+            .map(|at| Some(Expiry::At(at)))
+            .ok_or_else(|| {
+                ValidationError::new(
+                    "expires_at",
+                    "not an RFC 3339 time with at most six fractional digits",
+                )
+            }),
+        (None, None) => Ok(None),
+    }
 }
 
 impl AskArgs {
@@ -155,6 +251,12 @@ impl AskArgs {
             context: self.context.unwrap_or_default(),
             kind: word("kind", self.kind, BundleKind::parse)?.unwrap_or_default(),
             idempotency_key: given(self.idempotency_key),
+            expires: expiry(self.expires_in_ms, self.expires_at)?,
+            on_expire: self
+                .on_expire
+                .map(OnExpireArgs::on_expire)
+                .transpose()?
+                .unwrap_or_default(),
         })
     }
 }
@@ -177,7 +279,16 @@ impl Declared for Ask {
         tag: "clarification",
     });
     const CLI: &'static [CliCommand] = &[CliCommand {
-        args: &[positional("session_id")],
+        args: &[
+            positional("session_id"),
+            CliArg {
+                arg: "expires_in_ms",
+                flag: "expires-in",
+                value: CliValue::Age,
+            },
+            flag("expires_at", "expires-at"),
+            flag("on_expire", "on-expire"),
+        ],
         ..CliCommand::new("ask", "Ask a bundle on a session (a host operation).")
     }];
 

@@ -45,7 +45,7 @@ pub(crate) struct ListArgs {
 }
 
 /// An optional RFC 3339 time: `null`, `""` (not given) or a time.
-fn timestamp_or_empty(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+pub(crate) fn timestamp_or_empty(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "anyOf": [
             {"type": "string", "format": "date-time"},
@@ -298,6 +298,17 @@ pub(crate) struct AnswerArgs {
     custom_text: Option<String>,
 }
 
+impl AnswerArgs {
+    /// The answer with WIRE-5's defaults (`[]`, `""`) filled in.
+    pub(crate) fn input(self) -> AnswerInput {
+        AnswerInput {
+            question_id: self.question_id.0,
+            selected_options: self.selected_options.unwrap_or_default(),
+            custom_text: self.custom_text.unwrap_or_default(),
+        }
+    }
+}
+
 /// `resolve_bundle`'s arguments (§8).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -321,11 +332,7 @@ impl ResolveArgs {
             .answers
             .unwrap_or_default()
             .into_iter()
-            .map(|answer| AnswerInput {
-                question_id: answer.question_id.0,
-                selected_options: answer.selected_options.unwrap_or_default(),
-                custom_text: answer.custom_text.unwrap_or_default(),
-            })
+            .map(AnswerArgs::input)
             .collect();
         let request = ResolveRequest {
             answers,

@@ -41,6 +41,25 @@ pub fn insert_bundle(
     });
 }
 
+/// The bundles the SQL rule calls due at the test clock's `now`, sorted.
+pub fn due_ids(db: &TestDb) -> Vec<String> {
+    let now = clarion::Clock::now(&*db.clock).as_micros();
+    let mut ids: Vec<String> =
+        db.raw(|conn| clarion::test_hooks::due_bundle_ids(now).load(conn).unwrap());
+    ids.sort();
+    ids
+}
+
+/// Gives a bundle a deadline (EXP-1), or none, as a raw write.
+pub fn set_deadline(db: &TestDb, pending_id: &str, expires_at: Option<i64>) {
+    db.raw(|conn| {
+        diesel::update(bundles::table.find(pending_id))
+            .set(bundles::expires_at.eq(expires_at))
+            .execute(conn)
+            .unwrap();
+    });
+}
+
 /// A question row with full control over the fields rules read.
 pub struct Row<'a> {
     pub pending_id: &'a str,
@@ -190,10 +209,15 @@ pub fn mark_undelivered(db: &TestDb, pending_id: &str) {
     });
 }
 
-/// The bundles the SQL activeness rule calls active, sorted.
+/// The bundles the SQL activeness rule calls active at the test clock's
+/// `now`, sorted.
 pub fn active_ids(db: &TestDb) -> Vec<String> {
-    let mut ids: Vec<String> =
-        db.raw(|conn| clarion::test_hooks::active_bundle_ids().load(conn).unwrap());
+    let now = clarion::Clock::now(&*db.clock).as_micros();
+    let mut ids: Vec<String> = db.raw(|conn| {
+        clarion::test_hooks::active_bundle_ids(now)
+            .load(conn)
+            .unwrap()
+    });
     ids.sort();
     ids
 }

@@ -70,7 +70,7 @@ impl Rng {
 /// the Basic Multilingual Plane (runes, not bytes, are counted).
 const LETTERS: [&str; 12] = ["a", "b", "k", "z", "Q", "7", "_", "-", "é", "ß", "字", "😀"];
 
-const KNOWN: [&str; 22] = [
+const KNOWN: [&str; 23] = [
     "type",
     "anyOf",
     "oneOf",
@@ -85,6 +85,7 @@ const KNOWN: [&str; 22] = [
     "minLength",
     "maxLength",
     "minimum",
+    "maximum",
     "pattern",
     "format",
     "if",
@@ -167,11 +168,19 @@ pub fn valid(rng: &mut Rng, schema: &Value) -> Value {
         .unwrap_or("object");
     match kind {
         "string" => Value::from(text(rng, schema)),
-        "integer" => match (rng.below(10), schema["minimum"].as_i64()) {
+        "integer" => match (
+            rng.below(10),
+            schema["minimum"].as_i64(),
+            schema["maximum"].as_i64(),
+        ) {
             // Beyond 64 bits: still an integer, saturated (WIRE-5).
-            (0, _) => serde_json::from_str("123456789012345678901234567890").unwrap(),
-            (1, None) => Value::from(i64::MIN),
-            (_, low) => Value::from(low.unwrap_or(-1000) + rng.below(5000) as i64),
+            (0, _, None) => serde_json::from_str("123456789012345678901234567890").unwrap(),
+            (1, None, None) => Value::from(i64::MIN),
+            (0 | 1, _, Some(high)) => Value::from(high),
+            (_, low, high) => {
+                let value = low.unwrap_or(-1000) + rng.below(5000) as i64;
+                Value::from(high.map_or(value, |high| value.min(high)))
+            }
         },
         "boolean" => Value::Bool(rng.chance(2)),
         "array" => {
@@ -374,6 +383,13 @@ pub fn broken(schema: &Value, value: &Value, path: &str) -> Vec<Broken> {
                     Value::from(minimum - 1),
                     path.to_owned(),
                     "below the minimum",
+                );
+            }
+            if let Some(maximum) = schema["maximum"].as_i64() {
+                push(
+                    Value::from(maximum + 1),
+                    path.to_owned(),
+                    "above the maximum",
                 );
             }
         }

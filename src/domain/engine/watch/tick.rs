@@ -26,6 +26,9 @@ pub(crate) struct WatchSettings {
     /// How often SQLite's `data_version` is checked.
     pub(crate) tick: Duration,
     pub(crate) busy_timeout: Duration,
+    /// The handle's clock: a re-read's fingerprint is ACT-1 at its `now`,
+    /// as each waiter's own read is.
+    pub(crate) clock: Arc<dyn crate::store::clock::Clock>,
 }
 
 /// Counts for tests and benchmarks (OPS-4: checks per tick).
@@ -108,6 +111,7 @@ fn recheck(context: &Context, why: Reread) -> Result<()> {
     }
     let mut now: HashMap<String, Fingerprint> = HashMap::with_capacity(slots.len());
     let mut conn = context.pool.get().map_err(Error::from)?;
+    let at = context.settings.clock.now().as_micros();
     // Bounded so SQLite's limit on bound values is never reached.
     for chunk in slots.chunks(10_000) {
         let ids: Vec<&str> = chunk.iter().map(|(id, _)| id.as_str()).collect();
@@ -118,7 +122,7 @@ fn recheck(context: &Context, why: Reread) -> Result<()> {
                     bundles::pending_id,
                     (
                         bundles::responded_at,
-                        activeness::is_active(),
+                        activeness::is_active(at),
                         activeness::in_current_turn(),
                         bundles::agent_disconnected,
                     ),

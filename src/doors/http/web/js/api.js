@@ -48,6 +48,8 @@ import { state } from './state.js';
  * @property {string} kind `question` or `permission`.
  * @property {string} created_at RFC 3339; these sort as text (LIST-3).
  * @property {number} age_seconds
+ * @property {string} expires_at RFC 3339, or `""` without a deadline (EXP-5).
+ * @property {'expire' | 'answer' | 'reject' | ''} on_expire
  * @property {string} context
  * @property {Question[]} questions
  */
@@ -68,11 +70,20 @@ import { state } from './state.js';
  * @property {boolean} rejected
  * @property {string} reject_reason
  * @property {string} responded_at
+ * @property {'user' | 'agent' | 'system' | 'deadline' | ''} decided_by
+ */
+
+/**
+ * A deadline's stored default (EXP-5).
+ * @typedef {object} Submission
+ * @property {Answer[]} answers
+ * @property {boolean} rejected
+ * @property {string} reject_reason
  */
 
 /**
  * `GET /api/v1/clarification/{id}`: the element plus where it stands.
- * @typedef {Bundle & { status: string, response: Response | null }} BundleDetail
+ * @typedef {Bundle & { status: string, response: Response | null, default_response: Submission | null }} BundleDetail
  */
 
 /**
