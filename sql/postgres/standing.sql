@@ -21,11 +21,34 @@ AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $10)))), ("bundles"."turn_id" = (SELECT "turns"."id"
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $10)))), ((("bundles"."expires_at" IS NOT NULL)
+AND ("bundles"."expires_at" <= $11))
+AND (((EXISTS (SELECT "bundle_questions"."id"
+FROM "bundle_questions"
+WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
+AND ((("bundle_questions"."status" IS NULL)
+OR ("bundle_questions"."status" = $12))
+OR ("bundle_questions"."status" = $13))) OFFSET $14)
+AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $11)), "bundles"."agent_disconnected"
+LIMIT $15)))
+AND EXISTS (SELECT "sessions"."id"
+FROM "sessions"
+WHERE (((("sessions"."id" = "bundles"."session_id")
+AND ("sessions"."state" != $16))
+AND ("sessions"."state" != $17))
+AND ("sessions"."state" != $18)) OFFSET $19))
+AND  NOT (EXISTS (SELECT "bundle_questions"."id"
+FROM "bundle_questions"
+WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
+AND (("bundle_questions"."session_id" != "bundles"."session_id")
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $20)))), ("bundles"."turn_id" = (SELECT "turns"."id"
+FROM "turns"
+WHERE ("turns"."session_id" = "bundles"."session_id")
+ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
+LIMIT $21)), "bundles"."agent_disconnected"
 FROM "bundles"
-WHERE ("bundles"."pending_id" = $12);
--- binds: [1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, 1, "<pending_id>"]
+WHERE ("bundles"."pending_id" = $22);
+-- binds: [1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, 1, "<pending_id>"]

@@ -15,7 +15,9 @@ use crate::rules::activeness;
 use crate::rules::capability::Admitted;
 use crate::rules::limits::check_text;
 use crate::rules::visibility::{self, Scope};
-use crate::rules::vocabulary::{BundleKind, BundleStatus, DecidedBy, ExpiryAction, QuestionStatus};
+use crate::rules::vocabulary::{
+    BundleKind, BundleStatus, DecidedBy, ExpiryAction, QuestionStatus, Resolution,
+};
 use crate::store::schema::{bundle_questions, bundles};
 use crate::store::{at_most_one, AnyConnection, Timestamp};
 
@@ -54,6 +56,8 @@ impl BundleRecord {
 #[derive(Debug, Clone, Copy, Queryable)]
 pub(crate) struct Standing {
     pub is_active: Option<bool>,
+    /// EXP-2: live, its deadline passed, nothing settled it yet.
+    pub is_due: Option<bool>,
     pub in_current_turn: Option<bool>,
     /// LIFE-5: the agent went away; a resolution goes to the outbox.
     pub agent_disconnected: bool,
@@ -180,8 +184,84 @@ pub(crate) fn stored_response(
     ))
 }
 
+/// EXP-2, EXP-3: a bundle as the deadline's settlement writes it — its
+/// pending rows `expired` (no response), or taking the stored default
+/// (`answered` with one stored answer per row, or `rejected`), and for a
+/// resolution the bundle's marks: the reason, `responded_at` the
+/// deadline, resolver `deadline`. Rows already terminal keep theirs.
+/// `get_bundle` shows a due bundle through this, and the settlement
+/// writes what this returns, so both are the same bytes whoever settles
+/// it, and whenever. `None` for a bundle without a deadline.
+pub(crate) fn settled_by_deadline(
+    record: &BundleRecord,
+    rows: &[QuestionRecord],
+) -> Option<(BundleRecord, Vec<QuestionRecord>)> {
+    let expires_at = record.expires_at?;
+    let default = record.default_submission();
+    let (status, reject_reason) = match (ExpiryAction::from_stored(&record.on_expire), &default) {
+        (ExpiryAction::Answer, Some(_)) => (Resolution::Answered.as_str(), String::new()),
+        (ExpiryAction::Reject, Some(default)) => {
+            (Resolution::Rejected.as_str(), default.reject_reason.clone())
+        }
+        _ => (QuestionStatus::EXPIRED_WORD, String::new()),
+    };
+    let resolved = status != QuestionStatus::EXPIRED_WORD;
+    let answers = default.map(|default| default.answers).unwrap_or_default();
+    let rows = rows
+        .iter()
+        .map(|row| {
+            let mut row = row.clone();
+            if row.status() == QuestionStatus::Pending {
+                row.status = Some(status.to_owned());
+                row.response = (status == Resolution::Answered.as_str())
+                    .then(|| stored_answer_of(&answers, &row.question_id));
+            }
+            row
+        })
+        .collect();
+    let mut record = record.clone();
+    if resolved {
+        record.reject_reason = reject_reason;
+        record.responded_at = Some(expires_at);
+        record.resolved_by_kind = Some(DecidedBy::Deadline.as_str().to_owned());
+    }
+    Some((record, rows))
+}
+
+/// REPLAY-2: the stored answer object of the row answering `question_id`
+/// (every answered row stores one; none given is an empty "no answer").
+pub(crate) fn stored_answer_of(answers: &[Answer], question_id: &str) -> String {
+    let empty = Answer {
+        question_id: question_id.to_owned(),
+        selected_options: Vec::new(),
+        custom_text: String::new(),
+    };
+    let answer = answers
+        .iter()
+        .find(|answer| answer.question_id == question_id)
+        .unwrap_or(&empty);
+    // An `Answer` is strings and lists of strings: it always serializes.
+    serde_json::to_string(answer).unwrap_or_default()
+}
+
+/// EXP-2: a bundle as readers see it — a due one exactly as its
+/// settlement will write it (reads never write), any other as stored.
+pub(crate) fn as_read(
+    record: BundleRecord,
+    standing: Standing,
+    rows: Vec<QuestionRecord>,
+) -> (BundleRecord, Vec<QuestionRecord>) {
+    if standing.is_due == Some(true) {
+        if let Some(settled) = settled_by_deadline(&record, &rows) {
+            return settled;
+        }
+    }
+    (record, rows)
+}
+
 /// WIRE-3 status precedence: active → pending; else the resolution; else
-/// expired; else superseded; else inactive.
+/// expired; else superseded; else inactive. A due bundle is read through
+/// [`as_read`] first.
 pub(crate) fn status_of(
     record: &BundleRecord,
     standing: Standing,
@@ -228,10 +308,14 @@ pub fn bundle_record_columns() -> _ {
 #[diesel::dsl::auto_type]
 pub fn standing_query<'a>(pending_id: &'a str, now: i64) -> _ {
     let active: activeness::is_active = activeness::is_active(now);
+    // Only a bundle whose deadline passed evaluates the live subqueries
+    // again: both engines stop at the deadline's column test.
+    let due: activeness::is_due = activeness::is_due(now);
     bundles::table
         .filter(bundles::pending_id.eq(pending_id))
         .select((
             active,
+            due,
             activeness::in_current_turn(),
             bundles::agent_disconnected,
         ))
@@ -372,6 +456,7 @@ impl Engine {
         let (record, standing, rows) = self
             .read(|conn| load_detail(conn, Some(scope), pending_id, now.as_micros()))?
             .ok_or(Error::NotFound(Entity::Bundle))?;
+        let (record, rows) = as_read(record, standing, rows);
         let (status, response) = status_of(&record, standing, &rows);
         Ok(BundleDetail {
             bundle: bundle_view(&record, &rows, now),

@@ -5,7 +5,7 @@
 //!
 //! Import order inside the domain (each imports only those before it):
 //! `views` → `engine` (its waiters first) → `bundle` → `answers` → `claim` →
-//! `delivery::outbox` → `change` → `lifecycle` → `ask`, `listing`,
+//! `delivery::outbox` → `change` → `deadline` → `lifecycle` → `ask`, `listing`,
 //! `authorize`, `resolve`, `delivery::wait`.
 
 pub(crate) mod answers;
@@ -14,6 +14,7 @@ pub(crate) mod authorize;
 pub(crate) mod bundle;
 pub(crate) mod change;
 pub(crate) mod claim;
+pub(crate) mod deadline;
 pub(crate) mod delivery;
 pub(crate) mod engine;
 pub(crate) mod events;

@@ -16,6 +16,7 @@ use crate::domain::answers::{check_answer_texts, normalize_answers, Answerable};
 use crate::domain::bundle::{self, QuestionRecord};
 use crate::domain::change::{Change, Changes};
 use crate::domain::claim::{self, Claimed, Decision, FirstRead, Opened, Resolver};
+use crate::domain::deadline;
 use crate::domain::engine::Engine;
 use crate::domain::views::Resolved;
 use crate::error::{Entity, Error, Result, ValidationError};
@@ -218,8 +219,21 @@ impl Engine {
             kind: principal.decides_as().map_or("", DecidedBy::as_str),
             id: principal.audit_id(),
         };
-        let now = self.now();
         let body = |conn: &mut AnyConnection, changes: &mut Changes| {
+            // The clock is read under the transaction's lock: a claim that
+            // reads `now < expires_at` here wins as usual (EXP-3).
+            let now = self.now();
+            // EXP-3: whoever meets a due bundle settles it first, in this
+            // transaction; this caller then replays the deadline's outcome.
+            let due = opened
+                .record
+                .expires_at
+                .is_some_and(|at| at <= now.as_micros());
+            if due {
+                let session = &opened.record.session_id;
+                deadline::settle_due_in(self, conn, changes, pending_id, session, now)?;
+                return Ok(Attempt::Lost);
+            }
             let claimed = claim::claim(
                 conn,
                 scope,

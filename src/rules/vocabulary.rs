@@ -308,6 +308,8 @@ pub enum CloseReason {
     Superseded,
     /// It was deleted with its session or task (LIFE-1).
     Deleted,
+    /// Its deadline passed and its action was `expire` (EXP-3).
+    Deadline,
 }
 
 impl CloseReason {
@@ -317,6 +319,7 @@ impl CloseReason {
             CloseReason::Expired => "expired",
             CloseReason::Superseded => "superseded",
             CloseReason::Deleted => "deleted",
+            CloseReason::Deadline => "deadline",
         }
     }
 }

@@ -267,6 +267,12 @@ macro_rules! catalog {
                 ),
             },
             Rendered {
+                name: "due",
+                sql: layout(
+                    debug_query::<$backend, _>(&activeness::due_bundle_ids(NOW)).to_string(),
+                ),
+            },
+            Rendered {
                 name: "current_turn",
                 sql: layout(
                     debug_query::<$backend, _>(&activeness::current_turn_of(SESSION)).to_string(),
@@ -390,6 +396,18 @@ pub fn postgres() -> Vec<Rendered> {
                 0,
                 &resolver,
             ))
+            .to_string(),
+        ),
+    });
+    catalog.push(Rendered {
+        name: "settle_rows",
+        sql: layout(
+            debug_query::<diesel::pg::Pg, _>(&with_returned_ids(claim::claim_rows_statement(
+                PENDING,
+                "<status>",
+                &writes,
+                crate::domain::claim::guard::due_in_the_write(PENDING, NOW),
+            )))
             .to_string(),
         ),
     });

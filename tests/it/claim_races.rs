@@ -272,13 +272,44 @@ fn claim_1_only_the_claim_writes_a_resolution_status() {
         1,
         "defined once"
     );
+    // Called by the claim module only: SQLite's one row writer (claims
+    // and deadline settlements alike), PostgreSQL's claim and its
+    // settlement (EXP-3: the claim guarded by "due").
+    assert_eq!(
+        claim.matches("claim_rows_statement(").count(),
+        3,
+        "called three times in the claim module"
+    );
     assert_eq!(
         claim
-            .matches("claim_rows_statement(marks.pending_id, marks.status, &")
-            .count(),
-        2,
-        "called by the claim only, once per backend"
+            .matches("claim_rows_statement(pending_id, status, &")
+            .count()
+            + claim
+                .matches("claim_rows_statement(marks.pending_id, marks.status, &")
+                .count(),
+        3,
+        "called by the claim and the settlement only"
     );
+    for file in ["domain", "doors"] {
+        let mut stack = vec![root().join("src").join(file)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    if !path.ends_with("claim") {
+                        stack.push(path);
+                    }
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                assert!(
+                    !text.contains("claim_rows_statement("),
+                    "{} writes a resolution outside the claim",
+                    path.display()
+                );
+            }
+        }
+    }
     // The raw-SQL fixtures write statuses too, but only behind the test-hooks feature.
     let lib = std::fs::read_to_string(root().join("src/lib.rs")).unwrap();
     assert!(lib.contains("#[cfg(feature = \"test-hooks\")]\n#[doc(hidden)]\npub mod test_hooks;"));

@@ -45,6 +45,7 @@ mod claim_processes;
 mod claim_races;
 mod crash;
 mod deadlines_asking;
+mod deadlines_settling;
 mod delivery_async_wait;
 mod delivery_interleavings;
 mod delivery_lease;

@@ -620,9 +620,12 @@ fn act_3_every_consumer_agrees_on_random_worlds(db: &TestDb) {
 
 /// ACT-3 for the claim: on random worlds, a cancel claims exactly the
 /// bundles the oracle calls active; every other bundle is refused
-/// (409, or a replay of an earlier resolution). A claimed bundle's
-/// hint is cleared at once; the summary counts what the oracle lists.
+/// (409, or a replay of an earlier resolution); a due one is settled by
+/// its deadline first (EXP-3), any other is left as it was. A claimed
+/// bundle's hint is cleared at once; the summary counts what the oracle
+/// lists.
 fn act_3_the_claim_agrees_on_random_worlds(db: &TestDb) {
+    let clock_now = clarion::Clock::now(&*db.clock).as_micros();
     for seed in 101..=130u64 {
         let (bundles, expected, current) = build_world(db, seed);
         let summary = db.summary(&clarion::Principal::System).unwrap();
@@ -647,6 +650,22 @@ fn act_3_the_claim_agrees_on_random_worlds(db: &TestDb) {
                 assert!(
                     !hint(db, &bundle.pending_id),
                     "seed {seed}: a claim clears the hint"
+                );
+            } else if bundle.live && bundle.expires_at.is_some_and(|at| at <= clock_now) {
+                // EXP-3: a cancel meeting a due bundle settles it first
+                // (these raw bundles name no action: they expire).
+                let expected: Vec<Option<&str>> = bundle
+                    .statuses
+                    .iter()
+                    .map(|s| match s {
+                        None | Some("") | Some("pending") => Some("expired"),
+                        other => *other,
+                    })
+                    .collect();
+                assert_eq!(
+                    now.iter().map(|s| s.as_deref()).collect::<Vec<_>>(),
+                    expected,
+                    "seed {seed}: a due bundle is settled, not claimed"
                 );
             } else {
                 assert_eq!(

@@ -26,11 +26,11 @@ pub(crate) mod target;
 pub(crate) use statements::Resolver;
 use target::{Marks, Target};
 
-use crate::domain::bundle::{BundleRecord, QuestionRecord};
+use crate::domain::bundle::{self, BundleRecord, QuestionRecord};
 use crate::domain::views::Answer;
 use crate::error::{Error, Result};
 use crate::rules::visibility::Scope;
-use crate::rules::vocabulary::{QuestionStatus, Resolution};
+use crate::rules::vocabulary::{DecidedBy, QuestionStatus, Resolution};
 use crate::store::failpoints::{points, Failpoints};
 use crate::store::{read_snapshot, AnyConnection, Timestamp};
 
@@ -310,4 +310,131 @@ fn write(
         })
         .collect();
     Ok(Some(committed))
+}
+
+/// How a deadline's settlement ended (EXP-3).
+pub(crate) enum Settled {
+    /// `expire`: the pending rows are `expired` (`expired_at` the
+    /// deadline); no resolution, no outbox entry.
+    Expired,
+    /// `answer` or `reject`: the stored default is the resolution; the
+    /// bundle and its rows as they will commit.
+    Resolved {
+        record: Box<BundleRecord>,
+        rows: Vec<QuestionRecord>,
+    },
+}
+
+/// EXP-3: the claim guarded by "due at `now`", inside the caller's write
+/// transaction (`store::claim_transaction` on the bundle's session, as a
+/// claim's). It writes what [`bundle::settled_by_deadline`] says —
+/// exactly what a reader was shown before — with resolver `deadline`,
+/// `responded_at` the deadline. On SQLite the due test is read under the
+/// write lock; on PostgreSQL the row statement evaluates it itself, and
+/// the rows' own pending test decides between this and any other writer
+/// (CLAIM-5). `None`: not due (never had a deadline, not yet, or settled
+/// or resolved by someone else first).
+pub(crate) fn settle(
+    conn: &mut AnyConnection,
+    pending_id: &str,
+    now: Timestamp,
+    failpoints: &Failpoints,
+) -> Result<Option<Settled>> {
+    let Some((record, rows)) = bundle::load_stored(conn, pending_id)? else {
+        return Ok(None);
+    };
+    let now = now.as_micros();
+    let Some(expires_at) = record.expires_at.filter(|at| *at <= now) else {
+        return Ok(None);
+    };
+    let Some((settled, settled_rows)) = bundle::settled_by_deadline(&record, &rows) else {
+        return Ok(None);
+    };
+    let pending: Vec<(&QuestionRecord, &QuestionRecord)> = rows
+        .iter()
+        .zip(&settled_rows)
+        .filter(|(before, _)| before.status() == QuestionStatus::Pending)
+        .collect();
+    let Some(status) = pending.first().and_then(|(_, after)| after.status.clone()) else {
+        return Ok(None);
+    };
+    let writes: Vec<statements::RowWrite> = pending
+        .iter()
+        .map(|(_, after)| statements::RowWrite {
+            row_id: after.id,
+            response: after.response.clone(),
+        })
+        .collect();
+    failpoints.check(points::CLAIM_BEFORE_WRITES)?;
+    let claimed = match conn {
+        AnyConnection::Sqlite(conn) => {
+            if !sqlite::is_due(conn, pending_id, now)? {
+                return Ok(None);
+            }
+            sqlite::write_rows(conn, pending_id, &status, &writes)?
+        }
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(conn) => {
+            postgres::settle_rows(conn, pending_id, &status, &writes, now)?
+        }
+    };
+    if claimed.is_empty() {
+        return Ok(None);
+    }
+    let expired = status == QuestionStatus::EXPIRED_WORD;
+    settlement_marks(conn, pending_id, expired, &claimed, &settled, expires_at)?;
+    failpoints.check(points::CLAIM_BEFORE_COMMIT)?;
+    if expired {
+        return Ok(Some(Settled::Expired));
+    }
+    let rows = rows
+        .into_iter()
+        .zip(settled_rows)
+        .map(|(before, after)| {
+            if claimed.contains(&before.id) {
+                after
+            } else {
+                before
+            }
+        })
+        .collect();
+    Ok(Some(Settled::Resolved {
+        record: Box::new(settled),
+        rows,
+    }))
+}
+
+/// EXP-3: after the rows, the marks of a settlement. `expire`: the rows'
+/// `expired_at` is the deadline (REL-8's clock) and the listing hint goes
+/// (ACT-4); nothing else — no `responded_at`, resolver or undelivered
+/// mark, so no outbox entry. `answer`/`reject`: the claim's bundle marks
+/// (CLAIM-3), with the deadline as resolver and time.
+fn settlement_marks(
+    conn: &mut AnyConnection,
+    pending_id: &str,
+    expired: bool,
+    claimed: &[i64],
+    settled: &BundleRecord,
+    expires_at: i64,
+) -> Result<()> {
+    use crate::store::schema::{bundle_questions, bundles};
+    use diesel::prelude::*;
+    let bundle = bundles::table.filter(bundles::pending_id.eq(pending_id));
+    if expired {
+        diesel::update(bundle_questions::table.filter(bundle_questions::id.eq_any(claimed)))
+            .set(bundle_questions::expired_at.eq(Some(expires_at)))
+            .execute(conn)?;
+        diesel::update(bundle)
+            .set(bundles::may_be_active.eq(false))
+            .execute(conn)?;
+    } else {
+        let marks = statements::bundle_marks(
+            &settled.reject_reason,
+            expires_at,
+            DecidedBy::Deadline.as_str(),
+            "",
+        );
+        diesel::update(bundle).set(marks).execute(conn)?;
+    }
+    Ok(())
 }

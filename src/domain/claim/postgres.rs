@@ -9,7 +9,7 @@ use diesel::query_builder::{AstPass, QueryFragment, QueryId};
 use diesel::sql_types::BigInt;
 use diesel::PgConnection;
 
-use super::guard::{active_in_the_write, RowSlots, ROWS_PER_STATEMENT};
+use super::guard::{active_in_the_write, due_in_the_write, RowSlots, ROWS_PER_STATEMENT};
 use super::statements::{bundle_marks, claim_rows_statement, Resolver, RowWrite};
 use super::target::Marks;
 use crate::domain::bundle::{
@@ -177,6 +177,31 @@ pub(crate) fn write(
     }
     if !claimed.is_empty() {
         failpoints.check(points::CLAIM_AFTER_ROWS)?;
+    }
+    Ok(claimed)
+}
+
+/// EXP-3 on PostgreSQL: the settlement's row writes, guarded by "the
+/// bundle is due" in the statement itself; the rows' own pending test
+/// decides between two settlers, or a settler and a claimer, as between
+/// two claims (CLAIM-5). Returns the ids of the rows that changed.
+pub(crate) fn settle_rows(
+    conn: &mut PgConnection,
+    pending_id: &str,
+    status: &str,
+    writes: &[RowWrite],
+    now: i64,
+) -> Result<Vec<i64>> {
+    let mut claimed = Vec::new();
+    for chunk in writes.chunks(ROWS_PER_STATEMENT) {
+        let slots: RowSlots =
+            std::array::from_fn(|place| chunk.get(place).cloned().unwrap_or(NO_ROW));
+        let guard = due_in_the_write(pending_id, now);
+        let rows = returning(
+            claim_rows_statement(pending_id, status, &slots, guard),
+            bundle_questions::id,
+        );
+        claimed.extend(rows.load::<i64>(conn)?);
     }
     Ok(claimed)
 }

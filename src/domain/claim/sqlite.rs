@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::rules::activeness;
 use crate::rules::visibility::{self, Scope};
 use crate::store::failpoints::{points, Failpoints};
-use crate::store::schema::bundle_questions;
+use crate::store::schema::{bundle_questions, bundles};
 
 /// The guard of a SQLite claim: the claim's read evaluated ACT-1, and the
 /// write lock `BEGIN IMMEDIATE` took before that read is still held, so
@@ -90,15 +90,7 @@ pub(crate) fn write(
     failpoints: &Failpoints,
 ) -> Result<Vec<i64>> {
     use diesel::query_dsl::methods::ExecuteDsl;
-    let mut claimed = Vec::new();
-    for write in writes {
-        let one = [write.clone()];
-        let statement =
-            claim_rows_statement(marks.pending_id, marks.status, &one, ReadUnderWriteLock);
-        if ExecuteDsl::execute(statement, conn)? == 1 {
-            claimed.push(write.row_id);
-        }
-    }
+    let claimed = write_rows(conn, marks.pending_id, marks.status, writes)?;
     if !claimed.is_empty() {
         failpoints.check(points::CLAIM_AFTER_ROWS)?;
         let bundle = claim_bundle_statement(
@@ -110,4 +102,34 @@ pub(crate) fn write(
         ExecuteDsl::execute(bundle, conn)?;
     }
     Ok(claimed)
+}
+
+/// The rows' writes under the write lock: one statement per row (each
+/// says whether its row changed). Returns the ids of the rows that did.
+pub(crate) fn write_rows(
+    conn: &mut SqliteConnection,
+    pending_id: &str,
+    status: &str,
+    writes: &[RowWrite],
+) -> Result<Vec<i64>> {
+    use diesel::query_dsl::methods::ExecuteDsl;
+    let mut claimed = Vec::new();
+    for write in writes {
+        let one = [write.clone()];
+        let statement = claim_rows_statement(pending_id, status, &one, ReadUnderWriteLock);
+        if ExecuteDsl::execute(statement, conn)? == 1 {
+            claimed.push(write.row_id);
+        }
+    }
+    Ok(claimed)
+}
+
+/// EXP-3 on SQLite: is the bundle due, read under the write lock (the
+/// settlement's guard, as the claim's read is the claim's).
+pub(crate) fn is_due(conn: &mut SqliteConnection, pending_id: &str, now: i64) -> Result<bool> {
+    let due: activeness::due_bundle_ids = activeness::due_bundle_ids(now);
+    Ok(diesel::select(diesel::dsl::exists(
+        due.filter(bundles::pending_id.eq(pending_id)),
+    ))
+    .get_result(conn)?)
 }

@@ -23,6 +23,7 @@ use diesel::prelude::*;
 
 use crate::domain::bundle;
 use crate::domain::change::Change;
+use crate::domain::deadline;
 use crate::domain::engine::heartbeat::Beating;
 use crate::domain::engine::waiters::{AgentWait, Fingerprint, Slot, Waiters, Wake};
 use crate::domain::engine::Engine;
@@ -66,16 +67,30 @@ fn observe(
     // Counted for OPS-4's test and benchmark: reads per tick.
     engine.watch.stats.reads.fetch_add(1, Ordering::Relaxed);
     let now = engine.now().as_micros();
-    let loaded = engine.read(|conn| bundle::load_detail(conn, scope, pending_id, now))?;
+    let mut loaded = engine.read(|conn| bundle::load_detail(conn, scope, pending_id, now))?;
+    if let Some((record, standing, _)) = &loaded {
+        if standing.is_due == Some(true) {
+            // EXP-3: a wait that meets a due bundle settles it first (an
+            // agent receives the default like any resolution), then reads
+            // what was written.
+            let session = record.session_id.clone();
+            engine.change_claiming(&session, true, |conn, changes| {
+                deadline::settle_due_in(engine, conn, changes, pending_id, &session, engine.now())
+            })?;
+            loaded = engine.read(|conn| bundle::load_detail(conn, scope, pending_id, now))?;
+        }
+    }
     let Some((record, standing, rows)) = loaded else {
         return Ok((Observed::Gone, None));
     };
+    // What the watcher compares with the database: the stored bundle.
     let fingerprint = (
         record.responded_at,
         standing.is_active,
         standing.in_current_turn,
         standing.agent_disconnected,
     );
+    let (record, rows) = bundle::as_read(record, standing, rows);
     let (status, response) = bundle::status_of(&record, standing, &rows);
     let observed = match (status, response) {
         (BundleStatus::Pending, _) if standing.agent_disconnected => Observed::Detached,
