@@ -78,9 +78,23 @@ pub struct Builder {
     synchronous: Synchronous,
     attachment_lease: Duration,
     watch_interval: Duration,
+    sweep_interval: Option<Duration>,
 }
 
 impl Builder {
+    /// EXP-4: settles due bundles on a thread of this handle, waking at
+    /// the earlier of `interval` and the next deadline in the database
+    /// (off by default; 250 ms suits most hosts). Correctness never
+    /// depends on it — whoever meets a due bundle settles it — but with it
+    /// a deadline's outcome reaches waiters, the outbox and the event log
+    /// within about a second. It ends when the handle is closed or the
+    /// last clone dropped. A host that mounts the HTTP router should turn
+    /// it on: `clarion serve` does.
+    pub fn sweep_deadlines(mut self, interval: Duration) -> Self {
+        self.sweep_interval = Some(interval.max(Duration::from_millis(10)));
+        self
+    }
+
     /// How long a bundle stays attached to its agent without a wait renewing
     /// it (DEL-3; default 30 s). Asking attaches a bundle to this handle;
     /// while an agent of the handle waits, the lease is renewed once per
@@ -220,7 +234,7 @@ impl Builder {
             event_signal.clone(),
             pool.clone(),
         );
-        Ok(Clarion {
+        let clarion = Clarion {
             engine: Arc::new(Engine {
                 pool: pool.clone(),
                 backend,
@@ -236,8 +250,15 @@ impl Builder {
                 heartbeat: Heartbeat::new(handle_id, self.attachment_lease, clock, pool),
                 closed: Default::default(),
                 event_signal,
+                sweeper: Default::default(),
             }),
-        })
+        };
+        if let Some(interval) = self.sweep_interval {
+            crate::domain::deadline::start_sweeper(&clarion.engine, interval).map_err(|error| {
+                OpenError::Config(format!("could not start the deadline sweeper: {error}"))
+            })?;
+        }
+        Ok(clarion)
     }
 }
 
@@ -264,6 +285,7 @@ impl Clarion {
             synchronous: Synchronous::Full,
             attachment_lease: Duration::from_secs(30),
             watch_interval: Duration::from_millis(10),
+            sweep_interval: None,
         }
     }
 
@@ -492,6 +514,15 @@ impl Clarion {
     /// how many bundles it deleted.
     pub fn prune(&self, older_than: Duration) -> Result<u64> {
         self.engine.prune(older_than)
+    }
+
+    /// EXP-4: settles up to `limit` due bundles (default 100, clamped to
+    /// 1..1,000) in deadline order, then `pending_id`, each with its
+    /// deadline's outcome in a settlement of its own; returns how many
+    /// this call settled. What [`Builder::sweep_deadlines`] runs; safe
+    /// from several processes at once.
+    pub fn expire_due(&self, limit: Option<i64>) -> Result<u64> {
+        self.engine.expire_due(limit)
     }
 
     /// EVT-2: the events after position `after` (`""`: from the oldest

@@ -431,6 +431,9 @@ impl Engine {
             changes.append_asked(conn, &view, Timestamp::from_micros(created_at))?;
             self.failpoint(points::ASK_BEFORE_COMMIT)?;
             changes.push(Change::Asked);
+            if expires_at.is_some() {
+                self.deadline_asked();
+            }
             Ok(Asked {
                 pending_id,
                 created: true,

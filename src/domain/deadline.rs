@@ -1,15 +1,109 @@
-//! Deadlines (EXP-2, EXP-3): a due bundle is settled exactly once, by
+//! Deadlines (EXP-2..4): a due bundle is settled exactly once, by
 //! whoever meets it first, with the outcome its deadline names. The write
 //! is the claim's ([`claim::settle`]); this adds what every settlement
-//! does in its transaction: its event (EVT-1) and what it wakes.
+//! does in its transaction — its event (EVT-1) and what it wakes — and
+//! the sweep, which settles due bundles in deadline order.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use diesel::dsl::min;
+use diesel::prelude::*;
 
 use crate::domain::bundle;
 use crate::domain::change::{Change, Changes};
 use crate::domain::claim::{self, Settled};
+use crate::domain::engine::sweeper::Sweeper;
 use crate::domain::engine::Engine;
 use crate::error::{Error, Result};
+use crate::rules::activeness;
+use crate::rules::limits::sweep_limit;
 use crate::rules::vocabulary::CloseReason;
+use crate::store::schema::bundles;
 use crate::store::{AnyConnection, Timestamp};
+
+/// EXP-4: the next due bundles to settle, in deadline order then
+/// `pending_id`, walking the `bundles_due` index: O(limit) bundles.
+#[diesel::dsl::auto_type]
+pub fn due_batch_query(now: i64, limit: i64) -> _ {
+    let due: activeness::is_due = activeness::is_due(now);
+    bundles::table
+        .filter(bundles::may_be_active)
+        .filter(due)
+        .order_by((bundles::expires_at.asc(), bundles::pending_id.asc()))
+        .select((bundles::pending_id, bundles::session_id))
+        .limit(limit)
+}
+
+/// EXP-4: the earliest deadline after `now` of a bundle that may still be
+/// active (the sweeper sleeps until then, at most), on the same index.
+#[diesel::dsl::auto_type]
+pub fn next_deadline_query(now: i64) -> _ {
+    let soonest: diesel::helper_types::min<bundles::expires_at> = min(bundles::expires_at);
+    bundles::table
+        .filter(bundles::may_be_active)
+        .filter(bundles::expires_at.is_not_null())
+        .filter(bundles::expires_at.gt(now))
+        .select(soonest)
+}
+
+impl Engine {
+    /// EXP-4: settles up to `limit` due bundles (default 100, clamped to
+    /// 1..1,000), each in a settlement of its own; returns how many this
+    /// call settled. Safe from several processes: a bundle another
+    /// settled first is skipped.
+    pub(crate) fn expire_due(&self, limit: Option<i64>) -> Result<u64> {
+        let now = self.now();
+        let batch: Vec<(String, String)> = self.read_one(|conn| {
+            Ok(due_batch_query(now.as_micros(), sweep_limit(limit)).load(conn)?)
+        })?;
+        let mut settled = 0;
+        for (pending_id, session_id) in batch {
+            let won = self.change_claiming(&session_id, true, |conn, changes| {
+                settle_due_in(self, conn, changes, &pending_id, &session_id, self.now())
+            })?;
+            settled += u64::from(won == Some(true));
+        }
+        Ok(settled)
+    }
+
+    /// EXP-4: how long until the next deadline, if one lies ahead.
+    fn until_next_deadline(&self) -> Result<Option<Duration>> {
+        let now = self.now().as_micros();
+        let next: Option<i64> = self.read_one(|conn| Ok(next_deadline_query(now).first(conn)?))?;
+        Ok(next.map(|at| Duration::from_micros(u64::try_from(at - now).unwrap_or(0))))
+    }
+
+    /// A nearer deadline was just asked: the sweeper, if any, looks again.
+    pub(crate) fn deadline_asked(&self) {
+        if let Some(sweeper) = self.sweeper.get() {
+            sweeper.nudge();
+        }
+    }
+}
+
+/// EXP-4: starts `engine`'s sweeper: a round settles what is due, then it
+/// sleeps until the earlier of `interval` and the next deadline. It holds
+/// the handle only during a round, and ends on close (REL-7) or once the
+/// handle is gone.
+pub(crate) fn start_sweeper(engine: &Arc<Engine>, interval: Duration) -> std::io::Result<()> {
+    let weak: Weak<Engine> = Arc::downgrade(engine);
+    let sweeper = Sweeper::start("clarion-sweeper", move || {
+        let engine = weak.upgrade()?;
+        if engine.check_open().is_err() {
+            return None;
+        }
+        if let Err(error) = engine.expire_due(None) {
+            tracing::warn!(%error, "the deadline sweep failed; it runs again");
+        }
+        let next = engine.until_next_deadline().unwrap_or(None);
+        Some(next.map_or(interval, |next| next.min(interval)))
+    })?;
+    if engine.sweeper.set(sweeper).is_err() {
+        tracing::error!("a handle's sweeper started twice");
+    }
+    Ok(())
+}
 
 /// EXP-3: settles `pending_id` if it is due at `now`, inside the caller's
 /// write transaction (the claim's, on the bundle's session): `expire`

@@ -82,6 +82,17 @@ pub const MAX_NESTING: usize = 128;
 /// stays small, and SQLite's bound-variable limit is never reached.
 pub const MAX_TASK_IDS: usize = 1000;
 
+/// EXP-4: how many due bundles one sweep settles at most, by default and
+/// at the most.
+pub const DEFAULT_SWEEP: i64 = 100;
+/// See [`DEFAULT_SWEEP`].
+pub const MAX_SWEEP: i64 = 1000;
+
+/// EXP-4: a sweep's `limit`, defaulted and clamped to 1..=1,000.
+pub fn sweep_limit(limit: Option<i64>) -> i64 {
+    limit.unwrap_or(DEFAULT_SWEEP).clamp(1, MAX_SWEEP)
+}
+
 /// EXP-1: how far after the ask a deadline may fall, in milliseconds
 /// (1 s to 30 days); `expires_in_ms` and `expires_at` alike.
 pub const DEADLINE_MS: RangeInclusive<u64> = 1_000..=2_592_000_000;

@@ -6,6 +6,7 @@ pub mod sql_catalog;
 
 pub use crate::domain::claim::guard::{active_in_the_write, RowSlots};
 pub use crate::domain::claim::statements::{claim_rows_statement, RowWrite};
+pub use crate::domain::deadline::{due_batch_query, next_deadline_query};
 pub use crate::domain::listing::{
     owner_page_query, owner_summary_bundles_query, owner_summary_questions_query, page_query,
     pending_actions_query, ListFilter,
@@ -24,6 +25,15 @@ pub use crate::test_hooks::fixtures::Drift;
 
 /// ACT-4, OPS-3a: the bundles whose stored hint or visibility keys
 /// differ from what the library's rules derive (none, normally).
+/// EXP-4, REL-7: whether the handle's deadline sweeper thread runs.
+pub fn sweeper_running(clarion: &Clarion) -> bool {
+    clarion
+        .engine
+        .sweeper
+        .get()
+        .is_some_and(|sweeper| sweeper.is_running())
+}
+
 pub fn drift(clarion: &Clarion) -> Result<Vec<Drift>> {
     crate::test_hooks::fixtures::drift(&clarion.engine)
 }

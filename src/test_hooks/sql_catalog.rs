@@ -273,6 +273,20 @@ macro_rules! catalog {
                 ),
             },
             Rendered {
+                name: "due_batch",
+                sql: layout(
+                    debug_query::<$backend, _>(&crate::domain::deadline::due_batch_query(NOW, 100))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "next_deadline",
+                sql: layout(
+                    debug_query::<$backend, _>(&crate::domain::deadline::next_deadline_query(NOW))
+                        .to_string(),
+                ),
+            },
+            Rendered {
                 name: "current_turn",
                 sql: layout(
                     debug_query::<$backend, _>(&activeness::current_turn_of(SESSION)).to_string(),

@@ -5,14 +5,43 @@
 
 use std::time::{Duration, Instant};
 
+use crate::support::rows;
 use crate::support::server::*;
 use crate::support::*;
 
 dual_backend!(
     http_8_serve_with_tokens_from_the_command_line,
     http_4_serve_refuses_without_tokens_and_open_as_binds_loopback_only,
-    http_8_serve_stops_gracefully_with_open_waits
+    http_8_serve_stops_gracefully_with_open_waits,
+    http_8_serve_sweeps_unless_no_sweep
 );
+
+/// HTTP-8, EXP-4: `clarion serve` settles due bundles by itself (its
+/// sweeper's first round runs at start); with `--no-sweep` it leaves them
+/// for whoever meets them. The bundles' deadlines are a minute after the
+/// test clock, long past for the server's system clock.
+fn http_8_serve_sweeps_unless_no_sweep(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let mut request = ask_request(&session, 1);
+    request.expires = Some(clarion::Expiry::In(Duration::from_secs(60)));
+    let left = db.ask(&request).unwrap().pending_id;
+    let expired = |id: &str| rows::statuses(db, id) == [Some("expired".to_owned())];
+
+    let mut unswept = serve(&db.url, &["--open-as", "user:alice", "--no-sweep"]);
+    let listed = send(client().get(unswept.url("/api/v1/summary")));
+    assert_eq!(listed.status, 200, "{}", listed.body);
+    assert_eq!(listed.json()["pending_bundles"], 0, "due: not counted");
+    assert!(!expired(&left), "--no-sweep: nothing settled it");
+    assert_eq!(unswept.terminate(Duration::from_secs(20)).code(), Some(0));
+
+    let mut swept = serve(&db.url, &["--open-as", "user:alice"]);
+    eventually(
+        Duration::from_secs(30),
+        "the server's sweeper settles it",
+        || expired(&left),
+    );
+    assert_eq!(swept.terminate(Duration::from_secs(20)).code(), Some(0));
+}
 
 /// HTTP-4, HTTP-8: a token made on the command line serves requests
 /// until it is revoked there; SIGTERM stops the server with exit 0.

@@ -230,6 +230,22 @@ fn ops_3a_summary_and_pending_actions_use_their_indexes(db: &TestDb) {
     }
 }
 
+dual_backend!(exp_4_the_sweep_walks_the_deadline_index);
+
+/// EXP-4: a sweep examines O(limit) bundles: the due batch and the next
+/// deadline walk `bundles_due`, never the whole bundle table, with
+/// 20,000 active bundles around.
+fn exp_4_the_sweep_walks_the_deadline_index(db: &TestDb) {
+    use clarion::test_hooks::{due_batch_query, next_deadline_query};
+    populate(db, &WorldSpec::new(20_000, 200)).unwrap();
+    let backend = db.backend();
+    let batch = db.raw(|conn| plan_of(conn, || due_batch_query(NOW, 100)));
+    let next = db.raw(|conn| plan_of(conn, || next_deadline_query(NOW)));
+    for (name, plan) in [("due batch", batch), ("next deadline", next)] {
+        assert_walks(backend, name, &plan, "bundles_due");
+    }
+}
+
 /// OPS-3a: `plan` walks `index` and never scans the bundles (nor, on
 /// PostgreSQL, their questions) whole, in every variant of the plan; on
 /// SQLite it walks only its owner keys, not every non-null one.

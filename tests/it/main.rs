@@ -46,6 +46,7 @@ mod claim_races;
 mod crash;
 mod deadlines_asking;
 mod deadlines_settling;
+mod deadlines_sweeping;
 mod delivery_async_wait;
 mod delivery_interleavings;
 mod delivery_lease;

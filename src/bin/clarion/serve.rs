@@ -56,6 +56,10 @@ pub struct ServeArgs {
     /// server over TLS (through a reverse proxy).
     #[arg(long)]
     secure_cookies: bool,
+    /// Do not settle due bundles on a thread of this server (EXP-4):
+    /// another process sweeps, or `clarion expire-due` runs from a timer.
+    #[arg(long = "no-sweep")]
+    no_sweep: bool,
     /// The web inbox at `/` uses the API at this origin instead of this
     /// server's (which must `--allow-origin` this one).
     #[arg(long = "inbox-api", value_name = "ORIGIN")]
@@ -130,6 +134,21 @@ fn open(database_url: &str) -> Result<Clarion, String> {
     Clarion::open(database_url).map_err(|error| error.to_string())
 }
 
+/// How often `clarion serve`'s sweeper looks at the least (EXP-4: 250 ms
+/// suits most hosts); it also wakes at the next deadline.
+const SWEEP_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
+
+fn open_sweeping(
+    database_url: &str,
+    sweep: Option<std::time::Duration>,
+) -> Result<Clarion, String> {
+    let mut builder = Clarion::builder(database_url);
+    if let Some(interval) = sweep {
+        builder = builder.sweep_deadlines(interval);
+    }
+    builder.open().map_err(|error| error.to_string())
+}
+
 /// Runs a `clarion token` command; the error is the message and the
 /// exit code.
 pub fn token(command: TokenCommand) -> Result<(), (String, u8)> {
@@ -200,7 +219,10 @@ fn log_to_stderr() {
 pub fn serve(args: ServeArgs) -> Result<(), String> {
     log_to_stderr();
     let max_connections = connection_cap(args.max_connections)?;
-    let inbox = open(&args.database_url)?;
+    // EXP-4: outcomes of deadlines reach waiters, the outbox and the
+    // event log within about a second, whoever else is connected.
+    let sweep = (!args.no_sweep).then_some(SWEEP_INTERVAL);
+    let inbox = open_sweeping(&args.database_url, sweep)?;
     let address = address(&args.listen)?;
     // HTTP-4: a server nobody can sign in to is a mistake, unless it is
     // told whom to serve, and then only to this machine.

@@ -6,6 +6,7 @@
 pub(crate) mod dispatch;
 pub(crate) mod heartbeat;
 pub(crate) mod signal;
+pub(crate) mod sweeper;
 pub(crate) mod waiters;
 pub(crate) mod watch;
 
@@ -53,6 +54,8 @@ pub(crate) struct Engine {
     pub(crate) dispatch: Option<DispatchWorker>,
     /// Wakes this handle's event readers (HTTP-6).
     pub(crate) event_signal: Arc<EventSignal>,
+    /// The deadline sweeper, when the host turned it on (EXP-4).
+    pub(crate) sweeper: std::sync::OnceLock<sweeper::Sweeper>,
 }
 
 impl Engine {
@@ -87,6 +90,9 @@ impl Engine {
         self.closed.store(true, Ordering::SeqCst);
         self.waiters.notify_all();
         self.watch.stop();
+        if let Some(sweeper) = self.sweeper.get() {
+            sweeper.stop();
+        }
     }
 
     /// Runs `body` on a pooled connection, on one consistent snapshot

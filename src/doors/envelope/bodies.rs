@@ -253,6 +253,20 @@ impl From<&u64> for PrunedBody {
     }
 }
 
+/// EXP-4 `expire_due`.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Swept")]
+pub(crate) struct SweptBody {
+    /// How many due bundles this call settled.
+    settled: u64,
+}
+
+impl From<&u64> for SweptBody {
+    fn from(settled: &u64) -> Self {
+        SweptBody { settled: *settled }
+    }
+}
+
 /// EVT-2 `events_after`: the visible events, the position to go on from,
 /// and whether events were pruned in between.
 #[derive(Serialize, JsonSchema)]

@@ -16,7 +16,7 @@ use crate::domain::resume::Delivery;
 use crate::domain::views::WaitOutcome;
 use crate::doors::args::{given, optional_word, word, Id, Millis};
 use crate::doors::envelope::bodies::{
-    DeliveriesBody, HasPendingBody, OkBody, PrunedBody, WaitedBody,
+    DeliveriesBody, HasPendingBody, OkBody, PrunedBody, SweptBody, WaitedBody,
 };
 use crate::doors::operations::answering::{timestamp_or_empty, AnswerArgs, WaitArgs};
 use crate::doors::operations::declare::{
@@ -394,6 +394,36 @@ impl Declared for AckDelivery {
 
     fn perform(engine: &Engine, _: &Admitted<'_>, args: AckArgs) -> Result<()> {
         engine.ack_delivery(&args.pending_id)
+    }
+}
+
+/// `expire_due`'s arguments (EXP-4).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ExpireDueArgs {
+    /// How many due bundles to settle at most: default 100, clamped to
+    /// 1..1,000.
+    limit: Option<i64>,
+}
+
+/// `expire_due` (EXP-4): one sweep.
+pub(crate) struct ExpireDue;
+
+impl Declared for ExpireDue {
+    const NAME: &'static str = "expire_due";
+    const SUMMARY: &'static str = "Settles up to `limit` due bundles in deadline order, each \
+        with its deadline's outcome (EXP-4); returns how many it settled.";
+    const ACCESS: Access = HOST;
+    type Args = ExpireDueArgs;
+    type Reply = u64;
+    type Body<'a> = SweptBody;
+    const CLI: &'static [CliCommand] = &[CliCommand::new(
+        "expire-due",
+        "Settle due bundles now, in deadline order (what the sweeper does).",
+    )];
+
+    fn perform(engine: &Engine, _: &Admitted<'_>, args: ExpireDueArgs) -> Result<u64> {
+        engine.expire_due(args.limit)
     }
 }
 

@@ -477,6 +477,8 @@ registry! {
     Prune => agent::Prune,
     /// `events_after` (EVT-2).
     EventsAfter => answering::EventsAfter,
+    /// `expire_due` (EXP-4).
+    ExpireDue => agent::ExpireDue,
     }
     capability_only {
     /// Reading the operational metrics (HTTP-7, `/metrics`). Not a WIRE-5

@@ -1,0 +1,30 @@
+SELECT "bundles"."pending_id", "bundles"."session_id"
+FROM "bundles"
+WHERE ("bundles"."may_be_active"
+AND ((("bundles"."expires_at" IS NOT NULL)
+AND ("bundles"."expires_at" <= $1))
+AND (((EXISTS (SELECT "bundle_questions"."id"
+FROM "bundle_questions"
+WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
+AND ((("bundle_questions"."status" IS NULL)
+OR ("bundle_questions"."status" = $2))
+OR ("bundle_questions"."status" = $3))) OFFSET $4)
+AND ("bundles"."turn_id" = (SELECT "turns"."id"
+FROM "turns"
+WHERE ("turns"."session_id" = "bundles"."session_id")
+ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
+LIMIT $5)))
+AND EXISTS (SELECT "sessions"."id"
+FROM "sessions"
+WHERE (((("sessions"."id" = "bundles"."session_id")
+AND ("sessions"."state" != $6))
+AND ("sessions"."state" != $7))
+AND ("sessions"."state" != $8)) OFFSET $9))
+AND  NOT (EXISTS (SELECT "bundle_questions"."id"
+FROM "bundle_questions"
+WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
+AND (("bundle_questions"."session_id" != "bundles"."session_id")
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $10)))))
+ORDER BY "bundles"."expires_at" ASC, "bundles"."pending_id" ASC
+LIMIT $11;
+-- binds: [1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, 100]

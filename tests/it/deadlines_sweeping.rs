@@ -1,0 +1,178 @@
+//! Sweeping (EXP-4): `expire_due` settles due bundles in deadline order,
+//! at most `limit` of them; the sweeper thread does it by itself, wakes
+//! for a deadline, and ends on close (REL-7); several sweepers settle
+//! each bundle once.
+
+use std::time::Duration;
+
+use clarion::{Error, Expiry, OnExpire, Principal};
+use serde_json::json;
+
+use crate::doors_json_support::{mirror_by_call, ok, SYSTEM};
+use crate::support::rows;
+use crate::support::*;
+
+dual_backend!(
+    exp_4_settles_in_deadline_order_up_to_limit,
+    exp_4_limit_clamped_to_one_at_least,
+    exp_4_through_the_json_door_and_the_command_line,
+    exp_4_the_sweeper_settles_with_nobody_calling,
+    exp_4_two_sweepers_settle_each_bundle_once,
+    rel_7_close_ends_the_sweeper
+);
+
+/// A one-question bundle on `session` due `seconds` from the test clock.
+fn ask_due_in(db: &TestDb, session: &str, seconds: u64) -> String {
+    let mut request = ask_request(session, 1);
+    request.expires = Some(Expiry::In(Duration::from_secs(seconds)));
+    request.on_expire = OnExpire::Expire;
+    db.ask(&request).unwrap().pending_id
+}
+
+fn expired(db: &TestDb, pending_id: &str) -> bool {
+    rows::statuses(db, pending_id) == [Some("expired".to_owned())]
+}
+
+/// EXP-4: the earliest deadlines first, `limit` per call; a bundle not
+/// yet due is left alone; a sweep with nothing due settles nothing.
+fn exp_4_settles_in_deadline_order_up_to_limit(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let late = ask_due_in(db, &session, 300);
+    let first = ask_due_in(db, &session, 60);
+    let second = ask_due_in(db, &session, 120);
+    let not_yet = ask_due_in(db, &session, 3600);
+    db.clock.advance_micros(301_000_000);
+    assert_eq!(db.expire_due(Some(2)).unwrap(), 2);
+    assert!(expired(db, &first) && expired(db, &second));
+    assert!(
+        !expired(db, &late),
+        "the latest deadline waits for the next sweep"
+    );
+    assert_eq!(db.expire_due(None).unwrap(), 1);
+    assert!(expired(db, &late));
+    assert_eq!(db.expire_due(None).unwrap(), 0);
+    assert!(!expired(db, &not_yet));
+}
+
+/// EXP-4: `limit` below 1 means 1, above 1,000 means 1,000.
+fn exp_4_limit_clamped_to_one_at_least(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    for seconds in [60, 61, 62] {
+        ask_due_in(db, &session, seconds);
+    }
+    db.clock.advance_micros(100_000_000);
+    assert_eq!(db.expire_due(Some(0)).unwrap(), 1);
+    assert_eq!(db.expire_due(Some(-5)).unwrap(), 1);
+    assert_eq!(db.expire_due(Some(5000)).unwrap(), 1);
+}
+
+/// EXP-4: `expire_due {limit}` → `{"settled": n}` (system only), and
+/// `clarion expire-due --limit N` prints the same reply.
+fn exp_4_through_the_json_door_and_the_command_line(db: &TestDb) {
+    mirror_by_call(db);
+    for seconds in [60, 61] {
+        ask_due_in(db, "s-a", seconds);
+    }
+    db.clock.advance_micros(100_000_000);
+    assert_eq!(
+        ok(db, "expire_due", SYSTEM, json!({"limit": 1})),
+        json!({"settled": 1})
+    );
+    let (status, _) = crate::doors_json_support::refused(
+        db,
+        "expire_due",
+        crate::doors_json_support::ALICE,
+        json!({}),
+    );
+    assert_eq!(status, 403);
+    // The command line runs with the system clock, long past the
+    // test clock's deadlines.
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_clarion"))
+        .args(["expire-due", "--limit", "5", "--database-url", &db.url])
+        .output()
+        .unwrap();
+    let reply: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(reply["body"], json!({"settled": 1}), "{reply}");
+    assert_eq!(output.status.code(), Some(0));
+}
+
+/// EXP-4: a handle built with `sweep_deadlines` settles a due bundle by
+/// itself — the default is written, its event appended — with nobody
+/// calling.
+fn exp_4_the_sweeper_settles_with_nobody_calling(db: &TestDb) {
+    let sweeping = db
+        .builder()
+        .sweep_deadlines(Duration::from_millis(20))
+        .open()
+        .unwrap();
+    let session = mirror(db, "a", "alice");
+    let mut request = ask_request(&session, 1);
+    request.expires = Some(Expiry::In(Duration::from_secs(1)));
+    request.on_expire = OnExpire::Reject {
+        reject_reason: "timed out".to_owned(),
+    };
+    let id = sweeping.ask(&request).unwrap().pending_id;
+    db.clock.advance_micros(1_000_000);
+    eventually(Duration::from_secs(30), "the sweeper settles it", || {
+        rows::statuses(db, &id) == [Some("rejected".to_owned())]
+    });
+    let shown = db.get_bundle(&Principal::System, &id).unwrap();
+    assert_eq!(shown.response.unwrap().reject_reason, "timed out");
+    sweeping.close();
+}
+
+/// EXP-4: two handles sweeping the same database at once settle each due
+/// bundle exactly once: one closing event per bundle.
+fn exp_4_two_sweepers_settle_each_bundle_once(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let ids: Vec<String> = (0..12).map(|n| ask_due_in(db, &session, 60 + n)).collect();
+    let sweepers: Vec<clarion::Clarion> = (0..2)
+        .map(|_| {
+            db.builder()
+                .sweep_deadlines(Duration::from_millis(10))
+                .open()
+                .unwrap()
+        })
+        .collect();
+    db.clock.advance_micros(120_000_000);
+    eventually(Duration::from_secs(30), "every bundle settled", || {
+        ids.iter().all(|id| expired(db, id))
+    });
+    crate::events::wait_until_readable(db);
+    let closed = db
+        .events_after(&Principal::System, "", Some(1000))
+        .unwrap()
+        .events
+        .into_iter()
+        .filter(|event| event.event_type == "bundle.closed")
+        .count();
+    assert_eq!(closed, ids.len(), "one bundle.closed each");
+    for sweeper in sweepers {
+        sweeper.close();
+    }
+}
+
+/// REL-7: closing a sweeping handle ends its sweeper thread (joined
+/// before `close` returns), and the closed handle settles nothing more.
+fn rel_7_close_ends_the_sweeper(db: &TestDb) {
+    let sweeping = db
+        .builder()
+        .sweep_deadlines(Duration::from_millis(10))
+        .open()
+        .unwrap();
+    assert!(clarion::test_hooks::sweeper_running(&sweeping));
+    let session = mirror(db, "a", "alice");
+    let id = ask_due_in(db, &session, 60);
+    sweeping.close();
+    assert!(
+        !clarion::test_hooks::sweeper_running(&sweeping),
+        "joined by close"
+    );
+    db.clock.advance_micros(61_000_000);
+    assert!(matches!(
+        sweeping.expire_due(None),
+        Err(Error::HandleClosed)
+    ));
+    assert!(!expired(db, &id), "nothing swept after close");
+    assert_eq!(db.expire_due(None).unwrap(), 1);
+}
