@@ -47,6 +47,34 @@ pub fn next_deadline_query(now: i64) -> _ {
         .select(soonest)
 }
 
+/// LIFE-11: the due bundles of one session.
+#[diesel::dsl::auto_type]
+fn due_of_session<'a>(session_id: &'a str, now: i64) -> _ {
+    let due: activeness::is_due = activeness::is_due(now);
+    bundles::table
+        .filter(bundles::session_id.eq(session_id))
+        .filter(due)
+        .select(bundles::pending_id)
+}
+
+/// LIFE-11: before a lifecycle operation changes a session, it settles the
+/// session's due bundles in its own transaction, with its one `now`: a
+/// bundle whose deadline passed gets its deadline's outcome, never the
+/// operation's (superseded, expired, deleted, detached unanswered).
+pub(crate) fn settle_due_of_session(
+    engine: &Engine,
+    conn: &mut AnyConnection,
+    changes: &mut Changes,
+    session_id: &str,
+    now: Timestamp,
+) -> Result<()> {
+    let due: Vec<String> = due_of_session(session_id, now.as_micros()).load(conn)?;
+    for pending_id in due {
+        settle_due_in(engine, conn, changes, &pending_id, session_id, now)?;
+    }
+    Ok(())
+}
+
 impl Engine {
     /// EXP-4: settles up to `limit` due bundles (default 100, clamped to
     /// 1..1,000), each in a settlement of its own; returns how many this

@@ -5,6 +5,7 @@ use diesel::dsl::update;
 use diesel::prelude::*;
 
 use crate::domain::change::{Change, Changes};
+use crate::domain::deadline;
 use crate::domain::engine::Engine;
 use crate::error::{Entity, Error, Result};
 use crate::rules::activeness::{self, question_is_pending};
@@ -159,6 +160,13 @@ impl Engine {
             lock_sessions_reached(conn, Reach::Task(id))?;
             hold(conn, Reach::Task(id), Hold::Exclusive)?;
             let now = self.now();
+            let sessions_of_task: Vec<String> = sessions::table
+                .filter(sessions::task_id.eq(id))
+                .select(sessions::id)
+                .load(conn)?;
+            for session in &sessions_of_task {
+                deadline::settle_due_of_session(self, conn, changes, session, now)?;
+            }
             let active: Vec<String> = active_bundles_of_task(id, now.as_micros()).load(conn)?;
             changes.append_closed(conn, &active, CloseReason::Deleted, now)?;
             diesel::delete(tasks::table.find(id)).execute(conn)?;
@@ -199,6 +207,8 @@ impl Engine {
             }
             lock_session(conn, session.id)?;
             hold_task_for_reading(conn, session.task_id)?;
+            let now = self.now();
+            deadline::settle_due_of_session(self, conn, changes, session.id, now)?;
             let moved = diesel::update(
                 sessions::table
                     .find(session.id)
@@ -216,7 +226,7 @@ impl Engine {
                     .execute(conn)?;
             }
             if let Some(state) = session.state {
-                change_state(conn, changes, session.id, state, self.now())?;
+                change_state(conn, changes, session.id, state, now)?;
             }
             Ok(())
         })
@@ -227,6 +237,7 @@ impl Engine {
         require_id("id", id)?;
         self.change(|conn, changes| {
             let now = self.now();
+            deadline::settle_due_of_session(self, conn, changes, id, now)?;
             let active: Vec<String> = active_bundles_of_session(id, now.as_micros()).load(conn)?;
             changes.append_closed(conn, &active, CloseReason::Deleted, now)?;
             diesel::delete(sessions::table.find(id)).execute(conn)?;
@@ -241,7 +252,9 @@ impl Engine {
         require_id("session_id", session_id)?;
         self.change(|conn, changes| {
             require_session(conn, session_id)?;
-            change_state(conn, changes, session_id, state, self.now())?;
+            let now = self.now();
+            deadline::settle_due_of_session(self, conn, changes, session_id, now)?;
+            change_state(conn, changes, session_id, state, now)?;
             session_changed(changes, session_id);
             Ok(())
         })
@@ -255,6 +268,7 @@ impl Engine {
             require_session(conn, session_id)?;
             // Every active bundle is of the current turn, which this ends.
             let now = self.now();
+            deadline::settle_due_of_session(self, conn, changes, session_id, now)?;
             let active: Vec<String> =
                 active_bundles_of_session(session_id, now.as_micros()).load(conn)?;
             changes.append_closed(conn, &active, CloseReason::Superseded, now)?;
@@ -271,7 +285,9 @@ impl Engine {
         require_id("session_id", session_id)?;
         self.change(|conn, changes| {
             require_session(conn, session_id)?;
-            detach_statement(session_id, self.now().as_micros()).execute(conn)?;
+            let now = self.now();
+            deadline::settle_due_of_session(self, conn, changes, session_id, now)?;
+            detach_statement(session_id, now.as_micros()).execute(conn)?;
             changes.push(Change::SessionDetached {
                 session_id: session_id.to_owned(),
             });

@@ -45,6 +45,7 @@ mod claim_processes;
 mod claim_races;
 mod crash;
 mod deadlines_asking;
+mod deadlines_lifecycle;
 mod deadlines_settling;
 mod deadlines_sweeping;
 mod delivery_async_wait;

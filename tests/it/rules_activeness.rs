@@ -505,11 +505,13 @@ dual_backend!(
 /// ACT-3: on random worlds whose bundles have deadlines (none, past,
 /// equal to `now`, future), the SQL rule (active and due), the listing,
 /// the summary, pending actions, `get_bundle`, the workflow guard
-/// (LIFE-7), detach (LIFE-5) and expiry (LIFE-3/4) all agree with the
+/// (LIFE-7), detach (LIFE-5, settling due bundles first: LIFE-11) and
+/// expiry (LIFE-3/4) all agree with the
 /// oracle; after the operations, every `may_be_active` hint equals "may
 /// this bundle ever be active again" (ACT-4).
 fn act_3_every_consumer_agrees_on_random_worlds(db: &TestDb) {
     let now = clarion::Clock::now(&*db.clock).as_micros();
+    let clock_now = now;
     for seed in 1..=30u64 {
         let (bundles, expected, current) = build_world(db, seed);
         let of_seed = |ids: Vec<String>| -> Vec<String> {
@@ -594,9 +596,12 @@ fn act_3_every_consumer_agrees_on_random_worlds(db: &TestDb) {
                 bundle.pending_id
             );
             let now = rows::statuses(db, &bundle.pending_id);
+            // LIFE-11: detaching settled a due bundle first (these raw
+            // bundles name no action: they expire).
+            let was_due = bundle.live && bundle.expires_at.is_some_and(|at| at <= clock_now);
             for (before, after) in bundle.statuses.iter().zip(&now) {
                 let was_pending = matches!(before, None | Some("") | Some("pending"));
-                let expected_after = if was_active && was_pending {
+                let expected_after = if (was_active || was_due) && was_pending {
                     Some("expired")
                 } else {
                     *before

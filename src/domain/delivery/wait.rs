@@ -63,7 +63,7 @@ fn observe(
     engine: &Engine,
     scope: Option<&Scope>,
     pending_id: &str,
-) -> Result<(Observed, Option<Fingerprint>)> {
+) -> Result<(Observed, Option<Fingerprint>, Option<i64>)> {
     // Counted for OPS-4's test and benchmark: reads per tick.
     engine.watch.stats.reads.fetch_add(1, Ordering::Relaxed);
     let now = engine.now().as_micros();
@@ -81,8 +81,9 @@ fn observe(
         }
     }
     let Some((record, standing, rows)) = loaded else {
-        return Ok((Observed::Gone, None));
+        return Ok((Observed::Gone, None, None));
     };
+    let expires_at = record.expires_at;
     // What the watcher compares with the database: the stored bundle.
     let fingerprint = (
         record.responded_at,
@@ -100,7 +101,7 @@ fn observe(
         (BundleStatus::Superseded, None) => Observed::Superseded,
         _ => Observed::Inactive,
     };
-    Ok((observed, Some(fingerprint)))
+    Ok((observed, Some(fingerprint), expires_at))
 }
 
 /// How one kind of wait turns what it observed into its end.
@@ -174,6 +175,18 @@ pub(crate) struct Waiter<T> {
     mine: Option<Option<Fingerprint>>,
     /// Left the slot and the counts: the wait is over.
     over: bool,
+    /// The bundle's deadline, as last read (WAIT-5: the wait reads again
+    /// then, and settles it).
+    expires_at: Option<i64>,
+}
+
+impl<T> Waiter<T> {
+    /// WAIT-5: how long until the bundle's deadline, if one lies ahead;
+    /// zero once it has come.
+    fn until_deadline(&self, engine: &Engine) -> Option<Duration> {
+        let left = self.expires_at? - engine.now().as_micros();
+        Some(Duration::from_micros(u64::try_from(left).unwrap_or(0)))
+    }
 }
 
 impl Engine {
@@ -273,6 +286,7 @@ impl Engine {
             wake,
             watched: false,
             seen: 0,
+            expires_at: None,
             mine: None,
             over: false,
         }
@@ -293,15 +307,15 @@ impl Engine {
             if now >= deadline {
                 return waiter.expire(self);
             }
-            let sleep = deadline - now;
-            waiter.slot.wait_past(
-                waiter.seen,
-                if waiter.watched {
-                    sleep
-                } else {
-                    sleep.min(self.poll_interval)
-                },
-            );
+            let mut sleep = deadline - now;
+            if !waiter.watched {
+                sleep = sleep.min(self.poll_interval);
+            }
+            // WAIT-5: awake at the deadline, to settle the bundle.
+            if let Some(left) = waiter.until_deadline(self) {
+                sleep = sleep.min(left.max(Duration::from_millis(1)));
+            }
+            waiter.slot.wait_past(waiter.seen, sleep);
         }
     }
 
@@ -311,7 +325,13 @@ impl Engine {
     /// starts waiting meanwhile is not detached behind its back.
     fn detach_bundle(&self, pending_id: &str) -> Result<()> {
         self.change_unless_waited(pending_id, |conn, changes| {
-            detach_bundle_statement(pending_id, self.now().as_micros()).execute(conn)?;
+            let now = self.now();
+            // LIFE-11: a due bundle takes its deadline's outcome first; an
+            // `answer` or `reject` default then reaches the outbox.
+            if let Some(session) = session_of(conn, pending_id)? {
+                deadline::settle_due_in(self, conn, changes, pending_id, &session, now)?;
+            }
+            detach_bundle_statement(pending_id, now.as_micros()).execute(conn)?;
             changes.push(Change::BundleDetached {
                 pending_id: pending_id.to_owned(),
             });
@@ -407,7 +427,9 @@ impl<T> Waiter<T> {
             let observed = match handed {
                 Some((status, response)) => Observed::Resolved(status, response),
                 None => {
-                    let (observed, fingerprint) = observe(engine, scope, &self.pending_id)?;
+                    let (observed, fingerprint, expires_at) =
+                        observe(engine, scope, &self.pending_id)?;
+                    self.expires_at = expires_at;
                     self.slot
                         .observe(self.mine.replace(fingerprint), fingerprint);
                     observed
@@ -575,6 +597,14 @@ impl<T> PendingWait<T> {
         (!self.waiter.watched).then_some(self.engine.poll_interval)
     }
 
+    /// WAIT-5: when to check again even if no callback comes — the
+    /// bundle's deadline, when one lies ahead (the check then settles
+    /// it). `None` when there is none.
+    pub fn next_check(&self) -> Option<std::time::Instant> {
+        let left = self.waiter.until_deadline(&self.engine)?;
+        Some(std::time::Instant::now() + left.max(Duration::from_millis(1)))
+    }
+
     /// Reads the bundle: [`Checked::Over`] with the outcome the blocking
     /// wait would return (a received resolution acknowledged on the agent
     /// side: WAIT-2), or [`Checked::Waiting`]. An error ends the wait too:
@@ -607,4 +637,15 @@ impl<T> PendingWait<T> {
             None => self.waiter.cut_short(),
         }
     }
+}
+
+/// The session a bundle belongs to, if the bundle exists.
+fn session_of(conn: &mut crate::store::AnyConnection, pending_id: &str) -> Result<Option<String>> {
+    use crate::store::schema::bundles;
+    Ok(crate::store::at_most_one(
+        bundles::table
+            .filter(bundles::pending_id.eq(pending_id))
+            .select(bundles::session_id),
+        conn,
+    )?)
 }

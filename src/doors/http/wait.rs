@@ -88,6 +88,8 @@ pub(crate) async fn drive(
         };
         let poll = pending.poll_interval().unwrap_or(pending.timeout);
         let ends = ends.filter(|at| *at > tokio::time::Instant::now());
+        // WAIT-5: a check at the bundle's deadline, which settles it.
+        let due = pending.next_check().map(tokio::time::Instant::from_std);
         tokio::select! {
             biased;
             () = shutdown.begun() => return Err(HttpError::ShuttingDown),
@@ -103,6 +105,7 @@ pub(crate) async fn drive(
             // at the credential's end.
             () = tokio::time::sleep(keep_alive) => {}
             () = sleep_until(ends), if ends.is_some() => {}
+            () = sleep_until(due), if due.is_some() => {}
         }
     }
 }

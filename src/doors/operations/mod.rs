@@ -129,6 +129,11 @@ impl DoorWait {
     pub(crate) fn poll_interval(&self) -> Option<Duration> {
         self.pending.poll_interval()
     }
+
+    /// WAIT-5: the bundle's deadline, when to check again regardless.
+    pub(crate) fn next_check(&self) -> Option<std::time::Instant> {
+        self.pending.next_check()
+    }
 }
 
 #[cfg_attr(not(feature = "http"), allow(dead_code))] // for the async doors only
@@ -138,6 +143,7 @@ trait ErasedWait: Send {
     fn check(self: Box<Self>) -> std::result::Result<Box<dyn ErasedWait>, Envelope>;
     fn end(self: Box<Self>, cut: bool) -> Envelope;
     fn poll_interval(&self) -> Option<Duration>;
+    fn next_check(&self) -> Option<std::time::Instant>;
 }
 
 #[cfg_attr(not(feature = "http"), allow(dead_code))] // for the async doors only
@@ -173,6 +179,10 @@ impl<D: Waits> ErasedWait for Typed<D> {
 
     fn poll_interval(&self) -> Option<Duration> {
         self.pending.poll_interval()
+    }
+
+    fn next_check(&self) -> Option<std::time::Instant> {
+        self.pending.next_check()
     }
 }
 
