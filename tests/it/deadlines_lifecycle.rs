@@ -5,8 +5,9 @@
 
 use std::time::{Duration, Instant};
 
-use clarion::{AnswerInput, DecidedBy, Expiry, OnExpire, Principal, SessionState, SessionUpsert};
+use clarion::{AnswerInput, DecidedBy, OnExpire, SessionState, SessionUpsert};
 
+use crate::deadlines_settling::{ask_due, settling_events};
 use crate::support::*;
 
 dual_backend!(
@@ -19,26 +20,12 @@ dual_backend!(
 /// A one-question bundle on `session` whose default answers `q1_opt2`,
 /// due `seconds` after the test clock.
 fn ask_answering_by_default(db: &TestDb, session: &str, seconds: u64) -> String {
-    let mut request = ask_request(session, 1);
-    request.expires = Some(Expiry::In(Duration::from_secs(seconds)));
-    request.on_expire = OnExpire::Answer(vec![AnswerInput {
+    let default = OnExpire::Answer(vec![AnswerInput {
         question_id: "q1".to_owned(),
         selected_options: vec!["q1_opt2".to_owned()],
         custom_text: String::new(),
     }]);
-    db.ask(&request).unwrap().pending_id
-}
-
-/// The types and data of `id`'s events after its `bundle.asked`.
-fn events_of(db: &TestDb, id: &str) -> Vec<(String, serde_json::Value)> {
-    crate::events::wait_until_readable(db);
-    db.events_after(&Principal::System, "", Some(1000))
-        .unwrap()
-        .events
-        .into_iter()
-        .filter(|event| event.pending_id == id && event.event_type != "bundle.asked")
-        .map(|event| (event.event_type, event.data))
-        .collect()
+    ask_due(db, session, Duration::from_secs(seconds), default)
 }
 
 /// LIFE-11: `begin_turn`, `set_session_state`, `upsert_session` (with a
@@ -77,7 +64,7 @@ fn life_11_each_lifecycle_operation_settles_due_first(db: &TestDb) {
         let id = ask_answering_by_default(db, &session, 60);
         db.clock.advance_micros(60_000_000);
         operation(db, &session, &format!("t-{name}"));
-        let events = events_of(db, &id);
+        let events = settling_events(db, &id);
         assert_eq!(events.len(), 1, "{name}: {events:?}");
         assert_eq!(events[0].0, "bundle.resolved", "{name}: {events:?}");
         assert_eq!(events[0].1["response"]["decided_by"], "deadline", "{name}");
@@ -122,7 +109,7 @@ fn wait_5_a_wait_wakes_at_the_deadline_and_settles(db: &TestDb) {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(events_of(db, &id).len(), 1);
+    assert_eq!(settling_events(db, &id).len(), 1);
 }
 
 /// WAIT-5: a wait that holds no thread says to check again at the

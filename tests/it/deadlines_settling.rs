@@ -71,12 +71,18 @@ fn defaults() -> [(&'static str, OnExpire); 3] {
     ]
 }
 
-/// A one-question bundle on `session` due a minute from now.
-fn ask_due_in_a_minute(db: &TestDb, session: &str, on_expire: OnExpire) -> String {
+/// A one-question bundle on `session` due `after` the test clock, with
+/// `on_expire` (the `deadlines_*` suites share it).
+pub fn ask_due(db: &TestDb, session: &str, after: Duration, on_expire: OnExpire) -> String {
     let mut request = ask_request(session, 1);
-    request.expires = Some(Expiry::In(MINUTE));
+    request.expires = Some(Expiry::In(after));
     request.on_expire = on_expire;
     db.ask(&request).unwrap().pending_id
+}
+
+/// A one-question bundle on `session` due a minute from now.
+fn ask_due_in_a_minute(db: &TestDb, session: &str, on_expire: OnExpire) -> String {
+    ask_due(db, session, MINUTE, on_expire)
 }
 
 fn get_text(db: &TestDb, pending_id: &str) -> String {
@@ -112,7 +118,7 @@ fn expired_at(db: &TestDb, id: &str) -> Vec<Option<i64>> {
 
 /// The `bundle.resolved` and `bundle.closed` events of `id`, as
 /// `(type, data)`.
-fn settling_events(db: &TestDb, id: &str) -> Vec<(String, serde_json::Value)> {
+pub fn settling_events(db: &TestDb, id: &str) -> Vec<(String, serde_json::Value)> {
     // EVT-1a: on PostgreSQL another test's open transaction may hold the
     // newest events back for a moment.
     crate::events::wait_until_readable(db);

@@ -8,6 +8,7 @@ use std::time::Duration;
 use clarion::{Error, Expiry, OnExpire, Principal};
 use serde_json::json;
 
+use crate::deadlines_settling::ask_due;
 use crate::doors_json_support::{mirror_by_call, ok, SYSTEM};
 use crate::support::rows;
 use crate::support::*;
@@ -21,12 +22,10 @@ dual_backend!(
     rel_7_close_ends_the_sweeper
 );
 
-/// A one-question bundle on `session` due `seconds` from the test clock.
+/// A one-question bundle on `session` that expires `seconds` after the
+/// test clock.
 fn ask_due_in(db: &TestDb, session: &str, seconds: u64) -> String {
-    let mut request = ask_request(session, 1);
-    request.expires = Some(Expiry::In(Duration::from_secs(seconds)));
-    request.on_expire = OnExpire::Expire;
-    db.ask(&request).unwrap().pending_id
+    ask_due(db, session, Duration::from_secs(seconds), OnExpire::Expire)
 }
 
 fn expired(db: &TestDb, pending_id: &str) -> bool {
