@@ -277,6 +277,21 @@ def test_event_log(db):
     assert status == 400 and "after" in body["error"], body
 
 
+def test_a_deadline_through_the_c_abi(db):
+    task, session = mirror(db, "deadline", "alice")
+    pending_id = ask(db, session, expires_in_ms=3_600_000,
+                     on_expire={"action": "reject", "reject_reason": " no answer "})
+    detail = ok(db, "get_bundle", user("alice"), {"pending_id": pending_id})
+    assert detail["expires_at"].endswith("Z") and detail["on_expire"] == "reject", detail
+    assert detail["default_response"] == {"answers": [], "rejected": True, "reject_reason": "no answer"}, detail
+    expect_error(db, 400, "on_expire.action", "ask", SYSTEM,
+                 {"session_id": session, "questions": QUESTIONS, "on_expire": {"action": "answer", "answers": []}})
+    expect_error(db, 400, "expires_at", "ask", SYSTEM,
+                 {"session_id": session, "questions": QUESTIONS, "expires_at": "2026-01-01T00:00:00.1234567Z"})
+    assert ok(db, "expire_due", SYSTEM, {"limit": 10}) == {"settled": 0}
+    expect_error(db, 403, "capability not authorized", "expire_due", user("alice"), {})
+
+
 def test_every_error_class(db):
     task, session = mirror(db, "errs", "alice")
     pending_id = ask(db, session)
@@ -364,6 +379,7 @@ def main():
         ("every operation", lambda: test_every_operation(db)),
         ("every error class", lambda: test_every_error_class(db)),
         ("event log", lambda: test_event_log(db)),
+        ("a deadline through the C ABI", lambda: test_a_deadline_through_the_c_abi(db)),
         ("internal error is 500", test_internal_error_is_500),
         ("32 threads race one bundle", lambda: test_thirty_two_threads_race_one_bundle(db)),
     ]
