@@ -38,7 +38,11 @@ impl Authenticator for HostAuth {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::temp_dir().join("clarion-mount-example");
     std::fs::create_dir_all(&dir)?;
-    let inbox = Clarion::open(&dir.join("inbox.db").display().to_string())?;
+    // EXP-4: a host that mounts the router turns the deadline sweeper on,
+    // as `clarion serve` does, so deadlines settle with nobody calling.
+    let inbox = Clarion::builder(&dir.join("inbox.db").display().to_string())
+        .sweep_deadlines(std::time::Duration::from_millis(250))
+        .open()?;
     inbox.upsert_workspace("w", Some("alice"))?;
 
     let shutdown = Shutdown::new();
