@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use clarion::http::{self, HttpOptions, ServeOptions, Shutdown, TokenAuthenticator};
 use clarion::Principal;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::support::browser::{browser, browser_with, Browser};
 use crate::support::server::*;
@@ -46,8 +46,96 @@ dual_backend!(
     ui_3_filter_load_more_and_live_updates,
     ui_2_open_as_with_demo_bundles,
     http_13_the_page_waits_for_retry_after,
-    http_10_the_page_signs_out_when_its_token_is_revoked
+    http_10_the_page_signs_out_when_its_token_is_revoked,
+    ui_11_countdown_and_the_default_in_words
 );
+
+/// Asks through the running server (its clock is the system's, so the
+/// deadline lies ahead for the page too) and returns the `pending_id`.
+fn ask_over_rest(served: &Served, system: &str, session: &str, extra: Value) -> String {
+    let mut args = json!({
+        "session_id": session,
+        "questions": [{"title": "Ship it?", "prompt": "Ship the release?",
+            "options": [{"label": "Yes", "description": "ship"}, {"label": "No", "description": "wait"}]}],
+    });
+    args.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    let asked = send(
+        client()
+            .post(served.url("/api/v1/clarification/request"))
+            .bearer_auth(system)
+            .json(&args),
+    );
+    assert_eq!(asked.status, 200, "{}", asked.body);
+    asked.json()["pending_id"].as_str().unwrap().to_owned()
+}
+
+/// UI-11: a card shows the countdown to its deadline and the action word;
+/// the answer view says in words, in the browser's time, what the agent
+/// is told if nobody answers (a rejection and its reason; an answer's
+/// option labels; a withdrawn question). At the deadline the card leaves
+/// the list.
+fn ui_11_countdown_and_the_default_in_words(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    let session = mirror(db, "d", "alice");
+    let (served, tokens) = served(db);
+    let rejecting = ask_over_rest(
+        &served,
+        &tokens.system,
+        &session,
+        json!({"expires_in_ms": 3_600_000,
+               "on_expire": {"action": "reject", "reject_reason": "no answer in time"}}),
+    );
+    let answering = ask_over_rest(
+        &served,
+        &tokens.system,
+        &session,
+        json!({"expires_in_ms": 1_800_000,
+               "on_expire": {"action": "answer", "answers": [{"question_id": "q1", "selected_options": ["q1_opt2"]}]}}),
+    );
+    let soon = ask_over_rest(
+        &served,
+        &tokens.system,
+        &session,
+        json!({"expires_in_ms": 4_000}),
+    );
+    sign_in(&browser, &served.base, &tokens.alice);
+    wait_listed(&browser, "the three bundles", 3);
+    let card = browser.text(&format!("#bundles button[data-id='{rejecting}']"));
+    assert!(
+        card.contains("due in 1 h") || card.contains("due in 60 min"),
+        "{card}"
+    );
+    assert!(card.contains("then reject"), "{card}");
+    browser.screenshot(&format!("inbox-deadlines-{}", backend(db)));
+
+    open(&browser, &rejecting);
+    let meta = browser.text("#answer-meta");
+    assert!(meta.contains("If nobody answers by "), "{meta}");
+    assert!(
+        meta.contains("the agent is told: Reject \u{2014} no answer in time."),
+        "{meta}"
+    );
+    browser.screenshot(&format!("answer-deadline-{}", backend(db)));
+    browser.js(
+        "document.querySelector('#answer-form button[type=button], #back')?.click();",
+        vec![],
+    );
+    browser.goto(&served.url("/"));
+    browser.wait_visible("#inbox");
+    open(&browser, &answering);
+    let meta = browser.text("#answer-meta");
+    assert!(meta.contains("the agent is told: Ship it?: No."), "{meta}");
+
+    browser.goto(&served.url("/"));
+    browser.wait_visible("#inbox");
+    browser.wait_for(
+        "the due card to leave the list",
+        &format!("return !document.querySelector(\"#bundles button[data-id='{soon}']\");"),
+    );
+    assert_eq!(listed(&browser).len(), 2);
+}
 
 /// UI-2, UI-3, UI-9: sign-in refuses an unknown token and accepts
 /// alice's; the inbox lists her bundles oldest first with age,

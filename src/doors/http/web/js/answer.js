@@ -4,7 +4,7 @@
 // and the reply that decides what was recorded (UI-6).
 
 import { bundlePath, request } from './api.js';
-import { $, ageText, el, show, toast } from './dom.js';
+import { $, ageText, el, localTime, show, toast } from './dom.js';
 import { focusInbox, refreshCount, removeBundle, renderList } from './list.js';
 import { state } from './state.js';
 
@@ -63,6 +63,32 @@ export async function openBundle(id) {
   }
 }
 
+/**
+ * UI-11: what happens if nobody answers in time, in the browser's time.
+ * @param {BundleDetail} bundle
+ * @returns {string}
+ */
+export function defaultSentence(bundle) {
+  const by = 'If nobody answers by ' + localTime(bundle.expires_at) + ', ';
+  const given = bundle.default_response;
+  if (bundle.on_expire === 'reject' && given) {
+    return by + 'the agent is told: Reject' + (given.reject_reason ? ' \u2014 ' + given.reject_reason : '') + '.';
+  }
+  if (bundle.on_expire === 'answer' && given) {
+    const parts = given.answers.map((answer) => {
+      const question = bundle.questions.find((q) => q.question_id === answer.question_id);
+      const labels = answer.selected_options.map((id) => {
+        const option = question && question.options.find((o) => o.option_id === id);
+        return option ? option.label : id;
+      });
+      const text = [labels.join(', '), answer.custom_text].filter(Boolean).join(' \u2014 ');
+      return (question && question.title ? question.title + ': ' : '') + (text || 'no answer');
+    });
+    return by + 'the agent is told: ' + parts.join('; ') + '.';
+  }
+  return by + 'the question is withdrawn.';
+}
+
 /** @param {BundleDetail} bundle */
 function renderAnswer(bundle) {
   const first = bundle.questions[0];
@@ -74,6 +100,7 @@ function renderAnswer(bundle) {
     el('span', '', 'task ' + bundle.task_id),
     el('span', '', 'session ' + bundle.session_id));
   if (bundle.kind === 'permission') meta.prepend(el('span', 'chip permission', 'permission'));
+  if (bundle.expires_at) meta.append(el('span', 'default', defaultSentence(bundle)));
   $('answer-context').textContent = bundle.context;
   $('answer-context').hidden = !bundle.context;
   const draft = state.drafts.get(bundle.pending_id);

@@ -41,6 +41,33 @@ export function ageText(seconds) {
   return Math.floor(s / 86400) + ' d ago';
 }
 
+/**
+ * UI-11: how long until a deadline `seconds` away, in words.
+ * @param {number} seconds
+ * @returns {string}
+ */
+export function countdownText(seconds) {
+  const s = Math.floor(seconds);
+  if (s <= 0) return 'due now';
+  if (s < 60) return 'due in ' + s + ' s';
+  if (s < 3600) return 'due in ' + Math.ceil(s / 60) + ' min';
+  if (s < 86400) return 'due in ' + Math.floor(s / 3600) + ' h ' + Math.floor((s % 3600) / 60) + ' min';
+  return 'due in ' + Math.floor(s / 86400) + ' d';
+}
+
+/**
+ * An instant as the browser's clock shows it: the time, and the date when
+ * it is not today.
+ * @param {string} iso RFC 3339.
+ * @returns {string}
+ */
+export function localTime(iso) {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  const time = at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+  return at.toDateString() === new Date().toDateString() ? time : at.toLocaleDateString() + ' ' + time;
+}
+
 let toastTimer = 0;
 /** @param {string} text */
 export function toast(text) {

@@ -4,7 +4,7 @@
 
 import { listPath, request } from './api.js';
 import { openBundle } from './answer.js';
-import { $, ageText, announce, el, toast } from './dom.js';
+import { $, ageText, announce, countdownText, el, toast } from './dom.js';
 import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
@@ -22,6 +22,18 @@ const CATCH_UP_SIZE = 200;
  * @returns {number} seconds.
  */
 const ageOf = (bundle) => bundle.age_seconds + (performance.now() - bundle.receivedAt) / 1000;
+
+/**
+ * UI-11: seconds until its deadline, on the server's clock (its age says
+ * where that clock stood when the bundle was received), or `null`.
+ * @param {ListedBundle} bundle
+ * @returns {number | null}
+ */
+export function untilDeadline(bundle) {
+  if (!bundle.expires_at) return null;
+  const span = (Date.parse(bundle.expires_at) - Date.parse(bundle.created_at)) / 1000;
+  return Number.isFinite(span) ? span - ageOf(bundle) : null;
+}
 
 export async function reloadList() {
   const generation = ++state.listGeneration;
@@ -188,6 +200,10 @@ function card(bundle) {
   line.append(el('span', 'task', 'task ' + bundle.task_id));
   const questions = bundle.questions.length;
   line.append(el('span', '', questions + (questions === 1 ? ' question' : ' questions')));
+  if (bundle.expires_at) {
+    line.append(el('span', 'chip deadline', ''));
+    line.append(el('span', 'then', 'then ' + (bundle.on_expire || 'expire')));
+  }
   button.append(line);
   if (bundle.context) button.append(el('span', 'context', bundle.context));
   const titles = el('span', 'titles');
@@ -226,12 +242,28 @@ export function renderList() {
     button.tabIndex = index === state.current ? 0 : -1;
     const age = button.querySelector('.age');
     if (age) age.textContent = ageText(ageOf(state.bundles[index]));
+    const deadline = button.querySelector('.deadline');
+    const left = untilDeadline(state.bundles[index]);
+    if (deadline && left !== null) deadline.textContent = countdownText(left);
   });
   $('empty').hidden = state.bundles.length > 0;
   $('empty').textContent = state.filter
     ? 'Nothing is waiting for you in workspace \u201c' + state.filter + '\u201d.'
     : 'Nothing is waiting for you.';
   $('load-more').hidden = !state.nextCursor;
+  scheduleDeadline();
+}
+
+/** The timer of the nearest deadline among the cards. */
+let deadlineTimer = 0;
+/** UI-11: at the nearest deadline (at most 30 s ahead) the list is
+ *  refreshed, so a due card leaves it then, not at the next age tick. */
+function scheduleDeadline() {
+  clearTimeout(deadlineTimer);
+  const lefts = state.bundles.map(untilDeadline).filter((left) => left !== null);
+  if (!lefts.length) return;
+  const soonest = Math.max(0, Math.min(30, ...lefts));
+  deadlineTimer = setTimeout(refreshAges, soonest * 1000 + 50);
 }
 
 /**
@@ -261,5 +293,17 @@ function focusCurrent() {
 }
 
 export function refreshAges() {
-  if (!$('inbox').hidden) renderList();
+  if ($('inbox').hidden) return;
+  // UI-11: a card whose deadline came leaves the list (the server no
+  // longer lists it); its event confirms the outcome.
+  let due = 0;
+  for (const bundle of state.bundles.slice()) {
+    const left = untilDeadline(bundle);
+    if (left !== null && left <= 0) {
+      removeBundle(bundle.pending_id);
+      due += 1;
+    }
+  }
+  renderList();
+  if (due) refreshCount();
 }
