@@ -13,8 +13,51 @@ dual_backend!(
     http_8_serve_with_tokens_from_the_command_line,
     http_4_serve_refuses_without_tokens_and_open_as_binds_loopback_only,
     http_8_serve_stops_gracefully_with_open_waits,
-    http_8_serve_sweeps_unless_no_sweep
+    http_8_serve_sweeps_unless_no_sweep,
+    http_5_a_wait_wakes_at_the_deadline
 );
+
+/// HTTP-5, WAIT-5: a long-poll wait on a bundle due in a second comes
+/// back at the deadline with the default's outcome, by its own check: the
+/// server does not sweep (`--no-sweep`) and nothing else happens.
+fn http_5_a_wait_wakes_at_the_deadline(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let system = db
+        .add_token(&clarion::Principal::System, "asks")
+        .unwrap()
+        .token;
+    let mut served = serve(&db.url, &["--open-as", "user:alice", "--no-sweep"]);
+    let asked = send(
+        client()
+            .post(served.url("/api/v1/clarification/request"))
+            .bearer_auth(&system)
+            .json(&serde_json::json!({
+                "session_id": session,
+                "questions": [{"title": "Go?", "prompt": "Ship it?", "options": [
+                    {"label": "Yes", "description": "ship"}, {"label": "No", "description": "wait"}]}],
+                "expires_in_ms": 1000,
+                "on_expire": {"action": "reject", "reject_reason": "no answer in time"},
+            })),
+    );
+    assert_eq!(asked.status, 200, "{}", asked.body);
+    let id = asked.json()["pending_id"].as_str().unwrap().to_owned();
+    let started = Instant::now();
+    let waited = send(
+        client().get(served.url(&format!("/api/v1/clarification/{id}/wait?timeout_ms=60000"))),
+    );
+    assert_eq!(waited.status, 200, "{}", waited.body);
+    let body = waited.json();
+    assert_eq!(body["status"], "rejected", "{body}");
+    assert_eq!(body["response"]["decided_by"], "deadline", "{body}");
+    // Without its own check at the deadline the wait would next look at
+    // its 15 s keep-alive check (HTTP-10), or its 60 s timeout.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "woken at the deadline: {:?}",
+        started.elapsed()
+    );
+    assert_eq!(served.terminate(Duration::from_secs(20)).code(), Some(0));
+}
 
 /// HTTP-8, EXP-4: `clarion serve` settles due bundles by itself (its
 /// sweeper's first round runs at start); with `--no-sweep` it leaves them

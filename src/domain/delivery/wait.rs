@@ -181,11 +181,13 @@ pub(crate) struct Waiter<T> {
 }
 
 impl<T> Waiter<T> {
-    /// WAIT-5: how long until the bundle's deadline, if one lies ahead;
-    /// zero once it has come.
+    /// WAIT-5: how long until the bundle's deadline, if one lies ahead.
+    /// One that has come is none: the read that found it due settled it
+    /// (and a bundle no longer live ends the wait anyway), so nothing
+    /// spins on it.
     fn until_deadline(&self, engine: &Engine) -> Option<Duration> {
         let left = self.expires_at? - engine.now().as_micros();
-        Some(Duration::from_micros(u64::try_from(left).unwrap_or(0)))
+        (left > 0).then(|| Duration::from_micros(left.unsigned_abs()))
     }
 }
 
