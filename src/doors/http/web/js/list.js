@@ -147,7 +147,11 @@ function addBundles(bundles) {
     const wellFormed = bundle && typeof bundle.pending_id === 'string' &&
       typeof bundle.created_at === 'string' && Array.isArray(bundle.questions);
     if (!wellFormed || shown.has(bundle.pending_id) || state.settled.has(bundle.pending_id)) continue;
-    state.bundles.push(Object.assign(bundle, { receivedAt: now }));
+    const listed = Object.assign(bundle, { receivedAt: now });
+    // UI-11: one whose deadline came while the reply travelled is due.
+    const left = untilDeadline(listed);
+    if (left !== null && left <= 0) continue;
+    state.bundles.push(listed);
   }
   state.bundles.sort(order);
 }
@@ -300,6 +304,10 @@ export function refreshAges() {
   for (const bundle of state.bundles.slice()) {
     const left = untilDeadline(bundle);
     if (left !== null && left <= 0) {
+      // Never listed again: a reply read just before the deadline may
+      // still bring it back. Its settlement's event still shows the
+      // outcome (live.js).
+      if (!state.settled.has(bundle.pending_id)) state.settled.set(bundle.pending_id, null);
       removeBundle(bundle.pending_id);
       due += 1;
     }
