@@ -50,11 +50,8 @@ pub fn next_deadline_query(now: i64) -> _ {
 /// LIFE-11: the due bundles of one session.
 #[diesel::dsl::auto_type]
 fn due_of_session<'a>(session_id: &'a str, now: i64) -> _ {
-    let due: activeness::is_due = activeness::is_due(now);
-    bundles::table
-        .filter(bundles::session_id.eq(session_id))
-        .filter(due)
-        .select(bundles::pending_id)
+    let due: activeness::due_bundle_ids = activeness::due_bundle_ids(now);
+    due.filter(bundles::session_id.eq(session_id))
 }
 
 /// LIFE-11: before a lifecycle operation changes a session, it settles the

@@ -221,3 +221,11 @@ pub fn due_bundle_ids(now: i64) -> _ {
     let due: is_due = is_due(now);
     bundles::table.filter(due).select(bundles::pending_id)
 }
+
+/// EXP-3: one bundle is due at `now` — the guard of a deadline's
+/// settlement, which asks no visibility (whoever meets it settles it).
+#[diesel::dsl::auto_type]
+pub fn bundle_is_due<'a>(pending_id: &'a str, now: i64) -> _ {
+    let due: due_bundle_ids = due_bundle_ids(now);
+    exists(due.filter(bundles::pending_id.eq(pending_id)))
+}

@@ -40,18 +40,10 @@ pub fn bundle_is_active<'a>(scope: &'a Scope, pending_id: &'a str, now: i64) -> 
     )
 }
 
-/// EXP-3: the bundle is due at `now` (ACT-1, whoever settles it: a
-/// deadline's settlement asks no visibility).
-#[diesel::dsl::auto_type]
-pub fn bundle_is_due<'a>(pending_id: &'a str, now: i64) -> _ {
-    let due: activeness::due_bundle_ids = activeness::due_bundle_ids(now);
-    exists(due.filter(bundles::pending_id.eq(pending_id)))
-}
-
 /// The guard of a PostgreSQL settlement: the bundle due, evaluated by the
 /// write statement itself (see [`active_in_the_write`]).
-pub fn due_in_the_write(pending_id: &str, now: i64) -> ActiveGuard<bundle_is_due<'_>> {
-    ActiveGuard(bundle_is_due(pending_id, now))
+pub fn due_in_the_write(pending_id: &str, now: i64) -> ActiveGuard<activeness::bundle_is_due<'_>> {
+    ActiveGuard(activeness::bundle_is_due(pending_id, now))
 }
 
 /// [`bundle_is_active`] as a condition of a statement on `bundle_questions`

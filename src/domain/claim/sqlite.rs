@@ -18,7 +18,7 @@ use crate::error::Result;
 use crate::rules::activeness;
 use crate::rules::visibility::{self, Scope};
 use crate::store::failpoints::{points, Failpoints};
-use crate::store::schema::{bundle_questions, bundles};
+use crate::store::schema::bundle_questions;
 
 /// The guard of a SQLite claim: the claim's read evaluated ACT-1, and the
 /// write lock `BEGIN IMMEDIATE` took before that read is still held, so
@@ -127,9 +127,5 @@ pub(crate) fn write_rows(
 /// EXP-3 on SQLite: is the bundle due, read under the write lock (the
 /// settlement's guard, as the claim's read is the claim's).
 pub(crate) fn is_due(conn: &mut SqliteConnection, pending_id: &str, now: i64) -> Result<bool> {
-    let due: activeness::due_bundle_ids = activeness::due_bundle_ids(now);
-    Ok(diesel::select(diesel::dsl::exists(
-        due.filter(bundles::pending_id.eq(pending_id)),
-    ))
-    .get_result(conn)?)
+    Ok(diesel::select(activeness::bundle_is_due(pending_id, now)).get_result(conn)?)
 }
