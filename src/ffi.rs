@@ -120,7 +120,11 @@ fn open_from_config(config: &str) -> Result<Clarion, String> {
             builder = builder.pool_size(size as u32);
         }
     }
-    builder.open().map_err(|error| error.to_string())
+    // AUD-4: this handle's attempts record the C ABI.
+    builder
+        .open()
+        .map(|clarion| clarion.via(crate::rules::vocabulary::Channel::CAbi))
+        .map_err(|error| error.to_string())
 }
 
 /// The ABI version, a static string the caller must not free.

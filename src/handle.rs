@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::domain::engine::dispatch::DispatchWorker;
 use crate::domain::engine::heartbeat::Heartbeat;
+use crate::domain::engine::ledger::Ledger;
 use crate::domain::engine::waiters::{Waiters, Wake};
 use crate::domain::engine::watch::{Watch, WatchSettings};
 use crate::domain::engine::Engine;
@@ -26,15 +27,17 @@ use crate::domain::resolve::ResolveRequest;
 use crate::domain::resume::{Delivery, DeliveryReport, ResumeDispatcher};
 #[cfg(feature = "http")]
 use crate::domain::tokens::{NewToken, TokenInfo, WebSession};
-use crate::domain::views::{BundleDetail, Resolved, WaitOutcome};
+use crate::domain::views::{AttemptView, BundleDetail, LedgerEntry, Resolved, WaitOutcome};
 use crate::doors::envelope::Envelope;
 use crate::doors::mcp::UnknownTool;
 use crate::doors::operations::Operation;
 use crate::error::{OpenError, Result};
 use crate::rules::capability::{Authorization, Target};
 use crate::rules::principal::Principal;
-use crate::rules::vocabulary::SessionState;
-use crate::store::{Backend, Clock, IdKind, IdSource, Synchronous, SystemClock, UuidV7Ids};
+use crate::rules::vocabulary::{Channel, SessionState};
+use crate::store::{
+    Backend, Clock, IdKind, IdSource, Synchronous, SystemClock, Timestamp, UuidV7Ids,
+};
 
 /// An open clarion database. Cheap to clone; safe to share between threads.
 /// Every operation checks the principal's capability first (AUTH-2), then
@@ -43,6 +46,8 @@ use crate::store::{Backend, Clock, IdKind, IdSource, Synchronous, SystemClock, U
 #[derive(Clone)]
 pub struct Clarion {
     pub(crate) engine: Arc<Engine>,
+    /// The door this handle's calls record in the attempt ledger (AUD-4).
+    channel: Channel,
 }
 
 impl std::fmt::Debug for Clarion {
@@ -234,6 +239,10 @@ impl Builder {
             event_signal.clone(),
             pool.clone(),
         );
+        let failpoints = Arc::new(Failpoints::default());
+        let ledger = Ledger::start(pool.clone(), failpoints.clone()).map_err(|error| {
+            OpenError::Config(format!("could not start the attempt ledger: {error}"))
+        })?;
         let clarion = Clarion {
             engine: Arc::new(Engine {
                 pool: pool.clone(),
@@ -241,7 +250,7 @@ impl Builder {
                 database,
                 clock: clock.clone(),
                 ids: self.ids,
-                failpoints: Failpoints::default(),
+                failpoints,
                 waiters,
                 poll_interval: self.poll_interval,
                 watch,
@@ -251,7 +260,9 @@ impl Builder {
                 closed: Default::default(),
                 event_signal,
                 sweeper: Default::default(),
+                ledger,
             }),
+            channel: Channel::Rust,
         };
         if let Some(interval) = self.sweep_interval {
             crate::domain::deadline::start_sweeper(&clarion.engine, interval).map_err(|error| {
@@ -295,6 +306,21 @@ impl Clarion {
     /// the last clone is dropped.
     pub fn close(&self) {
         self.engine.close();
+    }
+
+    /// AUD-4: a clone of this handle whose resolves and cancels record
+    /// `channel` in the attempt ledger (the C ABI's handle records
+    /// `c_abi`, the command line's `cli`).
+    pub fn via(&self, channel: Channel) -> Clarion {
+        Clarion {
+            engine: self.engine.clone(),
+            channel,
+        }
+    }
+
+    /// The channel this handle records (AUD-4).
+    pub fn channel(&self) -> Channel {
+        self.channel
     }
 
     /// Which backend this handle talks to.
@@ -401,7 +427,7 @@ impl Clarion {
         wake: impl Fn() + Send + Sync + 'static,
     ) -> Result<PendingWait<Resolved>> {
         let waiter = self.engine.begin_wait_bundle(
-            &Operation::WaitBundle.admit(principal)?,
+            &Operation::WaitBundle.admit(principal, self.channel)?,
             pending_id,
             Some(Wake::new(wake)),
         )?;
@@ -413,14 +439,18 @@ impl Clarion {
     /// LIST-1..10: the active, answerable bundles the principal may see,
     /// oldest first, one page.
     pub fn list_pending(&self, principal: &Principal, request: &ListRequest) -> Result<ListPage> {
-        self.engine
-            .list_pending(&Operation::ListPending.admit(principal)?, request)
+        self.engine.list_pending(
+            &Operation::ListPending.admit(principal, self.channel)?,
+            request,
+        )
     }
 
     /// WIRE-3: one bundle, its status and its response, from durable state.
     pub fn get_bundle(&self, principal: &Principal, pending_id: &str) -> Result<BundleDetail> {
-        self.engine
-            .get_bundle(&Operation::GetBundle.admit(principal)?, pending_id)
+        self.engine.get_bundle(
+            &Operation::GetBundle.admit(principal, self.channel)?,
+            pending_id,
+        )
     }
 
     /// WIRE-3 `wait_bundle`: waits for the bundle's resolution
@@ -433,7 +463,7 @@ impl Clarion {
         timeout: Duration,
     ) -> Result<Resolved> {
         self.engine.wait_bundle(
-            &Operation::WaitBundle.admit(principal)?,
+            &Operation::WaitBundle.admit(principal, self.channel)?,
             pending_id,
             timeout,
         )
@@ -441,7 +471,8 @@ impl Clarion {
 
     /// SUM-1: counts that always equal what paging the listing would collect.
     pub fn summary(&self, principal: &Principal) -> Result<Summary> {
-        self.engine.summary(&Operation::Summary.admit(principal)?)
+        self.engine
+            .summary(&Operation::Summary.admit(principal, self.channel)?)
     }
 
     /// PA-1: what blocks each visible requested task and its primary session.
@@ -450,8 +481,10 @@ impl Clarion {
         principal: &Principal,
         task_ids: &[String],
     ) -> Result<Vec<TaskPendingActions>> {
-        self.engine
-            .pending_actions(&Operation::PendingActions.admit(principal)?, task_ids)
+        self.engine.pending_actions(
+            &Operation::PendingActions.admit(principal, self.channel)?,
+            task_ids,
+        )
     }
 
     /// §8: answers or rejects a bundle. Exactly one caller claims it; every
@@ -464,7 +497,7 @@ impl Clarion {
         request: &ResolveRequest,
     ) -> Result<Resolved> {
         self.engine.resolve_bundle(
-            &Operation::ResolveBundle.admit(principal)?,
+            &Operation::ResolveBundle.admit(principal, self.channel)?,
             pending_id,
             request,
         )
@@ -472,8 +505,34 @@ impl Clarion {
 
     /// LIFE-6: cancels a bundle through the same claim (humans and system).
     pub fn cancel_bundle(&self, principal: &Principal, pending_id: &str) -> Result<Resolved> {
-        self.engine
-            .cancel_bundle(&Operation::CancelBundle.admit(principal)?, pending_id)
+        self.engine.cancel_bundle(
+            &Operation::CancelBundle.admit(principal, self.channel)?,
+            pending_id,
+        )
+    }
+
+    /// AUD-3: every recorded attempt on a bundle — who, when, through
+    /// which door, with what outcome and digest — oldest first. For a
+    /// user the bundle must be visible (else the one not-found, AUTH-5);
+    /// `system` also reads the entries of a deleted bundle.
+    pub fn attempts(&self, principal: &Principal, pending_id: &str) -> Result<Vec<AttemptView>> {
+        self.engine.attempts(
+            &Operation::Attempts.admit(principal, self.channel)?,
+            pending_id,
+        )
+    }
+
+    /// AUD-3, for the host: every ledger entry recorded from `since`
+    /// (inclusive) to `until` (exclusive), in (`at`, entry) order, handed
+    /// to `sink` one by one and read in keyset pages, so memory stays
+    /// constant; returns how many.
+    pub fn export_attempts(
+        &self,
+        since: Option<Timestamp>,
+        until: Option<Timestamp>,
+        mut sink: impl FnMut(&LedgerEntry) -> std::io::Result<()>,
+    ) -> Result<u64> {
+        self.engine.export_attempts(since, until, &mut sink)
     }
 
     /// AUTH-8: may `principal` perform `operation` on `target`? A denial is
@@ -539,8 +598,11 @@ impl Clarion {
         after: &str,
         limit: Option<i64>,
     ) -> Result<EventPage> {
-        self.engine
-            .events_after(&Operation::EventsAfter.admit(principal)?, after, limit)
+        self.engine.events_after(
+            &Operation::EventsAfter.admit(principal, self.channel)?,
+            after,
+            limit,
+        )
     }
 
     /// HTTP-6: the position of the newest event a reader could read now
@@ -548,7 +610,7 @@ impl Clarion {
     /// its own starts.
     pub fn events_head(&self, principal: &Principal) -> Result<String> {
         self.engine
-            .events_head(&Operation::EventsAfter.admit(principal)?)
+            .events_head(&Operation::EventsAfter.admit(principal, self.channel)?)
     }
 
     /// HTTP-6: calls `wake` whenever events may have been appended — by
@@ -568,17 +630,17 @@ impl Clarion {
     /// returns its envelope. Never panics on input: malformed, oversized or
     /// too deeply nested text is a 400 naming the problem.
     pub fn call(&self, request: &str) -> Envelope {
-        crate::doors::json::call(&self.engine, request)
+        crate::doors::json::call(&self.engine, self.channel, request)
     }
 
     /// [`Clarion::call`] on raw bytes, which must be UTF-8.
     pub fn call_bytes(&self, request: &[u8]) -> Envelope {
-        crate::doors::json::call_bytes(&self.engine, request)
+        crate::doors::json::call_bytes(&self.engine, self.channel, request)
     }
 
     /// [`Clarion::call`] on an already parsed request.
     pub fn call_value(&self, request: &Value) -> Envelope {
-        crate::doors::json::call_value(&self.engine, request)
+        crate::doors::json::call_value(&self.engine, self.channel, request)
     }
 
     /// WIRE-4: performs one MCP tool call and returns the MCP result

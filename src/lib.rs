@@ -66,8 +66,8 @@ pub use domain::resume::{Delivery, DeliveryReport, DispatchError, ResumeDispatch
 #[cfg(feature = "http")]
 pub use domain::tokens::{NewToken, TokenInfo, WebSession};
 pub use domain::views::{
-    Answer, BundleDetail, BundleView, OptionView, QuestionView, Resolved, Response, Submission,
-    WaitOutcome,
+    Answer, AttemptView, BundleDetail, BundleView, LedgerEntry, OptionView, QuestionView, Resolved,
+    Response, Submission, WaitOutcome,
 };
 pub use doors::envelope;
 pub use doors::mcp;
@@ -80,7 +80,8 @@ pub use rules::capability::{Access, AgentAccess, Authorization, Denial, Target};
 pub use rules::limits;
 pub use rules::principal::{Grant, Principal};
 pub use rules::vocabulary::{
-    BundleKind, BundleStatus, DecidedBy, ExpiryAction, QuestionStatus, Resolution, SessionState,
+    BundleKind, BundleStatus, Channel, DecidedBy, ExpiryAction, QuestionStatus, Resolution,
+    SessionState,
 };
 pub use store::{
     Backend, Clock, DbError, IdKind, IdSource, ManualClock, SequentialIds, Synchronous,

@@ -9,7 +9,8 @@ use crate::error::ValidationError;
 use crate::rules::limits::{check_runes, check_text, MAX_FREE_TEXT_RUNES};
 
 /// One answer as the caller wrote it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize)]
+/// Serialized in this field order for AUD-5's digest of an invalid attempt.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AnswerInput {
     /// Which question this answers.

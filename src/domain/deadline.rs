@@ -1,7 +1,8 @@
 //! Deadlines (EXP-2..4): a due bundle is settled exactly once, by
 //! whoever meets it first, with the outcome its deadline names. The write
 //! is the claim's ([`claim::settle`]); this adds what every settlement
-//! does in its transaction — its event (EVT-1) and what it wakes — and
+//! does in its transaction — its event (EVT-1), its ledger entry (AUD-2)
+//! and what it wakes — and
 //! the sweep, which settles due bundles in deadline order.
 
 use std::sync::{Arc, Weak};
@@ -13,12 +14,14 @@ use diesel::prelude::*;
 use crate::domain::bundle;
 use crate::domain::change::{Change, Changes};
 use crate::domain::claim::{self, Settled};
+use crate::domain::engine::ledger::{self, NewAttempt};
 use crate::domain::engine::sweeper::Sweeper;
 use crate::domain::engine::Engine;
 use crate::error::{Error, Result};
 use crate::rules::activeness;
+use crate::rules::digest;
 use crate::rules::limits::sweep_limit;
-use crate::rules::vocabulary::CloseReason;
+use crate::rules::vocabulary::{Channel, CloseReason, DecidedBy, Outcome};
 use crate::store::schema::bundles;
 use crate::store::{AnyConnection, Timestamp};
 
@@ -148,6 +151,8 @@ pub(crate) fn settle_due_in(
         None => Ok(false),
         Some(Settled::Expired) => {
             changes.append_closed(conn, &[pending_id.to_owned()], CloseReason::Deadline, now)?;
+            let digest = digest::sha256_hex(digest::EXPIRE.as_bytes());
+            ledger::insert(conn, &[entry(pending_id, now, Outcome::Expired, digest)])?;
             changes.push(Change::Session {
                 session_id: session_id.to_owned(),
             });
@@ -158,6 +163,10 @@ pub(crate) fn settle_due_in(
                 Error::Internal(format!("settled bundle {pending_id} has no resolution"))
             })?;
             changes.append_resolved(conn, status, &response, now)?;
+            // AUD-5: the stored default, byte for byte.
+            let stored = record.default_response.as_deref().unwrap_or_default();
+            let digest = digest::sha256_hex(stored.as_bytes());
+            ledger::insert(conn, &[entry(pending_id, now, Outcome::Won, digest)])?;
             changes.push(Change::Resolved {
                 pending_id: pending_id.to_owned(),
                 status,
@@ -165,5 +174,20 @@ pub(crate) fn settle_due_in(
             });
             Ok(true)
         }
+    }
+}
+
+/// AUD-1: a settlement's ledger entry, written in its transaction (AUD-2):
+/// kind and channel `deadline`, no ids.
+fn entry(pending_id: &str, now: Timestamp, outcome: Outcome, digest: String) -> NewAttempt {
+    NewAttempt {
+        pending_id: pending_id.to_owned(),
+        at: now.as_micros(),
+        principal_kind: DecidedBy::Deadline.as_str(),
+        user_id: String::new(),
+        agent_id: String::new(),
+        channel: Channel::DEADLINE_WORD,
+        outcome: outcome.as_str(),
+        digest,
     }
 }

@@ -6,10 +6,11 @@
 //! Import order inside the domain (each imports only those before it):
 //! `views` → `engine` (its waiters first) → `bundle` → `answers` → `claim` →
 //! `delivery::outbox` → `change` → `deadline` → `lifecycle` → `ask`, `listing`,
-//! `authorize`, `resolve`, `delivery::wait`.
+//! `authorize`, `resolve`, `attempts`, `delivery::wait`.
 
 pub(crate) mod answers;
 pub(crate) mod ask;
+pub(crate) mod attempts;
 pub(crate) mod authorize;
 pub(crate) mod bundle;
 pub(crate) mod change;

@@ -9,6 +9,7 @@
 //! claim's first read, outside the write transaction, only ever sends a
 //! caller to the replay (OPS-4); the write transaction decides a win.
 
+use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
 pub use crate::domain::answers::AnswerInput;
@@ -17,16 +18,17 @@ use crate::domain::bundle::{self, QuestionRecord};
 use crate::domain::change::{Change, Changes};
 use crate::domain::claim::{self, Claimed, Decision, FirstRead, Opened, Resolver};
 use crate::domain::deadline;
+use crate::domain::engine::ledger::{self, NewAttempt};
 use crate::domain::engine::Engine;
 use crate::domain::views::Resolved;
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::capability::Admitted;
+use crate::rules::digest;
 use crate::rules::limits::{check_runes, check_text, MAX_FREE_TEXT_RUNES};
-use crate::rules::principal::Principal;
 use crate::rules::visibility::Scope;
-use crate::rules::vocabulary::DecidedBy;
+use crate::rules::vocabulary::{DecidedBy, Outcome};
 use crate::store::failpoints::points;
-use crate::store::AnyConnection;
+use crate::store::{AnyConnection, Timestamp};
 
 /// How long a claim polls (reads, then tries the lock) while another
 /// connection holds SQLite's write lock, before it queues for the lock in
@@ -37,8 +39,9 @@ const QUEUE_AFTER: Duration = Duration::from_millis(250);
 const FIRST_PAUSE: Duration = Duration::from_micros(250);
 const LONGEST_PAUSE: Duration = Duration::from_millis(2);
 
-/// Arguments of `resolve_bundle`: answers, or a rejection.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Arguments of `resolve_bundle`: answers, or a rejection. Serialized in
+/// this field order for AUD-5's digest of an invalid attempt.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
 pub struct ResolveRequest {
     /// One answer per question, in any order; empty for a rejection.
     pub answers: Vec<AnswerInput>,
@@ -119,6 +122,28 @@ fn replayed(record: &bundle::BundleRecord, rows: &[QuestionRecord]) -> Result<Re
     })
 }
 
+/// AUD-1: one attempt's ledger entry.
+fn attempt(
+    caller: &Admitted<'_>,
+    pending_id: &str,
+    at: Timestamp,
+    outcome: Outcome,
+    digest: String,
+) -> NewAttempt {
+    let principal = caller.principal();
+    let (user_id, agent_id) = principal.ledger_ids();
+    NewAttempt {
+        pending_id: pending_id.to_owned(),
+        at: at.as_micros(),
+        principal_kind: principal.kind(),
+        user_id: user_id.to_owned(),
+        agent_id: agent_id.to_owned(),
+        channel: caller.channel().as_str(),
+        outcome: outcome.as_str(),
+        digest,
+    }
+}
+
 /// How one try at the claim's write transaction ended.
 enum Attempt {
     /// This caller's claim committed.
@@ -142,7 +167,10 @@ impl Engine {
     ) -> Result<Resolved> {
         check_text("pending_id", pending_id)?;
         check_shape(request)?;
-        self.settle(caller, pending_id, |rows| Ok(prepare(request, rows)?))
+        let as_parsed = || digest::of_json(request);
+        self.settle(caller, pending_id, &as_parsed, |rows| {
+            Ok(prepare(request, rows)?)
+        })
     }
 
     /// LIFE-6: cancel a bundle through the same claim. Humans and `system`
@@ -153,22 +181,70 @@ impl Engine {
         pending_id: &str,
     ) -> Result<Resolved> {
         check_text("pending_id", pending_id)?;
-        self.settle(caller, pending_id, |_| Ok(Decision::Cancelled))
+        // A cancel is never invalid: it has no parsed form to hash.
+        let as_parsed = || Decision::Cancelled.digest();
+        self.settle(caller, pending_id, &as_parsed, |_| Ok(Decision::Cancelled))
     }
 
-    /// Steps 3, 6 and 7 shared by resolve and cancel. The claim's first
-    /// read (no lock) finds the bundle (not-found) and validates it; if it
-    /// shows the bundle already settled, the caller replays from that read.
-    /// Otherwise one write transaction reads, validates and claims again,
-    /// under its lock. Nothing is written unless the claim is won; a loser
-    /// replays (REPLAY-1).
+    /// Steps 3, 6 and 7 shared by resolve and cancel, and the attempt's
+    /// ledger entry (AUD-1): the winner's is written in the claim's
+    /// transaction; a loser's, a `409`'s and an invalid attempt's after
+    /// the outcome, by the appender. Capability-denied and not-found
+    /// attempts are logged, never recorded. `as_parsed` is the digest of
+    /// the request before normalization (AUD-5, for an invalid one).
     fn settle(
         &self,
         caller: &Admitted<'_>,
         pending_id: &str,
+        as_parsed: &dyn Fn() -> String,
         decide: impl Fn(&[QuestionRecord]) -> Result<Decision>,
     ) -> Result<Resolved> {
-        let (principal, scope) = (caller.principal(), caller.scope()?);
+        // AUD-5: the digest of what the caller decided, once validated.
+        let decided: RefCell<Option<String>> = RefCell::new(None);
+        let decide = |rows: &[QuestionRecord]| {
+            let decision = decide(rows)?;
+            decided.replace(Some(decision.digest()));
+            Ok(decision)
+        };
+        let result = self.claim_or_replay(caller, pending_id, &decided, decide);
+        let outcome = match &result {
+            Ok(resolved) if resolved.claimed => None,
+            Ok(_) => Some(Outcome::Lost),
+            Err(Error::NoLongerActive) => Some(Outcome::NoLongerActive),
+            Err(Error::Validation(_)) => Some(Outcome::Invalid),
+            Err(error) => {
+                tracing::info!(
+                    pending_id,
+                    code = error.code().as_str(),
+                    "attempt not recorded"
+                );
+                None
+            }
+        };
+        if let Some(outcome) = outcome {
+            let digest = match outcome {
+                Outcome::Invalid => as_parsed(),
+                _ => decided.take().unwrap_or_else(as_parsed),
+            };
+            let entry = attempt(caller, pending_id, self.now(), outcome, digest);
+            self.ledger.append(entry);
+        }
+        result
+    }
+
+    /// The claim's first read (no lock) finds the bundle (not-found) and
+    /// validates it; if it shows the bundle already settled, the caller
+    /// replays from that read. Otherwise one write transaction reads,
+    /// validates and claims again, under its lock. Nothing is written
+    /// unless the claim is won; a loser replays (REPLAY-1).
+    fn claim_or_replay(
+        &self,
+        caller: &Admitted<'_>,
+        pending_id: &str,
+        decided: &RefCell<Option<String>>,
+        decide: impl Fn(&[QuestionRecord]) -> Result<Decision>,
+    ) -> Result<Resolved> {
+        let scope = caller.scope()?;
         // OPS-4: a bundle already settled is learned from a plain read,
         // without queueing for the write lock (see `claim::read_first`).
         // While another connection holds SQLite's write lock — most often
@@ -189,9 +265,11 @@ impl Engine {
             };
             self.failpoint(points::RESOLVE_AFTER_FIRST_READ)?;
             let queue = Instant::now() >= polling_until;
-            match self
-                .claim_in_transaction(principal, scope, pending_id, &opened, &decide, queue)?
-            {
+            let winner = |at: Timestamp| {
+                let digest = decided.borrow().clone().unwrap_or_default();
+                attempt(caller, pending_id, at, Outcome::Won, digest)
+            };
+            match self.claim_in_transaction(caller, pending_id, &opened, &decide, &winner, queue)? {
                 Attempt::Won(resolved) => return Ok(resolved),
                 Attempt::Lost => break,
                 Attempt::LockBusy => {}
@@ -208,13 +286,14 @@ impl Engine {
     /// holds SQLite's write lock.
     fn claim_in_transaction(
         &self,
-        principal: &Principal,
-        scope: &Scope,
+        caller: &Admitted<'_>,
         pending_id: &str,
         opened: &Opened,
         decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
+        winner: &dyn Fn(Timestamp) -> NewAttempt,
         queue: bool,
     ) -> Result<Attempt> {
+        let (principal, scope) = (caller.principal(), caller.scope()?);
         let resolver = Resolver {
             kind: principal.decides_as().map_or("", DecidedBy::as_str),
             id: principal.audit_id(),
@@ -253,6 +332,8 @@ impl Engine {
                 Error::Internal(format!("claimed bundle {pending_id} has no resolution"))
             })?;
             changes.append_resolved(conn, status, &response, now)?;
+            // AUD-2: the winner's entry commits exactly with the claim.
+            ledger::insert(conn, &[winner(now)])?;
             changes.push(Change::Resolved {
                 pending_id: pending_id.to_owned(),
                 status,

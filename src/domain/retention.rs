@@ -46,6 +46,10 @@ impl Engine {
         }
         // EVT-3: events appended before the cutoff.
         self.prune_events(cutoff, BATCH)?;
+        // REL-8, AUD-2: ledger entries recorded before the cutoff, whether
+        // or not their bundle is still there.
+        while self.write(|conn| crate::domain::attempts::prune_attempts(conn, cutoff, BATCH))? > 0 {
+        }
         // Heartbeats that lapsed before the cutoff: their attachments
         // count as lapsed whether the row is there or not.
         self.change(|conn, _| {

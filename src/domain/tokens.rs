@@ -8,7 +8,6 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use diesel::prelude::*;
-use sha2::{Digest, Sha256};
 
 use crate::domain::engine::Engine;
 use crate::error::{Entity, Error, Result, ValidationError};
@@ -136,10 +135,7 @@ impl TokenRow {
 
 /// Lower-case hex SHA-256 of `secret`.
 fn digest(secret: &str) -> String {
-    Sha256::digest(secret.as_bytes())
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+    crate::rules::digest::sha256_hex(secret.as_bytes())
 }
 
 /// 32 bytes from the operating system's generator, base64url.

@@ -128,6 +128,37 @@ pub struct BundleDetail {
     pub default_response: Option<Submission>,
 }
 
+/// One entry of the attempt ledger (AUD-1, AUD-3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct AttemptView {
+    /// When it was recorded, by the handle's clock.
+    pub at: Timestamp,
+    /// `system`, `user`, `agent`, or `deadline` for a settlement.
+    pub principal_kind: String,
+    /// The user's id, `""` where the kind has none.
+    pub user_id: String,
+    /// The agent's id, `""` where the kind has none.
+    pub agent_id: String,
+    /// The door it came through (AUD-4): `rust`, `c_abi`, `mcp`, `http`,
+    /// `cli`, or `deadline`.
+    pub channel: String,
+    /// `won`, `lost`, `no_longer_active`, `invalid` or `expired`.
+    pub outcome: String,
+    /// Lowercase hex SHA-256 of what was submitted (AUD-5).
+    pub digest: String,
+}
+
+/// A ledger entry as `clarion audit export` writes it: its bundle, then
+/// the entry (AUD-3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LedgerEntry {
+    /// The bundle attempted.
+    pub pending_id: String,
+    /// The entry.
+    #[serde(flatten)]
+    pub attempt: AttemptView,
+}
+
 /// The outcome of a resolve or cancel that reached a winner: this caller's
 /// (`claimed`) or an earlier one's, replayed byte for byte (REPLAY-1/2).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -18,6 +18,7 @@ use crate::doors::operations::{Entry, Operation};
 use crate::error::{Error, ValidationError};
 use crate::rules::limits::MAX_REQUEST_BYTES;
 use crate::rules::principal::Principal;
+use crate::rules::vocabulary::Channel;
 
 type Checked<T> = std::result::Result<T, ValidationError>;
 
@@ -73,41 +74,43 @@ fn envelope_parts(request: &Value) -> Checked<(&'static Entry, Principal, &Value
 /// WIRE-5: performs one JSON request and returns its envelope. Never
 /// panics on input: malformed, oversized or too deeply nested text is a
 /// 400 naming the problem.
-pub(crate) fn call(engine: &Engine, request: &str) -> Envelope {
+pub(crate) fn call(engine: &Engine, channel: Channel, request: &str) -> Envelope {
     if request.len() > MAX_REQUEST_BYTES {
         return envelope::bad_request(format!("request: larger than {MAX_REQUEST_BYTES} bytes"));
     }
     match serde_json::from_str::<Value>(request) {
-        Ok(value) => call_value(engine, &value),
+        Ok(value) => call_value(engine, channel, &value),
         Err(error) => envelope::bad_request(format!("request: not valid JSON: {error}")),
     }
 }
 
 /// [`call`] on raw bytes, which must be UTF-8.
-pub(crate) fn call_bytes(engine: &Engine, request: &[u8]) -> Envelope {
+pub(crate) fn call_bytes(engine: &Engine, channel: Channel, request: &[u8]) -> Envelope {
     match std::str::from_utf8(request) {
-        Ok(text) => call(engine, text),
+        Ok(text) => call(engine, channel, text),
         Err(_) => envelope::bad_request("request: not valid UTF-8"),
     }
 }
 
 /// [`call`] on an already parsed request.
-pub(crate) fn call_value(engine: &Engine, request: &Value) -> Envelope {
+pub(crate) fn call_value(engine: &Engine, channel: Channel, request: &Value) -> Envelope {
     match envelope_parts(request) {
-        Ok((entry, principal, args)) => perform(engine, entry, &principal, args),
+        Ok((entry, principal, args)) => perform(engine, entry, &principal, channel, args),
         Err(error) => envelope::error(&Error::Validation(error)),
     }
 }
 
-/// One operation, its principal already known (the HTTP door's `/rpc`).
+/// One operation, its principal already known (the HTTP door's `/rpc`),
+/// recording `channel` (AUD-4).
 pub(crate) fn perform(
     engine: &Engine,
     entry: &Entry,
     principal: &Principal,
+    channel: Channel,
     args: &Value,
 ) -> Envelope {
     match entry.call {
-        Some(call) => call(engine, principal, args),
+        Some(call) => call(engine, principal, channel, args),
         None => envelope::error(&Error::Validation(ValidationError::new(
             "op",
             format!("unknown operation {:?}", entry.name),

@@ -9,6 +9,7 @@
 use crate::error::{Error, ErrorCode, Result};
 use crate::rules::principal::{Grant, Principal};
 use crate::rules::visibility::Scope;
+use crate::rules::vocabulary::Channel;
 
 /// What an agent needs for an operation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,12 +99,19 @@ pub(crate) struct Admitted<'p> {
     /// `None` for `unclassified`, which only an operation open to everyone
     /// (`authorize`) admits, and which may see nothing.
     scope: Option<Scope>,
+    /// The door it came through (AUD-4), recorded in the attempt ledger.
+    channel: Channel,
 }
 
 impl<'p> Admitted<'p> {
     /// Who is calling.
     pub(crate) fn principal(&self) -> &'p Principal {
         self.principal
+    }
+
+    /// The door the call came through (AUD-4).
+    pub(crate) fn channel(&self) -> Channel {
+        self.channel
     }
 
     /// What it may see (AUTH-3..6); a caller that may see nothing is
@@ -116,8 +124,12 @@ impl<'p> Admitted<'p> {
 /// The start of every external operation (AUTH-10): the capability check
 /// of the operation's class, then the principal's ids (REL-6), then the
 /// scope the visibility fragments bind (none for `unclassified`, which
-/// only `authorize` admits).
-pub(crate) fn admit(principal: &Principal, access: Access) -> Result<Admitted<'_>> {
+/// only `authorize` admits). `channel` is the door's (AUD-4).
+pub(crate) fn admit(
+    principal: &Principal,
+    access: Access,
+    channel: Channel,
+) -> Result<Admitted<'_>> {
     if !access.admits(principal) {
         return Err(Error::CapabilityDenied);
     }
@@ -125,6 +137,7 @@ pub(crate) fn admit(principal: &Principal, access: Access) -> Result<Admitted<'_
     Ok(Admitted {
         principal,
         scope: Scope::of(principal),
+        channel,
     })
 }
 

@@ -100,6 +100,18 @@ impl Principal {
         }
     }
 
+    /// AUD-1: the user and agent ids of a ledger entry, `""` where the
+    /// kind has none.
+    pub(crate) fn ledger_ids(&self) -> (&str, &str) {
+        match self {
+            Principal::System | Principal::Unclassified => ("", ""),
+            Principal::User { user_id } => (user_id, ""),
+            Principal::Agent {
+                user_id, agent_id, ..
+            } => (user_id, agent_id),
+        }
+    }
+
     /// The id recorded for audit: the user id, `user/agent` for an agent.
     pub fn audit_id(&self) -> String {
         match self {

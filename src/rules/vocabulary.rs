@@ -381,6 +381,68 @@ impl ExpiryAction {
     }
 }
 
+/// The door an attempt came through (AUD-4). A handle records the
+/// channel it was made for ([`crate::Clarion::via`]); settlements record
+/// [`Channel::DEADLINE_WORD`], which no caller can choose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Channel {
+    /// The Rust API (`Clarion::open`, the builder).
+    #[default]
+    Rust,
+    /// The C ABI (`clarion_open`).
+    CAbi,
+    /// `clarion mcp`.
+    Mcp,
+    /// The router of `clarion::http::router`, `/rpc` included.
+    Http,
+    /// The command line's commands.
+    Cli,
+}
+
+impl Channel {
+    /// The channel word of a deadline's settlement (AUD-1).
+    pub const DEADLINE_WORD: &'static str = "deadline";
+
+    /// The word on the wire and in the ledger.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Channel::Rust => "rust",
+            Channel::CAbi => "c_abi",
+            Channel::Mcp => "mcp",
+            Channel::Http => "http",
+            Channel::Cli => "cli",
+        }
+    }
+}
+
+/// How an attempt ended (AUD-1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Outcome {
+    /// This attempt's claim committed, or a deadline's default did.
+    Won,
+    /// A winner's resolution was replayed (REPLAY-1).
+    Lost,
+    /// Nothing won and nothing can (the `409`).
+    NoLongerActive,
+    /// Refused by a rule on the stored bundle (VAL-1, 2, 6, 8).
+    Invalid,
+    /// A deadline's `expire` settlement.
+    Expired,
+}
+
+impl Outcome {
+    /// The word in the ledger.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Won => "won",
+            Outcome::Lost => "lost",
+            Outcome::NoLongerActive => "no_longer_active",
+            Outcome::Invalid => "invalid",
+            Outcome::Expired => "expired",
+        }
+    }
+}
+
 /// Who decided a bundle (WIRE-2): the winner's principal kind, or the
 /// deadline's default (EXP-3). The claim stores this word as the bundle's
 /// resolver kind, so what is shown is what was written.

@@ -144,6 +144,8 @@ pub mod points {
     pub const RESOLVE_BEFORE_REPLAY: &str = "resolve.before_replay";
     /// After the claim committed, before any waiter or dispatcher ran.
     pub const RESOLVE_AFTER_COMMIT: &str = "resolve.after_commit";
+    /// In the attempt ledger's appender, before it writes a batch (AUD-2).
+    pub const LEDGER_APPEND: &str = "ledger.append";
     /// Inside `upsert_task`, after a move rewrote its bundles' visibility
     /// keys and before the commit (OPS-3a).
     pub const TASK_MOVED_BEFORE_COMMIT: &str = "lifecycle.task_moved_before_commit";

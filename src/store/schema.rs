@@ -21,6 +21,20 @@ diesel::table! {
 }
 
 diesel::table! {
+    attempts (id) {
+        id -> BigInt,
+        pending_id -> Text,
+        at -> BigInt,
+        principal_kind -> Text,
+        user_id -> Text,
+        agent_id -> Text,
+        channel -> Text,
+        outcome -> Text,
+        digest -> Text,
+    }
+}
+
+diesel::table! {
     bundle_questions (id) {
         id -> BigInt,
         pending_id -> Text,
@@ -143,6 +157,7 @@ diesel::joinable!(web_sessions -> api_tokens (token_digest));
 diesel::allow_tables_to_appear_in_same_query!(
     api_tokens,
     attachments,
+    attempts,
     bundle_questions,
     bundles,
     event_horizon,

@@ -292,6 +292,33 @@ def test_a_deadline_through_the_c_abi(db):
     expect_error(db, 403, "capability not authorized", "expire_due", user("alice"), {})
 
 
+def test_the_attempt_ledger_through_the_c_abi(db):
+    """AUD-3, AUD-4: a winner and a loser through the C ABI are recorded
+    with channel `c_abi`, in order, with exactly the AUD-3 keys; the digest
+    is the SHA-256 of the normalized submission (AUD-5); bob gets the
+    not-found and an agent the capability refusal."""
+    import hashlib
+    _, session = mirror(db, "ledger", "alice")
+    pending_id = ask(db, session)
+    ok(db, "resolve_bundle", user("alice"), {"pending_id": pending_id, "answers": answers(" first ")})
+    ok(db, "cancel_bundle", user("alice"), {"pending_id": pending_id})
+    body = ok(db, "attempts", user("alice"), {"pending_id": pending_id})
+    assert list(body) == ["attempts"], body
+    entries = body["attempts"]
+    assert [(e["channel"], e["outcome"]) for e in entries] == [("c_abi", "won"), ("c_abi", "lost")], entries
+    assert list(entries[0]) == ["at", "principal_kind", "user_id", "agent_id", "channel", "outcome", "digest"]
+    assert entries[0]["principal_kind"] == "user" and entries[0]["user_id"] == "alice", entries
+    normalized = {"answers": [{"question_id": "q1", "selected_options": ["q1_opt1"], "custom_text": "first"},
+                              {"question_id": "size", "selected_options": ["l"], "custom_text": ""}],
+                  "rejected": False, "reject_reason": ""}
+    text = json.dumps(normalized, separators=(",", ":"), ensure_ascii=False)
+    assert entries[0]["digest"] == hashlib.sha256(text.encode()).hexdigest(), entries[0]
+    assert entries[1]["digest"] == hashlib.sha256(b'{"cancel":true}').hexdigest(), entries[1]
+    expect_error(db, 404, "clarification request not found", "attempts", user("bob"), {"pending_id": pending_id})
+    expect_error(db, 403, "capability not authorized", "attempts", agent("alice", "questions:read"),
+                 {"pending_id": pending_id})
+
+
 def test_every_error_class(db):
     task, session = mirror(db, "errs", "alice")
     pending_id = ask(db, session)
@@ -380,6 +407,7 @@ def main():
         ("every error class", lambda: test_every_error_class(db)),
         ("event log", lambda: test_event_log(db)),
         ("a deadline through the C ABI", lambda: test_a_deadline_through_the_c_abi(db)),
+        ("the attempt ledger through the C ABI", lambda: test_the_attempt_ledger_through_the_c_abi(db)),
         ("internal error is 500", test_internal_error_is_500),
         ("32 threads race one bundle", lambda: test_thirty_two_threads_race_one_bundle(db)),
     ]

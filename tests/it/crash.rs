@@ -112,9 +112,19 @@ fn stored_answer_text(db: &TestDb, pending_id: &str) -> String {
     response.answers[0].custom_text.clone()
 }
 
+/// The victim's ledger entries: (kind, outcome).
+fn ledger(db: &Clarion, pending_id: &str) -> Vec<(String, String)> {
+    db.attempts(&Principal::System, pending_id)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|entry| (entry.principal_kind, entry.outcome))
+        .collect()
+}
+
 dual_backend!(
     rel_2_killed_before_the_claim_commits,
     rel_2_killed_after_the_commit,
+    aud_2_the_winners_entry_survives_sigkill_after_commit,
     rel_2_killed_in_the_middle_of_a_dispatch
 );
 
@@ -133,6 +143,8 @@ fn rel_2_killed_before_the_claim_commits(db: &TestDb) {
         rows::statuses(db, &pending_id),
         [Some("pending".to_owned())]
     );
+    // AUD-2: no outcome committed, so no winner's entry either.
+    assert!(ledger(&reopened, &pending_id).is_empty());
     let page = reopened
         .list_pending(&alice(), &Default::default())
         .unwrap();
@@ -166,6 +178,19 @@ fn rel_2_killed_after_the_commit(db: &TestDb) {
         .resolve_bundle(&alice(), &pending_id, &victims_answer())
         .unwrap();
     assert!(!late.claimed, "a committed resolution is never taken back");
+}
+
+/// AUD-2: the winner's entry commits with the claim: a victim killed
+/// right after the commit keeps it.
+fn aud_2_the_winners_entry_survives_sigkill_after_commit(db: &TestDb) {
+    let session = mirror(db, "k", "alice");
+    let pending_id = ask(db, &session, 1);
+    kill_at(db, &pending_id, "after_commit");
+    let reopened = db.reopen();
+    assert_eq!(
+        ledger(&reopened, &pending_id),
+        [("system".to_owned(), "won".to_owned())]
+    );
 }
 
 /// Killed in the middle of a dispatch: the resolution stays committed and

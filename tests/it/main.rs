@@ -61,6 +61,8 @@ mod delivery_waiting_timeouts;
 mod delivery_waiting_wait_bundle;
 mod delivery_waiting_wakeups;
 mod events;
+mod ledger_read;
+mod ledger_written;
 mod lifecycle;
 mod listing_envelopes;
 mod listing_exclusions;

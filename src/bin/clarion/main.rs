@@ -18,7 +18,7 @@ mod serve;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use clarion::Principal;
+use clarion::{Channel, Clarion, Principal, Timestamp};
 
 #[derive(Parser)]
 #[command(
@@ -57,6 +57,50 @@ enum Command {
         #[arg(long = "as")]
         principal: Principal,
     },
+    /// Read the attempt ledger (AUD-3).
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AuditCommand {
+    /// Write every ledger entry as JSON Lines, oldest first (system).
+    Export {
+        #[arg(long, env = "CLARION_DATABASE_URL", default_value = "./clarion.db")]
+        database_url: String,
+        /// From this time on, inclusive (RFC 3339).
+        #[arg(long, value_parser = parse_time)]
+        since: Option<Timestamp>,
+        /// Before this time, exclusive (RFC 3339).
+        #[arg(long, value_parser = parse_time)]
+        until: Option<Timestamp>,
+    },
+}
+
+fn parse_time(text: &str) -> Result<Timestamp, String> {
+    Timestamp::parse_rfc3339(text)
+        .ok_or_else(|| format!("{text:?} is not an RFC 3339 time, e.g. 2026-12-03T14:05:00Z"))
+}
+
+/// AUD-3: `clarion audit export`, through a buffered writer, one line per
+/// entry; memory stays constant whatever the ledger's size.
+fn export(
+    database_url: &str,
+    since: Option<Timestamp>,
+    until: Option<Timestamp>,
+) -> Result<u64, Box<dyn std::error::Error>> {
+    use std::io::Write;
+    let clarion = Clarion::open(database_url)?.via(Channel::Cli);
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let written = clarion.export_attempts(since, until, |entry| {
+        serde_json::to_writer(&mut out, entry)?;
+        out.write_all(b"\n")
+    })?;
+    out.flush()?;
+    clarion.close();
+    Ok(written)
 }
 
 /// `30d`, `12h`, `45m`, `90s`, `500ms` as milliseconds.
@@ -131,6 +175,20 @@ fn main() -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("clarion serve: {error}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Audit {
+            command:
+                AuditCommand::Export {
+                    database_url,
+                    since,
+                    until,
+                },
+        } => match export(&database_url, since, until) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(error) => {
+                eprintln!("clarion audit export: {error}");
                 ExitCode::FAILURE
             }
         },

@@ -187,7 +187,9 @@ async fn write_replies(from_server: DuplexStream, mut replies: mpsc::UnboundedRe
 
 /// Opens the database, then serves until the client closes stdin.
 pub fn serve(database_url: &str, principal: Principal) -> Result<(), Box<dyn std::error::Error>> {
+    // AUD-4: the tools record `mcp` whatever the handle.
     let clarion = Clarion::open(database_url)?;
+    let closing = clarion.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -203,6 +205,9 @@ pub fn serve(database_url: &str, principal: Principal) -> Result<(), Box<dyn std
         running.waiting().await?;
         // Flush whatever the server wrote last.
         let _ = writer.await;
-        Ok(())
-    })
+        Ok::<_, Box<dyn std::error::Error>>(())
+    })?;
+    // REL-7: the ledger's appender writes what it holds before the exit.
+    closing.close();
+    Ok(())
 }

@@ -10,7 +10,7 @@
 use std::process::ExitCode;
 
 use clap::{Arg, ArgAction, ArgMatches, Command};
-use clarion::{Clarion, CliArg, CliCommand, CliValue, Operation, Principal};
+use clarion::{Channel, Clarion, CliArg, CliCommand, CliValue, Operation, Principal};
 use serde_json::{json, Map, Value};
 
 use crate::{exit_code, parse_age, readable};
@@ -242,7 +242,8 @@ pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> 
         .cloned()
         .unwrap_or(Principal::System);
     let clarion = match Clarion::open(&database_url) {
-        Ok(clarion) => clarion,
+        // AUD-4: the command line's attempts record `cli`.
+        Ok(clarion) => clarion.via(Channel::Cli),
         Err(error) => {
             eprintln!("clarion {name}: {error}");
             return ExitCode::FAILURE;
@@ -253,6 +254,8 @@ pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> 
         "principal": principal.to_wire(),
         "args": args,
     }));
+    // REL-7: the ledger's appender writes what it holds before the exit.
+    clarion.close();
     if matches.get_flag("text") {
         if reply.status == 200 {
             println!("{}", readable::render(operation, &reply.body));

@@ -27,8 +27,9 @@ pub(crate) use statements::Resolver;
 use target::{Marks, Target};
 
 use crate::domain::bundle::{self, BundleRecord, QuestionRecord};
-use crate::domain::views::Answer;
+use crate::domain::views::{Answer, Submission};
 use crate::error::{Error, Result};
+use crate::rules::digest;
 use crate::rules::visibility::Scope;
 use crate::rules::vocabulary::{DecidedBy, QuestionStatus, Resolution};
 use crate::store::failpoints::{points, Failpoints};
@@ -53,6 +54,25 @@ impl Decision {
             Decision::Rejected { .. } => Resolution::Rejected,
             Decision::Cancelled => Resolution::Cancelled,
         }
+    }
+
+    /// AUD-5: the digest of the decision as submitted after NORM-1..3
+    /// (equal submissions share one), or of a cancel.
+    pub(crate) fn digest(&self) -> String {
+        let submission = match self {
+            Decision::Cancelled => return digest::sha256_hex(digest::CANCEL.as_bytes()),
+            Decision::Answered(answers) => Submission {
+                answers: answers.clone(),
+                rejected: false,
+                reject_reason: String::new(),
+            },
+            Decision::Rejected { reason } => Submission {
+                answers: Vec::new(),
+                rejected: true,
+                reject_reason: reason.clone(),
+            },
+        };
+        digest::of_json(&submission)
     }
 
     fn reject_reason(&self) -> &str {

@@ -5,6 +5,7 @@
 
 pub(crate) mod dispatch;
 pub(crate) mod heartbeat;
+pub(crate) mod ledger;
 pub(crate) mod signal;
 pub(crate) mod sweeper;
 pub(crate) mod waiters;
@@ -36,7 +37,7 @@ pub(crate) struct Engine {
     pub(crate) database: String,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) ids: Arc<dyn IdSource>,
-    pub(crate) failpoints: Failpoints,
+    pub(crate) failpoints: Arc<Failpoints>,
     pub(crate) waiters: Arc<Waiters>,
     /// The bound of WAIT-3 for changes made elsewhere: a waiter polls on
     /// its own at this interval only when the watcher could not start.
@@ -56,6 +57,8 @@ pub(crate) struct Engine {
     pub(crate) event_signal: Arc<EventSignal>,
     /// The deadline sweeper, when the host turned it on (EXP-4).
     pub(crate) sweeper: std::sync::OnceLock<sweeper::Sweeper>,
+    /// The attempt ledger's appender (AUD-2).
+    pub(crate) ledger: ledger::Ledger,
 }
 
 impl Engine {
@@ -93,6 +96,7 @@ impl Engine {
         if let Some(sweeper) = self.sweeper.get() {
             sweeper.stop();
         }
+        self.ledger.close();
     }
 
     /// Runs `body` on a pooled connection, on one consistent snapshot

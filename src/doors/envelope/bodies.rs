@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::domain::events::{Event, EventPage};
 use crate::domain::listing::{Cursor, ListPage, TaskPendingActions};
 use crate::domain::resume::Delivery;
-use crate::domain::views::{Resolved, Response, WaitOutcome};
+use crate::domain::views::{AttemptView, Resolved, Response, WaitOutcome};
 use crate::error::ErrorCode;
 use crate::rules::capability::Authorization;
 use crate::rules::vocabulary::{BundleStatus, Resolution};
@@ -250,6 +250,20 @@ pub(crate) struct PrunedBody {
 impl From<&u64> for PrunedBody {
     fn from(pruned: &u64) -> Self {
         PrunedBody { pruned: *pruned }
+    }
+}
+
+/// AUD-3 `attempts`: a bundle's ledger entries, oldest first.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Attempts")]
+pub(crate) struct AttemptsBody<'a> {
+    /// Every recorded attempt, in (`at`, entry) order.
+    attempts: &'a [AttemptView],
+}
+
+impl<'a> From<&'a Vec<AttemptView>> for AttemptsBody<'a> {
+    fn from(attempts: &'a Vec<AttemptView>) -> Self {
+        AttemptsBody { attempts }
     }
 }
 

@@ -30,6 +30,7 @@ use crate::doors::http::places::{Joining, Message, StreamPlace};
 use crate::doors::http::state::AppState;
 use crate::doors::operations::Operation;
 use crate::error::ValidationError;
+use crate::rules::vocabulary::Channel;
 
 /// HTTP-6: the live event stream.
 pub(crate) async fn stream(
@@ -40,7 +41,7 @@ pub(crate) async fn stream(
 ) -> std::result::Result<Response, HttpError> {
     let query = input.query(&[("after", Kind::Text)])?;
     // AUTH-2 before anything is read.
-    Operation::EventsAfter.admit(&caller.principal)?;
+    Operation::EventsAfter.admit(&caller.principal, Channel::Http)?;
     let given = last_event_id(&headers)?.or_else(|| {
         query
             .get("after")
@@ -54,7 +55,7 @@ pub(crate) async fn stream(
             let principal = principal.clone();
             state
                 .stream_blocking(move |engine| {
-                    engine.events_head(&Operation::EventsAfter.admit(&principal)?)
+                    engine.events_head(&Operation::EventsAfter.admit(&principal, Channel::Http)?)
                 })
                 .await??
         }

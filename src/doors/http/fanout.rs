@@ -35,6 +35,7 @@ use crate::doors::http::wait::sleep_until;
 use crate::doors::operations::Operation;
 use crate::error::Result;
 use crate::rules::principal::Principal;
+use crate::rules::vocabulary::Channel;
 
 /// Events examined per read of the log (EVT-2's largest page).
 pub(crate) const PAGE: i64 = 1000;
@@ -62,7 +63,11 @@ pub(crate) fn event_message(event: &Event) -> SseEvent {
 
 /// One page of the log as `principal` may see it now (EVT-2).
 pub(crate) fn read(engine: &Engine, principal: &Principal, after: &str) -> Result<EventPage> {
-    engine.events_after(&Operation::EventsAfter.admit(principal)?, after, Some(PAGE))
+    engine.events_after(
+        &Operation::EventsAfter.admit(principal, Channel::Http)?,
+        after,
+        Some(PAGE),
+    )
 }
 
 /// HTTP-14: hands `stream` to the router's follower, starting one if

@@ -13,6 +13,7 @@ use crate::doors::http::state::AppState;
 use crate::doors::operations::Operation;
 use crate::error::Error;
 use crate::rules::principal::Principal;
+use crate::rules::vocabulary::Channel;
 
 fn text(content_type: &'static str, body: String) -> Response {
     let mut response = body.into_response();
@@ -49,7 +50,9 @@ pub(crate) async fn metrics(
         return Err(Error::CapabilityDenied.into());
     }
     let pending = state
-        .blocking(|engine| engine.summary(&Operation::Summary.admit(&Principal::System)?))
+        .blocking(|engine| {
+            engine.summary(&Operation::Summary.admit(&Principal::System, Channel::Http)?)
+        })
         .await??
         .pending_bundles;
     Ok(text(

@@ -28,6 +28,7 @@ use crate::doors::json;
 use crate::doors::operations::{Entry, Method, Operation, ENTRIES};
 use crate::error::{Error, ValidationError};
 use crate::rules::principal::Principal;
+use crate::rules::vocabulary::Channel;
 
 /// How a route reads its arguments, worked out once from the declaration.
 struct Reading {
@@ -208,7 +209,7 @@ fn checked_call(
     args: Result<Value, ValidationError>,
 ) -> Envelope {
     match admitted_args(entry, principal, args) {
-        Ok(args) => json::perform(engine, entry, principal, &args),
+        Ok(args) => json::perform(engine, entry, principal, Channel::Http, &args),
         Err(refused) => refused,
     }
 }

@@ -16,6 +16,7 @@ use crate::doors::http::places::{Fanout, StreamPlaces};
 use crate::doors::json;
 use crate::doors::operations::{Entry, Operation};
 use crate::rules::principal::Principal;
+use crate::rules::vocabulary::Channel;
 
 /// What every handler shares.
 #[derive(Clone)]
@@ -56,7 +57,7 @@ impl AppState {
         args: Value,
     ) -> Envelope {
         let reply = self
-            .blocking(move |engine| json::perform(engine, entry, &principal, &args))
+            .blocking(move |engine| json::perform(engine, entry, &principal, Channel::Http, &args))
             .await
             .unwrap_or_else(|error| error.envelope());
         if matches!(

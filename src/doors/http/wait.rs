@@ -27,6 +27,7 @@ use crate::doors::http::error::HttpError;
 use crate::doors::http::state::AppState;
 use crate::doors::operations::{Entry, Step};
 use crate::error::Error;
+use crate::rules::vocabulary::Channel;
 
 /// Drives one wait to its end: `begin` registers it (on the blocking
 /// pool), then each check runs there too, and between checks the task
@@ -59,7 +60,7 @@ pub(crate) async fn drive(
     let engine = state.engine.clone();
     let bounds = state.options.wait_bounds();
     let begun = state
-        .blocking(move |_| begin(&engine, &principal, &args, bounds, wake))
+        .blocking(move |_| begin(&engine, &principal, Channel::Http, &args, bounds, wake))
         .await;
     let mut pending = match begun {
         Ok(Ok(pending)) => pending,

@@ -16,9 +16,11 @@ use crate::domain::listing::{
     Cursor, ListPage, ListRequest, Summary as Counts, TaskPendingActions,
 };
 use crate::domain::resolve::{AnswerInput, ResolveRequest};
-use crate::domain::views::{BundleDetail, Resolved};
+use crate::domain::views::{AttemptView, BundleDetail, Resolved};
 use crate::doors::args::{given, Id, Millis};
-use crate::doors::envelope::bodies::{AnsweredBody, EventsBody, PageBody, ResolvedBody, TasksBody};
+use crate::doors::envelope::bodies::{
+    AnsweredBody, AttemptsBody, EventsBody, PageBody, ResolvedBody, TasksBody,
+};
 use crate::doors::operations::declare::{
     flag, positional, CliCommand, Declared, Method, Refusal, Route, Tooled, Waits,
 };
@@ -149,6 +151,37 @@ impl Declared for GetBundle {
 
     fn perform(engine: &Engine, caller: &Admitted<'_>, args: BundleArgs) -> Result<BundleDetail> {
         engine.get_bundle(caller, &args.pending_id)
+    }
+}
+
+/// `attempts` (AUD-3).
+pub(crate) struct Attempts;
+
+impl Declared for Attempts {
+    const NAME: &'static str = "attempts";
+    const SUMMARY: &'static str = "Every recorded attempt to answer, reject or cancel a bundle, \
+        with who, when, through which door, its outcome and digest (AUD-3).";
+    const ACCESS: crate::rules::capability::Access = HUMANS;
+    type Args = BundleArgs;
+    type Reply = Vec<AttemptView>;
+    type Body<'a> = AttemptsBody<'a>;
+    const REFUSALS: &'static [Refusal] = &[Refusal::NotFound];
+    const HTTP: Option<Route> = Some(Route {
+        method: Method::Get,
+        path: "/api/v1/clarification/{pending_id}/attempts",
+        tag: "clarification",
+    });
+    const CLI: &'static [CliCommand] = &[CliCommand {
+        args: &[positional("pending_id")],
+        ..CliCommand::new("attempts", "Show a bundle's attempt ledger (AUD-3).")
+    }];
+
+    fn perform(
+        engine: &Engine,
+        caller: &Admitted<'_>,
+        args: BundleArgs,
+    ) -> Result<Vec<AttemptView>> {
+        engine.attempts(caller, &args.pending_id)
     }
 }
 

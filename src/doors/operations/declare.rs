@@ -16,6 +16,7 @@ use crate::domain::engine::Engine;
 use crate::error::Result;
 use crate::rules::capability::{admit, Access, Admitted};
 use crate::rules::principal::Principal;
+use crate::rules::vocabulary::Channel;
 
 /// An HTTP method of a route.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,8 +154,8 @@ pub(crate) trait Declared: 'static {
     fn perform(engine: &Engine, caller: &Admitted<'_>, args: Self::Args) -> Result<Self::Reply>;
 
     /// AUTH-2 for this operation: the start of its every door.
-    fn admit(principal: &Principal) -> Result<Admitted<'_>> {
-        admit(principal, Self::ACCESS)
+    fn admit(principal: &Principal, channel: Channel) -> Result<Admitted<'_>> {
+        admit(principal, Self::ACCESS, channel)
     }
 }
 

@@ -44,6 +44,7 @@ use crate::error::{Error, Result, ValidationError};
 use crate::rules::capability::{admit, Access, Admitted, Authorization, Target, HOST, OPEN};
 use crate::rules::limits::WaitBounds;
 use crate::rules::principal::Principal;
+use crate::rules::vocabulary::Channel;
 
 pub use declare::{CliArg, CliCommand, CliValue};
 pub(crate) use declare::{Declared, Method, Refusal, Route, Tooled, Waits};
@@ -51,14 +52,24 @@ pub(crate) use declare::{Declared, Method, Refusal, Route, Tooled, Waits};
 /// WIRE-5 for one declared operation: the capability first (before the
 /// arguments are even read), then the arguments, then the domain; every
 /// error is its WIRE-1 envelope.
-fn call<D: Declared>(engine: &Engine, principal: &Principal, args: &Value) -> Envelope {
-    run::<D>(engine, principal, args)
+fn call<D: Declared>(
+    engine: &Engine,
+    principal: &Principal,
+    channel: Channel,
+    args: &Value,
+) -> Envelope {
+    run::<D>(engine, principal, channel, args)
         .map(|reply| envelope::ok_with(&D::Body::from(&reply)))
         .unwrap_or_else(|error| envelope::error(&error))
 }
 
-fn run<D: Declared>(engine: &Engine, principal: &Principal, args: &Value) -> Result<D::Reply> {
-    let caller = D::admit(principal)?;
+fn run<D: Declared>(
+    engine: &Engine,
+    principal: &Principal,
+    channel: Channel,
+    args: &Value,
+) -> Result<D::Reply> {
+    let caller = D::admit(principal, channel)?;
     let args = read_args::<D::Args>(args)?;
     D::perform(engine, &caller, args)
 }
@@ -72,7 +83,7 @@ fn read_args<A: DeserializeOwned>(args: &Value) -> Result<A> {
 
 /// A WIRE-4 tool call: the operation, its result as the tool's.
 fn call_tool<D: Tooled>(engine: &Engine, principal: &Principal, args: &Value) -> Result<Value> {
-    let caller = D::admit(principal)?;
+    let caller = D::admit(principal, Channel::Mcp)?;
     let args = args::read::<D::Args>(args, "arguments")?;
     let reply = D::perform(engine, &caller, args)?;
     let result = envelope::to_json(&D::Result::from(&reply));
@@ -192,12 +203,13 @@ impl<D: Waits> ErasedWait for Typed<D> {
 fn begin_wait<D: Waits>(
     engine: &Arc<Engine>,
     principal: &Principal,
+    channel: Channel,
     args: &Value,
     bounds: WaitBounds,
     wake: Arc<Wake>,
 ) -> std::result::Result<DoorWait, Envelope> {
     let started = (|| {
-        let caller = D::admit(principal)?;
+        let caller = D::admit(principal, channel)?;
         let args = read_args::<D::Args>(args)?;
         let asked = D::asked(&args);
         let waiter = D::begin(engine, &caller, args, wake)?;
@@ -217,10 +229,15 @@ fn begin_wait<D: Waits>(
 /// into the map of components.
 pub(crate) type SchemaOf = fn(Shape, &mut Map<String, Value>) -> Value;
 
+/// WIRE-5 for one operation: who, through which door (AUD-4), with
+/// which arguments.
+pub(crate) type JsonCall = fn(&Engine, &Principal, Channel, &Value) -> Envelope;
+
 /// Begins a declared wait for an async door under that door's bounds.
 pub(crate) type BeginWait = fn(
     &Arc<Engine>,
     &Principal,
+    Channel,
     &Value,
     WaitBounds,
     Arc<Wake>,
@@ -237,7 +254,7 @@ pub(crate) struct Entry {
     pub(crate) http: Option<Route>,
     pub(crate) cli: &'static [CliCommand],
     /// WIRE-5; `None` for a matrix row no JSON call performs (`metrics`).
-    pub(crate) call: Option<fn(&Engine, &Principal, &Value) -> Envelope>,
+    pub(crate) call: Option<JsonCall>,
     /// For an async door, when the operation waits.
     #[cfg_attr(not(feature = "http"), allow(dead_code))] // for the async doors only
     pub(crate) begin_wait: Option<BeginWait>,
@@ -489,6 +506,8 @@ registry! {
     EventsAfter => answering::EventsAfter,
     /// `expire_due` (EXP-4).
     ExpireDue => agent::ExpireDue,
+    /// `attempts` (AUD-3).
+    Attempts => answering::Attempts,
     }
     capability_only {
     /// Reading the operational metrics (HTTP-7, `/metrics`). Not a WIRE-5
@@ -524,8 +543,8 @@ impl Operation {
     }
 
     /// AUTH-2 for this operation: the start of every door's call of it.
-    pub(crate) fn admit(self, principal: &Principal) -> Result<Admitted<'_>> {
-        admit(principal, self.access())
+    pub(crate) fn admit(self, principal: &Principal, channel: Channel) -> Result<Admitted<'_>> {
+        admit(principal, self.access(), channel)
     }
 
     /// The operation with this WIRE-5 name.
