@@ -204,7 +204,30 @@ const MARK_BUNDLE: &str = "UPDATE bundles SET reject_reason = '', responded_at =
         resolved_by_kind = 'user', resolved_by_id = 'alice'
     WHERE pending_id = ?";
 
-/// The distinct-resolve floor: the claim's row writes for one bundle.
+/// AUD-2: one ledger entry, as clarion writes it.
+const LEDGER_ENTRY: &str = "INSERT INTO attempts
+    (pending_id, at, principal_kind, user_id, agent_id, channel, outcome, digest)
+    VALUES (?, 1, 'user', 'alice', '', 'rust', ?, ?)";
+
+/// AUD-5: the floor hashes what it submits too.
+fn digest_of(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// A ledger entry of `outcome` for `pending_id`.
+fn ledger_entry<'a>(pending_id: &'a str, outcome: &'a str, digest: &'a str) -> Raw<'a> {
+    Raw::new(LEDGER_ENTRY)
+        .text(pending_id)
+        .text(outcome)
+        .text(digest)
+}
+
+/// The distinct-resolve floor: the claim's row writes for one bundle and
+/// the winner's ledger entry, in one transaction (AUD-2).
 fn floor_resolve(conn: &mut AnyConnection, pending_id: &str) {
     let row = |answer, question| {
         Raw::new(ANSWER_ROW)
@@ -213,9 +236,11 @@ fn floor_resolve(conn: &mut AnyConnection, pending_id: &str) {
             .text(question)
     };
     let bundle = Raw::new(MARK_BUNDLE).text(pending_id);
+    let digest = digest_of(&format!("{ANSWER_Q1}{ANSWER_Q2}"));
+    let won = ledger_entry(pending_id, "won", &digest);
     by_hand(
         conn,
-        vec![row(ANSWER_Q1, "q1"), row(ANSWER_Q2, "q2"), bundle],
+        vec![row(ANSWER_Q1, "q1"), row(ANSWER_Q2, "q2"), bundle, won],
     );
 }
 
@@ -234,7 +259,11 @@ const CLAIM_PG: &str = "WITH claimed AS (
         UPDATE bundles SET reject_reason = '', responded_at = 1,
             response_delivery_pending = TRUE, may_be_active = FALSE,
             resolved_by_kind = 'user', resolved_by_id = 'alice'
-        WHERE pending_id = ? AND EXISTS (SELECT 1 FROM claimed))
+        WHERE pending_id = ? AND EXISTS (SELECT 1 FROM claimed)),
+    logged AS (
+        INSERT INTO attempts
+            (pending_id, at, principal_kind, user_id, agent_id, channel, outcome, digest)
+        SELECT ?, 1, 'user', 'alice', '', 'rust', 'won', ? WHERE EXISTS (SELECT 1 FROM claimed))
     SELECT count(*) AS n FROM claimed";
 /// What a loser needs to rebuild the winner's response (REPLAY-2): each
 /// row's status and answer, and the bundle's reason and claim time, in one
@@ -308,10 +337,19 @@ fn racer_stored(n: usize) -> (String, String) {
 /// loser without taking any lock. Otherwise it claims; a loser of the
 /// claim reads the winner's stored answers, as clarion's loser replays them.
 fn floor_claim(conn: &mut AnyConnection, pending_id: &str, n: usize) -> bool {
-    if replay_floor(conn, pending_id) {
-        return false;
-    }
     let (q1, q2) = racer_stored(n);
+    let digest = digest_of(&format!("{q1}{q2}"));
+    // AUD-2: a loser's entry is written after its outcome, in its own
+    // statement.
+    let lost = |conn: &mut AnyConnection| {
+        ledger_entry(pending_id, "lost", &digest)
+            .execute(conn)
+            .unwrap();
+        false
+    };
+    if replay_floor(conn, pending_id) {
+        return lost(conn);
+    }
     let claim = |sql| Raw::new(sql).text(&q1).text(&q2).text(pending_id);
     let won = if backend_of(conn) == Backend::Sqlite {
         // Like clarion, a racer does not queue in SQLite's busy handler
@@ -328,7 +366,7 @@ fn floor_claim(conn: &mut AnyConnection, pending_id: &str, n: usize) -> bool {
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(2));
             if replay_floor(conn, pending_id) {
-                return false;
+                return lost(conn);
             }
         }
         let won = claim(CLAIM_ROWS).execute(conn).unwrap() > 0;
@@ -337,15 +375,24 @@ fn floor_claim(conn: &mut AnyConnection, pending_id: &str, n: usize) -> bool {
                 .text(pending_id)
                 .execute(conn)
                 .unwrap();
+            ledger_entry(pending_id, "won", &digest)
+                .execute(conn)
+                .unwrap();
         }
         conn.batch_execute("COMMIT").unwrap();
         won
     } else {
-        let count: Count = claim(CLAIM_PG).text(pending_id).get_result(conn).unwrap();
+        let count: Count = claim(CLAIM_PG)
+            .text(pending_id)
+            .text(pending_id)
+            .text(&digest)
+            .get_result(conn)
+            .unwrap();
         count.n > 0
     };
     if !won {
         assert!(replay_floor(conn, pending_id));
+        return lost(conn);
     }
     won
 }

@@ -45,8 +45,64 @@ dual_backend!(
     ui_4_reject_with_a_reason_and_cancel,
     ui_6_duplicate_submit_shows_the_winners_answers,
     ui_6_settled_or_closed_while_open,
-    ui_7_the_2000_code_point_limit
+    ui_7_the_2000_code_point_limit,
+    ui_12_the_attempts_view_after_a_race
 );
+
+/// UI-12: after two callers raced for a bundle open in the page, its
+/// attempts view lists both — who, through which door, won and lost —
+/// and is still reachable from the settled view.
+fn ui_12_the_attempts_view_after_a_race(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    let pending = alice_asks(db, "ledger", 1);
+    let (served, tokens) = served(db);
+    sign_in(&browser, &served.base, &tokens.alice);
+    open(&browser, &pending);
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(2));
+    let racers: Vec<_> = [tokens.alice.clone(), tokens.alice_bot.clone()]
+        .into_iter()
+        .map(|token| {
+            let url = served.url(&format!("/api/v1/clarification/{pending}/respond"));
+            let barrier = barrier.clone();
+            std::thread::spawn(move || {
+                let request = client()
+                    .post(url)
+                    .bearer_auth(token)
+                    .header("content-type", "application/json")
+                    .body(r#"{"answers":[{"question_id":"q1","selected_options":["q1_opt1"],"custom_text":"raced"}]}"#);
+                barrier.wait();
+                send(request).status
+            })
+        })
+        .collect();
+    for racer in racers {
+        assert_eq!(racer.join().unwrap(), 200);
+    }
+    browser.wait_visible("#settled");
+    browser.click("#attempts summary");
+    browser.wait_for(
+        "both attempts listed",
+        "return document.querySelectorAll('#attempts-body tr').length === 2;",
+    );
+    let rows = browser.text("#attempts-body");
+    assert!(
+        rows.contains("alice") && rows.contains("agent bot of alice"),
+        "{rows}"
+    );
+    assert_eq!(rows.matches("web or HTTP").count(), 2, "{rows}");
+    assert!(
+        rows.contains("won") && rows.contains("lost: someone else was first"),
+        "{rows}"
+    );
+    assert!(browser.text("#attempts-note").contains("2 attempts"));
+    browser.screenshot(&format!("attempts-{}", backend(db)));
+    browser.set_window_size(360, 800);
+    browser.js(
+        "document.getElementById('attempts').scrollIntoView();",
+        vec![],
+    );
+    browser.screenshot(&format!("attempts-narrow-{}", backend(db)));
+}
 
 /// UI-4: options are chosen by clicking (several in one question),
 /// free text typed, and the stored resolution is exactly that.

@@ -6,6 +6,7 @@
 // enforces.
 
 import { cancelBundle, closeAnswer, limitText, submitAnswer, submitReject, toggleReject } from './js/answer.js';
+import { loadAttempts } from './js/attempts.js';
 import { $ } from './js/dom.js';
 import { closeHelp, onKey, openHelp } from './js/keys.js';
 import { loadMore, refreshAges, reloadList } from './js/list.js';
@@ -31,6 +32,9 @@ function wire() {
   $('cancel-bundle').addEventListener('click', cancelBundle);
   $('close').addEventListener('click', closeAnswer);
   $('settled-close').addEventListener('click', closeAnswer);
+  $('attempts').addEventListener('toggle', () => {
+    if (/** @type {HTMLDetailsElement} */ ($('attempts')).open) loadAttempts();
+  });
   $('help-open').addEventListener('click', openHelp);
   $('help-close').addEventListener('click', closeHelp);
   limitText(/** @type {HTMLTextAreaElement} */ ($('reject-reason')), $('reject-reason-count'), $('reject-reason-limit'));

@@ -24,10 +24,11 @@ const PAGE: &str = include_str!("inbox.html");
 /// are relative (`./js/api.js`, `./state.js`), so they resolve against
 /// the page's URL under whatever prefix the router is nested at. The
 /// modules' JSDoc types are checked by `tsc` (`tools/web/`).
-const MODULES: [(&str, &str); 9] = [
+const MODULES: [(&str, &str); 10] = [
     ("/inbox.js", include_str!("inbox.js")),
     ("/js/answer.js", include_str!("js/answer.js")),
     ("/js/api.js", include_str!("js/api.js")),
+    ("/js/attempts.js", include_str!("js/attempts.js")),
     ("/js/dom.js", include_str!("js/dom.js")),
     ("/js/keys.js", include_str!("js/keys.js")),
     ("/js/list.js", include_str!("js/list.js")),

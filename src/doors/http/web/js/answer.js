@@ -4,6 +4,7 @@
 // and the reply that decides what was recorded (UI-6).
 
 import { bundlePath, request } from './api.js';
+import { refreshAttempts, resetAttempts } from './attempts.js';
 import { $, ageText, el, localTime, show, toast } from './dom.js';
 import { focusInbox, refreshCount, removeBundle, renderList } from './list.js';
 import { state } from './state.js';
@@ -47,6 +48,7 @@ export async function openBundle(id) {
   }
   state.open = { bundle, done: false, sending: false, question: 0 };
   renderAnswer(bundle);
+  resetAttempts(id);
   show('answer');
   window.scrollTo(0, 0);
   $('answer').focus({ preventScroll: true });
@@ -415,6 +417,7 @@ function showSettled(status, response, note) {
   }
   $('settled').hidden = false;
   $('settled').focus();
+  refreshAttempts();
 }
 
 /** @param {string} note */
@@ -428,6 +431,7 @@ function showClosed(note) {
   $('settled-answers').replaceChildren();
   $('settled').hidden = false;
   $('settled').focus();
+  refreshAttempts();
 }
 
 /** Closing sends nothing: it never answers, rejects or cancels (UI-8). */

@@ -103,6 +103,18 @@ import { state } from './state.js';
  */
 
 /**
+ * One entry of a bundle's attempt ledger (AUD-3, UI-12).
+ * @typedef {object} Attempt
+ * @property {string} at RFC 3339.
+ * @property {string} principal_kind `user`, `agent`, `system` or `deadline`.
+ * @property {string} user_id
+ * @property {string} agent_id
+ * @property {string} channel `rust`, `c_abi`, `mcp`, `http`, `cli` or `deadline`.
+ * @property {string} outcome `won`, `lost`, `no_longer_active`, `invalid` or `expired`.
+ * @property {string} digest
+ */
+
+/**
  * A respond's or cancel's reply (WIRE-1, UI-6): won (`claimed: true`) or
  * lost to a winner, whose status and response it carries.
  * @typedef {object} SettleReply
