@@ -28,6 +28,17 @@ dual_backend!(
     rel_1_32_racers_1_won_31_lost_digests_match
 );
 
+/// AUD-3: an entry's keys, in order.
+pub const ENTRY_KEYS: [&str; 7] = [
+    "at",
+    "principal_kind",
+    "user_id",
+    "agent_id",
+    "channel",
+    "outcome",
+    "digest",
+];
+
 /// AUD-5: lowercase hex SHA-256 of a compact JSON text.
 pub fn sha256_hex(text: &str) -> String {
     Sha256::digest(text.as_bytes())
@@ -156,15 +167,7 @@ fn aud_1_one_attempt_per_door_records_its_channel(db: &TestDb) {
             .unwrap()
             .keys()
             .collect::<Vec<_>>(),
-        [
-            "at",
-            "principal_kind",
-            "user_id",
-            "agent_id",
-            "channel",
-            "outcome",
-            "digest"
-        ]
+        ENTRY_KEYS
     );
 }
 
