@@ -144,6 +144,32 @@ fn ui_11_countdown_and_the_default_in_words(db: &TestDb) {
     let mut expected = vec![rejecting.clone(), answering.clone()];
     expected.sort();
     assert_eq!(shown, expected);
+
+    // An open answer view at the deadline closes with the deadline's
+    // outcome, confirmed by the event, and its attempts show the deadline
+    // (UI-12).
+    let defaulted = ask_over_rest(
+        &served,
+        &tokens.system,
+        &session,
+        json!({"expires_in_ms": 3_000,
+               "on_expire": {"action": "reject", "reject_reason": "too late"}}),
+    );
+    browser.goto(&served.url("/"));
+    browser.wait_visible("#inbox");
+    open(&browser, &defaulted);
+    browser.wait_visible("#settled");
+    assert_eq!(browser.text("#settled-heading"), "Rejected by its deadline");
+    assert!(browser.text("#settled-note").contains("default at the deadline"));
+    assert!(browser.text("#settled-answers").contains("too late"));
+    browser.click("#attempts summary");
+    browser.wait_for(
+        "the deadline's attempt",
+        "return document.querySelectorAll('#attempts-body tr').length === 1;",
+    );
+    let row = browser.text("#attempts-body");
+    assert!(row.contains("the deadline") && row.contains("won"), "{row}");
+    browser.screenshot(&format!("answer-settled-by-deadline-{}", backend(db)));
 }
 
 /// UI-2, UI-3, UI-9: sign-in refuses an unknown token and accepts

@@ -58,7 +58,8 @@ export async function openBundle(id) {
     showSettledBy(settledBy.type, settledBy.data, 'It was settled elsewhere just as you opened it.');
   } else if (bundle.status !== 'pending') {
     if (bundle.response) {
-      showSettled(bundle.status, bundle.response, 'It was settled before you opened it.');
+      const byDeadline = bundle.response.decided_by === 'deadline';
+      showSettled(bundle.status, bundle.response, byDeadline ? DEFAULT_GIVEN : 'It was settled before you opened it.');
     } else {
       showClosed('It is no longer active (' + bundle.status + ').');
     }
@@ -370,9 +371,19 @@ function finish(id) {
  * @param {string} note
  */
 export function showSettledBy(type, data, note) {
-  if (type === 'bundle.resolved') showSettled(data.status, data.response, note);
-  else showClosed('It is no longer active (' + (data.reason || 'closed') + ').');
+  if (type === 'bundle.resolved') {
+    // UI-11: a default given at the deadline says so, not "elsewhere".
+    const byDeadline = data.response && data.response.decided_by === 'deadline';
+    showSettled(data.status, data.response, byDeadline ? DEFAULT_GIVEN : note);
+  } else if (data.reason === 'deadline') {
+    showClosed('Nobody answered in time: the question was withdrawn at its deadline.');
+  } else {
+    showClosed('It is no longer active (' + (data.reason || 'closed') + ').');
+  }
 }
+
+/** UI-11: the note of a bundle its deadline settled. */
+const DEFAULT_GIVEN = 'Nobody answered in time: the agent was given the default at the deadline.';
 
 /** @type {Record<string, string>} */
 const OUTCOME = {
@@ -392,7 +403,10 @@ function showSettled(status, response, note) {
   if (!open) return;
   open.done = true;
   $('answer-form').hidden = true;
-  $('settled-heading').textContent = (status && OUTCOME[status]) || 'Settled: ' + status;
+  const byDeadline = Boolean(response && response.decided_by === 'deadline');
+  $('settled-heading').textContent = byDeadline
+    ? (status === 'rejected' ? 'Rejected' : 'Answered') + ' by its deadline'
+    : (status && OUTCOME[status]) || 'Settled: ' + status;
   $('settled-note').textContent = note;
   const list = $('settled-answers');
   list.replaceChildren();
