@@ -62,6 +62,7 @@ FROM (
            b.task_key AS task_id
     FROM bundles b
     WHERE b.may_be_active
+      AND (b.expires_at IS NULL OR b.expires_at > ?)
       AND b.created_at >= ? AND (b.created_at > ? OR b.pending_id > ?)
       AND b.owner_key IS NOT NULL {visible}
       AND EXISTS (SELECT 1 FROM sessions s WHERE s.id = b.session_id
@@ -147,7 +148,8 @@ fn floor_page(
     after: &Option<Cursor>,
 ) -> Vec<FloorRow> {
     let (at, id) = after.as_ref().map_or((i64::MIN, ""), Cursor::position);
-    let mut query = Raw::new(sql).int(at).int(at).text(id);
+    let now = clarion::Clock::now(&clarion::SystemClock).as_micros();
+    let mut query = Raw::new(sql).int(now).int(at).int(at).text(id);
     if let Some(user) = user {
         query = query.text(user);
     }
@@ -269,7 +271,11 @@ fn bench_backend(name: &str, place_for: common::Place, sizes: &[u64], runs: usiz
     for &size in sizes {
         let place = place_for(&format!("listing_{size}"));
         let clarion = Clarion::open(&place.url).expect("open");
-        let spec = WorldSpec::new(size, 2_000);
+        // EXP-2: half the inbox has a deadline ahead, checked on every page.
+        let spec = WorldSpec {
+            deadlines: true,
+            ..WorldSpec::new(size, 2_000)
+        };
         common::with_spinner(
             &format!(
                 "{name}: generating {size} bundles ({} active)",
@@ -350,6 +356,7 @@ fn tenant_world(tenants: u64) -> WorldSpec {
         active_every: 1,
         base_micros: 1_795_982_400_000_000,
         analyze: true,
+        deadlines: false,
     }
 }
 

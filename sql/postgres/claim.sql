@@ -40,6 +40,9 @@ OR ("bundles"."kind" != $32)))))) RETURNING "bundle_questions"."id"), "marked" A
 SET "reject_reason" = $33, "responded_at" = $34, "resolved_by_kind" = $35, "resolved_by_id" = $36, "response_delivery_pending" = $37, "may_be_active" = $38
 WHERE (("bundles"."pending_id" = $39)
 AND EXISTS (SELECT "claimed"."id"
-FROM "claimed"))) SELECT "claimed"."id"
+FROM "claimed"))), "logged" AS (INSERT INTO "attempts" ("pending_id", "at", "principal_kind", "user_id", "agent_id", "channel", "outcome", "digest") SELECT $40, $41, $42, $43, $44, $45, $46, $47
+FROM "claimed"
+WHERE $48
+LIMIT $49) SELECT "claimed"."id"
 FROM "claimed";
--- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>"]
+-- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>", "<pending_id>", 1000000, "<principal_kind>", "<user_id>", "<agent_id>", "<channel>", "won", "<digest>", true, 1]

@@ -18,7 +18,7 @@ use crate::domain::bundle::{self, QuestionRecord};
 use crate::domain::change::{Change, Changes};
 use crate::domain::claim::{self, Claimed, Decision, FirstRead, Opened, Resolver};
 use crate::domain::deadline;
-use crate::domain::engine::ledger::{self, NewAttempt};
+use crate::domain::engine::ledger::NewAttempt;
 use crate::domain::engine::Engine;
 use crate::domain::views::Resolved;
 use crate::error::{Entity, Error, Result, ValidationError};
@@ -320,6 +320,7 @@ impl Engine {
                 opened,
                 decide,
                 &resolver,
+                &winner(now),
                 now,
                 &self.failpoints,
             )?;
@@ -332,8 +333,6 @@ impl Engine {
                 Error::Internal(format!("claimed bundle {pending_id} has no resolution"))
             })?;
             changes.append_resolved(conn, status, &response, now)?;
-            // AUD-2: the winner's entry commits exactly with the claim.
-            ledger::insert(conn, &[winner(now)])?;
             changes.push(Change::Resolved {
                 pending_id: pending_id.to_owned(),
                 status,

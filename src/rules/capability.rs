@@ -131,6 +131,12 @@ pub(crate) fn admit(
     channel: Channel,
 ) -> Result<Admitted<'_>> {
     if !access.admits(principal) {
+        // AUD-1: a denied attempt is logged, never recorded.
+        tracing::info!(
+            principal = principal.kind(),
+            channel = channel.as_str(),
+            "capability denied"
+        );
         return Err(Error::CapabilityDenied);
     }
     principal.check_text()?;

@@ -33,6 +33,9 @@ pub struct WorldSpec {
     /// leaves them as a world grown through the API finds them, before
     /// any `ANALYZE` (OPS-3a).
     pub analyze: bool,
+    /// Every other active bundle gets a deadline far ahead (`expire`), so
+    /// listings check deadlines that do not yet exclude anything (EXP-2).
+    pub deadlines: bool,
 }
 
 impl WorldSpec {
@@ -46,6 +49,7 @@ impl WorldSpec {
             active_every: (bundles / active.max(1)).max(1),
             base_micros: 1_795_982_400_000_000,
             analyze: true,
+            deadlines: false,
         }
     }
 
@@ -71,7 +75,10 @@ pub fn populate(engine: &Engine, spec: &WorldSpec) -> Result<()> {
         active_every,
         base_micros,
         analyze,
+        deadlines,
     } = *spec;
+    // About 115 days after the bundle was asked.
+    let ahead = 10_000_000_000_000_i64;
     let payload = r#"{"title":"T","prompt":"Proceed?","options":[{"option_id":"yes","label":"Yes","description":"Go on"},{"option_id":"no","label":"No","description":"Stop"}]}"#;
     let script = format!(
         "{s_sessions} INSERT INTO workspaces (id, owner_id) SELECT 'w' || i, 'user' || (i % {owners}) FROM n;
@@ -79,10 +86,12 @@ pub fn populate(engine: &Engine, spec: &WorldSpec) -> Result<()> {
          {s_sessions} INSERT INTO sessions (id, task_id, state, is_primary) SELECT 's' || i, 't' || i, 'running', TRUE FROM n;
          {s_sessions} INSERT INTO turns (id, session_id, started_at) SELECT 'old' || i, 's' || i, 1 FROM n;
          {s_sessions} INSERT INTO turns (id, session_id, started_at) SELECT 'new' || i, 's' || i, 2 FROM n;
-         {s_bundles} INSERT INTO bundles (pending_id, session_id, task_id, turn_id, kind, context, created_at, may_be_active)
+         {s_bundles} INSERT INTO bundles (pending_id, session_id, task_id, turn_id, kind, context, created_at, may_be_active, expires_at, on_expire)
              SELECT 'b' || i, 's' || ((i / {active_every}) % {sessions}), 't' || ((i / {active_every}) % {sessions}),
                     CASE WHEN i % {active_every} = 0 OR i % 2 = 0 THEN 'new' ELSE 'old' END || ((i / {active_every}) % {sessions}),
-                    'question', 'generated', {base_micros} + i * 1000, i % {active_every} = 0
+                    'question', 'generated', {base_micros} + i * 1000, i % {active_every} = 0,
+                    CASE WHEN {deadlines} AND i % (2 * {active_every}) = 0 THEN {base_micros} + i * 1000 + {ahead} END,
+                    CASE WHEN {deadlines} AND i % (2 * {active_every}) = 0 THEN 'expire' ELSE '' END
              FROM n;
          INSERT INTO bundle_questions (pending_id, session_id, turn_id, question_id, question_index, payload, status, response, created_at)
              SELECT pending_id, session_id, turn_id, 'q1', 0, '{payload}',

@@ -380,6 +380,21 @@ pub fn sqlite() -> Vec<Rendered> {
     catalog
 }
 
+/// A winner's ledger entry, as the claim writes it (AUD-2).
+#[cfg(feature = "postgres")]
+fn sample_winner() -> crate::domain::engine::ledger::NewAttempt {
+    crate::domain::engine::ledger::NewAttempt {
+        pending_id: PENDING.to_owned(),
+        at: NOW,
+        principal_kind: "<principal_kind>",
+        user_id: "<user_id>".to_owned(),
+        agent_id: "<agent_id>".to_owned(),
+        channel: "<channel>",
+        outcome: "won",
+        digest: "<digest>".to_owned(),
+    }
+}
+
 /// The catalog rendered for PostgreSQL, whose claim writes the rows and the
 /// bundle row in one statement.
 #[cfg(feature = "postgres")]
@@ -409,6 +424,8 @@ pub fn postgres() -> Vec<Rendered> {
                 "<reject_reason>",
                 0,
                 &resolver,
+                &sample_winner(),
+                true,
             ))
             .to_string(),
         ),

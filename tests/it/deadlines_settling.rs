@@ -272,9 +272,10 @@ fn evt_1_closed_reason_deadline(db: &TestDb) {
     assert_eq!(resolved[0].1["response"]["decided_by"], "deadline");
 }
 
-/// CLAIM-5, EXP-3: racers released together at a due bundle — resolves
-/// and cancels on handles of their own — settle it exactly once: one
-/// event, every racer told the deadline's outcome, none claimed.
+/// CLAIM-5, EXP-3, AUD-1: racers released together at a due bundle —
+/// resolves, cancels and sweeps on handles of their own — settle it
+/// exactly once: one event and one deadline entry, every resolving racer
+/// told the deadline's outcome, none claimed, each recorded as a loser.
 fn claim_5_racers_on_a_due_bundle_settle_it_once(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     for (word, on_expire) in defaults() {
@@ -288,15 +289,28 @@ fn claim_5_racers_on_a_due_bundle_settle_it_once(db: &TestDb) {
                     (db.builder().open().unwrap(), barrier.clone(), id.clone());
                 std::thread::spawn(move || {
                     barrier.wait();
-                    if n % 2 == 0 {
-                        handle.cancel_bundle(&Principal::System, &id)
-                    } else {
-                        handle.resolve_bundle(&Principal::System, &id, &one_answer("racing"))
-                    }
+                    let outcome = match n % 3 {
+                        0 => Some(handle.cancel_bundle(&Principal::System, &id)),
+                        1 => Some(handle.resolve_bundle(
+                            &Principal::System,
+                            &id,
+                            &one_answer("racing"),
+                        )),
+                        _ => {
+                            handle.expire_due(None).unwrap();
+                            None
+                        }
+                    };
+                    // REL-7: the appender writes the racer's entry.
+                    handle.close();
+                    outcome
                 })
             })
             .collect();
-        let outcomes: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let outcomes: Vec<_> = handles
+            .into_iter()
+            .filter_map(|h| h.join().unwrap())
+            .collect();
         for outcome in &outcomes {
             match (word, outcome) {
                 ("expire", Err(Error::NoLongerActive)) => {}
@@ -308,5 +322,20 @@ fn claim_5_racers_on_a_due_bundle_settle_it_once(db: &TestDb) {
             }
         }
         assert_eq!(settling_events(db, &id).len(), 1, "{word}: settled once");
+        // AUD-1: one deadline entry, and one loser's per resolve or cancel.
+        let ledger = db.attempts(&Principal::System, &id).unwrap();
+        let (deadline, callers): (Vec<_>, Vec<_>) =
+            ledger.iter().partition(|e| e.channel == "deadline");
+        assert_eq!(deadline.len(), 1, "{word}: {ledger:?}");
+        let lost = if word == "expire" {
+            "no_longer_active"
+        } else {
+            "lost"
+        };
+        assert_eq!(callers.len(), outcomes.len(), "{word}: {ledger:?}");
+        assert!(
+            callers.iter().all(|e| e.outcome == lost),
+            "{word}: {ledger:?}"
+        );
     }
 }

@@ -160,7 +160,9 @@ fn ui_11_countdown_and_the_default_in_words(db: &TestDb) {
     open(&browser, &defaulted);
     browser.wait_visible("#settled");
     assert_eq!(browser.text("#settled-heading"), "Rejected by its deadline");
-    assert!(browser.text("#settled-note").contains("default at the deadline"));
+    assert!(browser
+        .text("#settled-note")
+        .contains("default at the deadline"));
     assert!(browser.text("#settled-answers").contains("too late"));
     browser.click("#attempts summary");
     browser.wait_for(

@@ -27,6 +27,7 @@ pub(crate) use statements::Resolver;
 use target::{Marks, Target};
 
 use crate::domain::bundle::{self, BundleRecord, QuestionRecord};
+use crate::domain::engine::ledger::{self, NewAttempt};
 use crate::domain::views::{Answer, Submission};
 use crate::error::{Error, Result};
 use crate::rules::digest;
@@ -223,6 +224,7 @@ pub(crate) fn claim(
     opened: &Opened,
     decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
     resolver: &Resolver<'_>,
+    winner: &NewAttempt,
     now: Timestamp,
     failpoints: &Failpoints,
 ) -> Result<Claimed> {
@@ -254,6 +256,7 @@ pub(crate) fn claim(
         &mut target,
         &decision,
         resolver,
+        winner,
         now,
         failpoints,
     )
@@ -270,14 +273,18 @@ pub(crate) fn claim(
     })
 }
 
-/// The claim's writes. Returns the bundle's rows as they will commit when
-/// this call claimed it, `None` when it did not.
+/// The claim's writes, with the winner's ledger entry (AUD-2: in the same
+/// transaction; on PostgreSQL in the same statement). Returns the
+/// bundle's rows as they will commit when this call claimed it, `None`
+/// when it did not.
+#[allow(clippy::too_many_arguments)]
 fn write(
     conn: &mut AnyConnection,
     scope: &Scope,
     target: &mut Target,
     decision: &Decision,
     resolver: &Resolver<'_>,
+    winner: &NewAttempt,
     now: Timestamp,
     failpoints: &Failpoints,
 ) -> Result<Option<Vec<QuestionRecord>>> {
@@ -305,9 +312,17 @@ fn write(
         now: now.as_micros(),
     };
     let claimed = match conn {
-        AnyConnection::Sqlite(conn) => sqlite::write(conn, &marks, &writes, failpoints)?,
+        AnyConnection::Sqlite(sqlite) => {
+            let claimed = sqlite::write(sqlite, &marks, &writes, failpoints)?;
+            if !claimed.is_empty() {
+                ledger::insert(conn, std::slice::from_ref(winner))?;
+            }
+            claimed
+        }
         #[cfg(feature = "postgres")]
-        AnyConnection::Postgres(conn) => postgres::write(conn, &marks, &writes, failpoints)?,
+        AnyConnection::Postgres(conn) => {
+            postgres::write(conn, &marks, &writes, winner, failpoints)?
+        }
     };
     if claimed.is_empty() {
         return Ok(None);

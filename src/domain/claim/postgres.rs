@@ -6,7 +6,8 @@
 use diesel::dsl::exists;
 use diesel::prelude::*;
 use diesel::query_builder::{AstPass, QueryFragment, QueryId};
-use diesel::sql_types::BigInt;
+use diesel::sql_types::{BigInt, Bool, Text};
+use diesel::IntoSql;
 use diesel::PgConnection;
 
 use super::guard::{active_in_the_write, due_in_the_write, RowSlots, ROWS_PER_STATEMENT};
@@ -15,10 +16,11 @@ use super::target::Marks;
 use crate::domain::bundle::{
     bundle_record_columns, question_record_columns, sort_dm4, BundleRecord, QuestionRecord,
 };
+use crate::domain::engine::ledger::NewAttempt;
 use crate::error::Result;
 use crate::rules::visibility::{self, Scope};
 use crate::store::failpoints::{points, Failpoints};
-use crate::store::schema::{bundle_questions, bundles};
+use crate::store::schema::{attempts, bundle_questions, bundles};
 use crate::store::{fixed_update, returning, OnEitherBackend};
 
 diesel::alias!(bundle_questions as claim_rows: ClaimRows);
@@ -79,19 +81,58 @@ diesel::table! {
     }
 }
 diesel::allow_tables_to_appear_in_same_query!(claimed, bundles);
+diesel::allow_tables_to_appear_in_same_query!(claimed, attempts);
 
 /// The claim's writes on PostgreSQL as one statement:
 ///
 /// `WITH claimed AS (<rows>), marked AS (<the bundle's marks, only if a row
-/// was claimed>) SELECT id FROM claimed`
+/// was claimed>), logged AS (<the winner's ledger entry, only if a row was
+/// claimed>) SELECT id FROM claimed`
 ///
-/// Both updates see one snapshot, taken after the session lock was granted,
-/// and commit or vanish together with the transaction.
+/// The writes see one snapshot, taken after the session lock was granted,
+/// and commit or vanish together with the transaction: the winner's entry
+/// exists exactly when its claim committed (AUD-2), at no extra round trip.
 #[derive(Debug, Clone)]
-pub struct ClaimStatement<R, B> {
+pub struct ClaimStatement<R, B, L> {
     rows: R,
     bundle: B,
+    logged: L,
     result: diesel::dsl::Select<claimed::table, claimed::id>,
+}
+
+/// AUD-2: the winner's ledger entry, selected from `claimed` so that it is
+/// inserted only when a row was claimed (once: `LIMIT 1`), and only while
+/// `log` (a later statement of the same claim passes false).
+fn winners_entry<'a>(
+    entry: &'a NewAttempt,
+    log: bool,
+) -> impl QueryFragment<diesel::pg::Pg> + QueryId + 'a {
+    let values = (
+        entry.pending_id.as_str().into_sql::<Text>(),
+        entry.at.into_sql::<BigInt>(),
+        entry.principal_kind.into_sql::<Text>(),
+        entry.user_id.as_str().into_sql::<Text>(),
+        entry.agent_id.as_str().into_sql::<Text>(),
+        entry.channel.into_sql::<Text>(),
+        entry.outcome.into_sql::<Text>(),
+        entry.digest.as_str().into_sql::<Text>(),
+    );
+    let once = claimed::table
+        .filter(log.into_sql::<Bool>())
+        .select(values)
+        .limit(1);
+    diesel::insert_into(attempts::table)
+        .values(once)
+        .into_columns((
+            attempts::pending_id,
+            attempts::at,
+            attempts::principal_kind,
+            attempts::user_id,
+            attempts::agent_id,
+            attempts::channel,
+            attempts::outcome,
+            attempts::digest,
+        ))
 }
 
 /// The claim's writes for PostgreSQL (see [`ClaimStatement`]); `rows` is a
@@ -102,7 +143,10 @@ pub fn claim_statement<'a, R>(
     reason: &'a str,
     responded_at: i64,
     resolver: &'a Resolver<'a>,
-) -> ClaimStatement<R, impl OnEitherBackend + 'a> {
+    entry: &'a NewAttempt,
+    log: bool,
+) -> ClaimStatement<R, impl OnEitherBackend + 'a, impl QueryFragment<diesel::pg::Pg> + QueryId + 'a>
+{
     let some_row_claimed = exists(claimed::table.select(claimed::id));
     let bundle = fixed_update(
         bundles::table,
@@ -112,14 +156,16 @@ pub fn claim_statement<'a, R>(
     ClaimStatement {
         rows,
         bundle,
+        logged: winners_entry(entry, log),
         result: claimed::table.select(claimed::id),
     }
 }
 
-impl<R, B> QueryFragment<diesel::pg::Pg> for ClaimStatement<R, B>
+impl<R, B, L> QueryFragment<diesel::pg::Pg> for ClaimStatement<R, B, L>
 where
     R: QueryFragment<diesel::pg::Pg>,
     B: QueryFragment<diesel::pg::Pg>,
+    L: QueryFragment<diesel::pg::Pg>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, diesel::pg::Pg>) -> QueryResult<()> {
         out.push_sql("WITH ");
@@ -130,21 +176,26 @@ where
         out.push_identifier("marked")?;
         out.push_sql(" AS (");
         self.bundle.walk_ast(out.reborrow())?;
+        out.push_sql("), ");
+        out.push_identifier("logged")?;
+        out.push_sql(" AS (");
+        self.logged.walk_ast(out.reborrow())?;
         out.push_sql(") ");
         QueryFragment::<diesel::pg::Pg>::walk_ast(&self.result, out.reborrow())
     }
 }
 
-impl<R: QueryId, B: QueryId> QueryId for ClaimStatement<R, B> {
-    type QueryId = ClaimStatement<R::QueryId, B::QueryId>;
-    const HAS_STATIC_QUERY_ID: bool = R::HAS_STATIC_QUERY_ID && B::HAS_STATIC_QUERY_ID;
+impl<R: QueryId, B: QueryId, L: QueryId> QueryId for ClaimStatement<R, B, L> {
+    type QueryId = ClaimStatement<R::QueryId, B::QueryId, L::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool =
+        R::HAS_STATIC_QUERY_ID && B::HAS_STATIC_QUERY_ID && L::HAS_STATIC_QUERY_ID;
 }
 
-impl<R, B> diesel::query_builder::Query for ClaimStatement<R, B> {
+impl<R, B, L> diesel::query_builder::Query for ClaimStatement<R, B, L> {
     type SqlType = BigInt;
 }
 
-impl<R, B, C> RunQueryDsl<C> for ClaimStatement<R, B> {}
+impl<R, B, L, C> RunQueryDsl<C> for ClaimStatement<R, B, L> {}
 
 /// PostgreSQL's claim writes: one [`ClaimStatement`] for the rows and the
 /// bundle row, guarded by ACT-1 in the statement itself. A bundle has at
@@ -155,6 +206,7 @@ pub(crate) fn write(
     conn: &mut PgConnection,
     marks: &Marks<'_>,
     writes: &[RowWrite],
+    entry: &NewAttempt,
     failpoints: &Failpoints,
 ) -> Result<Vec<i64>> {
     let mut claimed = Vec::new();
@@ -172,6 +224,8 @@ pub(crate) fn write(
             marks.reason,
             marks.responded_at,
             marks.resolver,
+            entry,
+            claimed.is_empty(),
         );
         claimed.extend(statement.load::<i64>(conn)?);
     }
