@@ -19,8 +19,54 @@ dual_backend!(
     exp_4_through_the_json_door_and_the_command_line,
     exp_4_the_sweeper_settles_with_nobody_calling,
     exp_4_two_sweepers_settle_each_bundle_once,
+    exp_4_sweepers_in_two_processes_settle_each_bundle_once,
     rel_7_close_ends_the_sweeper
 );
+
+/// EXP-4, AUD-1: two `clarion expire-due` processes started together on
+/// the same due bundles (due by the system clock, which the processes
+/// keep) settle each exactly once between them: their counts add up, one
+/// closing event and one deadline entry per bundle.
+fn exp_4_sweepers_in_two_processes_settle_each_bundle_once(db: &TestDb) {
+    const DUE: usize = 120;
+    let session = mirror(db, "a", "alice");
+    // The test clock is days behind the system clock: a minute after it
+    // is long past for the processes.
+    let ids: Vec<String> = (0..DUE).map(|_| ask_due_in(db, &session, 60)).collect();
+    let sweep = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_clarion"))
+            .args(["expire-due", "--limit", "1000", "--database-url", &db.url])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let sweepers = [sweep(), sweep()];
+    let settled: u64 = sweepers
+        .into_iter()
+        .map(|child| {
+            let output = child.wait_with_output().unwrap();
+            assert!(output.status.success(), "{output:?}");
+            let body: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+            body["body"]["settled"].as_u64().unwrap()
+        })
+        .sum();
+    assert_eq!(settled, DUE as u64, "each settled by exactly one process");
+    assert!(ids.iter().all(|id| expired(db, id)));
+    crate::events::wait_until_readable(db);
+    let closed = db
+        .events_after(&Principal::System, "", Some(1000))
+        .unwrap()
+        .events
+        .into_iter()
+        .filter(|event| event.event_type == "bundle.closed")
+        .count();
+    assert_eq!(closed, DUE, "one bundle.closed each");
+    for id in &ids {
+        let ledger = db.attempts(&Principal::System, id).unwrap();
+        assert_eq!(ledger.len(), 1, "{id}: {ledger:?}");
+        assert_eq!((ledger[0].channel.as_str(), ledger[0].outcome.as_str()), ("deadline", "expired"));
+    }
+}
 
 /// A one-question bundle on `session` that expires `seconds` after the
 /// test clock.
