@@ -64,7 +64,10 @@ fn exp_4_sweepers_in_two_processes_settle_each_bundle_once(db: &TestDb) {
     for id in &ids {
         let ledger = db.attempts(&Principal::System, id).unwrap();
         assert_eq!(ledger.len(), 1, "{id}: {ledger:?}");
-        assert_eq!((ledger[0].channel.as_str(), ledger[0].outcome.as_str()), ("deadline", "expired"));
+        assert_eq!(
+            (ledger[0].channel.as_str(), ledger[0].outcome.as_str()),
+            ("deadline", "expired")
+        );
     }
 }
 

@@ -46,10 +46,22 @@ pub(crate) struct NewAttempt {
 /// AUD-2: writes entries in the caller's transaction (a winner's, a
 /// deadline's), or the appender's batch.
 pub(crate) fn insert(conn: &mut AnyConnection, entries: &[NewAttempt]) -> Result<()> {
-    for entry in entries {
-        diesel::insert_into(attempts::table)
-            .values(entry)
-            .execute(conn)?;
+    match conn {
+        // In process: one cached statement per entry costs no round trip.
+        AnyConnection::Sqlite(conn) => {
+            for entry in entries {
+                diesel::insert_into(attempts::table)
+                    .values(entry)
+                    .execute(conn)?;
+            }
+        }
+        // One multi-row statement: one round trip for a whole batch.
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(conn) => {
+            diesel::insert_into(attempts::table)
+                .values(entries)
+                .execute(conn)?;
+        }
     }
     Ok(())
 }
