@@ -55,8 +55,39 @@ fn ask_by_cli(db: &TestDb, session: &str) -> String {
 dual_backend!(
     ops_1_every_command,
     ops_1_errors_and_exit_codes,
-    ops_1b_ask_with_a_deadline
+    ops_1b_ask_with_a_deadline,
+    aud_3_attempts_on_the_command_line
 );
+
+/// AUD-3: `clarion attempts <id>` lists the ledger (here two answers
+/// through the command line: `cli` won, then lost); another user gets
+/// the not-found exit code.
+fn aud_3_attempts_on_the_command_line(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let id = ask_by_cli(db, &session);
+    for _ in 0..2 {
+        let (code, _) = cli(
+            db,
+            &["answer", &id, "--answers", ANSWER, "--as", "user:alice"],
+        );
+        assert_eq!(code, 0);
+    }
+    let (code, body) = cli(db, &["attempts", &id, "--as", "user:alice"]);
+    assert_eq!(code, 0, "{body}");
+    let entries = body["body"]["attempts"].as_array().unwrap();
+    let seen: Vec<(&str, &str)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["channel"].as_str().unwrap(),
+                e["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(seen, [("cli", "won"), ("cli", "lost")]);
+    let (code, _) = cli(db, &["attempts", &id, "--as", "user:bob"]);
+    assert_eq!(code, 3);
+}
 
 /// OPS-1, EXP-1: `clarion ask --expires-in AGE --on-expire JSON` asks with
 /// a relative deadline (the process's own clock: `expires_at` is

@@ -148,6 +148,15 @@ fn envelopes(db: &TestDb) -> Vec<(&'static str, String)> {
         "pending_deliveries",
         of(db.pending_deliveries(None), |d| envelope::deliveries(d)),
     ));
+    // AUD-3: the winner's and the loser's entries, through the JSON door.
+    out.push((
+        "attempts",
+        text(db.call_value(&serde_json::json!({
+            "op": "attempts",
+            "principal": {"kind": "user", "user_id": "alice"},
+            "args": {"pending_id": "pending-000001"},
+        }))),
+    ));
     let rejected = ResolveRequest {
         rejected: true,
         reject_reason: " not now ".into(),
