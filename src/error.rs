@@ -121,6 +121,8 @@ pub enum ErrorCode {
     Validation,
     /// `capability_denied`
     CapabilityDenied,
+    /// `session_ended`: asking on a session that has ended (ASK-5).
+    SessionEnded,
     /// `internal`: everything unexpected.
     Internal,
 }
@@ -133,6 +135,7 @@ impl ErrorCode {
             ErrorCode::NoLongerActive => "no_longer_active",
             ErrorCode::Validation => "validation",
             ErrorCode::CapabilityDenied => "capability_denied",
+            ErrorCode::SessionEnded => "session_ended",
             ErrorCode::Internal => "internal",
         }
     }
@@ -162,6 +165,7 @@ impl Error {
             Error::NoLongerActive => ErrorCode::NoLongerActive,
             Error::Validation(_) => ErrorCode::Validation,
             Error::CapabilityDenied => ErrorCode::CapabilityDenied,
+            Error::SessionEnded => ErrorCode::SessionEnded,
             _ => ErrorCode::Internal,
         }
     }

@@ -57,6 +57,20 @@ fn wire_4_tool_definitions_are_pinned() {
     assert_eq!(definitions.len(), 2);
 }
 
+/// WIRE-4: every error a tool can end with has its own code word; asking
+/// on an ended session (ASK-5) is `session_ended`, not `internal`.
+#[test]
+fn wire_4_session_ended_has_its_own_code() {
+    assert_eq!(
+        envelope::tool_error(&clarion::Error::SessionEnded),
+        json!({"error": "session has ended", "code": "session_ended"})
+    );
+    assert_eq!(
+        envelope::tool_error(&clarion::Error::NoLongerActive)["code"],
+        "no_longer_active"
+    );
+}
+
 #[test]
 fn wire_4_tools_for_lists_only_callable_tools() {
     let names = |principal: &Principal| {

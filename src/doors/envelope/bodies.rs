@@ -336,6 +336,7 @@ enum CodeWord {
     NoLongerActive,
     Validation,
     CapabilityDenied,
+    SessionEnded,
     Internal,
 }
 
