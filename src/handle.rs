@@ -50,6 +50,18 @@ pub struct Clarion {
     channel: Channel,
 }
 
+/// While it lives, the handle's attachment lease is renewed
+/// ([`Clarion::keep_lease`]).
+pub struct LeaseHold {
+    _beating: crate::domain::engine::heartbeat::Beating,
+}
+
+impl std::fmt::Debug for LeaseHold {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeaseHold").finish_non_exhaustive()
+    }
+}
+
 impl std::fmt::Debug for Clarion {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Clarion")
@@ -641,6 +653,31 @@ impl Clarion {
     /// [`Clarion::call`] on an already parsed request.
     pub fn call_value(&self, request: &Value) -> Envelope {
         crate::doors::json::call_value(&self.engine, self.channel, request)
+    }
+
+    /// MCPA-3: the database part of an asking tool call on `session_id`'s
+    /// server (`clarion mcp --ask-in`), as that session's host, recording
+    /// channel `mcp`: a result now, or the bundle to wait on and for how
+    /// long (MCPA-4), whose outcome [`crate::mcp::wait_result`] turns into
+    /// the result. Reads and writes the database briefly: an async caller
+    /// runs it on a blocking pool.
+    pub fn start_ask_tool(
+        &self,
+        session_id: &str,
+        tool: crate::doors::mcp_asking::AskTool,
+        arguments: &Value,
+    ) -> crate::doors::mcp_asking::AskStep {
+        tool.start(&self.engine, session_id, arguments)
+    }
+
+    /// MCPA-1, DEL-3: keeps this handle's attachment lease renewed while
+    /// the returned hold lives, whether or not an agent waits, so answers
+    /// given between an agent's calls are received by its next wait and
+    /// never reach the outbox. Dropping the hold lets the lease lapse.
+    pub fn keep_lease(&self) -> LeaseHold {
+        LeaseHold {
+            _beating: self.engine.heartbeat.beating(),
+        }
     }
 
     /// WIRE-4: performs one MCP tool call and returns the MCP result

@@ -75,7 +75,7 @@ pub use doors::operations::{
     capabilities, has_capability, CliArg, CliCommand, CliValue, Operation,
 };
 pub use error::{Entity, Error, ErrorCode, OpenError, Result, ValidationError};
-pub use handle::{Builder, Clarion};
+pub use handle::{Builder, Clarion, LeaseHold};
 pub use rules::capability::{Access, AgentAccess, Authorization, Denial, Target};
 pub use rules::limits;
 pub use rules::principal::{Grant, Principal};

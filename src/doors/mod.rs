@@ -10,4 +10,5 @@ pub mod envelope;
 pub(crate) mod http;
 pub(crate) mod json;
 pub mod mcp;
+pub(crate) mod mcp_asking;
 pub(crate) mod operations;

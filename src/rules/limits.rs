@@ -54,6 +54,14 @@ pub const HTTP_WAIT: WaitBounds = WaitBounds {
     cap: Duration::from_millis(55_000),
 };
 
+/// The asking tools of `clarion mcp --ask-in` (MCPA-4): 45 s when none is
+/// given, cut at 50 s, so a call ends before common 60 s client timeouts.
+/// Every such wait ends as cut short (WAIT-1b): it never detaches.
+pub const MCP_WAIT: WaitBounds = WaitBounds {
+    default: Duration::from_millis(45_000),
+    cap: Duration::from_millis(50_000),
+};
+
 /// `reject_reason` and each `custom_text` (VAL-5).
 pub const MAX_FREE_TEXT_RUNES: usize = 2000;
 /// A question's prompt (ASK-2).

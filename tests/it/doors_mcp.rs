@@ -71,6 +71,30 @@ fn wire_4_session_ended_has_its_own_code() {
     );
 }
 
+/// MCPA-3: the asking tools' definitions, pinned; `ask_human` takes `ask`'s
+/// arguments without `session_id`, plus `wait_ms`.
+#[test]
+fn mcpa_3_ask_tool_definitions_are_pinned() {
+    let definitions = mcp::ask_tool_definitions();
+    let names: Vec<&str> = definitions
+        .iter()
+        .map(|d| d["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ask_human", "wait_for_answer", "cancel_question"]);
+    for definition in &definitions {
+        let name = definition["name"].as_str().unwrap();
+        snapshot(&format!("ask_tool_{name}"), &definition.to_string());
+    }
+    let ask_human = &definitions[0]["inputSchema"];
+    assert!(ask_human["properties"].get("session_id").is_none());
+    assert!(ask_human["properties"].get("wait_ms").is_some());
+    assert!(ask_human["properties"].get("expires_in_ms").is_some());
+    assert_eq!(ask_human["required"], json!(["questions"]));
+    for tool in mcp::AskTool::ALL {
+        assert_eq!(mcp::AskTool::parse(tool.name()), Some(tool));
+    }
+}
+
 #[test]
 fn wire_4_tools_for_lists_only_callable_tools() {
     let names = |principal: &Principal| {

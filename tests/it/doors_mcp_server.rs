@@ -192,7 +192,7 @@ fn mcp_server_replies_are_never_cut(db: &TestDb) {
 }
 
 /// `clarion mcp` as a child process speaking newline-delimited JSON-RPC.
-struct Server {
+pub struct Server {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
@@ -200,8 +200,14 @@ struct Server {
 
 impl Server {
     fn start(url: &str, principal: &str) -> Server {
+        Server::start_with(url, &["--as", principal])
+    }
+
+    /// `clarion mcp` on `url` with these arguments (`--as …`, `--ask-in …`).
+    pub fn start_with(url: &str, args: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_clarion"))
-            .args(["mcp", "--database-url", url, "--as", principal])
+            .args(["mcp", "--database-url", url])
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -222,7 +228,7 @@ impl Server {
         }
     }
 
-    fn send(&mut self, line: &str) {
+    pub fn send(&mut self, line: &str) {
         self.send_bytes(format!("{line}\n").as_bytes());
     }
 
@@ -232,14 +238,14 @@ impl Server {
         stdin.flush().unwrap();
     }
 
-    fn receive(&mut self) -> Value {
+    pub fn receive(&mut self) -> Value {
         let mut line = String::new();
         let read = self.stdout.read_line(&mut line).unwrap();
         assert!(read > 0, "the server closed its output");
         serde_json::from_str(&line).unwrap()
     }
 
-    fn finish(mut self) -> std::process::ExitStatus {
+    pub fn finish(mut self) -> std::process::ExitStatus {
         drop(self.stdin.take());
         self.child.wait().unwrap()
     }

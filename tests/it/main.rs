@@ -71,6 +71,7 @@ mod listing_pending_actions;
 mod listing_summary;
 mod listing_support;
 mod listing_visibility_order;
+mod mcp_asking;
 mod resolve_auth;
 mod resolve_cancel;
 mod resolve_claim_replay;

@@ -18,7 +18,7 @@ mod serve;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use clarion::{Channel, Clarion, Principal, Timestamp};
+use clarion::{Channel, Clarion, Timestamp};
 
 #[derive(Parser)]
 #[command(
@@ -49,14 +49,9 @@ enum Command {
         #[command(subcommand)]
         command: serve::TokenCommand,
     },
-    /// Serve the external MCP tools over stdio.
-    Mcp {
-        #[arg(long, env = "CLARION_DATABASE_URL", default_value = "./clarion.db")]
-        database_url: String,
-        /// Whom the tools act for, e.g. user:alice or agent:alice/bot:questions:read.
-        #[arg(long = "as")]
-        principal: Principal,
-    },
+    /// Serve the MCP tools over stdio: the answering tools (--as), or the asking tools for
+    /// one session (--ask-in).
+    Mcp(mcp_server::McpArgs),
     /// Read the attempt ledger (AUD-3).
     Audit {
         #[command(subcommand)]
@@ -161,16 +156,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Mcp {
-            database_url,
-            principal,
-        } => match mcp_server::serve(&database_url, principal) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("clarion mcp: {error}");
-                ExitCode::FAILURE
-            }
-        },
+        Command::Mcp(args) => mcp_server::run(args),
         Command::Serve(args) => match serve::serve(args) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {

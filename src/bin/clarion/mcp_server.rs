@@ -4,17 +4,50 @@
 //! the protocol. The async runtime lives here, in the binary: each tool call
 //! runs the synchronous library on a blocking thread.
 
-use clarion::mcp::{self, UnknownTool};
-use clarion::{Clarion, Principal};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clarion::mcp::{self, AskStep, AskTool, UnknownTool};
+use clarion::{Checked, Clarion, Error, LeaseHold, Principal, SessionUpsert};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, Notify};
+
+/// `clarion mcp`'s arguments: the answering tools for one principal
+/// (`--as`, WIRE-4), or the asking tools for one session (`--ask-in`,
+/// MCPA-1).
+#[derive(clap::Args)]
+pub struct McpArgs {
+    #[arg(long, env = "CLARION_DATABASE_URL", default_value = "./clarion.db")]
+    database_url: String,
+    /// Whom the answering tools act for, e.g. user:alice or agent:alice/bot:questions:read.
+    #[arg(
+        long = "as",
+        required_unless_present = "ask_in",
+        conflicts_with = "ask_in"
+    )]
+    principal: Option<Principal>,
+    /// Serve the asking tools (ask_human, wait_for_answer, cancel_question) for this one
+    /// session, as its host (MCPA-1).
+    #[arg(long)]
+    ask_in: Option<String>,
+    /// With --ask-in: mirror this task first, and the session on it.
+    #[arg(long, requires = "ask_in")]
+    task: Option<String>,
+    /// With --task: the task's workspace, mirrored first.
+    #[arg(long, requires = "task")]
+    workspace: Option<String>,
+    /// With --workspace: the workspace's owner.
+    #[arg(long, requires = "workspace")]
+    owner: Option<String>,
+}
 
 struct Server {
     clarion: Clarion,
@@ -72,6 +105,153 @@ impl ServerHandler for Server {
                 None,
             )),
         }
+    }
+}
+
+/// The asking server (MCPA-1): one session's host. Its lease is renewed
+/// while it runs, so an answer given between the agent's calls is received
+/// by its next wait, never sent to the outbox.
+struct AskServer {
+    clarion: Clarion,
+    session_id: String,
+    _lease: LeaseHold,
+}
+
+/// How often a waiting call reports progress when asked to (MCPA-4).
+const PROGRESS_EVERY: Duration = Duration::from_secs(15);
+
+impl ServerHandler for AskServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("clarion", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Ask a human. ask_human asks one to four questions and waits for the answer; \
+                 when it returns status pending, call wait_for_answer with its pending_id. \
+                 cancel_question withdraws a question nobody answered yet.",
+            )
+    }
+
+    /// Exactly the asking tools (MCPA-3).
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = mcp::ask_tool_definitions()
+            .into_iter()
+            .map(serde_json::from_value::<Tool>)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(internal)?;
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let Some(tool) = AskTool::parse(&request.name) else {
+            return Err(ErrorData::invalid_params(
+                format!("unknown tool {:?}", request.name.as_ref()),
+                None,
+            ));
+        };
+        let arguments = request.arguments.map_or(Value::Null, Value::Object);
+        let (clarion, session_id) = (self.clarion.clone(), self.session_id.clone());
+        let step = tokio::task::spawn_blocking(move || {
+            clarion.start_ask_tool(&session_id, tool, &arguments)
+        })
+        .await
+        .map_err(internal)?;
+        let result = match step {
+            AskStep::Done(result) => result,
+            AskStep::Wait { pending_id, wait } => {
+                drive(&self.clarion, pending_id, wait, &context).await?
+            }
+        };
+        serde_json::from_value::<CallToolResult>(result)
+            .map(CallToolResponse::from)
+            .map_err(internal)
+    }
+}
+
+/// MCPA-4: waits on `pending_id` as the HTTP door does (HTTP-5), holding
+/// no thread: checked on the blocking pool at once and whenever the wait's
+/// callback fires, its poll interval passes or its deadline comes (WAIT-5);
+/// cut at `wait` (never a detach, WAIT-1b); ended at once by the request's
+/// `notifications/cancelled`, leaving the bundle pending. With a progress
+/// token it reports progress every 15 s.
+async fn drive(
+    clarion: &Clarion,
+    pending_id: String,
+    wait: Duration,
+    context: &RequestContext<RoleServer>,
+) -> Result<Value, ErrorData> {
+    let woken = Arc::new(Notify::new());
+    let wake = {
+        let woken = woken.clone();
+        move || woken.notify_one()
+    };
+    let (waiting, id) = (clarion.clone(), pending_id.clone());
+    let begun = tokio::task::spawn_blocking(move || waiting.begin_wait(&id, wake))
+        .await
+        .map_err(internal)?;
+    let mut pending = match begun {
+        Ok(pending) => pending,
+        Err(error) => return Ok(mcp::wait_result(&pending_id, Err(error))),
+    };
+    let deadline = tokio::time::Instant::now() + wait;
+    let progress = context.meta.get_progress_token();
+    let mut reports = tokio::time::interval_at(deadline_from_now(PROGRESS_EVERY), PROGRESS_EVERY);
+    let mut reported = 0.0;
+    loop {
+        pending = match tokio::task::spawn_blocking(move || pending.check())
+            .await
+            .map_err(internal)?
+        {
+            Ok(Checked::Over(outcome)) => return Ok(mcp::wait_result(&pending_id, Ok(outcome))),
+            Ok(Checked::Waiting(pending)) => pending,
+            Err(error) => return Ok(mcp::wait_result(&pending_id, Err(error))),
+        };
+        let poll = pending.poll_interval().unwrap_or(wait);
+        let due = pending.next_check().map(tokio::time::Instant::from_std);
+        tokio::select! {
+            biased;
+            // The client gave up: rmcp sends nothing for a cancelled
+            // request, and the bundle stays pending.
+            () = context.ct.cancelled() => {
+                return Err(ErrorData::internal_error("request cancelled", None));
+            }
+            () = tokio::time::sleep_until(deadline) => {
+                let ended = tokio::task::spawn_blocking(move || pending.capped())
+                    .await
+                    .map_err(internal)?;
+                return Ok(mcp::wait_result(&pending_id, ended));
+            }
+            () = woken.notified() => {}
+            () = tokio::time::sleep(poll) => {}
+            () = sleep_until(due) => {}
+            _ = reports.tick(), if progress.is_some() => {
+                if let Some(token) = progress.clone() {
+                    reported += PROGRESS_EVERY.as_secs_f64();
+                    let mut note = ProgressNotificationParam::new(token, reported);
+                    note.message = Some("waiting for a human".to_owned());
+                    let _ = context.peer.notify_progress(note).await;
+                }
+            }
+        }
+    }
+}
+
+fn deadline_from_now(after: Duration) -> tokio::time::Instant {
+    tokio::time::Instant::now() + after
+}
+
+/// Sleeps until `at`; never wakes when there is no `at`.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -185,29 +365,83 @@ async fn write_replies(from_server: DuplexStream, mut replies: mpsc::UnboundedRe
     }
 }
 
-/// Opens the database, then serves until the client closes stdin.
-pub fn serve(database_url: &str, principal: Principal) -> Result<(), Box<dyn std::error::Error>> {
+/// `clarion mcp`: opens the database, then serves until the client closes
+/// stdin. Exit codes as the other commands': 3 for an unknown session.
+pub fn run(args: McpArgs) -> ExitCode {
+    match serve(args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("clarion mcp: {error}");
+            match error.downcast_ref::<Error>() {
+                Some(error) => crate::exit_code(clarion::envelope::error(error).status),
+                None => ExitCode::FAILURE,
+            }
+        }
+    }
+}
+
+fn serve(args: McpArgs) -> Result<(), Box<dyn std::error::Error>> {
     // AUD-4: the tools record `mcp` whatever the handle.
-    let clarion = Clarion::open(database_url)?;
+    let clarion = Clarion::open(&args.database_url)?;
     let closing = clarion.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async {
-        let (server_in, requests) = tokio::io::duplex(1 << 16);
-        let (server_out, responses) = tokio::io::duplex(1 << 16);
-        let (replies, parse_errors) = mpsc::unbounded_channel();
-        tokio::spawn(read_requests(requests, replies));
-        let writer = tokio::spawn(write_replies(responses, parse_errors));
-        let running = Server { clarion, principal }
-            .serve((server_in, server_out))
-            .await?;
-        running.waiting().await?;
-        // Flush whatever the server wrote last.
-        let _ = writer.await;
-        Ok::<_, Box<dyn std::error::Error>>(())
-    })?;
+    let served = match args.ask_in {
+        Some(session_id) => {
+            let server = ask_server(clarion, session_id, args.task, args.workspace, args.owner)?;
+            runtime.block_on(run_stdio(server))
+        }
+        None => {
+            let principal = args.principal.ok_or("give --as or --ask-in")?;
+            runtime.block_on(run_stdio(Server { clarion, principal }))
+        }
+    };
     // REL-7: the ledger's appender writes what it holds before the exit.
     closing.close();
+    served
+}
+
+/// MCPA-1: with `--task`, mirrors what was given (the workspace and its
+/// owner, the task, the session naming only its task); without it the
+/// session must exist. Never begins a turn or changes a state.
+fn ask_server(
+    clarion: Clarion,
+    session_id: String,
+    task: Option<String>,
+    workspace: Option<String>,
+    owner: Option<String>,
+) -> Result<AskServer, Error> {
+    match task {
+        Some(task) => {
+            if let Some(workspace) = &workspace {
+                clarion.upsert_workspace(workspace, owner.as_deref())?;
+            }
+            clarion.upsert_task(&task, workspace.as_deref())?;
+            clarion.upsert_session(SessionUpsert::new(&session_id, &task))?;
+        }
+        None => {
+            clarion.has_pending_clarification(&session_id)?;
+        }
+    }
+    let lease = clarion.keep_lease();
+    Ok(AskServer {
+        clarion,
+        session_id,
+        _lease: lease,
+    })
+}
+
+/// Serves `handler` over stdin and stdout until the client closes stdin.
+async fn run_stdio(handler: impl ServerHandler) -> Result<(), Box<dyn std::error::Error>> {
+    let (server_in, requests) = tokio::io::duplex(1 << 16);
+    let (server_out, responses) = tokio::io::duplex(1 << 16);
+    let (replies, parse_errors) = mpsc::unbounded_channel();
+    tokio::spawn(read_requests(requests, replies));
+    let writer = tokio::spawn(write_replies(responses, parse_errors));
+    let running = handler.serve((server_in, server_out)).await?;
+    running.waiting().await?;
+    // Flush whatever the server wrote last.
+    let _ = writer.await;
     Ok(())
 }

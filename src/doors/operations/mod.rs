@@ -74,6 +74,16 @@ fn run<D: Declared>(
     D::perform(engine, &caller, args)
 }
 
+/// `ask` as the host (MCPA-3's `ask_human`): its declared arguments,
+/// read by the one WIRE-5 reader, recording `channel`.
+pub(crate) fn ask(
+    engine: &Engine,
+    channel: Channel,
+    args: &Value,
+) -> Result<crate::domain::ask::Asked> {
+    run::<agent::Ask>(engine, &Principal::System, channel, args)
+}
+
 /// An operation's arguments; absent (`null`) arguments are `{}`.
 fn read_args<A: DeserializeOwned>(args: &Value) -> Result<A> {
     let empty = Value::Object(Map::new());

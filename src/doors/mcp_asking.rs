@@ -1,0 +1,330 @@
+//! MCPA-3..5: the asking tools of `clarion mcp --ask-in <session>`, a set
+//! of their own beside WIRE-4's answering tools. An agent asks
+//! (`ask_human`), waits again (`wait_for_answer`) or withdraws its own
+//! question (`cancel_question`), always as the host (`system`) of its one
+//! session and recording channel `mcp`.
+//!
+//! The library stays synchronous: [`AskTool::start`] does the call's
+//! database part and says whether the door must now wait; the door drives
+//! that wait without a thread (the library's [`crate::PendingWait`], as the
+//! HTTP door does, HTTP-5) for at most the call's `wait_ms`, and turns its
+//! outcome into the result with [`wait_result`].
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::domain::engine::Engine;
+use crate::domain::views::{Response, WaitOutcome};
+use crate::doors::args::schema::{self, Side};
+use crate::doors::args::{self, Id, Millis};
+use crate::doors::envelope;
+use crate::doors::operations::{self, Operation};
+use crate::error::{Entity, Error, Result, ValidationError};
+use crate::rules::capability::{admit, HOST};
+use crate::rules::limits::MCP_WAIT;
+use crate::rules::principal::Principal;
+use crate::rules::vocabulary::{BundleStatus, Channel};
+
+/// The asking tools (MCPA-3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AskTool {
+    /// `ask_human`: asks on the server's session, then waits.
+    AskHuman,
+    /// `wait_for_answer`: waits again on one of the session's bundles.
+    WaitForAnswer,
+    /// `cancel_question`: withdraws one of the session's pending bundles.
+    CancelQuestion,
+}
+
+/// `wait_for_answer`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct WaitForAnswerArgs {
+    /// The bundle `ask_human` returned.
+    pending_id: Id,
+    /// How long to wait, in milliseconds: default 45000; longer waits are
+    /// cut at 50000, so a call ends before common 60 s client timeouts.
+    wait_ms: Option<Millis>,
+}
+
+/// `cancel_question`'s arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CancelQuestionArgs {
+    /// The bundle to withdraw.
+    pending_id: Id,
+}
+
+/// `ask_human`'s own argument beside `ask`'s (MCPA-3).
+#[derive(Deserialize, JsonSchema)]
+pub(crate) struct WaitMs {
+    /// How long to wait for the answer, in milliseconds: default 45000;
+    /// longer waits are cut at 50000.
+    wait_ms: Option<Millis>,
+}
+
+/// MCPA-5: where a bundle stands when an asking call returns.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "AskResult")]
+pub(crate) struct AskResult<'a> {
+    /// The bundle.
+    pending_id: &'a str,
+    /// `answered`, `rejected` or `cancelled` with the response; `expired`
+    /// or `superseded`; or `pending`: call `wait_for_answer` again.
+    status: BundleStatus,
+    /// The resolution (WIRE-2; `decided_by` shows a deadline's default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response: Option<&'a Response>,
+    /// With `pending`: how long to wait before `wait_for_answer`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_ms: Option<u64>,
+}
+
+/// MCPA-5 `cancel_question`: the cancel's outcome (LIFE-6, REPLAY-1).
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "CancelQuestionResult")]
+pub(crate) struct CancelResult<'a> {
+    /// The bundle.
+    pending_id: &'a str,
+    /// True when this call cancelled it; false when someone settled it
+    /// first (its status and response are theirs).
+    claimed: bool,
+    /// The bundle's resolution.
+    status: BundleStatus,
+    /// The winner's response.
+    response: &'a Response,
+}
+
+/// What the door does after [`AskTool::start`].
+#[derive(Debug)]
+pub enum AskStep {
+    /// The call's result (success or error), an MCP `CallToolResult`.
+    Done(Value),
+    /// Wait on this bundle (the agent-side wait, [`crate::Clarion::begin_wait`])
+    /// for at most `wait`, then pass the outcome to [`wait_result`].
+    Wait {
+        /// The bundle to wait on.
+        pending_id: String,
+        /// How long, already clamped (MCPA-4).
+        wait: Duration,
+    },
+}
+
+impl AskTool {
+    /// Every asking tool.
+    pub const ALL: [AskTool; 3] = [
+        AskTool::AskHuman,
+        AskTool::WaitForAnswer,
+        AskTool::CancelQuestion,
+    ];
+
+    /// The tool's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            AskTool::AskHuman => "ask_human",
+            AskTool::WaitForAnswer => "wait_for_answer",
+            AskTool::CancelQuestion => "cancel_question",
+        }
+    }
+
+    /// The tool with this name.
+    pub fn parse(name: &str) -> Option<AskTool> {
+        AskTool::ALL.into_iter().find(|tool| tool.name() == name)
+    }
+
+    fn description(self) -> &'static str {
+        match self {
+            AskTool::AskHuman => {
+                "Ask a human one to four questions and wait for the answer (at most wait_ms). \
+                 Returns the answer, or status pending with the pending_id: then call \
+                 wait_for_answer. A deadline (expires_in_ms or expires_at) with on_expire \
+                 decides what you are told if nobody answers in time."
+            }
+            AskTool::WaitForAnswer => {
+                "Wait again for the answer to a question asked with ask_human (at most wait_ms)."
+            }
+            AskTool::CancelQuestion => {
+                "Withdraw a question you asked that nobody has answered yet."
+            }
+        }
+    }
+
+    /// `{"name", "description", "inputSchema", "outputSchema"}`, the
+    /// schemas self-contained (JSON Schema 2020-12).
+    pub fn definition(self) -> Value {
+        let (input, output) = match self {
+            AskTool::AskHuman => (
+                ask_human_schema(),
+                schema::inline::<AskResult>(Side::Bodies),
+            ),
+            AskTool::WaitForAnswer => (
+                schema::inline::<WaitForAnswerArgs>(Side::Arguments),
+                schema::inline::<AskResult>(Side::Bodies),
+            ),
+            AskTool::CancelQuestion => (
+                schema::inline::<CancelQuestionArgs>(Side::Arguments),
+                schema::inline::<CancelResult>(Side::Bodies),
+            ),
+        };
+        json!({
+            "name": self.name(),
+            "description": self.description(),
+            "inputSchema": input,
+            "outputSchema": output,
+        })
+    }
+}
+
+/// Every asking tool's definition.
+pub fn ask_tool_definitions() -> Vec<Value> {
+    AskTool::ALL.into_iter().map(AskTool::definition).collect()
+}
+
+/// `ask_human`'s input: `ask`'s arguments, declared once with the
+/// operation, without `session_id` (the server's) and with `wait_ms`.
+fn ask_human_schema() -> Value {
+    let mut ask = Operation::Ask
+        .args_schema()
+        .unwrap_or_else(|| json!({"type": "object"}));
+    let wait = schema::inline::<WaitMs>(Side::Arguments);
+    if let Some(properties) = ask.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.remove("session_id");
+        if let Some(wait_ms) = wait.pointer("/properties/wait_ms") {
+            properties.insert("wait_ms".to_owned(), wait_ms.clone());
+        }
+    }
+    if let Some(required) = ask.get_mut("required").and_then(Value::as_array_mut) {
+        required.retain(|name| name != "session_id");
+    }
+    ask
+}
+
+/// MCPA-4: the wait a call asked for, clamped.
+fn clamped(wait_ms: Option<Millis>) -> Duration {
+    MCP_WAIT.serve(wait_ms.map(|ms| ms.0))
+}
+
+fn error_result(error: &Error) -> Value {
+    envelope::tool_result(envelope::tool_error(error), true)
+}
+
+fn ok_result(structured: &impl Serialize) -> Value {
+    envelope::tool_result(envelope::to_json(structured), false)
+}
+
+impl AskTool {
+    /// MCPA-3: the database part of a call on `session_id`'s server:
+    /// `ask_human` asks (ASK-1..5; a retry with the same idempotency key
+    /// finds the same bundle), `wait_for_answer` checks the bundle is the
+    /// session's, `cancel_question` cancels it. A bundle of another
+    /// session, a deleted one or an unknown id is `not_found`.
+    pub(crate) fn start(self, engine: &Engine, session_id: &str, arguments: &Value) -> AskStep {
+        match self.started(engine, session_id, arguments) {
+            Ok(step) => step,
+            Err(error) => AskStep::Done(error_result(&error)),
+        }
+    }
+
+    fn started(self, engine: &Engine, session_id: &str, arguments: &Value) -> Result<AskStep> {
+        let empty = Value::Object(Map::new());
+        let arguments = if arguments.is_null() {
+            &empty
+        } else {
+            arguments
+        };
+        match self {
+            AskTool::AskHuman => {
+                let (ask, wait) = ask_arguments(arguments, session_id)?;
+                let asked = operations::ask(engine, Channel::Mcp, &ask)?;
+                Ok(AskStep::Wait {
+                    pending_id: asked.pending_id,
+                    wait,
+                })
+            }
+            AskTool::WaitForAnswer => {
+                let args: WaitForAnswerArgs = args::read(arguments, "arguments")?;
+                session_bundle(engine, session_id, &args.pending_id.0)?;
+                Ok(AskStep::Wait {
+                    pending_id: args.pending_id.0,
+                    wait: clamped(args.wait_ms),
+                })
+            }
+            AskTool::CancelQuestion => {
+                let args: CancelQuestionArgs = args::read(arguments, "arguments")?;
+                let pending_id = args.pending_id.0;
+                session_bundle(engine, session_id, &pending_id)?;
+                let host = admit(&Principal::System, HOST, Channel::Mcp)?;
+                let resolved = engine.cancel_bundle(&host, &pending_id)?;
+                Ok(AskStep::Done(ok_result(&CancelResult {
+                    pending_id: &pending_id,
+                    claimed: resolved.claimed,
+                    status: resolved.status,
+                    response: &resolved.response,
+                })))
+            }
+        }
+    }
+}
+
+/// `ask_human`'s arguments as `ask`'s (with the server's session) and its
+/// wait; `session_id` is not one of them.
+fn ask_arguments(arguments: &Value, session_id: &str) -> Result<(Value, Duration)> {
+    let Some(given) = arguments.as_object() else {
+        return Err(ValidationError::new(
+            "arguments",
+            format!("expected an object, got {}", args::type_name(arguments)),
+        )
+        .into());
+    };
+    if given.contains_key("session_id") {
+        return Err(ValidationError::new(
+            "arguments.session_id",
+            "not an argument of ask_human: the question goes to this server's session",
+        )
+        .into());
+    }
+    let mut ask = given.clone();
+    let wait = ask.remove("wait_ms").map_or(Ok(None), |value| {
+        args::read::<WaitMs>(&json!({ "wait_ms": value }), "arguments").map(|w| w.wait_ms)
+    })?;
+    ask.insert(
+        "session_id".to_owned(),
+        Value::String(session_id.to_owned()),
+    );
+    Ok((Value::Object(ask), clamped(wait)))
+}
+
+/// The bundle, if it is one of `session_id`'s; else the one not-found.
+fn session_bundle(engine: &Engine, session_id: &str, pending_id: &str) -> Result<()> {
+    let host = admit(&Principal::System, HOST, Channel::Mcp)?;
+    let detail = engine.get_bundle(&host, pending_id)?;
+    if detail.bundle.session_id != session_id {
+        return Err(Error::NotFound(Entity::Bundle));
+    }
+    Ok(())
+}
+
+/// MCPA-5: the result of an asking call's wait on `pending_id`: the
+/// resolution with its response, `expired` or `superseded`, or `pending`
+/// (the wait was cut at `wait_ms`, or the host detached the session); an
+/// error is a WIRE-4 error result.
+pub fn wait_result(pending_id: &str, outcome: Result<WaitOutcome>) -> Value {
+    let (status, response) = match &outcome {
+        Ok(WaitOutcome::Answered(response)) => (BundleStatus::Answered, Some(response)),
+        Ok(WaitOutcome::Rejected(response)) => (BundleStatus::Rejected, Some(response)),
+        Ok(WaitOutcome::Cancelled(response)) => (BundleStatus::Cancelled, Some(response)),
+        Ok(WaitOutcome::Expired) => (BundleStatus::Expired, None),
+        Ok(WaitOutcome::Superseded) => (BundleStatus::Superseded, None),
+        Ok(WaitOutcome::Detached | WaitOutcome::TimedOut) => (BundleStatus::Pending, None),
+        Err(error) => return error_result(error),
+    };
+    ok_result(&AskResult {
+        pending_id,
+        status,
+        response,
+        retry_after_ms: (status == BundleStatus::Pending).then_some(0),
+    })
+}
