@@ -17,16 +17,17 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
 use crate::domain::engine::Engine;
-use crate::domain::views::{Response, WaitOutcome};
+use crate::domain::views::WaitOutcome;
 use crate::doors::args::schema::{self, Side};
 use crate::doors::args::{self, Id, Millis};
 use crate::doors::envelope;
+use crate::doors::envelope::bodies::{AskResultBody, CancelQuestionBody};
 use crate::doors::operations::{self, Operation};
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::capability::{admit, HOST};
 use crate::rules::limits::MCP_WAIT;
 use crate::rules::principal::Principal;
-use crate::rules::vocabulary::{BundleStatus, Channel};
+use crate::rules::vocabulary::Channel;
 
 /// The asking tools (MCPA-3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,38 +65,6 @@ pub(crate) struct WaitMs {
     /// How long to wait for the answer, in milliseconds: default 45000;
     /// longer waits are cut at 50000.
     wait_ms: Option<Millis>,
-}
-
-/// MCPA-5: where a bundle stands when an asking call returns.
-#[derive(Serialize, JsonSchema)]
-#[schemars(rename = "AskResult")]
-pub(crate) struct AskResult<'a> {
-    /// The bundle.
-    pending_id: &'a str,
-    /// `answered`, `rejected` or `cancelled` with the response; `expired`
-    /// or `superseded`; or `pending`: call `wait_for_answer` again.
-    status: BundleStatus,
-    /// The resolution (WIRE-2; `decided_by` shows a deadline's default).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    response: Option<&'a Response>,
-    /// With `pending`: how long to wait before `wait_for_answer`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    retry_after_ms: Option<u64>,
-}
-
-/// MCPA-5 `cancel_question`: the cancel's outcome (LIFE-6, REPLAY-1).
-#[derive(Serialize, JsonSchema)]
-#[schemars(rename = "CancelQuestionResult")]
-pub(crate) struct CancelResult<'a> {
-    /// The bundle.
-    pending_id: &'a str,
-    /// True when this call cancelled it; false when someone settled it
-    /// first (its status and response are theirs).
-    claimed: bool,
-    /// The bundle's resolution.
-    status: BundleStatus,
-    /// The winner's response.
-    response: &'a Response,
 }
 
 /// What the door does after [`AskTool::start`].
@@ -158,15 +127,15 @@ impl AskTool {
         let (input, output) = match self {
             AskTool::AskHuman => (
                 ask_human_schema(),
-                schema::inline::<AskResult>(Side::Bodies),
+                schema::inline::<AskResultBody>(Side::Bodies),
             ),
             AskTool::WaitForAnswer => (
                 schema::inline::<WaitForAnswerArgs>(Side::Arguments),
-                schema::inline::<AskResult>(Side::Bodies),
+                schema::inline::<AskResultBody>(Side::Bodies),
             ),
             AskTool::CancelQuestion => (
                 schema::inline::<CancelQuestionArgs>(Side::Arguments),
-                schema::inline::<CancelResult>(Side::Bodies),
+                schema::inline::<CancelQuestionBody>(Side::Bodies),
             ),
         };
         json!({
@@ -258,12 +227,10 @@ impl AskTool {
                 session_bundle(engine, session_id, &pending_id)?;
                 let host = admit(&Principal::System, HOST, Channel::Mcp)?;
                 let resolved = engine.cancel_bundle(&host, &pending_id)?;
-                Ok(AskStep::Done(ok_result(&CancelResult {
-                    pending_id: &pending_id,
-                    claimed: resolved.claimed,
-                    status: resolved.status,
-                    response: &resolved.response,
-                })))
+                Ok(AskStep::Done(ok_result(&CancelQuestionBody::of(
+                    &pending_id,
+                    &resolved,
+                ))))
             }
         }
     }
@@ -312,19 +279,8 @@ fn session_bundle(engine: &Engine, session_id: &str, pending_id: &str) -> Result
 /// (the wait was cut at `wait_ms`, or the host detached the session); an
 /// error is a WIRE-4 error result.
 pub fn wait_result(pending_id: &str, outcome: Result<WaitOutcome>) -> Value {
-    let (status, response) = match &outcome {
-        Ok(WaitOutcome::Answered(response)) => (BundleStatus::Answered, Some(response)),
-        Ok(WaitOutcome::Rejected(response)) => (BundleStatus::Rejected, Some(response)),
-        Ok(WaitOutcome::Cancelled(response)) => (BundleStatus::Cancelled, Some(response)),
-        Ok(WaitOutcome::Expired) => (BundleStatus::Expired, None),
-        Ok(WaitOutcome::Superseded) => (BundleStatus::Superseded, None),
-        Ok(WaitOutcome::Detached | WaitOutcome::TimedOut) => (BundleStatus::Pending, None),
-        Err(error) => return error_result(error),
-    };
-    ok_result(&AskResult {
-        pending_id,
-        status,
-        response,
-        retry_after_ms: (status == BundleStatus::Pending).then_some(0),
-    })
+    match &outcome {
+        Ok(outcome) => ok_result(&AskResultBody::of(pending_id, outcome)),
+        Err(error) => error_result(error),
+    }
 }

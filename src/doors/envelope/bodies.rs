@@ -132,6 +132,88 @@ impl<'a> From<&'a WaitOutcome> for WaitedBody<'a> {
     }
 }
 
+/// The statuses an asking call ends with (MCPA-5).
+#[derive(JsonSchema)]
+#[schemars(rename = "AskStatusWord")]
+#[allow(dead_code)] // only its schema is used; the word comes from `BundleStatus`
+#[serde(rename_all = "snake_case")]
+enum AskStatusWord {
+    Answered,
+    Rejected,
+    Cancelled,
+    Expired,
+    Superseded,
+    Pending,
+}
+
+/// MCPA-5: where a bundle stands when `ask_human` or `wait_for_answer`
+/// returns.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "AskResult")]
+pub(crate) struct AskResultBody<'a> {
+    /// The bundle.
+    pending_id: &'a str,
+    /// `answered`, `rejected` or `cancelled` with the response; `expired`
+    /// or `superseded`; or `pending`: call `wait_for_answer` again.
+    #[schemars(with = "AskStatusWord")]
+    status: BundleStatus,
+    /// With a resolution: the response (WIRE-2; `decided_by` shows a
+    /// deadline's default).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response: Option<&'a Response>,
+    /// With `pending`: how long to wait before `wait_for_answer`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry_after_ms: Option<u64>,
+}
+
+impl<'a> AskResultBody<'a> {
+    /// An asking call's wait on `pending_id` ended with `outcome`.
+    pub(crate) fn of(pending_id: &'a str, outcome: &'a WaitOutcome) -> AskResultBody<'a> {
+        let status = match outcome {
+            WaitOutcome::Answered(_) => BundleStatus::Answered,
+            WaitOutcome::Rejected(_) => BundleStatus::Rejected,
+            WaitOutcome::Cancelled(_) => BundleStatus::Cancelled,
+            WaitOutcome::Expired => BundleStatus::Expired,
+            WaitOutcome::Superseded => BundleStatus::Superseded,
+            // The wait was cut, or the host detached the session.
+            WaitOutcome::Detached | WaitOutcome::TimedOut => BundleStatus::Pending,
+        };
+        AskResultBody {
+            pending_id,
+            status,
+            response: outcome.response(),
+            retry_after_ms: (status == BundleStatus::Pending).then_some(0),
+        }
+    }
+}
+
+/// MCPA-5 `cancel_question`: the cancel's outcome (LIFE-6, REPLAY-1).
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "CancelQuestionResult")]
+pub(crate) struct CancelQuestionBody<'a> {
+    /// The bundle.
+    pending_id: &'a str,
+    /// True when this call cancelled it; false when someone settled it
+    /// first (its status and response are theirs).
+    claimed: bool,
+    /// The bundle's resolution.
+    #[schemars(with = "Resolution")]
+    status: BundleStatus,
+    /// The winner's response (WIRE-2).
+    response: &'a Response,
+}
+
+impl<'a> CancelQuestionBody<'a> {
+    pub(crate) fn of(pending_id: &'a str, resolved: &'a Resolved) -> CancelQuestionBody<'a> {
+        CancelQuestionBody {
+            pending_id,
+            claimed: resolved.claimed,
+            status: resolved.status,
+            response: &resolved.response,
+        }
+    }
+}
+
 /// PA-1: one object per visible requested task, in request order.
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "PendingActions")]
