@@ -4,7 +4,7 @@
 //! question (`cancel_question`), always as the host (`system`) of its one
 //! session and recording channel `mcp`.
 //!
-//! The library stays synchronous: [`AskTool::start`] does the call's
+//! The library stays synchronous: `Clarion::start_ask_tool` does the call's
 //! database part and says whether the door must now wait; the door drives
 //! that wait without a thread (the library's [`crate::PendingWait`], as the
 //! HTTP door does, HTTP-5) for at most the call's `wait_ms`, and turns its
@@ -67,7 +67,7 @@ pub(crate) struct WaitMs {
     wait_ms: Option<Millis>,
 }
 
-/// What the door does after [`AskTool::start`].
+/// What the door does after [`crate::Clarion::start_ask_tool`].
 #[derive(Debug)]
 pub enum AskStep {
     /// The call's result (success or error), an MCP `CallToolResult`.
