@@ -18,6 +18,7 @@ use crate::support::*;
 dual_backend!(
     mcpa_2_an_agent_asks_and_a_human_answers_on_the_command_line,
     mcpa_2_the_pending_path_answered_over_http,
+    mcpa_1_pauses_longer_than_the_lease_send_nothing_to_the_outbox,
     mcpa_5_a_deadlines_default_reaches_the_agent,
     mcpa_5_expired_and_superseded_are_results,
     mcpa_5_validation_not_found_and_session_ended_are_errors,
@@ -162,6 +163,40 @@ fn mcpa_2_the_pending_path_answered_over_http(db: &TestDb) {
     let now = clarion::Clarion::open(&db.url).unwrap();
     let outbox = now.pending_deliveries(None).unwrap();
     assert!(outbox.iter().all(|d| d.pending_id != id), "no outbox entry");
+    now.close();
+}
+
+/// MCPA-1, DEL-3: the server keeps its lease between the agent's calls:
+/// with a lease of 1 s, a pause of three leases before the answer, and the
+/// answer given while no call waits, nothing reaches the outbox and the
+/// next `wait_for_answer` receives it.
+fn mcpa_1_pauses_longer_than_the_lease_send_nothing_to_the_outbox(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let env = [("CLARION_MIRROR", "--attachment-lease 1s")];
+    let Some(mut agent) = Agent::start(db, &session, "paused", &env) else {
+        return;
+    };
+    let id = agent.line("PENDING ");
+    // The agent's pause (the scenario itself, not a wait for a condition).
+    std::thread::sleep(Duration::from_secs(3));
+    db.resolve_bundle(&alice(), &id, &one_answer("while it paused"))
+        .unwrap();
+    // Read on the system clock, the server's: the test's clock is days
+    // behind, so through `db` every lease would look alive.
+    let now = clarion::Clarion::open(&db.url).unwrap();
+    let outbox = now.pending_deliveries(None).unwrap();
+    assert!(outbox.iter().all(|d| d.pending_id != id), "{outbox:?}");
+    agent.go();
+    let result = agent.result();
+    assert_eq!(
+        result["response"]["answers"][0]["custom_text"],
+        "while it paused"
+    );
+    assert!(now
+        .pending_deliveries(None)
+        .unwrap()
+        .iter()
+        .all(|d| d.pending_id != id));
     now.close();
 }
 

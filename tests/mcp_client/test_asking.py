@@ -83,6 +83,15 @@ async def pending_then_wait(session):
     return await ok(session, "wait_for_answer", {"pending_id": first["pending_id"], "wait_ms": 40000})
 
 
+async def paused(session):
+    """The agent pauses longer than the lease between its calls; the answer
+    given meanwhile is still its next wait's, never the outbox's."""
+    first = await ok(session, "ask_human", {"questions": QUESTIONS, "wait_ms": 0})
+    said(f"PENDING {first['pending_id']}")
+    await go_on()  # the lease's length passed, and the human answered
+    return await ok(session, "wait_for_answer", {"pending_id": first["pending_id"], "wait_ms": 40000})
+
+
 async def deadline_default(session):
     """Nobody answers: the deadline's default reaches the agent."""
     return await ok(session, "ask_human", {
@@ -154,6 +163,7 @@ async def tool_lists(session):
 SCENARIOS = {
     "answered": answered,
     "pending": pending_then_wait,
+    "paused": paused,
     "deadline_default": deadline_default,
     "deadline_expire": deadline_expire,
     "refusals": refusals,

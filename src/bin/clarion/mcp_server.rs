@@ -47,6 +47,9 @@ pub struct McpArgs {
     /// With --workspace: the workspace's owner.
     #[arg(long, requires = "workspace")]
     owner: Option<String>,
+    /// How long this server's attachments outlive it (DEL-3): `30s` by default.
+    #[arg(long, value_name = "AGE", value_parser = crate::parse_age)]
+    attachment_lease: Option<u64>,
 }
 
 struct Server {
@@ -382,7 +385,11 @@ pub fn run(args: McpArgs) -> ExitCode {
 
 fn serve(args: McpArgs) -> Result<(), Box<dyn std::error::Error>> {
     // AUD-4: the tools record `mcp` whatever the handle.
-    let clarion = Clarion::open(&args.database_url)?;
+    let mut builder = Clarion::builder(&args.database_url);
+    if let Some(lease) = args.attachment_lease {
+        builder = builder.attachment_lease(Duration::from_millis(lease));
+    }
+    let clarion = builder.open()?;
     let closing = clarion.clone();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
