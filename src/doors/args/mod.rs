@@ -14,9 +14,7 @@ use std::time::Duration;
 use schemars::{json_schema, JsonSchema, Schema, SchemaGenerator};
 use serde::de::{Deserialize, Deserializer, Error as _};
 
-#[cfg(feature = "http")]
-pub(crate) use reader::type_name;
-pub(crate) use reader::{read, read_at};
+pub(crate) use reader::{read, read_at, type_name};
 
 /// A required id: absent, `null` or `""` is a 400 (WIRE-5).
 #[derive(Debug, Clone, PartialEq, Eq)]
