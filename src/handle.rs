@@ -670,6 +670,18 @@ impl Clarion {
         tool.start(&self.engine, session_id, arguments)
     }
 
+    /// MCPA-6: where the task of an asking call on `session_id` stands —
+    /// its bundle read as a wait's check reads it (a due bundle settled,
+    /// a received resolution acknowledged) — so tasks survive a restart of
+    /// the server. Not-found for a bundle that is not the session's.
+    pub fn ask_task(
+        &self,
+        session_id: &str,
+        pending_id: &str,
+    ) -> Result<crate::doors::mcp_asking::TaskState> {
+        crate::doors::mcp_asking::task_state(&self.engine, session_id, pending_id)
+    }
+
     /// MCPA-1, DEL-3: keeps this handle's attachment lease renewed while
     /// the returned hold lives, whether or not an agent waits, so answers
     /// given between an agent's calls are received by its next wait and

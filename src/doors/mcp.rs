@@ -14,7 +14,9 @@ use crate::doors::envelope::bodies::CodedErrorBody;
 use crate::doors::operations::{ToolEntry, ENTRIES};
 use crate::rules::principal::Principal;
 
-pub use crate::doors::mcp_asking::{ask_tool_definitions, wait_result, AskStep, AskTool};
+pub use crate::doors::mcp_asking::{
+    ask_tool_definitions, wait_result, AskStep, AskTool, TaskState,
+};
 pub use crate::doors::operations::Tool;
 
 impl Tool {

@@ -10,12 +10,14 @@
 //! HTTP door does, HTTP-5) for at most the call's `wait_ms`, and turns its
 //! outcome into the result with [`wait_result`].
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::domain::delivery::wait::{Checked, PendingWait};
 use crate::domain::engine::Engine;
 use crate::domain::views::WaitOutcome;
 use crate::doors::args::schema::{self, Side};
@@ -28,6 +30,7 @@ use crate::rules::capability::{admit, HOST};
 use crate::rules::limits::MCP_WAIT;
 use crate::rules::principal::Principal;
 use crate::rules::vocabulary::Channel;
+use crate::store::Timestamp;
 
 /// The asking tools (MCPA-3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +68,26 @@ pub(crate) struct WaitMs {
     /// How long to wait for the answer, in milliseconds: default 45000;
     /// longer waits are cut at 50000.
     wait_ms: Option<Millis>,
+}
+
+/// MCPA-6: where a task (an asking call's bundle) stands, read from the
+/// database by [`crate::Clarion::ask_task`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum TaskState {
+    /// The bundle is still pending.
+    Working {
+        /// When it was asked.
+        created_at: Timestamp,
+    },
+    /// It is settled: the call's result (MCPA-5).
+    Settled {
+        /// When it was asked.
+        created_at: Timestamp,
+        /// When it was settled, or when this check found it ended.
+        updated_at: Timestamp,
+        /// The MCP `CallToolResult` the call would have returned.
+        result: Value,
+    },
 }
 
 /// What the door does after [`crate::Clarion::start_ask_tool`].
@@ -264,14 +287,44 @@ fn ask_arguments(arguments: &Value, session_id: &str) -> Result<(Value, Duration
     Ok((Value::Object(ask), clamped(wait)))
 }
 
-/// The bundle, if it is one of `session_id`'s; else the one not-found.
-fn session_bundle(engine: &Engine, session_id: &str, pending_id: &str) -> Result<()> {
+/// The bundle's `created_at`, if it is one of `session_id`'s; else the
+/// one not-found.
+fn session_bundle(engine: &Engine, session_id: &str, pending_id: &str) -> Result<Timestamp> {
     let host = admit(&Principal::System, HOST, Channel::Mcp)?;
     let detail = engine.get_bundle(&host, pending_id)?;
     if detail.bundle.session_id != session_id {
         return Err(Error::NotFound(Entity::Bundle));
     }
-    Ok(())
+    Ok(detail.bundle.created_at)
+}
+
+/// MCPA-6: one check of a task's bundle, like a wait's: a due bundle is
+/// settled (WAIT-5) and a received resolution acknowledged (WAIT-2), so a
+/// task read after a restart shows what happened meanwhile. A bundle of
+/// another session, a deleted one or an unknown id is not-found.
+pub(crate) fn task_state(
+    engine: &Arc<Engine>,
+    session_id: &str,
+    pending_id: &str,
+) -> Result<TaskState> {
+    let created_at = session_bundle(engine, session_id, pending_id)?;
+    let waiter = engine.begin_wait(pending_id, None)?;
+    let checked = PendingWait::new(engine.clone(), waiter).check()?;
+    Ok(match checked {
+        // A detach of the session does not end a task: the bundle is
+        // still pending.
+        Checked::Waiting(_) | Checked::Over(WaitOutcome::Detached) => {
+            TaskState::Working { created_at }
+        }
+        Checked::Over(outcome) => TaskState::Settled {
+            created_at,
+            updated_at: outcome
+                .response()
+                .and_then(|response| response.responded_at)
+                .unwrap_or_else(|| engine.now()),
+            result: wait_result(pending_id, Ok(outcome)),
+        },
+    })
 }
 
 /// MCPA-5: the result of an asking call's wait on `pending_id`: the

@@ -217,9 +217,9 @@ fn mcpa_5_a_deadlines_default_reaches_the_agent(db: &TestDb) {
     );
 }
 
-/// MCPA-5: `expired` (a deadline's `expire`) and `superseded` (the host
-/// began a new turn) are results with `isError: false`, without a
-/// response.
+/// MCPA-5: `expired` (a deadline's `expire`, or the host ending the
+/// session) and `superseded` (the host began a new turn) are results with
+/// `isError: false`, without a response.
 fn mcpa_5_expired_and_superseded_are_results(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let Some(agent) = Agent::start(db, &session, "deadline_expire", &[]) else {
@@ -237,6 +237,15 @@ fn mcpa_5_expired_and_superseded_are_results(db: &TestDb) {
     db.begin_turn(&session).unwrap();
     let superseded = agent.result();
     assert_eq!(superseded["status"], "superseded", "{superseded}");
+    // The host ends the session while the agent waits: expired too.
+    let Some(agent) = Agent::start(db, &session, "answered", &[]) else {
+        return;
+    };
+    asked_on(db, &session);
+    db.set_session_state(&session, SessionState::Completed)
+        .unwrap();
+    let ended = agent.result();
+    assert_eq!(ended["status"], "expired", "{ended}");
 }
 
 /// MCPA-5, WIRE-4: a bad request is a `validation` error result, another

@@ -4,17 +4,21 @@
 //! the protocol. The async runtime lives here, in the binary: each tool call
 //! runs the synchronous library on a blocking thread.
 
+use std::collections::HashMap;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use clarion::mcp::{self, AskStep, AskTool, UnknownTool};
+use clarion::mcp::{self, AskStep, AskTool, TaskState, UnknownTool};
 use clarion::{Checked, Clarion, Error, LeaseHold, Principal, SessionUpsert};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
+    DetailedTask, GetTaskParams, GetTaskResult, Implementation, ListToolsResult, Notification,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig,
+    ServerNotification, Task, TaskPayload, TaskStatus, TaskStatusNotificationParams, Tool,
+    UpdateTaskParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{Peer, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
@@ -118,14 +122,34 @@ struct AskServer {
     clarion: Clarion,
     session_id: String,
     _lease: LeaseHold,
+    /// MCPA-6: the tasks this server drives, and those the client
+    /// cancelled (remembered while it runs).
+    tasks: Arc<Mutex<HashMap<String, TaskSlot>>>,
 }
+
+/// One task this server knows of.
+#[derive(Default)]
+struct TaskSlot {
+    /// `tasks/cancel` came: the task reads `cancelled`, its bundle stays
+    /// pending.
+    cancelled: bool,
+    /// The wait that sends `notifications/tasks` when the bundle settles.
+    driver: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// How often a client should poll `tasks/get`.
+const TASK_POLL_MS: u64 = 1_000;
 
 /// How often a waiting call reports progress when asked to (MCPA-4).
 const PROGRESS_EVERY: Duration = Duration::from_secs(15);
 
 impl ServerHandler for AskServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("clarion", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Ask a human. ask_human asks one to four questions and waits for the answer; \
@@ -159,6 +183,12 @@ impl ServerHandler for AskServer {
                 None,
             ));
         };
+        // MCPA-6: a waiting call becomes a task when the client declared
+        // the extension; `cancel_question` never does.
+        let tasked = tool != AskTool::CancelQuestion
+            && context
+                .client_capabilities()
+                .is_some_and(|capabilities| capabilities.supports_tasks());
         let arguments = request.arguments.map_or(Value::Null, Value::Object);
         let (clarion, session_id) = (self.clarion.clone(), self.session_id.clone());
         let step = tokio::task::spawn_blocking(move || {
@@ -168,6 +198,9 @@ impl ServerHandler for AskServer {
         .map_err(internal)?;
         let result = match step {
             AskStep::Done(result) => result,
+            AskStep::Wait { pending_id, .. } if tasked => {
+                return self.create_task(pending_id, &context).await;
+            }
             AskStep::Wait { pending_id, wait } => {
                 drive(&self.clarion, pending_id, wait, &context).await?
             }
@@ -176,6 +209,213 @@ impl ServerHandler for AskServer {
             .map(CallToolResponse::from)
             .map_err(internal)
     }
+
+    /// MCPA-6 `tasks/get`: the bundle read from the database, so a task
+    /// outlives the server that made it; a task no driver follows (after a
+    /// restart) gets one.
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let id = request.task_id;
+        let state = self.task_state(&id).await?;
+        let cancelled = self.is_cancelled(&id);
+        if matches!(state, TaskState::Working { .. }) && !cancelled {
+            self.follow(&id, context.peer.clone());
+        }
+        Ok(GetTaskResult::new(detailed(&id, &state, cancelled)))
+    }
+
+    /// MCPA-6 `tasks/cancel`: the task reads `cancelled` from now on; the
+    /// bundle stays pending and answerable (`cancel_question` withdraws
+    /// it). A settled task stays `completed`.
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let id = request.task_id;
+        if let TaskState::Settled { .. } = self.task_state(&id).await? {
+            return Ok(());
+        }
+        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = tasks.entry(id).or_default();
+        slot.cancelled = true;
+        if let Some(driver) = slot.driver.take() {
+            driver.abort();
+        }
+        Ok(())
+    }
+
+    /// MCPA-6: a task never asks the client for input.
+    async fn update_task(
+        &self,
+        _request: UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Err(ErrorData::invalid_params(
+            "these tasks never ask for input",
+            None,
+        ))
+    }
+}
+
+impl AskServer {
+    /// MCPA-6: the call's task, at once: `taskId` the `pending_id`,
+    /// `working` while the bundle is pending (followed until it settles),
+    /// else `completed` with the call's result.
+    async fn create_task(
+        &self,
+        pending_id: String,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let state = self.task_state(&pending_id).await?;
+        self.tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(pending_id.clone())
+            .or_default()
+            .cancelled = false;
+        if matches!(state, TaskState::Working { .. }) {
+            self.follow(&pending_id, context.peer.clone());
+        }
+        let task = detailed(&pending_id, &state, false).task;
+        Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
+    }
+
+    /// The task's bundle, checked on the blocking pool; an id that is no
+    /// bundle of this session is JSON-RPC's invalid params (-32602).
+    async fn task_state(&self, pending_id: &str) -> Result<TaskState, ErrorData> {
+        let (clarion, session_id, id) = (
+            self.clarion.clone(),
+            self.session_id.clone(),
+            pending_id.to_owned(),
+        );
+        let state = tokio::task::spawn_blocking(move || clarion.ask_task(&session_id, &id))
+            .await
+            .map_err(internal)?;
+        state.map_err(|error| match error {
+            Error::NotFound(_) | Error::Validation(_) => {
+                ErrorData::invalid_params(format!("no task {pending_id:?} of this session"), None)
+            }
+            error => internal(error),
+        })
+    }
+
+    fn is_cancelled(&self, pending_id: &str) -> bool {
+        self.tasks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(pending_id)
+            .is_some_and(|slot| slot.cancelled)
+    }
+
+    /// Starts the task's driver unless one runs: it waits on the bundle
+    /// without a thread and sends `notifications/tasks` once it settles.
+    fn follow(&self, pending_id: &str, peer: Peer<RoleServer>) {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = tasks.entry(pending_id.to_owned()).or_default();
+        if slot
+            .driver
+            .as_ref()
+            .is_some_and(|driver| !driver.is_finished())
+        {
+            return;
+        }
+        let (clarion, session_id) = (self.clarion.clone(), self.session_id.clone());
+        let (id, known) = (pending_id.to_owned(), self.tasks.clone());
+        slot.driver = Some(tokio::spawn(async move {
+            follow_task(clarion, session_id, id, known, peer).await;
+        }));
+    }
+}
+
+/// MCPA-6: a task's driver. The external wait (`begin_wait_bundle`: no
+/// re-attachment, never a detach), checked like [`drive`]'s but with no
+/// cap; once the bundle settles, the task's state is read (acknowledging a
+/// received resolution) and announced, unless the client cancelled it.
+async fn follow_task(
+    clarion: Clarion,
+    session_id: String,
+    pending_id: String,
+    tasks: Arc<Mutex<HashMap<String, TaskSlot>>>,
+    peer: Peer<RoleServer>,
+) {
+    let woken = Arc::new(Notify::new());
+    let wake = {
+        let woken = woken.clone();
+        move || woken.notify_one()
+    };
+    let (waiting, id) = (clarion.clone(), pending_id.clone());
+    let begun = tokio::task::spawn_blocking(move || {
+        waiting.begin_wait_bundle(&Principal::System, &id, wake)
+    })
+    .await;
+    if let Ok(Ok(mut pending)) = begun {
+        loop {
+            pending = match tokio::task::spawn_blocking(move || pending.check()).await {
+                Ok(Ok(Checked::Waiting(pending))) => pending,
+                _ => break,
+            };
+            let poll = pending.poll_interval().unwrap_or(PROGRESS_EVERY);
+            let due = pending.next_check().map(tokio::time::Instant::from_std);
+            tokio::select! {
+                () = woken.notified() => {}
+                () = tokio::time::sleep(poll) => {}
+                () = sleep_until(due) => {}
+            }
+        }
+    }
+    let (reading, id) = (clarion.clone(), pending_id.clone());
+    let state = tokio::task::spawn_blocking(move || reading.ask_task(&session_id, &id)).await;
+    let Ok(Ok(state @ TaskState::Settled { .. })) = state else {
+        return;
+    };
+    let cancelled = tasks
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .get(&pending_id)
+        .is_some_and(|slot| slot.cancelled);
+    if cancelled {
+        return;
+    }
+    let params = TaskStatusNotificationParams::new(detailed(&pending_id, &state, false));
+    let note = ServerNotification::TaskStatusNotification(Notification::new(params));
+    if let Err(error) = peer.send_notification(note).await {
+        tracing::warn!(%error, pending_id, "notifications/tasks not sent");
+    }
+}
+
+/// The task of `pending_id` in `state`, `cancelled` after `tasks/cancel`.
+fn detailed(pending_id: &str, state: &TaskState, cancelled: bool) -> DetailedTask {
+    let (created, updated, payload) = match state {
+        TaskState::Working { created_at } => (*created_at, *created_at, TaskPayload::Working),
+        TaskState::Settled {
+            created_at,
+            updated_at,
+            result,
+        } => (
+            *created_at,
+            *updated_at,
+            TaskPayload::Completed {
+                result: result.as_object().cloned().unwrap_or_default(),
+            },
+        ),
+    };
+    let payload = if cancelled {
+        TaskPayload::Cancelled
+    } else {
+        payload
+    };
+    let task = Task::new(
+        pending_id,
+        TaskStatus::Working,
+        created.to_rfc3339(),
+        updated.to_rfc3339(),
+    )
+    .with_poll_interval_ms(TASK_POLL_MS);
+    DetailedTask::new(task, payload)
 }
 
 /// MCPA-4: waits on `pending_id` as the HTTP door does (HTTP-5), holding
@@ -436,6 +676,7 @@ fn ask_server(
         clarion,
         session_id,
         _lease: lease,
+        tasks: Arc::default(),
     })
 }
 
