@@ -5,6 +5,7 @@
 use diesel::prelude::*;
 
 use crate::domain::bundle::visible_bundle_query;
+use crate::domain::engine::ledger::entry_columns;
 use crate::domain::engine::Engine;
 use crate::domain::views::{AttemptView, LedgerEntry};
 use crate::error::{Entity, Error, Result};
@@ -16,21 +17,6 @@ use crate::store::{at_most_one, AnyConnection, Timestamp};
 
 /// An entry's columns after its id, in [`AttemptView`]'s order.
 type Columns = (String, i64, String, String, String, String, String, String);
-
-/// The columns of a [`LedgerEntry`].
-#[diesel::dsl::auto_type]
-fn entry_columns() -> _ {
-    (
-        attempts::pending_id,
-        attempts::at,
-        attempts::principal_kind,
-        attempts::user_id,
-        attempts::agent_id,
-        attempts::channel,
-        attempts::outcome,
-        attempts::digest,
-    )
-}
 
 /// AUD-3: one bundle's entries, in (`at`, id) order, on the
 /// `attempts_by_bundle` index.

@@ -52,14 +52,7 @@ fn exp_4_sweepers_in_two_processes_settle_each_bundle_once(db: &TestDb) {
         .sum();
     assert_eq!(settled, DUE as u64, "each settled by exactly one process");
     assert!(ids.iter().all(|id| expired(db, id)));
-    crate::events::wait_until_readable(db);
-    let closed = db
-        .events_after(&Principal::System, "", Some(1000))
-        .unwrap()
-        .events
-        .into_iter()
-        .filter(|event| event.event_type == "bundle.closed")
-        .count();
+    let closed = closed_events(db);
     assert_eq!(closed, DUE, "one bundle.closed each");
     for id in &ids {
         let ledger = db.attempts(&Principal::System, id).unwrap();
@@ -75,6 +68,17 @@ fn exp_4_sweepers_in_two_processes_settle_each_bundle_once(db: &TestDb) {
 /// test clock.
 fn ask_due_in(db: &TestDb, session: &str, seconds: u64) -> String {
     ask_due(db, session, Duration::from_secs(seconds), OnExpire::Expire)
+}
+
+/// How many `bundle.closed` events the log holds.
+fn closed_events(db: &TestDb) -> usize {
+    crate::events::wait_until_readable(db);
+    db.events_after(&Principal::System, "", Some(1000))
+        .unwrap()
+        .events
+        .into_iter()
+        .filter(|event| event.event_type == "bundle.closed")
+        .count()
 }
 
 fn expired(db: &TestDb, pending_id: &str) -> bool {
@@ -186,14 +190,7 @@ fn exp_4_two_sweepers_settle_each_bundle_once(db: &TestDb) {
     eventually(Duration::from_secs(30), "every bundle settled", || {
         ids.iter().all(|id| expired(db, id))
     });
-    crate::events::wait_until_readable(db);
-    let closed = db
-        .events_after(&Principal::System, "", Some(1000))
-        .unwrap()
-        .events
-        .into_iter()
-        .filter(|event| event.event_type == "bundle.closed")
-        .count();
+    let closed = closed_events(db);
     assert_eq!(closed, ids.len(), "one bundle.closed each");
     for sweeper in sweepers {
         sweeper.close();

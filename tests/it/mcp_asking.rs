@@ -27,6 +27,7 @@ dual_backend!(
     mcpa_3_tools_list_in_both_modes,
     mcpa_1_arguments_and_an_unknown_session,
     mcpa_4_cancelled_ends_the_wait_at_once,
+    mcpa_4_a_client_giving_up_leaves_the_bundle_pending,
     mcpa_4_progress_every_15_s,
     mcpa_4_wait_ms_is_cut_at_50_s
 );
@@ -334,6 +335,20 @@ fn mcpa_1_arguments_and_an_unknown_session(db: &TestDb) {
     );
     assert_eq!(code(&["--ask-in", "s", "--workspace", "w"]), Some(2));
     assert_eq!(code(&["--ask-in", "s-unknown"]), Some(3));
+}
+
+/// MCPA-4 with the official client: a call the client gives up on (anyio
+/// cancels it; the SDK sends `notifications/cancelled`) ends at once and
+/// leaves the bundle pending, found again by the same idempotency key.
+fn mcpa_4_a_client_giving_up_leaves_the_bundle_pending(db: &TestDb) {
+    let session = mirror(db, "a", "alice");
+    let Some(agent) = Agent::start(db, &session, "cancelled", &[]) else {
+        return;
+    };
+    let result = agent.result();
+    let id = result["pending_id"].as_str().unwrap();
+    let detail = db.get_bundle(&Principal::System, id).unwrap();
+    assert_eq!(detail.status.as_str(), "pending");
 }
 
 /// A raw JSON-RPC asking server on `session`, initialized.

@@ -13,12 +13,15 @@ import asyncio
 import json
 import os
 import sys
+import time
 
-from mcp import ClientSession, StdioServerParameters
+import anyio
+
+from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
-BIN = os.environ["CLARION_BIN"]
-URL = os.environ["CLARION_DATABASE_URL"]
+from clarion_mcp import server, structured
+
 SESSION = os.environ["CLARION_SESSION"]
 # More of `clarion mcp`'s arguments, e.g. `--task t --workspace w --owner u`.
 MIRROR = os.environ.get("CLARION_MIRROR", "").split()
@@ -28,22 +31,6 @@ QUESTIONS = [{
     "prompt": "Tests pass. Ship it?",
     "options": [{"label": "Yes", "description": "ship"}, {"label": "No", "description": "wait"}],
 }]
-
-
-def server(*mode):
-    return StdioServerParameters(
-        command=BIN,
-        args=["mcp", "--database-url", URL, *mode],
-        env={**os.environ, "RUST_LOG": "off"},
-    )
-
-
-def structured(result):
-    """The JSON of a tool result; its text content must say the same."""
-    assert result.content[0].type == "text", result
-    text = json.loads(result.content[0].text)
-    assert text == result.structured_content, (text, result.structured_content)
-    return result.structured_content
 
 
 def said(line):
@@ -148,6 +135,21 @@ async def cancelling(session):
     return beaten
 
 
+async def cancelled(session):
+    """The client gives up on a waiting ask_human (anyio cancels the call,
+    and the SDK sends notifications/cancelled): it ends at once, and the
+    bundle is still pending (a retry with the same key finds it)."""
+    ask = {"questions": QUESTIONS, "idempotency_key": "given-up", "wait_ms": 40000}
+    started = time.monotonic()
+    with anyio.move_on_after(1.5):
+        await session.call_tool("ask_human", ask)
+        raise AssertionError("ask_human returned before anybody answered")
+    assert time.monotonic() - started < 10, "the cancelled call did not end at once"
+    again = await ok(session, "ask_human", {**ask, "wait_ms": 0})
+    assert again["status"] == "pending", again
+    return again
+
+
 async def tool_lists(session):
     """Exactly the asking tools with --ask-in; none of them with --as."""
     names = [tool.name for tool in (await session.list_tools()).tools]
@@ -170,6 +172,7 @@ SCENARIOS = {
     "idempotent": idempotent,
     "cancelling": cancelling,
     "tools": tool_lists,
+    "cancelled": cancelled,
 }
 
 

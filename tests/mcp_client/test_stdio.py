@@ -13,28 +13,17 @@ import asyncio
 import json
 import os
 
-from mcp import ClientSession, StdioServerParameters
+from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
-BIN = os.environ["CLARION_BIN"]
-URL = os.environ["CLARION_DATABASE_URL"]
+import clarion_mcp
+from clarion_mcp import structured
+
 PENDING_ID = os.environ["CLARION_PENDING_ID"]
 
 
 def server(principal):
-    return StdioServerParameters(
-        command=BIN,
-        args=["mcp", "--database-url", URL, "--as", principal],
-        env={**os.environ, "RUST_LOG": "off"},
-    )
-
-
-def structured(result):
-    """The JSON of a tool result; its text content must say the same."""
-    assert result.content[0].type == "text", result
-    text = json.loads(result.content[0].text)
-    assert text == result.structured_content, (text, result.structured_content)
-    return result.structured_content
+    return clarion_mcp.server("--as", principal)
 
 
 def answers(choice, note):

@@ -65,6 +65,22 @@ fn internal(error: impl std::fmt::Display) -> ErrorData {
     ErrorData::internal_error(error.to_string(), None)
 }
 
+/// `tools/list`'s answer from the library's definitions.
+fn tool_list(definitions: Vec<Value>) -> Result<ListToolsResult, ErrorData> {
+    let tools = definitions
+        .into_iter()
+        .map(serde_json::from_value::<Tool>)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(internal)?;
+    Ok(ListToolsResult::with_all_items(tools))
+}
+
+/// A call to a tool this server does not serve: a protocol error, not a
+/// tool result.
+fn unknown_tool(name: &str) -> ErrorData {
+    ErrorData::invalid_params(format!("unknown tool {name:?}"), None)
+}
+
 impl ServerHandler for Server {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
@@ -81,12 +97,7 @@ impl ServerHandler for Server {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = mcp::tools_for(&self.principal)
-            .into_iter()
-            .map(serde_json::from_value::<Tool>)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(internal)?;
-        Ok(ListToolsResult::with_all_items(tools))
+        tool_list(mcp::tools_for(&self.principal))
     }
 
     async fn call_tool(
@@ -107,10 +118,7 @@ impl ServerHandler for Server {
                 .map(CallToolResponse::from)
                 .map_err(internal),
             // An unknown tool is a protocol error, not a tool result.
-            Err(UnknownTool(name)) => Err(ErrorData::invalid_params(
-                format!("unknown tool {name:?}"),
-                None,
-            )),
+            Err(UnknownTool(name)) => Err(unknown_tool(&name)),
         }
     }
 }
@@ -164,12 +172,7 @@ impl ServerHandler for AskServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let tools = mcp::ask_tool_definitions()
-            .into_iter()
-            .map(serde_json::from_value::<Tool>)
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(internal)?;
-        Ok(ListToolsResult::with_all_items(tools))
+        tool_list(mcp::ask_tool_definitions())
     }
 
     async fn call_tool(
@@ -178,10 +181,7 @@ impl ServerHandler for AskServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let Some(tool) = AskTool::parse(&request.name) else {
-            return Err(ErrorData::invalid_params(
-                format!("unknown tool {:?}", request.name.as_ref()),
-                None,
-            ));
+            return Err(unknown_tool(&request.name));
         };
         // MCPA-6: a waiting call becomes a task when the client declared
         // the extension; `cancel_question` never does.

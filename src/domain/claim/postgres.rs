@@ -16,7 +16,7 @@ use super::target::Marks;
 use crate::domain::bundle::{
     bundle_record_columns, question_record_columns, sort_dm4, BundleRecord, QuestionRecord,
 };
-use crate::domain::engine::ledger::NewAttempt;
+use crate::domain::engine::ledger::{entry_columns, NewAttempt};
 use crate::error::Result;
 use crate::rules::visibility::{self, Scope};
 use crate::store::failpoints::{points, Failpoints};
@@ -123,16 +123,7 @@ fn winners_entry<'a>(
         .limit(1);
     diesel::insert_into(attempts::table)
         .values(once)
-        .into_columns((
-            attempts::pending_id,
-            attempts::at,
-            attempts::principal_kind,
-            attempts::user_id,
-            attempts::agent_id,
-            attempts::channel,
-            attempts::outcome,
-            attempts::digest,
-        ))
+        .into_columns(entry_columns())
 }
 
 /// The claim's writes for PostgreSQL (see [`ClaimStatement`]); `rows` is a

@@ -43,6 +43,22 @@ pub(crate) struct NewAttempt {
     pub digest: String,
 }
 
+/// An entry's columns after its id, in [`NewAttempt`]'s order: what the
+/// claim's PostgreSQL statement inserts and a reader selects.
+#[diesel::dsl::auto_type]
+pub(crate) fn entry_columns() -> _ {
+    (
+        attempts::pending_id,
+        attempts::at,
+        attempts::principal_kind,
+        attempts::user_id,
+        attempts::agent_id,
+        attempts::channel,
+        attempts::outcome,
+        attempts::digest,
+    )
+}
+
 /// AUD-2: writes entries in the caller's transaction (a winner's, a
 /// deadline's), or the appender's batch.
 pub(crate) fn insert(conn: &mut AnyConnection, entries: &[NewAttempt]) -> Result<()> {
