@@ -168,9 +168,9 @@ fn mcpa_2_the_pending_path_answered_over_http(db: &TestDb) {
 }
 
 /// MCPA-1, DEL-3: the server keeps its lease between the agent's calls:
-/// with a lease of 1 s, a pause of three leases before the answer, and the
-/// answer given while no call waits, nothing reaches the outbox and the
-/// next `wait_for_answer` receives it.
+/// with a lease of 1 s, a pause until the lease was renewed past three
+/// leases after the ask, and the answer given while no call waits, nothing
+/// reaches the outbox and the next `wait_for_answer` receives it.
 fn mcpa_1_pauses_longer_than_the_lease_send_nothing_to_the_outbox(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let env = [("CLARION_MIRROR", "--attachment-lease 1s")];
@@ -178,8 +178,15 @@ fn mcpa_1_pauses_longer_than_the_lease_send_nothing_to_the_outbox(db: &TestDb) {
         return;
     };
     let id = agent.line("PENDING ");
-    // The agent's pause (the scenario itself, not a wait for a condition).
-    std::thread::sleep(Duration::from_secs(3));
+    let asked = clarion::Clock::now(&clarion::SystemClock).as_micros();
+    // The agent pauses until the server has renewed its lease past three
+    // leases after the ask: the first lease is long over by then. A server
+    // that does not hold its lease never gets there.
+    eventually(
+        Duration::from_secs(30),
+        "the lease renewed past three leases after the ask",
+        || lease_of(db, &id).is_some_and(|until| until > asked + 3_000_000),
+    );
     db.resolve_bundle(&alice(), &id, &one_answer("while it paused"))
         .unwrap();
     // Read on the system clock, the server's: the test's clock is days
@@ -199,6 +206,21 @@ fn mcpa_1_pauses_longer_than_the_lease_send_nothing_to_the_outbox(db: &TestDb) {
         .iter()
         .all(|d| d.pending_id != id));
     now.close();
+}
+
+/// When the lease of the handle `pending_id` is attached to ends (µs).
+fn lease_of(db: &TestDb, pending_id: &str) -> Option<i64> {
+    use clarion::test_hooks::schema::{attachments, handles};
+    use diesel::prelude::*;
+    db.raw(|conn| {
+        attachments::table
+            .inner_join(handles::table.on(handles::id.eq(attachments::handle_id)))
+            .filter(attachments::pending_id.eq(pending_id))
+            .select(handles::alive_until)
+            .first::<i64>(conn)
+            .optional()
+            .unwrap()
+    })
 }
 
 /// MCPA-5, EXP-3, WAIT-5: nobody answers; at the deadline the wait

@@ -7,7 +7,7 @@
 //! announces a settled task with `notifications/tasks`.
 
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clarion::Principal;
 use rmcp::model::{
@@ -120,20 +120,6 @@ async fn get(client: &Client, task_id: &str) -> DetailedTask {
         .task
 }
 
-/// Polls `tasks/get` (as the task's `pollIntervalMs` invites) until the
-/// task is terminal.
-async fn until_terminal(client: &Client, task_id: &str) -> DetailedTask {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let task = get(client, task_id).await;
-        if task.task.status.is_terminal() {
-            return task;
-        }
-        assert!(Instant::now() < deadline, "the task never ended: {task:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// The `structuredContent` of a completed task's result.
 fn completed(task: &DetailedTask) -> Value {
     match &task.payload {
@@ -172,7 +158,9 @@ fn mcpa_6_a_task_works_then_completes_with_the_answer(db: &TestDb) {
             .unwrap();
         assert_eq!(heard.task.task.task_id, task.task_id);
         assert_eq!(heard.task.task.status, TaskStatus::Completed);
-        let done = until_terminal(&asking.client, &task.task_id).await;
+        // Announced, so `tasks/get` must say the same now.
+        let done = get(&asking.client, &task.task_id).await;
+        assert_eq!(done.task.status, TaskStatus::Completed);
         let result = completed(&done);
         assert_eq!(result["status"], "answered", "{result}");
         assert_eq!(result["response"]["answers"][0]["custom_text"], "by task");
