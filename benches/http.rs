@@ -85,7 +85,7 @@ use clarion::http::{
     self, Authentication, Authenticator, HttpOptions, ServeOptions, Shutdown, TokenAuthenticator,
     STREAMS_PER_CREDENTIAL,
 };
-use clarion::{Clarion, ListRequest, Principal, SessionUpsert};
+use clarion::{Clarion, ListRequest, Principal, SessionUpsert, TaskUpsert, WorkspaceUpsert};
 use common::{median, ms, percentile, two_answers, two_questions, ANSWER_Q1, ANSWER_Q2};
 
 /// Set in the asking child to the database URL.
@@ -926,8 +926,12 @@ impl Crowd {
                 } else {
                     let id = format!("u{user}");
                     let (workspace, task) = (format!("w-{id}"), format!("t-{id}"));
-                    inbox.upsert_workspace(&workspace, Some(&id)).unwrap();
-                    inbox.upsert_task(&task, Some(&workspace)).unwrap();
+                    inbox
+                        .upsert_workspace(WorkspaceUpsert::new(&workspace).owner(&id))
+                        .unwrap();
+                    inbox
+                        .upsert_task(TaskUpsert::new(&task).workspace(&workspace))
+                        .unwrap();
                     let session = format!("s-{id}");
                     inbox
                         .upsert_session(SessionUpsert::new(&session, &task))
@@ -1445,8 +1449,12 @@ fn main() {
         let place = place_for("http");
         // As `clarion serve` opens it: the defaults.
         let inbox = Clarion::open(&place.url).expect("open");
-        inbox.upsert_workspace("w", Some("alice")).unwrap();
-        inbox.upsert_task("t", Some("w")).unwrap();
+        inbox
+            .upsert_workspace(WorkspaceUpsert::new("w").owner("alice"))
+            .unwrap();
+        inbox
+            .upsert_task(TaskUpsert::new("t").workspace("w"))
+            .unwrap();
         inbox.upsert_session(SessionUpsert::new("s", "t")).unwrap();
         let servers = Servers::start(&inbox);
         requests_bench(name, &inbox, &servers, &runtime, runs);

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 use clarion::test_hooks::AnyConnection;
 use clarion::test_hooks::{drift, populate, WorldSpec};
 use clarion::Cursor;
-use clarion::{Backend, Clarion, ListRequest, Principal};
+use clarion::{Backend, Clarion, ListRequest, Principal, WorkspaceUpsert};
 use common::{median, ms, Raw};
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel::RunQueryDsl;
@@ -383,7 +383,7 @@ fn open_tenant_world(
             // Through the library, so its own key maintenance runs.
             for w in 1..tenants {
                 clarion
-                    .upsert_workspace(&format!("w{w}"), Some(""))
+                    .upsert_workspace(WorkspaceUpsert::new(&format!("w{w}")).owner(""))
                     .expect("unown workspace");
             }
         }

@@ -39,7 +39,7 @@ use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clarion::test_hooks::AnyConnection;
-use clarion::{AnswerInput, ResolveRequest};
+use clarion::{AnswerInput, ResolveRequest, TaskUpsert, WorkspaceUpsert};
 use clarion::{Backend, Clarion, Principal, SessionUpsert};
 use common::{median, ms, percentile, two_answers, two_questions, Raw, ANSWER_Q1, ANSWER_Q2};
 use diesel::connection::SimpleConnection;
@@ -539,8 +539,12 @@ fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
         .pool_size(RACERS as u32 + 2)
         .open()
         .expect("open");
-    clarion.upsert_workspace("w", Some("alice")).unwrap();
-    clarion.upsert_task("t", Some("w")).unwrap();
+    clarion
+        .upsert_workspace(WorkspaceUpsert::new("w").owner("alice"))
+        .unwrap();
+    clarion
+        .upsert_task(TaskUpsert::new("t").workspace("w"))
+        .unwrap();
     let alice = Principal::user("alice");
     let (mut ask, mut ask_floor) = (Vec::new(), Vec::new());
     let (mut resolve, mut resolve_floor) = (Vec::new(), Vec::new());

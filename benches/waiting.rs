@@ -34,7 +34,7 @@ mod common;
 
 use common::{median, ms, percentile, two_answers, two_questions};
 
-use clarion::{Clarion, Principal, SessionUpsert, Synchronous};
+use clarion::{Clarion, Principal, SessionUpsert, Synchronous, TaskUpsert, WorkspaceUpsert};
 
 /// Set in the answerer child to the database URL.
 const ANSWERER: &str = "CLARION_BENCH_ANSWERER";
@@ -46,8 +46,12 @@ fn ask(clarion: &Clarion) -> String {
 
 fn setup(url: &str) -> Clarion {
     let clarion = Clarion::open(url).unwrap();
-    clarion.upsert_workspace("w", Some("alice")).unwrap();
-    clarion.upsert_task("t", Some("w")).unwrap();
+    clarion
+        .upsert_workspace(WorkspaceUpsert::new("w").owner("alice"))
+        .unwrap();
+    clarion
+        .upsert_task(TaskUpsert::new("t").workspace("w"))
+        .unwrap();
     clarion
         .upsert_session(SessionUpsert::new("s", "t"))
         .unwrap();

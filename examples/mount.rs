@@ -14,7 +14,7 @@ use axum::response::Redirect;
 use axum::routing::get;
 use axum::Router;
 use clarion::http::{self, Authentication, Authenticator, HttpOptions, ServeOptions, Shutdown};
-use clarion::{Clarion, Principal};
+use clarion::{Clarion, Principal, WorkspaceUpsert};
 
 /// The host's authentication: its session layer already knows the user.
 /// A real host would check its own session cookie or API key here; this
@@ -43,7 +43,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let inbox = Clarion::builder(&dir.join("inbox.db").display().to_string())
         .sweep_deadlines(std::time::Duration::from_millis(250))
         .open()?;
-    inbox.upsert_workspace("w", Some("alice"))?;
+    inbox.upsert_workspace(WorkspaceUpsert::new("w").owner("alice"))?;
 
     let shutdown = Shutdown::new();
     let options = HttpOptions::new().shutdown(shutdown.clone());

@@ -21,7 +21,8 @@ use crate::domain::ask::{AskRequest, Asked};
 use crate::domain::delivery::wait::PendingWait;
 use crate::domain::engine::signal::EventSubscription;
 use crate::domain::events::EventPage;
-use crate::domain::lifecycle::SessionUpsert;
+use crate::domain::history::{SettledPage, SettledRequest};
+use crate::domain::lifecycle::{SessionUpsert, TaskUpsert, WorkspaceUpsert};
 use crate::domain::listing::{ListPage, ListRequest, Summary, TaskPendingActions};
 use crate::domain::resolve::ResolveRequest;
 use crate::domain::resume::{Delivery, DeliveryReport, ResumeDispatcher};
@@ -96,6 +97,8 @@ pub struct Builder {
     attachment_lease: Duration,
     watch_interval: Duration,
     sweep_interval: Option<Duration>,
+    #[cfg(feature = "test-hooks")]
+    statements: Option<crate::store::StatementCounter>,
 }
 
 impl Builder {
@@ -200,6 +203,15 @@ impl Builder {
         self
     }
 
+    /// Test hook: counts the statements this handle's pool connections
+    /// start, into `counter` (LIST-11).
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn count_statements(mut self, counter: crate::store::StatementCounter) -> Self {
+        self.statements = Some(counter);
+        self
+    }
+
     /// Connects, migrates and returns the handle.
     pub fn open(self) -> Result<Clarion, OpenError> {
         let target = DbTarget::parse(&self.database_url)?;
@@ -213,6 +225,8 @@ impl Builder {
                 busy_timeout: self.busy_timeout,
                 connection_timeout: self.connection_timeout,
                 synchronous: self.synchronous,
+                #[cfg(feature = "test-hooks")]
+                statements: self.statements,
             },
         )?;
         // After opening: a fresh SQLite file exists now, so its path
@@ -309,6 +323,8 @@ impl Clarion {
             attachment_lease: Duration::from_secs(30),
             watch_interval: Duration::from_millis(10),
             sweep_interval: None,
+            #[cfg(feature = "test-hooks")]
+            statements: None,
         }
     }
 
@@ -342,10 +358,11 @@ impl Clarion {
 
     // ---- the host mirror (LIFE-1..10; host operations) ----
 
-    /// LIFE-1: creates the workspace, or sets its owner when `owner_id` is
-    /// given. An empty owner means every user may see it (AUTH-3).
-    pub fn upsert_workspace(&self, id: &str, owner_id: Option<&str>) -> Result<()> {
-        self.engine.upsert_workspace(id, owner_id)
+    /// LIFE-1, LIFE-12: creates the workspace, or changes the owner and
+    /// name it is given. An empty owner means every user may see it
+    /// (AUTH-3); an omitted or empty name keeps the stored one.
+    pub fn upsert_workspace(&self, workspace: WorkspaceUpsert<'_>) -> Result<()> {
+        self.engine.upsert_workspace(workspace)
     }
 
     /// LIFE-1: deletes the workspace; its tasks' workspace ids then dangle,
@@ -354,9 +371,10 @@ impl Clarion {
         self.engine.delete_workspace(id)
     }
 
-    /// LIFE-1: creates the task, or moves it when `workspace_id` is given.
-    pub fn upsert_task(&self, id: &str, workspace_id: Option<&str>) -> Result<()> {
-        self.engine.upsert_task(id, workspace_id)
+    /// LIFE-1, LIFE-12: creates the task, or moves it to the workspace and
+    /// retitles it as given (an omitted or empty title keeps the stored one).
+    pub fn upsert_task(&self, task: TaskUpsert<'_>) -> Result<()> {
+        self.engine.upsert_task(task)
     }
 
     /// LIFE-1: deletes the task with its sessions, turns and bundles.
@@ -453,6 +471,20 @@ impl Clarion {
     pub fn list_pending(&self, principal: &Principal, request: &ListRequest) -> Result<ListPage> {
         self.engine.list_pending(
             &Operation::ListPending.admit(principal, self.channel)?,
+            request,
+        )
+    }
+
+    /// LIST-12..14: the settled bundles the principal may see, newest
+    /// resolution first, one page; each element is what `get_bundle`
+    /// returns for it.
+    pub fn list_settled(
+        &self,
+        principal: &Principal,
+        request: &SettledRequest,
+    ) -> Result<SettledPage> {
+        self.engine.list_settled(
+            &Operation::ListSettled.admit(principal, self.channel)?,
             request,
         )
     }

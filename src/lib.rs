@@ -6,13 +6,13 @@
 //! (bundled, the default) or PostgreSQL (cargo feature `postgres`).
 //!
 //! ```
-//! use clarion::{AskRequest, Clarion, OptionSpec, Principal, QuestionSpec, ResolveRequest, AnswerInput, SessionUpsert};
+//! use clarion::{AskRequest, Clarion, OptionSpec, Principal, QuestionSpec, ResolveRequest, AnswerInput, SessionUpsert, TaskUpsert, WorkspaceUpsert};
 //!
 //! # let dir = tempfile::tempdir().unwrap();
 //! # let url = format!("sqlite://{}", dir.path().join("inbox.db").display());
 //! let inbox = Clarion::open(&url)?;
-//! inbox.upsert_workspace("w", Some("alice"))?;
-//! inbox.upsert_task("t", Some("w"))?;
+//! inbox.upsert_workspace(WorkspaceUpsert::new("w").owner("alice"))?;
+//! inbox.upsert_task(TaskUpsert::new("t").workspace("w"))?;
 //! inbox.upsert_session(SessionUpsert::new("s", "t"))?;
 //! let option = |label: &str| OptionSpec { label: label.into(), description: format!("{label}, please"), ..Default::default() };
 //! let asked = inbox.ask(&AskRequest {
@@ -57,7 +57,8 @@ pub use domain::ask::{AskRequest, Asked, Expiry, OnExpire, OptionSpec, QuestionS
 pub use domain::delivery::wait::{Checked, PendingWait};
 pub use domain::engine::signal::EventSubscription;
 pub use domain::events::{Event, EventPage};
-pub use domain::lifecycle::SessionUpsert;
+pub use domain::history::{SettledCursor, SettledPage, SettledRequest};
+pub use domain::lifecycle::{SessionUpsert, TaskUpsert, WorkspaceUpsert};
 pub use domain::listing::{
     Cursor, ListPage, ListRequest, PendingAction, Summary, TaskPendingActions,
 };

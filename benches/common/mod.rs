@@ -217,6 +217,7 @@ pub fn two_questions(session: &str) -> AskRequest {
         question_id: None,
         title: title.into(),
         prompt: prompt.into(),
+        multi_select: None,
         options: options(),
     };
     AskRequest {

@@ -21,9 +21,11 @@ pub struct AnswerInput {
     pub custom_text: String,
 }
 
-/// A question an answer may name: its id and its option ids, in order.
+/// A question an answer may name: its id, its option ids in order, and
+/// whether an answer may select several of them (ASK-6).
 pub(crate) struct Answerable<'a> {
     pub question_id: &'a str,
+    pub multi_select: bool,
     pub option_ids: Vec<&'a str>,
 }
 
@@ -48,7 +50,7 @@ pub(crate) fn check_answer_texts(
     Ok(())
 }
 
-/// VAL-1, VAL-2, VAL-3 against the questions (all of them, in DM-4
+/// VAL-1, VAL-2, VAL-3, VAL-9 against the questions (all of them, in DM-4
 /// order), then NORM-1..3: one answer per question, in question order,
 /// options in option order without duplicates, text trimmed.
 pub(crate) fn normalize_answers(
@@ -104,6 +106,17 @@ pub(crate) fn normalize_answers(
         // NORM-2: the question's option order, exact duplicates removed.
         positions.sort_unstable();
         positions.dedup();
+        // VAL-9: duplicates counted once, none allowed (VAL-3).
+        if !questions[position].multi_select && positions.len() > 1 {
+            return Err(ValidationError::new(
+                field("selected_options"),
+                format!(
+                    "question {:?} takes at most one option, got {}",
+                    answer.question_id,
+                    positions.len()
+                ),
+            ));
+        }
         by_question[position] = Some(Answer {
             question_id: answer.question_id.clone(),
             selected_options: positions

@@ -11,7 +11,8 @@ use crate::domain::answers::{check_answer_texts, normalize_answers, AnswerInput,
 use crate::domain::change::Change;
 use crate::domain::engine::Engine;
 use crate::domain::lifecycle;
-use crate::domain::views::{BundleView, OptionView, QuestionView, Submission};
+use crate::domain::names;
+use crate::domain::views::{BundleView, OptionView, QuestionView, Submission, TaskNames};
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::limits::{
     check_count, check_deadline_after, check_id, check_not_blank, check_runes, check_text,
@@ -44,6 +45,9 @@ pub struct QuestionSpec {
     pub title: String,
     /// The question, at most 4000 runes.
     pub prompt: String,
+    /// ASK-6: `Some(false)` lets an answer select at most one option
+    /// (VAL-9); `None` or `Some(true)` allows several.
+    pub multi_select: Option<bool>,
     /// Two to six options.
     pub options: Vec<OptionSpec>,
 }
@@ -108,6 +112,8 @@ pub struct Asked {
 pub(crate) struct QuestionPayload {
     pub title: String,
     pub prompt: String,
+    /// ASK-6: always written; a stored payload without it reads `true`.
+    pub multi_select: bool,
     pub options: Vec<OptionPayload>,
 }
 
@@ -185,6 +191,7 @@ fn prepare_deadline(
                 .iter()
                 .map(|question| Answerable {
                     question_id: &question.question_id,
+                    multi_select: question.payload.multi_select,
                     option_ids: question
                         .payload
                         .options
@@ -313,6 +320,7 @@ fn prepare(request: &AskRequest) -> Result<Vec<PreparedQuestion>, ValidationErro
             payload: QuestionPayload {
                 title: question.title.clone(),
                 prompt: question.prompt.clone(),
+                multi_select: question.multi_select.unwrap_or(true),
                 options,
             },
             question_id,
@@ -420,11 +428,12 @@ impl Engine {
                     self.failpoint(points::ASK_AFTER_FIRST_QUESTION)?;
                 }
             }
+            // LIST-11: the event freezes the names as they are now.
+            let names = names::names_of(conn, Some(&task_id))?;
             let view = asked_view(
                 request,
                 &questions,
-                &pending_id,
-                &task_id,
+                (&pending_id, &task_id, names),
                 created_at,
                 (expires_at, action),
             );
@@ -447,14 +456,16 @@ impl Engine {
 fn asked_view(
     request: &AskRequest,
     questions: &[PreparedQuestion],
-    pending_id: &str,
-    task_id: &str,
+    (pending_id, task_id, names): (&str, &str, TaskNames),
     created_at: i64,
     (expires_at, on_expire): (Option<i64>, ExpiryAction),
 ) -> BundleView {
     BundleView {
         pending_id: pending_id.to_owned(),
         task_id: task_id.to_owned(),
+        task_title: names.task_title,
+        workspace_id: names.workspace_id,
+        workspace_name: names.workspace_name,
         session_id: request.session_id.clone(),
         kind: request.kind.clone(),
         created_at: Timestamp::from_micros(created_at),
@@ -469,6 +480,7 @@ fn asked_view(
                 title: question.payload.title.clone(),
                 prompt: question.payload.prompt.clone(),
                 status: QuestionStatus::Pending,
+                multi_select: question.payload.multi_select,
                 options: question
                     .payload
                     .options

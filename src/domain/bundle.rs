@@ -7,13 +7,15 @@ use diesel::prelude::*;
 use serde_json::Value;
 
 use crate::domain::engine::Engine;
+use crate::domain::names;
 use crate::domain::views::{
-    Answer, BundleDetail, BundleView, OptionView, QuestionView, Response, Submission,
+    Answer, BundleDetail, BundleView, OptionView, QuestionView, Response, Submission, TaskNames,
 };
 use crate::error::{Entity, Error, Result};
 use crate::rules::activeness;
 use crate::rules::capability::Admitted;
 use crate::rules::limits::check_text;
+use crate::rules::principal::Principal;
 use crate::rules::visibility::{self, Scope};
 use crate::rules::vocabulary::{
     BundleKind, BundleStatus, DecidedBy, ExpiryAction, QuestionStatus, Resolution,
@@ -35,6 +37,8 @@ pub(crate) struct BundleRecord {
     pub task_id: Option<String>,
     /// WIRE-2: the stored resolver kind, once resolved.
     pub resolved_by_kind: Option<String>,
+    /// WIRE-6: the stored resolver's audit id (`user`, `user/agent`, `""`).
+    pub resolved_by_id: Option<String>,
     /// EXP-1: the deadline, if any.
     pub expires_at: Option<i64>,
     /// EXP-1: the deadline's action word (`""` without one).
@@ -125,29 +129,42 @@ fn question_view(row: &QuestionRecord) -> QuestionView {
         title: text_at(&payload, "title"),
         prompt: text_at(&payload, "prompt"),
         status: row.status(),
+        // ASK-6, DM-1: absent or not a boolean reads as several.
+        multi_select: payload
+            .get("multi_select")
+            .and_then(Value::as_bool)
+            .unwrap_or(true),
         options,
     }
 }
 
-/// The option ids of a stored question, in their order (VAL-2, NORM-2).
-pub(crate) fn option_ids(row: &QuestionRecord) -> Vec<String> {
-    question_view(row)
+/// What an answer to a stored question may select: its option ids in
+/// their order (VAL-2, NORM-2) and whether several of them (VAL-9).
+pub(crate) fn choices(row: &QuestionRecord) -> (Vec<String>, bool) {
+    let view = question_view(row);
+    let ids = view
         .options
         .into_iter()
         .map(|option| option.option_id)
-        .collect()
+        .collect();
+    (ids, view.multi_select)
 }
 
-/// LIST-6: the display form of a bundle and its DM-4-ordered rows.
+/// LIST-6: the display form of a bundle, its DM-4-ordered rows and its
+/// task's names (LIST-11).
 pub(crate) fn bundle_view(
     record: &BundleRecord,
     rows: &[QuestionRecord],
+    names: TaskNames,
     now: Timestamp,
 ) -> BundleView {
     let created_at = Timestamp::from_micros(record.created_at);
     BundleView {
         pending_id: record.pending_id.clone(),
         task_id: record.task_id.clone().unwrap_or_default(),
+        task_title: names.task_title,
+        workspace_id: names.workspace_id,
+        workspace_name: names.workspace_name,
         session_id: record.session_id.clone(),
         kind: BundleKind::from_stored(&record.kind),
         created_at,
@@ -224,6 +241,7 @@ pub(crate) fn settled_by_deadline(
         record.reject_reason = reject_reason;
         record.responded_at = Some(expires_at);
         record.resolved_by_kind = Some(DecidedBy::Deadline.as_str().to_owned());
+        record.resolved_by_id = Some(String::new());
     }
     Some((record, rows))
 }
@@ -298,6 +316,7 @@ pub fn bundle_record_columns() -> _ {
         bundles::responded_at,
         visibility::resolved_task_id(),
         bundles::resolved_by_kind,
+        bundles::resolved_by_id,
         bundles::expires_at,
         bundles::on_expire,
         bundles::default_response,
@@ -441,6 +460,35 @@ pub(crate) fn load_rows(
     Ok(rows)
 }
 
+/// WIRE-3, WIRE-6: a bundle as `principal` reads it: the LIST-6 element
+/// (a due one as its settlement will write it, EXP-2), its status and
+/// response, its default and whether `principal` decided it. `get_bundle`
+/// and every `list_settled` element come from here, so they are the same
+/// bytes (LIST-13).
+pub(crate) fn detail_of(
+    record: BundleRecord,
+    standing: Standing,
+    rows: Vec<QuestionRecord>,
+    names: TaskNames,
+    now: Timestamp,
+    principal: &Principal,
+) -> BundleDetail {
+    let (record, rows) = as_read(record, standing, rows);
+    let (status, response) = status_of(&record, standing, &rows);
+    let decided_by_caller = response.is_some()
+        && principal.is_resolver(
+            record.resolved_by_kind.as_deref(),
+            record.resolved_by_id.as_deref(),
+        );
+    BundleDetail {
+        bundle: bundle_view(&record, &rows, names, now),
+        status,
+        response,
+        default_response: record.default_submission(),
+        decided_by_caller,
+    }
+}
+
 impl Engine {
     /// WIRE-3 `get_bundle`: the bundle, its status and its response, from
     /// durable state. Capability first, then visibility (AUTH-10); a bundle
@@ -453,16 +501,24 @@ impl Engine {
         check_text("pending_id", pending_id)?;
         let scope = caller.scope()?;
         let now = self.now();
-        let (record, standing, rows) = self
-            .read(|conn| load_detail(conn, Some(scope), pending_id, now.as_micros()))?
+        let (record, standing, rows, names) = self
+            .read(|conn| {
+                let Some((record, standing, rows)) =
+                    load_detail(conn, Some(scope), pending_id, now.as_micros())?
+                else {
+                    return Ok(None);
+                };
+                let names = names::names_of(conn, record.task_id.as_deref())?;
+                Ok(Some((record, standing, rows, names)))
+            })?
             .ok_or(Error::NotFound(Entity::Bundle))?;
-        let (record, rows) = as_read(record, standing, rows);
-        let (status, response) = status_of(&record, standing, &rows);
-        Ok(BundleDetail {
-            bundle: bundle_view(&record, &rows, now),
-            status,
-            response,
-            default_response: record.default_submission(),
-        })
+        Ok(detail_of(
+            record,
+            standing,
+            rows,
+            names,
+            now,
+            caller.principal(),
+        ))
     }
 }

@@ -9,7 +9,7 @@ use crate::domain::deadline;
 use crate::domain::engine::Engine;
 use crate::error::{Entity, Error, Result};
 use crate::rules::activeness::{self, question_is_pending};
-use crate::rules::limits::{check_id, check_text};
+use crate::rules::limits::{check_id, check_runes, check_text, MAX_NAME_RUNES};
 use crate::rules::outbox::detach_statement;
 use crate::rules::visibility;
 use crate::rules::vocabulary::{CloseReason, QuestionStatus, SessionState};
@@ -66,23 +66,137 @@ impl<'a> SessionUpsert<'a> {
     }
 }
 
+/// Arguments of `upsert_workspace` (LIFE-1, LIFE-12). Fields left unset
+/// keep an existing workspace's value; a new one starts unowned (every
+/// user may see it, AUTH-3) and unnamed.
+///
+/// ```
+/// use clarion::WorkspaceUpsert;
+///
+/// let upsert = WorkspaceUpsert::new("w-1").owner("alice").name("Payments");
+/// assert_eq!(upsert.id(), "w-1");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct WorkspaceUpsert<'a> {
+    id: &'a str,
+    owner_id: Option<&'a str>,
+    name: Option<&'a str>,
+}
+
+impl<'a> WorkspaceUpsert<'a> {
+    /// The workspace `id`, changing nothing else.
+    pub fn new(id: &'a str) -> Self {
+        WorkspaceUpsert {
+            id,
+            owner_id: None,
+            name: None,
+        }
+    }
+
+    /// Sets its owner; `""` makes it unowned, visible to every user (AUTH-3).
+    pub fn owner(mut self, owner_id: &'a str) -> Self {
+        self.owner_id = Some(owner_id);
+        self
+    }
+
+    /// Sets its display name, at most 200 runes; `""` keeps the stored
+    /// one (LIFE-12).
+    pub fn name(mut self, name: &'a str) -> Self {
+        self.name = Some(name);
+        self
+    }
+
+    /// The workspace's id.
+    pub fn id(&self) -> &'a str {
+        self.id
+    }
+}
+
+/// Arguments of `upsert_task` (LIFE-1, LIFE-12). Fields left unset keep
+/// an existing task's value; a new one starts in no workspace, untitled.
+///
+/// ```
+/// use clarion::TaskUpsert;
+///
+/// let upsert = TaskUpsert::new("t-1").workspace("w-1").title("Add login");
+/// assert_eq!(upsert.id(), "t-1");
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct TaskUpsert<'a> {
+    id: &'a str,
+    workspace_id: Option<&'a str>,
+    title: Option<&'a str>,
+}
+
+impl<'a> TaskUpsert<'a> {
+    /// The task `id`, changing nothing else.
+    pub fn new(id: &'a str) -> Self {
+        TaskUpsert {
+            id,
+            workspace_id: None,
+            title: None,
+        }
+    }
+
+    /// Moves it to this workspace, which need not exist (AUTH-3).
+    pub fn workspace(mut self, workspace_id: &'a str) -> Self {
+        self.workspace_id = Some(workspace_id);
+        self
+    }
+
+    /// Sets its display title, at most 200 runes; `""` keeps the stored
+    /// one (LIFE-12).
+    pub fn title(mut self, title: &'a str) -> Self {
+        self.title = Some(title);
+        self
+    }
+
+    /// The task's id.
+    pub fn id(&self) -> &'a str {
+        self.id
+    }
+}
+
 fn require_id(field: &str, value: &str) -> Result<()> {
     Ok(check_id(field, value)?)
 }
 
+/// LIFE-12: a name as given, checked; `None` when it keeps the stored one
+/// (omitted or `""`).
+fn given_name(field: &str, name: Option<&str>) -> Result<Option<String>> {
+    let Some(name) = name.filter(|name| !name.is_empty()) else {
+        return Ok(None);
+    };
+    check_text(field, name)?;
+    check_runes(field, name, MAX_NAME_RUNES)?;
+    Ok(Some(name.to_owned()))
+}
+
 impl Engine {
     /// LIFE-1. Creates the workspace, or sets its owner when `owner_id` is
-    /// given. An empty owner means every user may see it (AUTH-3).
-    pub(crate) fn upsert_workspace(&self, id: &str, owner_id: Option<&str>) -> Result<()> {
+    /// given. An empty owner means every user may see it (AUTH-3). A name
+    /// given renames it (LIFE-12); no rule reads names.
+    pub(crate) fn upsert_workspace(&self, upsert: WorkspaceUpsert<'_>) -> Result<()> {
+        let WorkspaceUpsert { id, owner_id, name } = upsert;
         require_id("id", id)?;
         check_text("owner_id", owner_id.unwrap_or_default())?;
+        let name = given_name("name", name)?;
         self.change(|conn, changes| {
             // A new workspace may own tasks that named it while it dangled.
             hold_workspace_for_change(conn, id)?;
             let inserted = per_backend!(conn, c => diesel::insert_into(workspaces::table)
-                .values((workspaces::id.eq(id), workspaces::owner_id.eq(owner_id.unwrap_or(""))))
+                .values((
+                    workspaces::id.eq(id),
+                    workspaces::owner_id.eq(owner_id.unwrap_or("")),
+                    workspaces::name.eq(name.as_deref().unwrap_or("")),
+                ))
                 .on_conflict_do_nothing()
                 .execute(c))?;
+            if let (0, Some(name)) = (inserted, &name) {
+                diesel::update(workspaces::table.find(id).filter(workspaces::name.ne(name)))
+                    .set(workspaces::name.eq(name))
+                    .execute(conn)?;
+            }
             let changed = match (inserted, owner_id) {
                 (0, Some(owner_id)) => diesel::update(
                     workspaces::table
@@ -116,16 +230,28 @@ impl Engine {
     }
 
     /// LIFE-1. Creates the task, or moves it when `workspace_id` is given.
-    /// The workspace need not exist (AUTH-3).
-    pub(crate) fn upsert_task(&self, id: &str, workspace_id: Option<&str>) -> Result<()> {
+    /// The workspace need not exist (AUTH-3). A title given retitles it
+    /// (LIFE-12); no rule reads titles.
+    pub(crate) fn upsert_task(&self, upsert: TaskUpsert<'_>) -> Result<()> {
+        let TaskUpsert {
+            id,
+            workspace_id,
+            title,
+        } = upsert;
         require_id("id", id)?;
         check_text("workspace_id", workspace_id.unwrap_or_default())?;
+        let title = given_name("title", title)?;
         self.change(|conn, changes| {
             lock_sessions_reached(conn, Reach::Task(id))?;
             hold(conn, Reach::Task(id), Hold::Exclusive)?;
             let current: Option<String> =
                 at_most_one(tasks::table.find(id).select(tasks::workspace_id), conn)?;
             let target = workspace_id.unwrap_or("");
+            if let (Some(_), Some(title)) = (&current, &title) {
+                diesel::update(tasks::table.find(id).filter(tasks::title.ne(title)))
+                    .set(tasks::title.eq(title))
+                    .execute(conn)?;
+            }
             let moves = match &current {
                 None => true,
                 Some(current) => workspace_id.is_some_and(|target| target != current),
@@ -139,7 +265,11 @@ impl Engine {
             hold_workspaces_for_reading(conn, read)?;
             if current.is_none() {
                 diesel::insert_into(tasks::table)
-                    .values((tasks::id.eq(id), tasks::workspace_id.eq(target)))
+                    .values((
+                        tasks::id.eq(id),
+                        tasks::workspace_id.eq(target),
+                        tasks::title.eq(title.as_deref().unwrap_or("")),
+                    ))
                     .execute(conn)?;
             } else {
                 diesel::update(tasks::table.find(id))

@@ -13,6 +13,7 @@ use diesel::query_source::{Alias, AliasedField};
 
 use crate::domain::bundle::{self, bundle_record_columns, BundleRecord};
 use crate::domain::engine::Engine;
+use crate::domain::names;
 use crate::domain::views::BundleView;
 use crate::error::{Result, ValidationError};
 use crate::rules::activeness;
@@ -158,33 +159,47 @@ impl Cursor {
     /// The wire form. Opaque and versioned: base64url of
     /// `v1:<micros>:<pending_id>`.
     pub fn encode(&self) -> String {
-        URL_SAFE_NO_PAD.encode(format!(
-            "{CURSOR_VERSION}:{}:{}",
-            self.created_at, self.pending_id
-        ))
+        encode_position(CURSOR_VERSION, self.created_at, &self.pending_id)
     }
 
-    /// Reads a cursor from its wire form; anything else is a validation
-    /// error naming `cursor` (LIST-4).
+    /// Reads a cursor from its wire form; anything else, a `list_settled`
+    /// cursor included (LIST-13), is a validation error naming `cursor`
+    /// (LIST-4).
     pub fn parse(text: &str) -> Result<Cursor, ValidationError> {
-        let malformed = || ValidationError::new("cursor", "malformed cursor");
-        let bytes = URL_SAFE_NO_PAD.decode(text).map_err(|_| malformed())?;
-        let text = String::from_utf8(bytes).map_err(|_| malformed())?;
-        let mut parts = text.splitn(3, ':');
-        let (Some(CURSOR_VERSION), Some(created_at), Some(pending_id)) =
-            (parts.next(), parts.next(), parts.next())
-        else {
-            return Err(malformed());
-        };
-        let created_at = created_at.parse::<i64>().map_err(|_| malformed())?;
-        if pending_id.is_empty() || pending_id.contains('\0') {
-            return Err(malformed());
-        }
+        let (created_at, pending_id) = parse_position(CURSOR_VERSION, text)?;
         Ok(Cursor {
             created_at,
-            pending_id: pending_id.to_owned(),
+            pending_id,
         })
     }
+}
+
+/// A listing's position on the wire: base64url of
+/// `<version>:<micros>:<pending_id>`. Each listing has its own version, so
+/// one listing's cursor is malformed for the other (LIST-13).
+pub(crate) fn encode_position(version: &str, at: i64, pending_id: &str) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{version}:{at}:{pending_id}"))
+}
+
+/// Reads a position of `version`; anything else is the validation error
+/// naming `cursor` (LIST-4, LIST-13).
+pub(crate) fn parse_position(version: &str, text: &str) -> Result<(i64, String), ValidationError> {
+    let malformed = || ValidationError::new("cursor", "malformed cursor");
+    let bytes = URL_SAFE_NO_PAD.decode(text).map_err(|_| malformed())?;
+    let text = String::from_utf8(bytes).map_err(|_| malformed())?;
+    let mut parts = text.splitn(3, ':');
+    let (Some(given), Some(at), Some(pending_id)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return Err(malformed());
+    };
+    if given != version {
+        return Err(malformed());
+    }
+    let at = at.parse::<i64>().map_err(|_| malformed())?;
+    if pending_id.is_empty() || pending_id.contains('\0') {
+        return Err(malformed());
+    }
+    Ok((at, pending_id.to_owned()))
 }
 
 impl std::fmt::Display for Cursor {
@@ -421,7 +436,7 @@ fn load_page(
 }
 
 /// Groups DM-4-ordered rows by bundle.
-fn rows_by_bundle(
+pub(crate) fn rows_by_bundle(
     rows: Vec<bundle::QuestionRecord>,
 ) -> HashMap<String, Vec<bundle::QuestionRecord>> {
     let mut grouped: HashMap<String, Vec<bundle::QuestionRecord>> = HashMap::new();
@@ -447,11 +462,15 @@ impl Engine {
         // One clock for the page and its ages (ACT-1.5).
         let now = self.now();
         let filter = ListFilter::from_request(request, now);
-        let (mut records, rows) = self.read(|conn| {
-            let records = load_page(conn, scope, &filter)?;
-            let ids: Vec<String> = records.iter().map(|r| r.pending_id.clone()).collect();
+        let (mut records, rows, names) = self.read(|conn| {
+            let mut records = load_page(conn, scope, &filter)?;
+            records.truncate(filter.limit as usize + 1);
+            let page = &records[..records.len().min(filter.limit as usize)];
+            let ids: Vec<String> = page.iter().map(|r| r.pending_id.clone()).collect();
             let rows = bundle::load_rows(conn, &ids)?;
-            Ok((records, rows))
+            // LIST-11: one statement for the page's names.
+            let names = names::load_names(conn, page.iter().filter_map(|r| r.task_id.as_deref()))?;
+            Ok((records, rows, names))
         })?;
         let more = records.len() as i64 > filter.limit;
         records.truncate(filter.limit as usize);
@@ -467,7 +486,12 @@ impl Engine {
             .iter()
             .map(|record| {
                 let rows = grouped.remove(&record.pending_id).unwrap_or_default();
-                bundle::bundle_view(record, &rows, now)
+                let names = record
+                    .task_id
+                    .as_ref()
+                    .and_then(|task_id| names.get(task_id).cloned())
+                    .unwrap_or_default();
+                bundle::bundle_view(record, &rows, names, now)
             })
             .collect();
         Ok(ListPage {

@@ -21,8 +21,10 @@ pub(crate) mod engine;
 pub(crate) mod events;
 #[cfg(feature = "http")]
 pub(crate) mod health;
+pub(crate) mod history;
 pub(crate) mod lifecycle;
 pub(crate) mod listing;
+pub(crate) mod names;
 pub(crate) mod resolve;
 pub(crate) mod resume;
 pub(crate) mod retention;

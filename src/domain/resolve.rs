@@ -84,12 +84,13 @@ fn prepare(request: &ResolveRequest, rows: &[QuestionRecord]) -> Result<Decision
             reason: request.reject_reason.trim().to_owned(),
         });
     }
-    let option_ids: Vec<Vec<String>> = rows.iter().map(bundle::option_ids).collect();
+    let choices: Vec<(Vec<String>, bool)> = rows.iter().map(bundle::choices).collect();
     let questions: Vec<Answerable<'_>> = rows
         .iter()
-        .zip(&option_ids)
-        .map(|(row, options)| Answerable {
+        .zip(&choices)
+        .map(|(row, (options, multi_select))| Answerable {
             question_id: &row.question_id,
+            multi_select: *multi_select,
             option_ids: options.iter().map(String::as_str).collect(),
         })
         .collect();

@@ -36,8 +36,22 @@ pub struct QuestionView {
     pub prompt: String,
     /// `pending` for an absent or empty status; any other as stored.
     pub status: QuestionStatus,
+    /// ASK-6: false when an answer may select at most one option (VAL-9).
+    pub multi_select: bool,
     /// The choices, in their order.
     pub options: Vec<OptionView>,
+}
+
+/// What people call a bundle's task and workspace (LIST-11): each `""`
+/// when unknown (no task, no such workspace, never named).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct TaskNames {
+    /// The task's title (LIFE-12).
+    pub task_title: String,
+    /// The workspace id the task carries, as stored (may dangle).
+    pub workspace_id: String,
+    /// That workspace's name (LIFE-12).
+    pub workspace_name: String,
 }
 
 /// A bundle as shown to a caller (LIST-6).
@@ -47,6 +61,13 @@ pub struct BundleView {
     pub pending_id: String,
     /// The bundle's task (AUTH-4); empty when it cannot be resolved.
     pub task_id: String,
+    /// The task's title (LIST-11); `""` when unknown.
+    pub task_title: String,
+    /// The workspace id the task carries, as stored (it may be empty or
+    /// name no workspace).
+    pub workspace_id: String,
+    /// That workspace's name (LIST-11); `""` when unknown.
+    pub workspace_name: String,
     /// The session that asked.
     pub session_id: String,
     /// Who may answer it (AUTH-6).
@@ -126,6 +147,10 @@ pub struct BundleDetail {
     /// The deadline's stored default for `answer` and `reject` (EXP-5),
     /// else `null`.
     pub default_response: Option<Submission>,
+    /// WIRE-6: true iff the caller itself decided it (the stored resolver
+    /// is the calling principal); false for a deadline's, another's, an
+    /// unresolved bundle and a resolver not recorded.
+    pub decided_by_caller: bool,
 }
 
 /// One entry of the attempt ledger (AUD-1, AUD-3).

@@ -21,7 +21,11 @@ pub use crate::doors::operations::Tool;
 
 impl Tool {
     /// Every tool.
-    pub const ALL: [Tool; 2] = [Tool::ListPendingQuestions, Tool::AnswerQuestion];
+    pub const ALL: [Tool; 3] = [
+        Tool::ListPendingQuestions,
+        Tool::AnswerQuestion,
+        Tool::ListSettledQuestions,
+    ];
 
     fn entry(self) -> (&'static ToolEntry, crate::doors::operations::Operation) {
         ENTRIES

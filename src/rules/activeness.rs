@@ -13,7 +13,7 @@ use diesel::dsl::{self, exists, not};
 use diesel::prelude::*;
 use diesel::sql_types::{Nullable, Text};
 
-use crate::rules::vocabulary::{QuestionStatus, SessionState};
+use crate::rules::vocabulary::{QuestionStatus, Resolution, SessionState};
 use crate::store::schema::{bundle_questions, bundles, sessions, turns};
 
 /// The type of [`status_is_pending`], for `auto_type` callers.
@@ -70,6 +70,33 @@ fn rows_of_bundle() -> _ {
 #[diesel::dsl::auto_type]
 pub fn has_pending_question() -> _ {
     exists_per_row(rows_of_bundle().filter(question_is_pending()))
+}
+
+/// The type of [`status_is_resolution`], for `auto_type` callers.
+#[allow(non_camel_case_types)]
+pub type status_is_resolution<S> =
+    dsl::Or<dsl::Or<dsl::Eq<S, &'static str>, dsl::Eq<S, &'static str>>, dsl::Eq<S, &'static str>>;
+
+/// A status column holds a resolution (`answered`, `rejected` or
+/// `cancelled`), written with `=` like [`status_is_pending`] so the
+/// statement's shape stays fixed.
+pub fn status_is_resolution<S>(status: S) -> status_is_resolution<S>
+where
+    S: Expression<SqlType = Nullable<Text>> + ExpressionMethods + Copy,
+{
+    let [answered, rejected, cancelled] = Resolution::ALL.map(Resolution::as_str);
+    status
+        .eq(answered)
+        .or(status.eq(rejected))
+        .or(status.eq(cancelled))
+}
+
+/// LIST-12: at least one question row of the bundle carries a resolution.
+#[diesel::dsl::auto_type]
+pub fn has_resolved_question() -> _ {
+    let resolved: status_is_resolution<bundle_questions::status> =
+        status_is_resolution(bundle_questions::status);
+    exists_per_row(rows_of_bundle().filter(resolved))
 }
 
 /// ACT-2: the newest turn first — latest `started_at`, then latest creation

@@ -70,6 +70,8 @@ pub const MAX_PROMPT_RUNES: usize = 4000;
 pub const MAX_CONTEXT_RUNES: usize = 4000;
 /// A question's title (ASK-2).
 pub const MAX_TITLE_RUNES: usize = 120;
+/// LIFE-12: a workspace's name and a task's title, in runes.
+pub const MAX_NAME_RUNES: usize = 200;
 /// An option's label (ASK-2).
 pub const MAX_LABEL_RUNES: usize = 200;
 /// An option's description (ASK-2).

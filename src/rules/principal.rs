@@ -112,6 +112,21 @@ impl Principal {
         }
     }
 
+    /// WIRE-6: is this principal the stored resolver (CLAIM-3: kind and
+    /// audit id)? Never for a deadline's resolution (no principal is the
+    /// deadline), nor where none was recorded (DM-1). An agent's audit id
+    /// is `user/agent`, so a user id holding `/` could pass for another
+    /// agent of a user whose id is its prefix; ids are the host's, which
+    /// keeps them apart.
+    pub fn is_resolver(&self, kind: Option<&str>, id: Option<&str>) -> bool {
+        match (self.decides_as(), kind, id) {
+            (Some(decides_as), Some(kind), Some(id)) => {
+                decides_as.as_str() == kind && self.audit_id() == id
+            }
+            _ => false,
+        }
+    }
+
     /// The id recorded for audit: the user id, `user/agent` for an agent.
     pub fn audit_id(&self) -> String {
         match self {

@@ -32,6 +32,8 @@ pub use clock::{
 pub use connection::AnyConnection;
 pub(crate) use error::Failure;
 pub use error::{DbError, OpenError};
+#[cfg(feature = "test-hooks")]
+pub use pool::StatementCounter;
 pub use pool::Synchronous;
 pub(crate) use pool::{open_pool, DbConn, DbPool, PoolSettings};
 #[cfg(any(feature = "postgres", feature = "test-hooks"))]

@@ -19,6 +19,34 @@ pub(crate) struct Manager {
     target: Target,
     busy_timeout: Duration,
     synchronous: Synchronous,
+    #[cfg(feature = "test-hooks")]
+    statements: Option<StatementCounter>,
+}
+
+/// Test hook: counts the statements the pool's connections start (LIST-11:
+/// a page's statements do not grow with the page). The pool's own
+/// liveness check (`SELECT 1`) is not counted: it depends on timing.
+#[cfg(feature = "test-hooks")]
+#[derive(Debug, Clone, Default)]
+pub struct StatementCounter(std::sync::Arc<std::sync::atomic::AtomicU64>);
+
+#[cfg(feature = "test-hooks")]
+impl StatementCounter {
+    /// Statements started so far.
+    pub fn count(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+#[cfg(feature = "test-hooks")]
+impl diesel::connection::Instrumentation for StatementCounter {
+    fn on_connection_event(&mut self, event: diesel::connection::InstrumentationEvent<'_>) {
+        if let diesel::connection::InstrumentationEvent::StartQuery { query, .. } = event {
+            if query.to_string() != "SELECT 1" {
+                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    }
 }
 
 /// When a SQLite commit is on disk (REL-5).
@@ -181,8 +209,14 @@ impl ManageConnection for Manager {
     type Error = ConnectError;
 
     fn connect(&self) -> Result<PooledConn, ConnectError> {
+        #[allow(unused_mut)] // mutated by the test hook only
+        let mut conn = self.connect_target()?;
+        #[cfg(feature = "test-hooks")]
+        if let Some(counter) = &self.statements {
+            conn.set_instrumentation(counter.clone());
+        }
         Ok(PooledConn {
-            conn: self.connect_target()?,
+            conn,
             returned_at: None,
             lost: false,
         })
@@ -229,6 +263,8 @@ pub(crate) struct PoolSettings {
     pub busy_timeout: Duration,
     pub connection_timeout: Duration,
     pub synchronous: Synchronous,
+    #[cfg(feature = "test-hooks")]
+    pub statements: Option<StatementCounter>,
 }
 
 /// Connects once directly (so a failure reports the server's own message),
@@ -241,6 +277,8 @@ pub(crate) fn open_pool(target: Target, settings: &PoolSettings) -> Result<DbPoo
         target,
         busy_timeout: settings.busy_timeout,
         synchronous: settings.synchronous,
+        #[cfg(feature = "test-hooks")]
+        statements: settings.statements.clone(),
     };
     let mut first = manager.connect_target()?;
     migrate(&mut first)?;

@@ -119,6 +119,7 @@ diesel::table! {
     tasks (id) {
         id -> Text,
         workspace_id -> Text,
+        title -> Text,
     }
 }
 
@@ -144,6 +145,7 @@ diesel::table! {
     workspaces (id) {
         id -> Text,
         owner_id -> Text,
+        name -> Text,
     }
 }
 

@@ -23,7 +23,8 @@ pub struct WorldSpec {
     /// Workspaces are owned by `user0` … `user<owners-1>`, round robin.
     pub owners: u64,
     /// One bundle in `active_every` is active; of the rest, half are
-    /// answered and half superseded by a newer turn.
+    /// answered (at `created_at + 500` µs, by `user0`: the history of
+    /// LIST-12) and half superseded by a newer turn.
     pub active_every: u64,
     /// `created_at` of bundle `i` is `base_micros + i * 1000`; bundle `i`
     /// belongs to session `(i / active_every) % sessions`, so active bundles
@@ -81,17 +82,21 @@ pub fn populate(engine: &Engine, spec: &WorldSpec) -> Result<()> {
     let ahead = 10_000_000_000_000_i64;
     let payload = r#"{"title":"T","prompt":"Proceed?","options":[{"option_id":"yes","label":"Yes","description":"Go on"},{"option_id":"no","label":"No","description":"Stop"}]}"#;
     let script = format!(
-        "{s_sessions} INSERT INTO workspaces (id, owner_id) SELECT 'w' || i, 'user' || (i % {owners}) FROM n;
-         {s_sessions} INSERT INTO tasks (id, workspace_id) SELECT 't' || i, 'w' || i FROM n;
+        "{s_sessions} INSERT INTO workspaces (id, owner_id, name) SELECT 'w' || i, 'user' || (i % {owners}), 'Workspace ' || i FROM n;
+         {s_sessions} INSERT INTO tasks (id, workspace_id, title) SELECT 't' || i, 'w' || i, 'Task ' || i FROM n;
          {s_sessions} INSERT INTO sessions (id, task_id, state, is_primary) SELECT 's' || i, 't' || i, 'running', TRUE FROM n;
          {s_sessions} INSERT INTO turns (id, session_id, started_at) SELECT 'old' || i, 's' || i, 1 FROM n;
          {s_sessions} INSERT INTO turns (id, session_id, started_at) SELECT 'new' || i, 's' || i, 2 FROM n;
-         {s_bundles} INSERT INTO bundles (pending_id, session_id, task_id, turn_id, kind, context, created_at, may_be_active, expires_at, on_expire)
+         {s_bundles} INSERT INTO bundles (pending_id, session_id, task_id, turn_id, kind, context, created_at, may_be_active, expires_at, on_expire,
+                                          responded_at, resolved_by_kind, resolved_by_id)
              SELECT 'b' || i, 's' || ((i / {active_every}) % {sessions}), 't' || ((i / {active_every}) % {sessions}),
                     CASE WHEN i % {active_every} = 0 OR i % 2 = 0 THEN 'new' ELSE 'old' END || ((i / {active_every}) % {sessions}),
                     'question', 'generated', {base_micros} + i * 1000, i % {active_every} = 0,
                     CASE WHEN {deadlines} AND i % (2 * {active_every}) = 0 THEN {base_micros} + i * 1000 + {ahead} END,
-                    CASE WHEN {deadlines} AND i % (2 * {active_every}) = 0 THEN 'expire' ELSE '' END
+                    CASE WHEN {deadlines} AND i % (2 * {active_every}) = 0 THEN 'expire' ELSE '' END,
+                    CASE WHEN {answered} THEN {base_micros} + i * 1000 + 500 END,
+                    CASE WHEN {answered} THEN 'user' END,
+                    CASE WHEN {answered} THEN 'user0' END
              FROM n;
          INSERT INTO bundle_questions (pending_id, session_id, turn_id, question_id, question_index, payload, status, response, created_at)
              SELECT pending_id, session_id, turn_id, 'q1', 0, '{payload}',
@@ -103,6 +108,7 @@ pub fn populate(engine: &Engine, spec: &WorldSpec) -> Result<()> {
          ",
         s_sessions = series(sessions),
         s_bundles = series(bundles),
+        answered = format!("i % {active_every} <> 0 AND i % 2 = 0"),
     );
     engine.write(|conn| {
         conn.batch_execute(&script)?;

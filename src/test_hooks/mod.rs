@@ -7,6 +7,7 @@ pub mod sql_catalog;
 pub use crate::domain::claim::guard::{active_in_the_write, RowSlots};
 pub use crate::domain::claim::statements::{claim_rows_statement, RowWrite};
 pub use crate::domain::deadline::{due_batch_query, next_deadline_query};
+pub use crate::domain::history::{owner_settled_page_query, settled_page_query, SettledFilter};
 pub use crate::domain::listing::{
     owner_page_query, owner_summary_bundles_query, owner_summary_questions_query, page_query,
     pending_actions_query, ListFilter,
@@ -15,6 +16,7 @@ pub use crate::rules::activeness::{active_bundle_ids, due_bundle_ids};
 pub use crate::rules::visibility::Scope;
 pub use crate::store::failpoints::{points, FailAction, Gate};
 pub use crate::store::schema;
+pub use crate::store::StatementCounter;
 pub use crate::store::{returning, AnyConnection};
 pub use crate::test_hooks::fixtures::WorldSpec;
 

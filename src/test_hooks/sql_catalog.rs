@@ -8,7 +8,7 @@
 use diesel::debug_query;
 
 use crate::domain::claim::statements as claim;
-use crate::domain::{bundle, events, lifecycle, listing};
+use crate::domain::{bundle, events, history, lifecycle, listing};
 use crate::rules::visibility::{self, Scope};
 use crate::rules::{activeness, outbox};
 
@@ -99,7 +99,31 @@ macro_rules! catalog {
         };
         let task_ids = vec![TASK.to_owned()];
         let owner_keys = ["", "<user_id>"];
+        let settled = history::SettledFilter {
+            workspace_id: "<workspace_id>".to_owned(),
+            after: Some(history::SettledCursor {
+                responded_at: 0,
+                pending_id: PENDING.to_owned(),
+            }),
+            limit: 50,
+        };
         vec![
+            Rendered {
+                name: "list_settled",
+                sql: layout(
+                    debug_query::<$backend, _>(&history::settled_page_query(&scope, &settled))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "list_settled_owner",
+                sql: layout(
+                    debug_query::<$backend, _>(&history::owner_settled_page_query(
+                        &scope, &settled, OWNER_KEY,
+                    ))
+                    .to_string(),
+                ),
+            },
             Rendered {
                 name: "list_pending",
                 sql: layout(

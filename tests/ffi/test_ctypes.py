@@ -96,8 +96,8 @@ QUESTIONS = [
 
 def mirror(db, name, owner):
     ws, task, session = f"w-{name}-{RUN}", f"t-{name}-{RUN}", f"s-{name}-{RUN}"
-    assert ok(db, "upsert_workspace", SYSTEM, {"id": ws, "owner_id": owner}) == {"ok": True}
-    assert ok(db, "upsert_task", SYSTEM, {"id": task, "workspace_id": ws}) == {"ok": True}
+    assert ok(db, "upsert_workspace", SYSTEM, {"id": ws, "owner_id": owner, "name": f"Workspace {task}"}) == {"ok": True}
+    assert ok(db, "upsert_task", SYSTEM, {"id": task, "workspace_id": ws, "title": f"Task {task}"}) == {"ok": True}
     assert ok(db, "upsert_session", SYSTEM, {"id": session, "task_id": task, "is_primary": True}) == {"ok": True}
     return task, session
 
@@ -186,12 +186,18 @@ def test_every_operation(db):
     assert list(page) == ["bundles", "count", "next_cursor"], page
     mine = [b for b in page["bundles"] if b["pending_id"] == pending_id]
     assert len(mine) == 1 and mine[0]["task_id"] == task, page
-    assert list(mine[0]) == ["pending_id", "task_id", "session_id", "kind", "created_at",
-                             "age_seconds", "expires_at", "on_expire", "context", "questions"], mine[0]
+    assert list(mine[0]) == ["pending_id", "task_id", "task_title", "workspace_id", "workspace_name",
+                             "session_id", "kind", "created_at", "age_seconds", "expires_at",
+                             "on_expire", "context", "questions"], mine[0]
     assert mine[0]["expires_at"] == "" and mine[0]["on_expire"] == "", mine[0]
+    assert (mine[0]["task_title"], mine[0]["workspace_name"]) == (f"Task {task}", f"Workspace {task}"), mine[0]
+    assert list(mine[0]["questions"][0]) == ["question_id", "title", "prompt", "status", "multi_select",
+                                             "options"], mine[0]
+    assert mine[0]["questions"][0]["multi_select"] is True, mine[0]
     detail = ok(db, "get_bundle", user("alice"), {"pending_id": pending_id})
     assert detail["status"] == "pending" and detail["response"] is None, detail
-    assert list(detail)[-3:] == ["status", "response", "default_response"], detail
+    assert list(detail)[-4:] == ["status", "response", "default_response", "decided_by_caller"], detail
+    assert detail["decided_by_caller"] is False, detail
     assert detail["default_response"] is None, detail
     summary = ok(db, "summary", user("alice"))
     assert list(summary) == ["pending_bundles", "pending_questions", "oldest_age_seconds"], summary
@@ -354,6 +360,61 @@ def test_every_error_class(db):
     assert call(db, "ask", SYSTEM, {"session_id": session, "questions": QUESTIONS}) == (409, {"error": "session has ended"})
 
 
+def test_single_select_through_the_c_abi(db):
+    """VAL-9, ASK-6: a single-select question refuses two options naming the
+    field, accepts a duplicate (counted once) and none; a deadline's default
+    is checked the same way at ask time."""
+    _, session = mirror(db, "single", "alice")
+    single = [{"question_id": "pick", "title": "Pick", "prompt": "Which one?", "multi_select": False,
+               "options": [{"option_id": "a", "label": "A", "description": "a"},
+                           {"option_id": "b", "label": "B", "description": "b"}]}]
+    body = ok(db, "ask", SYSTEM, {"session_id": session, "questions": single})
+    pending_id = body["pending_id"]
+    shown = ok(db, "get_bundle", user("alice"), {"pending_id": pending_id})
+    assert shown["questions"][0]["multi_select"] is False, shown
+    two = [{"question_id": "pick", "selected_options": ["a", "b"]}]
+    refused = expect_error(db, 400, "answers[0].selected_options: question \"pick\" takes at most one option, got 2",
+                           "resolve_bundle", user("alice"), {"pending_id": pending_id, "answers": two})
+    assert refused == {"error": 'answers[0].selected_options: question "pick" takes at most one option, got 2'}
+    won = ok(db, "resolve_bundle", user("alice"),
+             {"pending_id": pending_id, "answers": [{"question_id": "pick", "selected_options": ["b", "b"]}]})
+    assert won["response"]["answers"][0]["selected_options"] == ["b"], won
+    none = ok(db, "ask", SYSTEM, {"session_id": session, "questions": single})["pending_id"]
+    assert ok(db, "resolve_bundle", user("alice"), {"pending_id": none, "answers": [{"question_id": "pick"}]})["claimed"]
+    expect_error(db, 400, "on_expire.answers[0].selected_options", "ask", SYSTEM,
+                 {"session_id": session, "questions": single, "expires_in_ms": 60_000,
+                  "on_expire": {"action": "answer", "answers": two}})
+    expect_error(db, 400, "questions[0].multi_select", "ask", SYSTEM,
+                 {"session_id": session, "questions": [{**single[0], "multi_select": "no"}]})
+
+
+def test_history_through_the_c_abi(db):
+    """LIST-12, LIST-13, WIRE-6: what alice decided is listed newest first,
+    byte-equal to get_bundle, decided_by_caller hers only; bob sees none of
+    it; the pending listing's cursor is refused."""
+    _, session = mirror(db, "history", "alice")
+    first, second = ask(db, session), ask(db, session)
+    ok(db, "resolve_bundle", user("alice"), {"pending_id": first, "answers": answers("one")})
+    ok(db, "cancel_bundle", SYSTEM, {"pending_id": second})
+    page = ok(db, "list_settled", user("alice"), {"limit": 200})
+    assert list(page) == ["bundles", "count", "next_cursor"], page
+    mine = [b for b in page["bundles"] if b["pending_id"] in (first, second)]
+    assert [b["pending_id"] for b in mine] == [second, first], mine
+    for element in mine:
+        assert element == ok(db, "get_bundle", user("alice"), {"pending_id": element["pending_id"]}), element
+    assert [b["decided_by_caller"] for b in mine] == [False, True], mine
+    bob = ok(db, "list_settled", user("bob"), {"limit": 200})["bundles"]
+    assert not [b for b in bob if b["pending_id"] in (first, second)], bob
+    ask(db, session), ask(db, session)
+    pending_cursor = ok(db, "list_pending", SYSTEM, {"limit": 1})["next_cursor"]
+    assert pending_cursor, "two bundles wait: the first page has a next cursor"
+    expect_error(db, 400, "cursor: malformed cursor", "list_settled", user("alice"), {"cursor": pending_cursor})
+    settled_cursor = ok(db, "list_settled", SYSTEM, {"limit": 1})["next_cursor"]
+    assert settled_cursor, "two bundles were settled: the first page has a next cursor"
+    expect_error(db, 400, "cursor: malformed cursor", "list_pending", user("alice"), {"cursor": settled_cursor})
+    expect_error(db, 403, "capability not authorized", "list_settled", agent("alice"), {})
+
+
 def test_internal_error_is_500():
     """A database broken under the handle: 500, no crash, and the database's
     message stays in the log: the caller sees only a reference (REL-6)."""
@@ -408,6 +469,8 @@ def main():
         ("event log", lambda: test_event_log(db)),
         ("a deadline through the C ABI", lambda: test_a_deadline_through_the_c_abi(db)),
         ("the attempt ledger through the C ABI", lambda: test_the_attempt_ledger_through_the_c_abi(db)),
+        ("single-select through the C ABI", lambda: test_single_select_through_the_c_abi(db)),
+        ("history through the C ABI", lambda: test_history_through_the_c_abi(db)),
         ("internal error is 500", test_internal_error_is_500),
         ("32 threads race one bundle", lambda: test_thirty_two_threads_race_one_bundle(db)),
     ]

@@ -9,6 +9,7 @@ use std::collections::BTreeSet;
 use clarion::test_hooks::schema::{bundles, tasks, workspaces};
 use clarion::{
     BundleStatus, Grant, ListRequest, Operation, Principal, SessionState, SessionUpsert, Target,
+    TaskUpsert, WorkspaceUpsert,
 };
 use diesel::prelude::*;
 use proptest::prelude::*;
@@ -99,7 +100,8 @@ fn build(db: &TestDb, world: &World) -> Vec<(String, bool)> {
         diesel::delete(workspaces::table).execute(conn).unwrap();
     });
     for (i, owner) in world.owners.iter().enumerate() {
-        db.upsert_workspace(&format!("w{i}"), Some(owner)).unwrap();
+        db.upsert_workspace(WorkspaceUpsert::new(&format!("w{i}")).owner(owner))
+            .unwrap();
     }
     for (i, choice) in world.task_workspaces.iter().enumerate() {
         // 0: no workspace, 1..=3: w0..w2 (which may not exist: dangling), 4: wX
@@ -108,7 +110,8 @@ fn build(db: &TestDb, world: &World) -> Vec<(String, bool)> {
             4 => "wX".to_owned(),
             n => format!("w{}", n - 1),
         };
-        db.upsert_task(&format!("t{i}"), Some(&workspace)).unwrap();
+        db.upsert_task(TaskUpsert::new(&format!("t{i}")).workspace(&workspace))
+            .unwrap();
     }
     let tasks = world.task_workspaces.len();
     let mut session_turns = Vec::new();

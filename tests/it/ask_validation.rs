@@ -295,6 +295,7 @@ fn ask_2_values_are_stored_as_given(db: &TestDb) {
             question_id: Some(" Q ".to_owned()),
             title: "  Title\t".to_owned(),
             prompt: "\n  Keep the cache?  \n".to_owned(),
+            multi_select: None,
             options: vec![
                 OptionSpec {
                     option_id: Some(" a ".to_owned()),
@@ -322,6 +323,7 @@ fn ask_2_values_are_stored_as_given(db: &TestDb) {
         vec![serde_json::json!({
             "title": "  Title\t",
             "prompt": "\n  Keep the cache?  \n",
+            "multi_select": true,
             "options": [
                 {"option_id": " a ", "label": " Yes ", "description": "\tkeep it\t"},
                 {"option_id": " Q _opt2", "label": "No𝄞 ", "description": " e\u{301} "},

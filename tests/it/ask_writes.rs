@@ -4,7 +4,7 @@
 
 use clarion::test_hooks::schema::{sessions, turns};
 use clarion::test_hooks::{points, FailAction};
-use clarion::{AskRequest, BundleKind, Error, SessionState, SessionUpsert};
+use clarion::{AskRequest, BundleKind, Error, SessionState, SessionUpsert, TaskUpsert};
 use diesel::prelude::*;
 
 use crate::ask_support::*;
@@ -104,7 +104,8 @@ fn ask_1_uses_the_current_turn_when_one_exists(db: &TestDb) {
 /// ASK-1: the bundle's task is the session's task, whatever the ids are
 /// called.
 fn ask_1_bundle_task_is_the_sessions_task(db: &TestDb) {
-    db.upsert_task("some-task", Some("w-x")).unwrap();
+    db.upsert_task(TaskUpsert::new("some-task").workspace("w-x"))
+        .unwrap();
     db.upsert_session(SessionUpsert::new("some-session", "some-task"))
         .unwrap();
     let pending_id = ask(db, "some-session", 1);

@@ -4,7 +4,10 @@
 
 use std::sync::{Arc, Barrier};
 
-use clarion::{envelope, AnswerInput, BundleStatus, Clarion, Principal, ResolveRequest, Resolved};
+use clarion::{
+    envelope, AnswerInput, BundleStatus, Clarion, Principal, ResolveRequest, Resolved, TaskUpsert,
+    WorkspaceUpsert,
+};
 
 use crate::support::*;
 
@@ -565,12 +568,13 @@ fn claim_4_a_move_waits_for_a_claim_in_flight(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let first = ask(db, &session, 1);
     let second = ask(db, &session, 1);
-    db.upsert_workspace("w-bob", Some("bob")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-bob").owner("bob"))
+        .unwrap();
     a_change_waits_for_a_claim_in_flight(
         db,
         [&first, &second],
         "the move committed while a claim on its task was in flight",
-        |mover| mover.upsert_task("t-a", Some("w-bob")),
+        |mover| mover.upsert_task(TaskUpsert::new("t-a").workspace("w-bob")),
     );
 }
 
@@ -584,7 +588,7 @@ fn claim_4_an_owner_change_waits_for_a_claim_in_flight(db: &TestDb) {
         db,
         [&first, &second],
         "the owner change committed while a claim in its workspace was in flight",
-        |mover| mover.upsert_workspace("w-a", Some("bob")),
+        |mover| mover.upsert_workspace(WorkspaceUpsert::new("w-a").owner("bob")),
     );
 }
 

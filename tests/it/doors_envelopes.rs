@@ -9,7 +9,7 @@ use clarion::envelope::{self, Envelope};
 use clarion::test_hooks::{points, FailAction};
 use clarion::{
     AnswerInput, Grant, ListRequest, Operation, Principal, ResolveRequest, SessionState,
-    SessionUpsert, Target,
+    SessionUpsert, SettledRequest, Target, TaskUpsert,
 };
 
 use crate::support::rows::{self, Row};
@@ -79,7 +79,8 @@ fn envelopes(db: &TestDb) -> Vec<(&'static str, String)> {
         ),
     ));
     out.push(("summary", of(db.summary(&alice()), envelope::summary)));
-    db.upsert_task("t-idle", Some("w-a")).unwrap();
+    db.upsert_task(TaskUpsert::new("t-idle").workspace("w-a"))
+        .unwrap();
     out.push((
         "pending_actions_with_null",
         of(
@@ -251,6 +252,7 @@ fn envelopes(db: &TestDb) -> Vec<(&'static str, String)> {
     let mut invalid = ask_request(&session, 1);
     invalid.questions[0].options.truncate(1);
     out.push(("error_validation", of(db.ask(&invalid), envelope::asked)));
+
     out.push((
         "error_capability_denied",
         of(
@@ -358,6 +360,48 @@ fn envelopes(db: &TestDb) -> Vec<(&'static str, String)> {
         ),
     ));
     ask_permission(db, &degraded_session, 1);
+    // VAL-9: a single-select question given two options.
+    let mut single = ask_request(&mirror(db, "single", "alice"), 1);
+    single.questions[0].multi_select = Some(false);
+    let single = db.ask(&single).unwrap().pending_id;
+    let two = ResolveRequest {
+        answers: vec![AnswerInput {
+            question_id: "q1".into(),
+            selected_options: vec!["q1_opt1".into(), "q1_opt2".into()],
+            custom_text: String::new(),
+        }],
+        ..ResolveRequest::default()
+    };
+    out.push((
+        "error_validation_single_select",
+        of(
+            db.resolve_bundle(&alice(), &single, &two),
+            envelope::resolved,
+        ),
+    ));
+    out.push((
+        "list_settled_with_next_cursor",
+        of(
+            db.list_settled(
+                &alice(),
+                &SettledRequest {
+                    limit: Some(2),
+                    ..SettledRequest::default()
+                },
+            ),
+            envelope::settled_page,
+        ),
+    ));
+    out.push((
+        "list_settled_empty",
+        of(
+            db.list_settled(
+                &Principal::agent("nobody", "bot", Grant::ALL),
+                &SettledRequest::default(),
+            ),
+            envelope::settled_page,
+        ),
+    ));
     out.push((
         "list_pending_empty",
         of(

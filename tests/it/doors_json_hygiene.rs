@@ -2,7 +2,7 @@
 //! argument is a 400 naming the field, never a 500, and `pending_actions`
 //! takes at most 1,000 task ids.
 
-use clarion::{BundleStatus, ListRequest, Principal, ResolveRequest};
+use clarion::{BundleStatus, ListRequest, Principal, ResolveRequest, TaskUpsert};
 use serde_json::{json, Value};
 
 use crate::doors_json_support::*;
@@ -168,7 +168,7 @@ fn rel_6_nul_through_the_rust_api_is_a_validation_error(db: &TestDb) {
         db.get_bundle(&Principal::user(nul), &pending_id),
         "principal.user_id",
     );
-    assert_invalid(db.upsert_task(nul, None), "id");
+    assert_invalid(db.upsert_task(TaskUpsert::new(nul)), "id");
     let rejecting_with_nul = ResolveRequest {
         rejected: true,
         reject_reason: nul.to_owned(),

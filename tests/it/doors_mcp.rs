@@ -54,7 +54,7 @@ fn wire_4_tool_definitions_are_pinned() {
         let name = definition["name"].as_str().unwrap();
         snapshot(&format!("tool_{name}"), &definition.to_string());
     }
-    assert_eq!(definitions.len(), 2);
+    assert_eq!(definitions.len(), 3);
 }
 
 /// WIRE-4: every error a tool can end with has its own code word; asking
@@ -103,13 +103,17 @@ fn wire_4_tools_for_lists_only_callable_tools() {
             .map(|tool| tool["name"].as_str().unwrap().to_owned())
             .collect::<Vec<_>>()
     };
-    let both = vec!["list_pending_questions", "answer_question"];
-    assert_eq!(names(&Principal::System), both);
-    assert_eq!(names(&alice()), both);
-    assert_eq!(names(&alice_bot()), both);
+    let all = vec![
+        "list_pending_questions",
+        "answer_question",
+        "list_settled_questions",
+    ];
+    assert_eq!(names(&Principal::System), all);
+    assert_eq!(names(&alice()), all);
+    assert_eq!(names(&alice_bot()), all);
     assert_eq!(
         names(&alice_bot_with([Grant::QuestionsRead])),
-        ["list_pending_questions"]
+        ["list_pending_questions", "list_settled_questions"]
     );
     assert_eq!(
         names(&alice_bot_with([Grant::QuestionsAnswer])),
@@ -250,6 +254,13 @@ fn wire_4_every_result_kind_is_pinned(db: &TestDb) {
     );
     snapshot("result_answer_beaten", &lost);
     assert_eq!(structured(&lost)["response"], structured(&won)["response"]);
+    // LIST-13, WIRE-6: what was decided, alice's own decision marked hers.
+    let settled = tool(db, &alice(), "list_settled_questions", json!({"limit": 10}));
+    snapshot("result_list_settled_questions", &settled);
+    assert_eq!(
+        structured(&settled)["bundles"][0]["decided_by_caller"],
+        json!(true)
+    );
     let raw: Value = serde_json::from_str(&won).unwrap();
     assert_eq!(
         raw.as_object().unwrap().keys().collect::<Vec<_>>(),

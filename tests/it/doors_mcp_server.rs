@@ -132,7 +132,7 @@ fn mcp_server_survives_bad_input(db: &TestDb) {
             .as_array()
             .unwrap()
             .len(),
-        2
+        3
     );
     assert!(
         server.finish().success(),

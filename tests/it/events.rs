@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use clarion::test_hooks::{points, FailAction, Gate};
-use clarion::{envelope, Event, EventPage, Grant, Principal, SessionState, SessionUpsert};
+use clarion::{
+    envelope, Event, EventPage, Grant, Principal, SessionState, SessionUpsert, WorkspaceUpsert,
+};
 use serde_json::{json, Value};
 
 use crate::support::abi::{abi_call, abi_open};
@@ -219,7 +221,8 @@ fn evt_2_visibility_is_decided_at_read_time(db: &TestDb) {
     let rest = db.events_after(&bob(), &page.next, None).unwrap();
     assert_eq!(ids(rest.events), [open]);
     // The workspace changes hands: the old events follow it.
-    db.upsert_workspace("w-a", Some("bob")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-a").owner("bob"))
+        .unwrap();
     assert_eq!(ids(all_events(db, &bob())), [question, permission, open]);
     assert_eq!(ids(all_events(db, &alice())), [open]);
     // An agent without `questions:read` may not read at all.

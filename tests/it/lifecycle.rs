@@ -2,7 +2,7 @@
 //! sessions, detaching, the workflow guard and unknown entities.
 
 use clarion::test_hooks::schema::{bundle_questions, bundles, sessions, tasks, turns, workspaces};
-use clarion::{Entity, Error, SessionState, SessionUpsert};
+use clarion::{Entity, Error, SessionState, SessionUpsert, TaskUpsert, WorkspaceUpsert};
 use diesel::prelude::*;
 
 use crate::support::rows::{self, Row};
@@ -145,8 +145,8 @@ dual_backend!(
 /// LIFE-1: new rows get the defaults — owner "", workspace "", state
 /// running, is_primary false.
 fn life_1_new_rows_get_defaults(db: &TestDb) {
-    db.upsert_workspace("w", None).unwrap();
-    db.upsert_task("t", None).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w")).unwrap();
+    db.upsert_task(TaskUpsert::new("t")).unwrap();
     db.upsert_session(session_upsert("s", "t", None, None))
         .unwrap();
     assert_eq!(owner_of(db, "w"), s(""));
@@ -156,8 +156,10 @@ fn life_1_new_rows_get_defaults(db: &TestDb) {
         Some(("t".into(), "running".into(), false))
     );
     // Given values are used on creation.
-    db.upsert_workspace("w2", Some("alice")).unwrap();
-    db.upsert_task("t2", Some("w2")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w2").owner("alice"))
+        .unwrap();
+    db.upsert_task(TaskUpsert::new("t2").workspace("w2"))
+        .unwrap();
     db.upsert_session(session_upsert(
         "s2",
         "t2",
@@ -179,8 +181,8 @@ fn life_1_upserts_are_idempotent(db: &TestDb) {
     ask(db, "s-a", 2);
     let before = rows::dump(db);
     mirror(db, "a", "alice");
-    db.upsert_workspace("w-a", None).unwrap();
-    db.upsert_task("t-a", None).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-a")).unwrap();
+    db.upsert_task(TaskUpsert::new("t-a")).unwrap();
     db.upsert_session(session_upsert("s-a", "t-a", None, None))
         .unwrap();
     db.upsert_session(session_upsert(
@@ -197,10 +199,12 @@ fn life_1_upserts_are_idempotent(db: &TestDb) {
 /// LIFE-1: upsert_workspace of an existing row with no owner keeps the
 /// owner; with an owner, changes it.
 fn life_1_upsert_workspace_changes_only_given_owner(db: &TestDb) {
-    db.upsert_workspace("w", Some("alice")).unwrap();
-    db.upsert_workspace("w", None).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w").owner("alice"))
+        .unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w")).unwrap();
     assert_eq!(owner_of(db, "w"), s("alice"));
-    db.upsert_workspace("w", Some("bob")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w").owner("bob"))
+        .unwrap();
     assert_eq!(owner_of(db, "w"), s("bob"));
     assert_eq!(count_rows(db)[0], 1);
 }
@@ -208,10 +212,12 @@ fn life_1_upsert_workspace_changes_only_given_owner(db: &TestDb) {
 /// LIFE-1: upsert_task of an existing row with no workspace keeps it;
 /// with one, moves the task. The workspace need not exist.
 fn life_1_upsert_task_changes_only_given_workspace(db: &TestDb) {
-    db.upsert_task("t", Some("w1")).unwrap();
-    db.upsert_task("t", None).unwrap();
+    db.upsert_task(TaskUpsert::new("t").workspace("w1"))
+        .unwrap();
+    db.upsert_task(TaskUpsert::new("t")).unwrap();
     assert_eq!(workspace_of(db, "t"), s("w1"));
-    db.upsert_task("t", Some("w-dangling")).unwrap();
+    db.upsert_task(TaskUpsert::new("t").workspace("w-dangling"))
+        .unwrap();
     assert_eq!(workspace_of(db, "t"), s("w-dangling"));
     assert_eq!(count_rows(db), [0, 1, 0, 0, 0, 0]);
 }
@@ -220,8 +226,8 @@ fn life_1_upsert_task_changes_only_given_workspace(db: &TestDb) {
 /// given and is_primary when none is given; each given field changes
 /// alone.
 fn life_1_upsert_session_changes_only_given_fields(db: &TestDb) {
-    db.upsert_task("t", None).unwrap();
-    db.upsert_task("t2", None).unwrap();
+    db.upsert_task(TaskUpsert::new("t")).unwrap();
+    db.upsert_task(TaskUpsert::new("t2")).unwrap();
     db.upsert_session(session_upsert(
         "s",
         "t",
@@ -265,7 +271,8 @@ fn life_1_upsert_session_with_unknown_task_is_not_found(db: &TestDb) {
         Entity::Task,
     );
     assert_eq!(session_row(db, "s"), None);
-    db.upsert_task("t", Some("w-never-created")).unwrap();
+    db.upsert_task(TaskUpsert::new("t").workspace("w-never-created"))
+        .unwrap();
     db.upsert_session(session_upsert(
         "s",
         "t",
@@ -348,8 +355,11 @@ fn life_1_deleting_what_is_gone_is_ok(db: &TestDb) {
 fn life_1_empty_ids_are_named(db: &TestDb) {
     mirror(db, "a", "alice");
     let before = rows::dump(db);
-    assert_invalid(db.upsert_workspace("", Some("alice")), "id");
-    assert_invalid(db.upsert_task("", None), "id");
+    assert_invalid(
+        db.upsert_workspace(WorkspaceUpsert::new("").owner("alice")),
+        "id",
+    );
+    assert_invalid(db.upsert_task(TaskUpsert::new("")), "id");
     assert_invalid(
         db.upsert_session(session_upsert("", "t-a", None, None)),
         "id",

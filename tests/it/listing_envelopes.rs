@@ -3,7 +3,7 @@
 //! are never null.
 
 use clarion::envelope;
-use clarion::{ListRequest, OptionSpec, QuestionSpec};
+use clarion::{ListRequest, OptionSpec, QuestionSpec, TaskUpsert, WorkspaceUpsert};
 
 use crate::listing_support::*;
 use crate::support::rows::{self, Row};
@@ -79,6 +79,11 @@ fn list_5_count_and_next_cursor(db: &TestDb) {
 /// in whole seconds.
 fn list_6_envelope_text_and_key_order(db: &TestDb) {
     let session = mirror(db, "a", "alice");
+    // LIST-11: the names follow the task id.
+    db.upsert_workspace(WorkspaceUpsert::new("w-a").name("Alpha"))
+        .unwrap();
+    db.upsert_task(TaskUpsert::new("t-a").title("Add login"))
+        .unwrap();
     db.clock.advance_micros(5 * SECOND + 123);
     let request = clarion::AskRequest {
         session_id: session.clone(),
@@ -87,6 +92,7 @@ fn list_6_envelope_text_and_key_order(db: &TestDb) {
                 question_id: Some("color".to_owned()),
                 title: "Colour".to_owned(),
                 prompt: "Which colour?".to_owned(),
+                multi_select: None,
                 options: vec![
                     OptionSpec {
                         option_id: Some("red".to_owned()),
@@ -110,12 +116,13 @@ fn list_6_envelope_text_and_key_order(db: &TestDb) {
     let page = db.list_pending(&alice(), &ListRequest::default()).unwrap();
     let text = envelope::list_page(&page).body_text();
     let expected = concat!(
-        r#"{"bundles":[{"pending_id":"pending-000001","task_id":"t-a","session_id":"s-a","kind":"question","#,
+        r#"{"bundles":[{"pending_id":"pending-000001","task_id":"t-a","task_title":"Add login","#,
+        r#""workspace_id":"w-a","workspace_name":"Alpha","session_id":"s-a","kind":"question","#,
         r#""created_at":"2026-11-29T20:00:05.000123Z","age_seconds":7,"expires_at":"","on_expire":"","context":"pick one","questions":["#,
-        r#"{"question_id":"color","title":"Colour","prompt":"Which colour?","status":"pending","options":["#,
+        r#"{"question_id":"color","title":"Colour","prompt":"Which colour?","status":"pending","multi_select":true,"options":["#,
         r#"{"option_id":"red","label":"Red","description":"Warm"},"#,
         r#"{"option_id":"color_opt2","label":"Blue","description":"Cool"}]},"#,
-        r#"{"question_id":"q2","title":"About ship it?","prompt":"ship it?","status":"pending","options":["#,
+        r#"{"question_id":"q2","title":"About ship it?","prompt":"ship it?","status":"pending","multi_select":true,"options":["#,
         r#"{"option_id":"q2_opt1","label":"Yes","description":"Yes, described"},"#,
         r#"{"option_id":"q2_opt2","label":"No","description":"No, described"}]}]}],"#,
         r#""count":1,"next_cursor":""}"#,
@@ -194,15 +201,16 @@ fn list_7_degraded_rows_are_never_null(db: &TestDb) {
         r#"{"option_id":"b","label":"B","description":"b"}]"#,
     );
     let expected = concat!(
-        r#"{"bundles":[{"pending_id":"degraded","task_id":"t-a","session_id":"s-a","kind":"question","#,
+        r#"{"bundles":[{"pending_id":"degraded","task_id":"t-a","task_title":"","workspace_id":"w-a","workspace_name":"","#,
+        r#""session_id":"s-a","kind":"question","#,
         r#""created_at":"2026-11-29T20:00:00.000000Z","age_seconds":3,"expires_at":"","on_expire":"","context":"","questions":["#,
-        r#"{"question_id":"q-absent","title":"T","prompt":"P?","status":"pending","options":OPTIONS},"#,
-        r#"{"question_id":"q-empty","title":"T","prompt":"P?","status":"pending","options":OPTIONS},"#,
-        r#"{"question_id":"q-weird","title":"T","prompt":"P?","status":"on_hold","options":OPTIONS},"#,
-        r#"{"question_id":"q-broken","title":"","prompt":"","status":"pending","options":[]},"#,
-        r#"{"question_id":"q-mistyped","title":"","prompt":"","status":"pending","options":[{"option_id":"","label":"L","description":""}]},"#,
-        r#"{"question_id":"q-not-array","title":"T2","prompt":"P2","status":"pending","options":[]},"#,
-        r#"{"question_id":"q-json-literal","title":"","prompt":"","status":"pending","options":[]}]}],"#,
+        r#"{"question_id":"q-absent","title":"T","prompt":"P?","status":"pending","multi_select":true,"options":OPTIONS},"#,
+        r#"{"question_id":"q-empty","title":"T","prompt":"P?","status":"pending","multi_select":true,"options":OPTIONS},"#,
+        r#"{"question_id":"q-weird","title":"T","prompt":"P?","status":"on_hold","multi_select":true,"options":OPTIONS},"#,
+        r#"{"question_id":"q-broken","title":"","prompt":"","status":"pending","multi_select":true,"options":[]},"#,
+        r#"{"question_id":"q-mistyped","title":"","prompt":"","status":"pending","multi_select":true,"options":[{"option_id":"","label":"L","description":""}]},"#,
+        r#"{"question_id":"q-not-array","title":"T2","prompt":"P2","status":"pending","multi_select":true,"options":[]},"#,
+        r#"{"question_id":"q-json-literal","title":"","prompt":"","status":"pending","multi_select":true,"options":[]}]}],"#,
         r#""count":1,"next_cursor":""}"#,
     )
     .replace("OPTIONS", options);

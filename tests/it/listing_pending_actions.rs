@@ -4,7 +4,7 @@
 //! nothing is pending.
 
 use clarion::envelope;
-use clarion::{Clarion, ListRequest, Principal, SessionState, SessionUpsert};
+use clarion::{Clarion, ListRequest, Principal, SessionState, SessionUpsert, WorkspaceUpsert};
 
 use crate::listing_support::*;
 use crate::support::rows::{self, Row};
@@ -32,8 +32,10 @@ dual_backend!(
 /// PA-1: request order, first occurrence of a repeated id only,
 /// invisible and unknown ids omitted; `null` when nothing is pending.
 fn pa_1_request_order_first_occurrence_and_visibility(db: &TestDb) {
-    db.upsert_workspace("w-alice", Some("alice")).unwrap();
-    db.upsert_workspace("w-bob", Some("bob")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-alice").owner("alice"))
+        .unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-bob").owner("bob"))
+        .unwrap();
     ask(db, &session_in(db, "a", "w-alice", Some(true)), 1);
     session_in(db, "c", "w-alice", Some(true));
     ask(db, &session_in(db, "b", "w-bob", Some(true)), 1);
@@ -100,7 +102,8 @@ fn pa_1_permission_takes_precedence(db: &TestDb) {
 /// PA-1: `primary_session_pending_action` only counts bundles of
 /// sessions with `is_primary = true`.
 fn pa_1_primary_session_action_counts_only_primary_sessions(db: &TestDb) {
-    db.upsert_workspace("w", Some("alice")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w").owner("alice"))
+        .unwrap();
     // t-side: the primary session has nothing pending; a side session asks.
     session_in(db, "side", "w", Some(true));
     ask(db, &session_on(db, "side-helper", "t-side", false), 1);

@@ -3,7 +3,7 @@
 //! the oldest age.
 
 use clarion::envelope;
-use clarion::{Clarion, Principal, SessionState, Summary};
+use clarion::{Clarion, Principal, SessionState, Summary, WorkspaceUpsert};
 
 use crate::listing_support::*;
 use crate::support::rows::{self, Row};
@@ -37,9 +37,12 @@ struct Expected {
 }
 
 fn summary_world(db: &TestDb) -> Vec<Expected> {
-    db.upsert_workspace("w-alice", Some("alice")).unwrap();
-    db.upsert_workspace("w-bob", Some("bob")).unwrap();
-    db.upsert_workspace("w-open", Some("")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-alice").owner("alice"))
+        .unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-bob").owner("bob"))
+        .unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-open").owner(""))
+        .unwrap();
     let a = session_in(db, "alice", "w-alice", Some(true));
     let b = session_in(db, "bob", "w-bob", Some(true));
     let open = session_in(db, "open", "w-open", Some(true));

@@ -3,7 +3,7 @@
 //! the query, so pages are full (LIST-2); `created_at`, then `pending_id`
 //! (LIST-3); and no listing operation without `questions:read` (AUTH-2).
 
-use clarion::{Error, Grant, ListRequest, Principal, SessionState, Timestamp};
+use clarion::{Error, Grant, ListRequest, Principal, SessionState, Timestamp, WorkspaceUpsert};
 
 use crate::listing_support::*;
 use crate::support::rows::{self, Row};
@@ -84,8 +84,10 @@ fn list_1_listing_survives_a_restart(db: &TestDb) {
 /// interleaved, every page but the last is full and the last one ends
 /// the listing.
 fn list_2_pages_are_full_despite_unlisted_bundles_in_between(db: &TestDb) {
-    db.upsert_workspace("w-alice", Some("alice")).unwrap();
-    db.upsert_workspace("w-bob", Some("bob")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-alice").owner("alice"))
+        .unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-bob").owner("bob"))
+        .unwrap();
     let mine = session_in(db, "mine", "w-alice", Some(true));
     let foreign = session_in(db, "foreign", "w-bob", Some(true));
     let ending = session_in(db, "ending", "w-alice", Some(false));
@@ -136,7 +138,8 @@ fn list_2_pages_are_full_despite_unlisted_bundles_in_between(db: &TestDb) {
 
 /// LIST-3: `created_at` ascending, whatever the creation order.
 fn list_3_orders_by_created_at(db: &TestDb) {
-    db.upsert_workspace("w", Some("alice")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w").owner("alice"))
+        .unwrap();
     let sessions: Vec<String> = (1..=4)
         .map(|n| session_in(db, &n.to_string(), "w", Some(true)))
         .collect();

@@ -24,6 +24,7 @@ mod rules_doc;
 
 // The store: opening a database, its schema, the SQL it renders, the plans.
 mod listing_plan;
+mod listing_settled;
 mod sql_rendering;
 mod store_open;
 mod store_schema;
@@ -64,6 +65,7 @@ mod events;
 mod ledger_read;
 mod ledger_written;
 mod lifecycle;
+mod lifecycle_names;
 mod listing_envelopes;
 mod listing_exclusions;
 mod listing_pagination;
@@ -77,6 +79,7 @@ mod resolve_auth;
 mod resolve_cancel;
 mod resolve_claim_replay;
 mod resolve_normalization;
+mod resolve_single_select;
 mod resolve_support;
 mod resolve_validation;
 mod retention;

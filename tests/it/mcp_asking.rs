@@ -332,7 +332,11 @@ fn mcpa_3_tools_list_in_both_modes(db: &TestDb) {
     let result = agent.result();
     assert_eq!(
         result["as"],
-        json!(["list_pending_questions", "answer_question"])
+        json!([
+            "list_pending_questions",
+            "answer_question",
+            "list_settled_questions"
+        ])
     );
 }
 

@@ -33,6 +33,7 @@ pub fn ask_with_options(db: &Clarion, session_id: &str, option_counts: &[usize])
                 question_id: None,
                 title: format!("Question {}", q + 1),
                 prompt: format!("question {}?", q + 1),
+                multi_select: None,
                 options: (1..=count)
                     .map(|o| OptionSpec {
                         option_id: None,

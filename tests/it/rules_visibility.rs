@@ -3,7 +3,7 @@
 
 use clarion::{
     Authorization, BundleStatus, Clarion, Denial, Entity, Error, Grant, Operation, Principal,
-    SessionUpsert, Target,
+    SessionUpsert, Target, TaskUpsert, WorkspaceUpsert,
 };
 
 use crate::delivery_waiting_support::{already_waiting, spawn_wait_bundle};
@@ -249,7 +249,8 @@ fn auth_9_authorizing_task_comes_from_durable_rows(db: &TestDb) {
         "the bundle keeps its stored task"
     );
     assert!(!can_get(db, &bob(), &own));
-    db.upsert_task("t-alice", Some("w-bob")).unwrap();
+    db.upsert_task(TaskUpsert::new("t-alice").workspace("w-bob"))
+        .unwrap();
     assert!(!can_get(db, &alice(), &own));
     assert!(can_get(db, &bob(), &own));
 }
@@ -529,8 +530,10 @@ fn auth_5_a_bundle_moved_away_while_waited_on_is_not_found(db: &TestDb) {
             std::time::Duration::from_secs(30),
         )
     });
-    db.upsert_workspace("w-bob", Some("bob")).unwrap();
-    db.upsert_task("t-a", Some("w-bob")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-bob").owner("bob"))
+        .unwrap();
+    db.upsert_task(TaskUpsert::new("t-a").workspace("w-bob"))
+        .unwrap();
     handle
         .resolve_bundle(&Principal::System, &pending_id, &one_answer("secret"))
         .unwrap();
@@ -570,8 +573,10 @@ fn auth_5_a_loser_whose_bundle_moved_away_gets_not_found(db: &TestDb) {
         .unwrap();
     read.open();
     assert!(arrived(&replay), "the loser lost its claim");
-    db.upsert_workspace("w-bob", Some("bob")).unwrap();
-    db.upsert_task("t-a", Some("w-bob")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-bob").owner("bob"))
+        .unwrap();
+    db.upsert_task(TaskUpsert::new("t-a").workspace("w-bob"))
+        .unwrap();
     replay.open();
     let outcome = racing.join().unwrap();
     assert!(

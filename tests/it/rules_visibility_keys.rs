@@ -12,7 +12,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use clarion::{Grant, ListRequest, Principal, SessionUpsert};
+use clarion::{Grant, ListRequest, Principal, SessionUpsert, TaskUpsert, WorkspaceUpsert};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -99,7 +99,8 @@ impl Model {
 fn apply(db: &TestDb, model: &mut Model, step: &Step, counter: &mut usize) {
     match *step {
         Step::OwnWorkspace(w, o) => {
-            db.upsert_workspace(WORKSPACES[w], Some(OWNERS[o])).unwrap();
+            db.upsert_workspace(WorkspaceUpsert::new(WORKSPACES[w]).owner(OWNERS[o]))
+                .unwrap();
             model
                 .workspaces
                 .insert(WORKSPACES[w].into(), OWNERS[o].into());
@@ -111,7 +112,8 @@ fn apply(db: &TestDb, model: &mut Model, step: &Step, counter: &mut usize) {
         Step::PlaceTask(t, w) => {
             // Index 3 names a workspace that never exists (dangling).
             let workspace = w.map_or("", |w| WORKSPACES.get(w).copied().unwrap_or("w-none"));
-            db.upsert_task(TASKS[t], Some(workspace)).unwrap();
+            db.upsert_task(TaskUpsert::new(TASKS[t]).workspace(workspace))
+                .unwrap();
             model.tasks.insert(TASKS[t].into(), workspace.into());
         }
         Step::DeleteTask(t) => {
@@ -317,9 +319,12 @@ dual_backend!(ops_3a_keys_stay_exact_under_concurrent_changes);
 /// from a mirror another change was rewriting.
 fn ops_3a_keys_stay_exact_under_concurrent_changes(db: &TestDb) {
     use std::sync::Barrier;
-    db.upsert_workspace("w0", Some("alice")).unwrap();
-    db.upsert_task("t0", Some("w0")).unwrap();
-    db.upsert_task("t1", Some("w1")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w0").owner("alice"))
+        .unwrap();
+    db.upsert_task(TaskUpsert::new("t0").workspace("w0"))
+        .unwrap();
+    db.upsert_task(TaskUpsert::new("t1").workspace("w1"))
+        .unwrap();
     db.upsert_session(SessionUpsert::new("s0", "t0")).unwrap();
     db.upsert_session(SessionUpsert::new("s1", "t0")).unwrap();
     let rounds = 60;
@@ -339,7 +344,9 @@ fn ops_3a_keys_stay_exact_under_concurrent_changes(db: &TestDb) {
             for round in 0..rounds {
                 match round % 4 {
                     3 => db.delete_workspace("w0").unwrap(),
-                    n => db.upsert_workspace("w0", Some(OWNERS[n])).unwrap(),
+                    n => db
+                        .upsert_workspace(WorkspaceUpsert::new("w0").owner(OWNERS[n]))
+                        .unwrap(),
                 }
             }
         });
@@ -347,7 +354,8 @@ fn ops_3a_keys_stay_exact_under_concurrent_changes(db: &TestDb) {
             start.wait();
             for round in 0..rounds {
                 let workspace = if round % 2 == 0 { "w1" } else { "w0" };
-                db.upsert_task("t0", Some(workspace)).unwrap();
+                db.upsert_task(TaskUpsert::new("t0").workspace(workspace))
+                    .unwrap();
                 let task = if round % 3 == 0 { "t1" } else { "t0" };
                 db.upsert_session(SessionUpsert::new("s1", task)).unwrap();
             }
@@ -373,8 +381,10 @@ dual_backend!(ops_3a_owner_change_waits_for_a_task_moving_in);
 fn ops_3a_owner_change_waits_for_a_task_moving_in(db: &TestDb) {
     use clarion::test_hooks::{points, FailAction, Gate};
     use std::time::Duration;
-    db.upsert_workspace("w0", Some("alice")).unwrap();
-    db.upsert_task("t0", Some("w-none")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w0").owner("alice"))
+        .unwrap();
+    db.upsert_task(TaskUpsert::new("t0").workspace("w-none"))
+        .unwrap();
     db.upsert_session(SessionUpsert::new("s0", "t0")).unwrap();
     let pending_id = ask(db, "s0", 1);
     let gate = Gate::new();
@@ -383,12 +393,13 @@ fn ops_3a_owner_change_waits_for_a_task_moving_in(db: &TestDb) {
         FailAction::Block(gate.clone()),
     );
     std::thread::scope(|scope| {
-        let mover = scope.spawn(|| db.upsert_task("t0", Some("w0")));
+        let mover = scope.spawn(|| db.upsert_task(TaskUpsert::new("t0").workspace("w0")));
         assert!(
             gate.wait_arrival(Duration::from_secs(10)),
             "the move never paused"
         );
-        let owner_change = scope.spawn(|| db.upsert_workspace("w0", Some("bob")));
+        let owner_change =
+            scope.spawn(|| db.upsert_workspace(WorkspaceUpsert::new("w0").owner("bob")));
         // Time to get past the paused move if it did not wait for it; a
         // slow start only leaves it waiting too, so no false failure.
         std::thread::sleep(Duration::from_millis(300));

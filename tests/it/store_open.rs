@@ -1,7 +1,7 @@
 //! Opening a database: URL forms, real causes in errors, SQLite pragmas,
 //! migrations that are idempotent and safe to race.
 
-use clarion::{Clarion, OpenError};
+use clarion::{Clarion, OpenError, TaskUpsert};
 
 use diesel::prelude::*;
 use diesel::sql_types::{BigInt, Text};
@@ -59,7 +59,7 @@ fn sqlite_url_with_three_slashes_and_bare_path_open_the_same_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("same.db");
     let by_url = Clarion::open(&format!("sqlite://{}", path.display())).unwrap();
-    by_url.upsert_task("t1", None).unwrap();
+    by_url.upsert_task(TaskUpsert::new("t1")).unwrap();
     drop(by_url);
     let by_path = Clarion::open(&path.display().to_string()).unwrap();
     // Reopening migrates again (a no-op) and sees the data.

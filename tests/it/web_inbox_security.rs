@@ -33,6 +33,7 @@ fn ui_1_markup_renders_inert_under_a_strict_policy(db: &TestDb) {
                 question_id: None,
                 title: format!("title {hostile}"),
                 prompt: format!("prompt {hostile}"),
+                multi_select: None,
                 options: vec![
                     OptionSpec {
                         option_id: None,

@@ -39,7 +39,7 @@ async def as_alice():
             await session.initialize()
             tools = await session.list_tools()
             names = [tool.name for tool in tools.tools]
-            assert names == ["list_pending_questions", "answer_question"], names
+            assert names == ["list_pending_questions", "answer_question", "list_settled_questions"], names
             schema = tools.tools[1].input_schema
             assert schema["required"] == ["pending_id"], schema
 
@@ -62,6 +62,15 @@ async def as_alice():
 
             again = structured(await session.call_tool("list_pending_questions", {}))
             assert again["count"] == 0, again
+
+            # LIST-12, WIRE-6: what was decided, and that alice decided it.
+            history = await session.call_tool("list_settled_questions", {"limit": 10})
+            assert history.is_error is False, history
+            settled = structured(history)
+            assert [b["pending_id"] for b in settled["bundles"]] == [PENDING_ID], settled
+            assert settled["bundles"][0]["status"] == "answered", settled
+            assert settled["bundles"][0]["response"] == body["response"], settled
+            assert settled["bundles"][0]["decided_by_caller"] is True, settled
             return body["response"]
 
 
@@ -74,6 +83,8 @@ async def as_late_agent(winner):
             assert late.is_error is False, late
             body = structured(late)
             assert body["claimed"] is False and body["response"] == winner, body
+            settled = structured(await session.call_tool("list_settled_questions", {}))
+            assert settled["bundles"][0]["decided_by_caller"] is False, settled
 
 
 async def as_reader():
@@ -82,7 +93,7 @@ async def as_reader():
         async with ClientSession(read, write) as session:
             await session.initialize()
             names = [tool.name for tool in (await session.list_tools()).tools]
-            assert names == ["list_pending_questions"], names
+            assert names == ["list_pending_questions", "list_settled_questions"], names
             denied = await session.call_tool("answer_question", {"pending_id": PENDING_ID})
             assert denied.is_error is True
             assert structured(denied) == {"error": "capability not authorized", "code": "capability_denied"}

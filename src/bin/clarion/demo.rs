@@ -7,7 +7,7 @@ use std::time::Duration;
 use clarion::envelope;
 use clarion::{
     AnswerInput, AskRequest, Clarion, OptionSpec, Principal, QuestionSpec, ResolveRequest,
-    SessionUpsert,
+    SessionUpsert, TaskUpsert, WorkspaceUpsert,
 };
 
 type Failure = Box<dyn std::error::Error + Send + Sync>;
@@ -28,6 +28,7 @@ fn two_questions() -> AskRequest {
                 question_id: Some("store".into()),
                 title: "Session store".into(),
                 prompt: "Where should login sessions live?".into(),
+                multi_select: None,
                 options: vec![
                     option("redis", "Redis", "Fast, shared by every process"),
                     option("postgres", "PostgreSQL", "One less service to run"),
@@ -37,6 +38,7 @@ fn two_questions() -> AskRequest {
                 question_id: Some("ttl".into()),
                 title: "Lifetime".into(),
                 prompt: "How long should a session last?".into(),
+                multi_select: Some(false),
                 options: vec![
                     option("day", "One day", "Log in daily"),
                     option("month", "Thirty days", "Remember me"),
@@ -88,8 +90,8 @@ pub fn run(url: Option<&str>) -> Result<(), Failure> {
     let clarion = Clarion::open(&url)?;
 
     println!("2. mirror workspace w-acme (owner alice), task t-login, session s-1");
-    clarion.upsert_workspace("w-acme", Some("alice"))?;
-    clarion.upsert_task("t-login", Some("w-acme"))?;
+    clarion.upsert_workspace(WorkspaceUpsert::new("w-acme").owner("alice"))?;
+    clarion.upsert_task(TaskUpsert::new("t-login").workspace("w-acme"))?;
     clarion.upsert_session(SessionUpsert::new("s-1", "t-login").primary(true))?;
 
     let (asked, asked_id) = mpsc::channel();
@@ -138,11 +140,13 @@ pub fn run(url: Option<&str>) -> Result<(), Failure> {
     Ok(())
 }
 
+/// A single-select question (ASK-6): its options exclude each other.
 fn question(id: &str, title: &str, prompt: &str, options: Vec<OptionSpec>) -> QuestionSpec {
     QuestionSpec {
         question_id: Some(id.into()),
         title: title.into(),
         prompt: prompt.into(),
+        multi_select: Some(false),
         options,
     }
 }
@@ -193,11 +197,11 @@ fn samples() -> Vec<(&'static str, AskRequest)> {
 /// bundles waiting in it. Asked with idempotency keys (ASK-4), so serving
 /// the same database again adds nothing.
 pub fn seed(clarion: &Clarion, owner: &str) -> Result<usize, Failure> {
-    clarion.upsert_workspace("w-demo", Some(owner))?;
+    clarion.upsert_workspace(WorkspaceUpsert::new("w-demo").owner(owner))?;
     let mut created = 0;
     for (name, mut request) in samples() {
         let (task, session) = (format!("t-{name}"), format!("s-{name}"));
-        clarion.upsert_task(&task, Some("w-demo"))?;
+        clarion.upsert_task(TaskUpsert::new(&task).workspace("w-demo"))?;
         clarion.upsert_session(SessionUpsert::new(&session, &task).primary(true))?;
         request.session_id = session;
         request.idempotency_key = Some(format!("demo-{name}"));

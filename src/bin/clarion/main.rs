@@ -11,6 +11,7 @@
 
 mod demo;
 mod mcp_server;
+mod mirroring;
 mod operations;
 mod readable;
 mod serve;

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use clarion::mcp::{self, AskStep, AskTool, TaskState, UnknownTool};
-use clarion::{Checked, Clarion, Error, LeaseHold, Principal, SessionUpsert};
+use clarion::{Checked, Clarion, Error, LeaseHold, Principal};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CreateTaskResult,
     DetailedTask, GetTaskParams, GetTaskResult, Implementation, ListToolsResult, Notification,
@@ -24,10 +24,13 @@ use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::{mpsc, Notify};
 
+use crate::mirroring::MirrorArgs;
+
 /// `clarion mcp`'s arguments: the answering tools for one principal
 /// (`--as`, WIRE-4), or the asking tools for one session (`--ask-in`,
 /// MCPA-1).
 #[derive(clap::Args)]
+#[command(mut_arg("task", |task| task.requires("ask_in")))]
 pub struct McpArgs {
     #[arg(long, env = "CLARION_DATABASE_URL", default_value = "./clarion.db")]
     database_url: String,
@@ -42,15 +45,9 @@ pub struct McpArgs {
     /// session, as its host (MCPA-1).
     #[arg(long)]
     ask_in: Option<String>,
-    /// With --ask-in: mirror this task first, and the session on it.
-    #[arg(long, requires = "ask_in")]
-    task: Option<String>,
-    /// With --task: the task's workspace, mirrored first.
-    #[arg(long, requires = "task")]
-    workspace: Option<String>,
-    /// With --workspace: the workspace's owner.
-    #[arg(long, requires = "workspace")]
-    owner: Option<String>,
+    /// With --ask-in: what to mirror first (MCPA-1).
+    #[command(flatten)]
+    mirror: MirrorArgs,
     /// How long this server's attachments outlive it (DEL-3): `30s` by default.
     #[arg(long, value_name = "AGE", value_parser = crate::parse_age)]
     attachment_lease: Option<u64>,
@@ -636,7 +633,7 @@ fn serve(args: McpArgs) -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let served = match args.ask_in {
         Some(session_id) => {
-            let server = ask_server(clarion, session_id, args.task, args.workspace, args.owner)?;
+            let server = ask_server(clarion, session_id, &args.mirror)?;
             runtime.block_on(run_stdio(server))
         }
         None => {
@@ -649,28 +646,13 @@ fn serve(args: McpArgs) -> Result<(), Box<dyn std::error::Error>> {
     served
 }
 
-/// MCPA-1: with `--task`, mirrors what was given (the workspace and its
-/// owner, the task, the session naming only its task); without it the
-/// session must exist. Never begins a turn or changes a state.
+/// MCPA-1: mirrors what was given (or finds the session), then serves.
 fn ask_server(
     clarion: Clarion,
     session_id: String,
-    task: Option<String>,
-    workspace: Option<String>,
-    owner: Option<String>,
+    mirror: &MirrorArgs,
 ) -> Result<AskServer, Error> {
-    match task {
-        Some(task) => {
-            if let Some(workspace) = &workspace {
-                clarion.upsert_workspace(workspace, owner.as_deref())?;
-            }
-            clarion.upsert_task(&task, workspace.as_deref())?;
-            clarion.upsert_session(SessionUpsert::new(&session_id, &task))?;
-        }
-        None => {
-            clarion.has_pending_clarification(&session_id)?;
-        }
-    }
+    mirror.mirror(&clarion, &session_id)?;
     let lease = clarion.keep_lease();
     Ok(AskServer {
         clarion,

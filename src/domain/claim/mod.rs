@@ -331,6 +331,7 @@ fn write(
     target.record.reject_reason = reason.to_owned();
     target.record.responded_at = Some(responded_at);
     target.record.resolved_by_kind = Some(resolver.kind.to_owned());
+    target.record.resolved_by_id = Some(resolver.id.clone());
     let committed = target
         .rows
         .iter()

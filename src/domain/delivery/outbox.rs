@@ -129,10 +129,12 @@ fn load_delivery(conn: &mut AnyConnection, pending_id: &str) -> Result<Option<De
     let Some((status, response)) = bundle::stored_response(&record, &rows) else {
         return Ok(None);
     };
-    // Only the questions of the view are delivered; its age is irrelevant.
+    // Only the questions of the view are delivered; its age and names
+    // are irrelevant.
     let view = bundle::bundle_view(
         &record,
         &rows,
+        Default::default(),
         crate::store::Timestamp::from_micros(record.created_at),
     );
     Ok(Some(Delivery {

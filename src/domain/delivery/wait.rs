@@ -531,11 +531,11 @@ impl<T> Drop for Waiter<T> {
 /// ```
 /// use std::sync::mpsc;
 /// use std::time::Duration;
-/// use clarion::{AskRequest, Checked, Clarion, OptionSpec, Principal, QuestionSpec, SessionUpsert};
+/// use clarion::{AskRequest, Checked, Clarion, OptionSpec, Principal, QuestionSpec, SessionUpsert, TaskUpsert};
 /// # let dir = tempfile::tempdir().unwrap();
 /// # let url = format!("sqlite://{}", dir.path().join("inbox.db").display());
 /// let inbox = Clarion::open(&url)?;
-/// inbox.upsert_task("t", None)?;
+/// inbox.upsert_task(TaskUpsert::new("t"))?;
 /// inbox.upsert_session(SessionUpsert::new("s", "t"))?;
 /// let option = |label: &str| OptionSpec { label: label.into(), description: label.into(), ..Default::default() };
 /// let asked = inbox.ask(&AskRequest {

@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::domain::events::{Event, EventPage};
+use crate::domain::history::{SettledCursor, SettledPage};
 use crate::domain::listing::{Cursor, ListPage, TaskPendingActions};
 use crate::domain::resume::Delivery;
 use crate::domain::views::{AttemptView, Resolved, Response, WaitOutcome};
@@ -39,6 +40,33 @@ impl<'a> From<&'a ListPage> for PageBody<'a> {
                 .next_cursor
                 .as_ref()
                 .map(Cursor::encode)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// LIST-13: one page of what was decided, LIST-5's envelope; each element
+/// is the `get_bundle` body the same caller gets.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "SettledPage")]
+pub(crate) struct SettledPageBody<'a> {
+    /// The bundles, newest resolution first (LIST-12).
+    bundles: &'a [crate::domain::views::BundleDetail],
+    /// How many bundles this page holds.
+    count: usize,
+    /// Pass it back as `cursor` for the next page; `""` at the end.
+    next_cursor: String,
+}
+
+impl<'a> From<&'a SettledPage> for SettledPageBody<'a> {
+    fn from(page: &'a SettledPage) -> Self {
+        SettledPageBody {
+            bundles: &page.bundles,
+            count: page.bundles.len(),
+            next_cursor: page
+                .next_cursor
+                .as_ref()
+                .map(SettledCursor::encode)
                 .unwrap_or_default(),
         }
     }

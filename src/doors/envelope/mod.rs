@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use crate::domain::ask::Asked;
 use crate::domain::events::{Event, EventPage};
+use crate::domain::history::SettledPage;
 use crate::domain::listing::{ListPage, Summary, TaskPendingActions};
 use crate::domain::resume::Delivery;
 use crate::domain::views::{BundleDetail, BundleView, Resolved, Response, WaitOutcome};
@@ -20,7 +21,8 @@ use crate::rules::capability::Authorization;
 
 use bodies::{
     AnsweredBody, AuthorizationBody, CodedErrorBody, DeliveriesBody, ErrorBody, EventsBody,
-    HasPendingBody, OkBody, PageBody, PrunedBody, ResolvedBody, TasksBody, TurnBody, WaitedBody,
+    HasPendingBody, OkBody, PageBody, PrunedBody, ResolvedBody, SettledPageBody, TasksBody,
+    TurnBody, WaitedBody,
 };
 
 /// An operation's result as an HTTP-shaped pair (WIRE-1).
@@ -127,6 +129,11 @@ pub fn bundle_detail(detail: &BundleDetail) -> Envelope {
 /// LIST-5: one page of the inbox, `count` always equal to its length.
 pub fn list_page(page: &ListPage) -> Envelope {
     ok_with(&PageBody::from(page))
+}
+
+/// LIST-13: one page of what was decided, each element a `get_bundle` body.
+pub fn settled_page(page: &SettledPage) -> Envelope {
+    ok_with(&SettledPageBody::from(page))
 }
 
 /// SUM-1: the pending counts and the oldest age.

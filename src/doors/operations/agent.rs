@@ -101,6 +101,9 @@ pub(crate) struct QuestionArgs {
     /// The question itself, at most 4000 characters.
     #[schemars(required, schema_with = "prompt_text")]
     prompt: Option<String>,
+    /// `false`: an answer selects at most one option (single choice);
+    /// omitted, `null` or `true`: any number of them (ASK-6).
+    multi_select: Option<bool>,
     /// Two to six options.
     #[schemars(required, length(min = 2, max = 6))]
     options: Option<Vec<OptionArgs>>,
@@ -233,6 +236,7 @@ impl AskArgs {
                 question_id: given(question.question_id),
                 title: question.title.unwrap_or_default(),
                 prompt: question.prompt.unwrap_or_default(),
+                multi_select: question.multi_select,
                 options: question
                     .options
                     .unwrap_or_default()

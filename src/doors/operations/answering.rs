@@ -12,6 +12,7 @@ use crate::domain::delivery::wait::Waiter;
 use crate::domain::engine::waiters::Wake;
 use crate::domain::engine::Engine;
 use crate::domain::events::EventPage;
+use crate::domain::history::{SettledCursor, SettledPage, SettledRequest};
 use crate::domain::listing::{
     Cursor, ListPage, ListRequest, Summary as Counts, TaskPendingActions,
 };
@@ -19,7 +20,7 @@ use crate::domain::resolve::{AnswerInput, ResolveRequest};
 use crate::domain::views::{AttemptView, BundleDetail, Resolved};
 use crate::doors::args::{given, Id, Millis};
 use crate::doors::envelope::bodies::{
-    AnsweredBody, AttemptsBody, EventsBody, PageBody, ResolvedBody, TasksBody,
+    AnsweredBody, AttemptsBody, EventsBody, PageBody, ResolvedBody, SettledPageBody, TasksBody,
 };
 use crate::doors::operations::declare::{
     flag, positional, CliCommand, Declared, Method, Refusal, Route, Tooled, Waits,
@@ -115,8 +116,73 @@ impl Tooled for ListPending {
     const TOOL: &'static str = "list_pending_questions";
     const DESCRIPTION: &'static str = "List the clarification requests waiting for an answer \
         that you may see, oldest first. Each bundle holds one to four questions with their \
-        options. Pass next_cursor back as cursor to read the next page.";
+        options; a question whose multi_select is false takes at most one option, one whose \
+        multi_select is true any number. Pass next_cursor back as cursor to read the next page.";
     type Result<'a> = PageBody<'a>;
+}
+
+/// LIST-13's arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SettledArgs {
+    /// Only bundles whose task is in this workspace (`""`: every workspace
+    /// the caller may see).
+    workspace_id: Option<String>,
+    /// `next_cursor` of the previous history page (`""`: the first page);
+    /// a `list_pending` cursor is refused.
+    cursor: Option<String>,
+    /// Page size: default 50; below 1 means 50; above 200 is 200.
+    limit: Option<i64>,
+}
+
+impl SettledArgs {
+    /// LIST-13: a malformed cursor is a 400 naming it.
+    fn request(self) -> std::result::Result<SettledRequest, ValidationError> {
+        Ok(SettledRequest {
+            workspace_id: given(self.workspace_id),
+            cursor: given(self.cursor)
+                .map(|text| SettledCursor::parse(&text))
+                .transpose()?,
+            limit: self.limit,
+        })
+    }
+}
+
+/// `list_settled` (LIST-12..14).
+pub(crate) struct ListSettled;
+
+impl Declared for ListSettled {
+    const NAME: &'static str = "list_settled";
+    const SUMMARY: &'static str = "One page of the settled bundles the caller may see, newest \
+        resolution first, each as get_bundle shows it (LIST-12..14).";
+    const ACCESS: crate::rules::capability::Access = READ;
+    type Args = SettledArgs;
+    type Reply = SettledPage;
+    type Body<'a> = SettledPageBody<'a>;
+    const HTTP: Option<Route> = Some(Route {
+        method: Method::Get,
+        path: "/api/v1/history",
+        tag: "inbox",
+    });
+    const CLI: &'static [CliCommand] = &[CliCommand {
+        args: &[flag("workspace_id", "workspace")],
+        ..CliCommand::new("history", "List what was decided, newest first.")
+    }];
+
+    fn perform(engine: &Engine, caller: &Admitted<'_>, args: SettledArgs) -> Result<SettledPage> {
+        engine.list_settled(caller, &args.request()?)
+    }
+}
+
+impl Tooled for ListSettled {
+    const TOOL: &'static str = "list_settled_questions";
+    const DESCRIPTION: &'static str = "List the clarification requests that were settled \
+        (answered, rejected or cancelled, by a person, an agent, the host or a deadline's \
+        default) that you may see, newest first. Each shows its questions and options (a \
+        question whose multi_select is false took at most one option), its status and \
+        response with decided_by, and decided_by_caller: true when you decided it. Pass \
+        next_cursor back as cursor to read the next page.";
+    type Result<'a> = SettledPageBody<'a>;
 }
 
 /// The bundle an operation is about.
@@ -324,7 +390,9 @@ impl Declared for PendingActions {
 pub(crate) struct AnswerArgs {
     /// Which question this answers.
     question_id: Id,
-    /// Option ids of that question; their order and repeats do not matter.
+    /// Option ids of that question; their order and repeats do not
+    /// matter. At most one id where the question's `multi_select` is
+    /// `false` (VAL-9).
     selected_options: Option<Vec<String>>,
     /// Free text, at most 2000 characters (trimmed when stored).
     #[schemars(length(max = MAX_FREE_TEXT_RUNES))]

@@ -6,12 +6,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use crate::domain::engine::Engine;
-use crate::domain::lifecycle::SessionUpsert;
+use crate::domain::lifecycle::{SessionUpsert, TaskUpsert, WorkspaceUpsert};
 use crate::doors::args::{given, optional_word, required_word, word, Id};
 use crate::doors::envelope::bodies::{OkBody, TurnBody};
 use crate::doors::operations::declare::{Declared, Refusal};
 use crate::error::{Result, ValidationError};
 use crate::rules::capability::{Access, Admitted, HOST};
+use crate::rules::limits::MAX_NAME_RUNES;
 use crate::rules::vocabulary::SessionState;
 
 /// `upsert_workspace`'s arguments.
@@ -23,6 +24,10 @@ pub(crate) struct WorkspaceArgs {
     /// Its owner; `""` or omitted keeps the stored one (a new workspace
     /// starts unowned: every user may see it, AUTH-3).
     owner_id: Option<String>,
+    /// Its name for people, at most 200 characters; `""` or omitted keeps
+    /// the stored one (LIFE-12).
+    #[schemars(length(max = MAX_NAME_RUNES))]
+    name: Option<String>,
 }
 
 /// `upsert_workspace` (LIFE-1).
@@ -31,14 +36,22 @@ pub(crate) struct UpsertWorkspace;
 impl Declared for UpsertWorkspace {
     const NAME: &'static str = "upsert_workspace";
     const SUMMARY: &'static str =
-        "Creates a workspace, or sets its owner when one is given (LIFE-1).";
+        "Creates a workspace, or sets its owner and name where given (LIFE-1, LIFE-12).";
     const ACCESS: Access = HOST;
     type Args = WorkspaceArgs;
     type Reply = ();
     type Body<'a> = OkBody;
 
     fn perform(engine: &Engine, _: &Admitted<'_>, args: WorkspaceArgs) -> Result<()> {
-        engine.upsert_workspace(&args.id, given(args.owner_id).as_deref())
+        let (owner_id, name) = (given(args.owner_id), given(args.name));
+        let mut upsert = WorkspaceUpsert::new(&args.id);
+        if let Some(owner_id) = &owner_id {
+            upsert = upsert.owner(owner_id);
+        }
+        if let Some(name) = &name {
+            upsert = upsert.name(name);
+        }
+        engine.upsert_workspace(upsert)
     }
 }
 
@@ -76,6 +89,10 @@ pub(crate) struct TaskArgs {
     /// Its workspace (which need not exist); `""` or omitted keeps the
     /// stored one (a new task starts in none).
     workspace_id: Option<String>,
+    /// Its title for people, at most 200 characters; `""` or omitted keeps
+    /// the stored one (LIFE-12).
+    #[schemars(length(max = MAX_NAME_RUNES))]
+    title: Option<String>,
 }
 
 /// `upsert_task` (LIFE-1).
@@ -83,14 +100,23 @@ pub(crate) struct UpsertTask;
 
 impl Declared for UpsertTask {
     const NAME: &'static str = "upsert_task";
-    const SUMMARY: &'static str = "Creates a task, or moves it when a workspace is given (LIFE-1).";
+    const SUMMARY: &'static str =
+        "Creates a task, or moves and retitles it where given (LIFE-1, LIFE-12).";
     const ACCESS: Access = HOST;
     type Args = TaskArgs;
     type Reply = ();
     type Body<'a> = OkBody;
 
     fn perform(engine: &Engine, _: &Admitted<'_>, args: TaskArgs) -> Result<()> {
-        engine.upsert_task(&args.id, given(args.workspace_id).as_deref())
+        let (workspace_id, title) = (given(args.workspace_id), given(args.title));
+        let mut upsert = TaskUpsert::new(&args.id);
+        if let Some(workspace_id) = &workspace_id {
+            upsert = upsert.workspace(workspace_id);
+        }
+        if let Some(title) = &title {
+            upsert = upsert.title(title);
+        }
+        engine.upsert_task(upsert)
     }
 }
 

@@ -284,6 +284,9 @@ pub enum Tool {
     ListPendingQuestions,
     /// `answer_question`: answer or reject one bundle.
     AnswerQuestion,
+    /// `list_settled_questions`: LIST-13 arguments, a page of what was
+    /// decided.
+    ListSettledQuestions,
 }
 
 /// A door's view of one WIRE-4 tool.
@@ -468,6 +471,8 @@ registry! {
     declared {
     /// `list_pending` (LIST-1).
     ListPending => answering::ListPending [tool ListPendingQuestions],
+    /// `list_settled` (LIST-12).
+    ListSettled => answering::ListSettled [tool ListSettledQuestions],
     /// `get_bundle` (WIRE-3).
     GetBundle => answering::GetBundle,
     /// `wait_bundle`, the external wait.

@@ -160,6 +160,33 @@ pub fn set_status(db: &TestDb, pending_id: &str, question_id: &str, status: Opti
     assert_eq!(updated, 1, "one row {pending_id}/{question_id}");
 }
 
+/// Writes the display payload of the bundle's row `question_id` directly
+/// (DM-1: what an import or an older version would leave behind).
+pub fn set_payload(db: &TestDb, pending_id: &str, question_id: &str, payload: &str) {
+    let updated = db.raw(|conn| {
+        diesel::update(
+            bundle_questions::table
+                .filter(bundle_questions::pending_id.eq(pending_id))
+                .filter(bundle_questions::question_id.eq(question_id)),
+        )
+        .set(bundle_questions::payload.eq(payload))
+        .execute(conn)
+        .unwrap()
+    });
+    assert_eq!(updated, 1, "one row {pending_id}/{question_id}");
+}
+
+/// Every bundle's id, in id order.
+pub fn bundle_ids(db: &TestDb) -> Vec<String> {
+    db.raw(|conn| {
+        bundles::table
+            .order_by(bundles::pending_id)
+            .select(bundles::pending_id)
+            .load(conn)
+            .unwrap()
+    })
+}
+
 /// Makes every row of the bundle `answered` (no longer active).
 pub fn answer_all(db: &TestDb, pending_id: &str) {
     db.raw(|conn| {
@@ -238,12 +265,12 @@ pub fn set_response(db: &TestDb, pending_id: &str, response: &str) {
 pub fn dump(db: &TestDb) -> Vec<String> {
     db.raw(|conn| {
         let mut out: Vec<String> = Vec::new();
-        let w: Vec<(String, String)> = workspaces::table
+        let w: Vec<(String, String, String)> = workspaces::table
             .order_by(workspaces::id)
             .load(conn)
             .unwrap();
         out.extend(w.iter().map(|r| format!("workspace {r:?}")));
-        let t: Vec<(String, String)> = tasks::table.order_by(tasks::id).load(conn).unwrap();
+        let t: Vec<(String, String, String)> = tasks::table.order_by(tasks::id).load(conn).unwrap();
         out.extend(t.iter().map(|r| format!("task {r:?}")));
         let s: Vec<(String, String, String, bool)> =
             sessions::table.order_by(sessions::id).load(conn).unwrap();

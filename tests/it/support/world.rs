@@ -1,13 +1,16 @@
 //! Building worlds through the library: the host mirror, sessions, and
 //! well-formed questions and bundles.
 
-use clarion::{AskRequest, BundleKind, Clarion, OptionSpec, QuestionSpec, SessionUpsert};
+use clarion::{
+    AskRequest, BundleKind, Clarion, OptionSpec, QuestionSpec, SessionUpsert, TaskUpsert,
+    WorkspaceUpsert,
+};
 
 /// A workspace, task and running session: `w-<name>`, `t-<name>`, `s-<name>`.
 pub fn mirror(db: &Clarion, name: &str, owner: &str) -> String {
-    db.upsert_workspace(&format!("w-{name}"), Some(owner))
+    db.upsert_workspace(WorkspaceUpsert::new(&format!("w-{name}")).owner(owner))
         .unwrap();
-    db.upsert_task(&format!("t-{name}"), Some(&format!("w-{name}")))
+    db.upsert_task(TaskUpsert::new(&format!("t-{name}")).workspace(&format!("w-{name}")))
         .unwrap();
     let session = format!("s-{name}");
     db.upsert_session(SessionUpsert::new(&session, &format!("t-{name}")).primary(true))
@@ -23,7 +26,7 @@ pub fn session_in(
     workspace_id: &str,
     is_primary: Option<bool>,
 ) -> String {
-    db.upsert_task(&format!("t-{name}"), Some(workspace_id))
+    db.upsert_task(TaskUpsert::new(&format!("t-{name}")).workspace(workspace_id))
         .unwrap();
     let session = format!("s-{name}");
     let task_id = format!("t-{name}");
@@ -40,9 +43,12 @@ pub fn session_in(
 /// workspace, each with a session (`is_primary` as given). Returns the
 /// pending ids of one active bundle on each, in that order.
 pub fn visibility_world(db: &Clarion, is_primary: Option<bool>) -> [String; 5] {
-    db.upsert_workspace("w-alice", Some("alice")).unwrap();
-    db.upsert_workspace("w-bob", Some("bob")).unwrap();
-    db.upsert_workspace("w-open", Some("")).unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-alice").owner("alice"))
+        .unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-bob").owner("bob"))
+        .unwrap();
+    db.upsert_workspace(WorkspaceUpsert::new("w-open").owner(""))
+        .unwrap();
     [
         ask(db, &session_in(db, "alice", "w-alice", is_primary), 1),
         ask(db, &session_in(db, "bob", "w-bob", is_primary), 1),
@@ -65,6 +71,7 @@ pub fn question(prompt: &str) -> QuestionSpec {
         question_id: None,
         title: format!("About {prompt}"),
         prompt: prompt.to_owned(),
+        multi_select: None,
         options: vec![option("Yes"), option("No")],
     }
 }

@@ -1,0 +1,2 @@
+ALTER TABLE tasks DROP COLUMN title;
+ALTER TABLE workspaces DROP COLUMN name;

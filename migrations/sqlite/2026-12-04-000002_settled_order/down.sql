@@ -1,0 +1,2 @@
+DROP INDEX bundles_settled_by_owner;
+DROP INDEX bundles_settled;

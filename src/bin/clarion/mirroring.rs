@@ -1,0 +1,43 @@
+//! What `clarion mcp --ask-in` and `clarion ask` mirror before asking
+//! (MCPA-1, OPS-1b): the same flags, the same rules between them, the same
+//! calls, written once.
+
+use clarion::{Clarion, Error, SessionUpsert, TaskUpsert, WorkspaceUpsert};
+
+/// `--task T [--workspace W [--owner U]]`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct MirrorArgs {
+    /// Mirror this task first, and the session on it (created if new).
+    #[arg(long, value_name = "TASK")]
+    pub task: Option<String>,
+    /// With --task: the task's workspace, mirrored first.
+    #[arg(long, value_name = "WORKSPACE", requires = "task")]
+    pub workspace: Option<String>,
+    /// With --workspace: the workspace's owner, who then sees its questions.
+    #[arg(long, value_name = "USER", requires = "workspace")]
+    pub owner: Option<String>,
+}
+
+impl MirrorArgs {
+    /// MCPA-1: with `--task`, mirrors what was given (the workspace and its
+    /// owner, the task, the session naming only its task); without it the
+    /// session must exist. Never begins a turn or changes a state.
+    pub fn mirror(&self, clarion: &Clarion, session_id: &str) -> Result<(), Error> {
+        let Some(task) = &self.task else {
+            return clarion.has_pending_clarification(session_id).map(drop);
+        };
+        if let Some(workspace) = &self.workspace {
+            let mut upsert = WorkspaceUpsert::new(workspace);
+            if let Some(owner) = &self.owner {
+                upsert = upsert.owner(owner);
+            }
+            clarion.upsert_workspace(upsert)?;
+        }
+        let mut upsert = TaskUpsert::new(task);
+        if let Some(workspace) = &self.workspace {
+            upsert = upsert.workspace(workspace);
+        }
+        clarion.upsert_task(upsert)?;
+        clarion.upsert_session(SessionUpsert::new(session_id, task))
+    }
+}

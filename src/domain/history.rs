@@ -1,0 +1,260 @@
+//! What was decided (LIST-12..14): the settled bundles a principal may
+//! see, newest resolution first. Membership is one typed predicate,
+//! [`settled`], built from the same visibility fragments as the inbox;
+//! each element is the bundle exactly as `get_bundle` shows it to the same
+//! principal ([`bundle::detail_of`]).
+
+use diesel::dsl::not;
+use diesel::prelude::*;
+
+use crate::domain::bundle::{self, bundle_record_columns, BundleRecord, Standing};
+use crate::domain::engine::Engine;
+use crate::domain::listing::{encode_position, parse_position, rows_by_bundle};
+use crate::domain::names;
+use crate::domain::views::BundleDetail;
+use crate::error::{Result, ValidationError};
+use crate::rules::activeness;
+use crate::rules::capability::Admitted;
+use crate::rules::limits::{check_text, page_size};
+use crate::rules::visibility::{self, Scope};
+use crate::store::schema::bundles;
+use crate::store::AnyConnection;
+
+/// Arguments of `list_settled` (LIST-13), all optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SettledRequest {
+    /// Narrows to bundles whose task (AUTH-4) is in this workspace, as
+    /// LIST-4's filter does; empty means not given.
+    pub workspace_id: Option<String>,
+    /// Returns bundles strictly after this position (an earlier page's
+    /// `next_cursor`).
+    pub cursor: Option<SettledCursor>,
+    /// Default 50; below 1 means 50; above 200 is clamped to 200.
+    pub limit: Option<i64>,
+}
+
+/// One page of what was decided (LIST-13).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettledPage {
+    /// The bundles, newest resolution first, each as `get_bundle` shows it.
+    pub bundles: Vec<BundleDetail>,
+    /// The position of the next page; `None` when no more bundles exist.
+    pub next_cursor: Option<SettledCursor>,
+}
+
+/// A position in LIST-12 order: `responded_at` descending, then
+/// `pending_id` descending. Opaque on the wire, and versioned apart from
+/// `list_pending`'s [`Cursor`](crate::Cursor): neither listing reads the
+/// other's (LIST-13).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettledCursor {
+    pub(crate) responded_at: i64,
+    pub(crate) pending_id: String,
+}
+
+const SETTLED_CURSOR_VERSION: &str = "h1";
+
+impl SettledCursor {
+    /// A cursor at a raw position (benchmarks start deep pages there).
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn at(responded_at_micros: i64, pending_id: &str) -> SettledCursor {
+        SettledCursor {
+            responded_at: responded_at_micros,
+            pending_id: pending_id.to_owned(),
+        }
+    }
+
+    /// The raw position (benchmarks bind it in their hand-written floor).
+    #[cfg(feature = "test-hooks")]
+    #[doc(hidden)]
+    pub fn position(&self) -> (i64, &str) {
+        (self.responded_at, &self.pending_id)
+    }
+
+    /// The wire form: base64url of `h1:<micros>:<pending_id>`.
+    pub fn encode(&self) -> String {
+        encode_position(SETTLED_CURSOR_VERSION, self.responded_at, &self.pending_id)
+    }
+
+    /// Reads a cursor from its wire form; anything else, a `list_pending`
+    /// cursor included, is a validation error naming `cursor` (LIST-13).
+    pub fn parse(text: &str) -> Result<SettledCursor, ValidationError> {
+        let (responded_at, pending_id) = parse_position(SETTLED_CURSOR_VERSION, text)?;
+        Ok(SettledCursor {
+            responded_at,
+            pending_id,
+        })
+    }
+}
+
+impl std::fmt::Display for SettledCursor {
+    /// The wire form ([`SettledCursor::encode`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.encode())
+    }
+}
+
+/// A [`SettledRequest`] in the form the page query binds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettledFilter {
+    /// LIST-4's workspace filter; empty for none.
+    pub workspace_id: String,
+    /// The page starts strictly after this position.
+    pub after: Option<SettledCursor>,
+    /// The page size, clamped.
+    pub limit: i64,
+}
+
+impl SettledFilter {
+    /// LIST-13: defaults and the page clamp applied.
+    pub fn from_request(request: &SettledRequest) -> SettledFilter {
+        SettledFilter {
+            workspace_id: request.workspace_id.clone().unwrap_or_default(),
+            after: request.cursor.clone(),
+            limit: page_size(request.limit),
+        }
+    }
+}
+
+/// History membership (LIST-12, LIST-9, AUTH-3/4/6): the bundle carries a
+/// resolution — it has a resolution time (only a resolution writes one,
+/// CLAIM-3; the partial indexes' own predicate, stated), a question row
+/// with a resolution status and no pending row, so `get_bundle` reads its
+/// status as that resolution whatever its turn — and has a resolvable
+/// task, visible to the scope, in the requested workspace (empty: any).
+/// Expired, superseded and due-but-unsettled bundles carry none. No clock:
+/// listings never write, and nothing here changes with time.
+#[diesel::dsl::auto_type]
+pub fn settled<'a>(scope: &'a Scope, workspace_id: &'a str) -> _ {
+    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+    let in_workspace: visibility::bundle_in_workspace<'a> =
+        visibility::bundle_in_workspace(workspace_id);
+    // Cheapest rejections first, as in the inbox's predicate.
+    bundles::responded_at
+        .is_not_null()
+        .and(visible)
+        .and(in_workspace)
+        .and(visibility::bundle_task_resolves())
+        .and(activeness::has_resolved_question())
+        .and(not(activeness::has_pending_question()))
+}
+
+/// LIST-12/13: one page, newest resolution first, strictly after the
+/// cursor; `limit + 1` rows tell whether more exist. The first page starts
+/// after the largest position there is.
+#[diesel::dsl::auto_type]
+pub fn settled_page_query<'a>(scope: &'a Scope, filter: &'a SettledFilter) -> _ {
+    let member: settled<'a> = settled(scope, &filter.workspace_id);
+    let before_at: i64 = filter.after.as_ref().map_or(i64::MAX, |c| c.responded_at);
+    let before_id: &'a str = filter.after.as_ref().map_or("", |c| c.pending_id.as_str());
+    let fetch: i64 = filter.limit + 1;
+    bundles::table
+        .filter(bundles::responded_at.le(before_at))
+        .filter(
+            bundles::responded_at
+                .lt(before_at)
+                .or(bundles::pending_id.lt(before_id)),
+        )
+        .filter(member)
+        .order_by((bundles::responded_at.desc(), bundles::pending_id.desc()))
+        .select(bundle_record_columns())
+        .limit(fetch)
+}
+
+/// LIST-14, OPS-3a: a scoped page walks the resolution-time index of one
+/// owner key; the page is the merge of those walks.
+#[diesel::dsl::auto_type]
+pub fn owner_settled_page_query<'a>(
+    scope: &'a Scope,
+    filter: &'a SettledFilter,
+    owner_key: &'a str,
+) -> _ {
+    let page: settled_page_query<'a> = settled_page_query(scope, filter);
+    page.filter(bundles::owner_key.eq(owner_key))
+}
+
+/// LIST-14: the page's records, `limit + 1` at most: `system` walks one
+/// range, a scoped principal each of its owner keys' ranges (each in order
+/// and cut at `limit + 1`), merged newest first.
+fn load_settled_page(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    filter: &SettledFilter,
+) -> Result<Vec<BundleRecord>> {
+    let Some(keys) = visibility::owner_keys(scope) else {
+        return Ok(settled_page_query(scope, filter).load(conn)?);
+    };
+    let mut records: Vec<BundleRecord> = Vec::new();
+    for key in keys {
+        records.extend(owner_settled_page_query(scope, filter, key).load::<BundleRecord>(conn)?);
+    }
+    records.sort_by(|a, b| (b.responded_at, &b.pending_id).cmp(&(a.responded_at, &a.pending_id)));
+    records.truncate(filter.limit as usize + 1);
+    Ok(records)
+}
+
+/// Where a settled bundle stands: [`settled`] admits only bundles without
+/// a pending row, which are neither active nor due (ACT-1.1), so their
+/// status is their resolution whatever their turn (WIRE-3).
+const SETTLED: Standing = Standing {
+    is_active: Some(false),
+    is_due: Some(false),
+    in_current_turn: None,
+    agent_disconnected: false,
+};
+
+impl Engine {
+    /// LIST-12..14: the settled bundles the principal may see, newest
+    /// resolution first, each byte for byte its `get_bundle` body; read in
+    /// three statements whatever the page's size (the page, its rows, its
+    /// names).
+    pub(crate) fn list_settled(
+        &self,
+        caller: &Admitted<'_>,
+        request: &SettledRequest,
+    ) -> Result<SettledPage> {
+        let scope = caller.scope()?;
+        check_text(
+            "workspace_id",
+            request.workspace_id.as_deref().unwrap_or_default(),
+        )?;
+        let now = self.now();
+        let filter = SettledFilter::from_request(request);
+        let page = filter.limit as usize;
+        let (mut records, rows, names) = self.read(|conn| {
+            let records = load_settled_page(conn, scope, &filter)?;
+            let shown = &records[..records.len().min(page)];
+            let ids: Vec<String> = shown.iter().map(|r| r.pending_id.clone()).collect();
+            let rows = bundle::load_rows(conn, &ids)?;
+            let names = names::load_names(conn, shown.iter().filter_map(|r| r.task_id.as_deref()))?;
+            Ok((records, rows, names))
+        })?;
+        let more = records.len() > page;
+        records.truncate(page);
+        let next_cursor = match (more, records.last()) {
+            (true, Some(last)) => last.responded_at.map(|responded_at| SettledCursor {
+                responded_at,
+                pending_id: last.pending_id.clone(),
+            }),
+            _ => None,
+        };
+        let mut grouped = rows_by_bundle(rows);
+        let bundles = records
+            .into_iter()
+            .map(|record| {
+                let rows = grouped.remove(&record.pending_id).unwrap_or_default();
+                let names = record
+                    .task_id
+                    .as_ref()
+                    .and_then(|task_id| names.get(task_id).cloned())
+                    .unwrap_or_default();
+                bundle::detail_of(record, SETTLED, rows, names, now, caller.principal())
+            })
+            .collect();
+        Ok(SettledPage {
+            bundles,
+            next_cursor,
+        })
+    }
+}

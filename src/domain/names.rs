@@ -1,0 +1,58 @@
+//! Names for people (LIST-11, LIFE-12): a task's title and its workspace's
+//! id and name, read for a page of bundles in one statement whatever the
+//! page's size. No rule reads them; they are shown.
+
+use std::collections::HashMap;
+
+use diesel::prelude::*;
+
+use crate::domain::views::TaskNames;
+use crate::error::Result;
+use crate::store::schema::{tasks, workspaces};
+use crate::store::AnyConnection;
+
+/// The names of these tasks, by task id: one statement (never one per
+/// bundle, LIST-11). A task that does not exist is absent; a workspace
+/// that does not exist (dangling) has the name `""`.
+pub(crate) fn load_names<'a>(
+    conn: &mut AnyConnection,
+    task_ids: impl IntoIterator<Item = &'a str>,
+) -> Result<HashMap<String, TaskNames>> {
+    let mut task_ids: Vec<&str> = task_ids.into_iter().collect();
+    task_ids.sort_unstable();
+    task_ids.dedup();
+    if task_ids.is_empty() {
+        return Ok(HashMap::new());
+    }
+    let rows: Vec<(String, String, String, Option<String>)> = tasks::table
+        .left_join(workspaces::table.on(workspaces::id.eq(tasks::workspace_id)))
+        .filter(tasks::id.eq_any(&task_ids))
+        .select((
+            tasks::id,
+            tasks::title,
+            tasks::workspace_id,
+            workspaces::name.nullable(),
+        ))
+        .load(conn)?;
+    Ok(rows
+        .into_iter()
+        .map(|(task_id, task_title, workspace_id, workspace_name)| {
+            let names = TaskNames {
+                task_title,
+                workspace_id,
+                workspace_name: workspace_name.unwrap_or_default(),
+            };
+            (task_id, names)
+        })
+        .collect())
+}
+
+/// The names of one task (`""` everywhere when it has none or is unknown).
+pub(crate) fn names_of(conn: &mut AnyConnection, task_id: Option<&str>) -> Result<TaskNames> {
+    let Some(task_id) = task_id else {
+        return Ok(TaskNames::default());
+    };
+    Ok(load_names(conn, [task_id])?
+        .remove(task_id)
+        .unwrap_or_default())
+}
