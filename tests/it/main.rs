@@ -87,6 +87,7 @@ mod retention;
 // The doors: envelopes, the JSON layer, MCP, the C ABI, HTTP, the command
 // line, and what the README promises.
 mod cli;
+mod cli_asking;
 mod contract_schemathesis;
 mod demo;
 mod doors_envelopes;

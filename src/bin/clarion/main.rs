@@ -37,11 +37,17 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run the whole flow on a fresh SQLite file, narrating each step.
+    /// Run the whole flow on a fresh SQLite file, saying what happens at each step.
     Demo {
         /// Use this database instead of a fresh SQLite file.
         #[arg(long)]
         database_url: Option<String>,
+        /// Also print each step's envelope, as compact JSON under it.
+        #[arg(long, conflicts_with = "text")]
+        json: bool,
+        /// Only the narration, in words (the default).
+        #[arg(long)]
+        text: bool,
     },
     /// Serve the HTTP API (HTTP-1..9) until SIGINT or SIGTERM.
     Serve(serve::ServeArgs),
@@ -121,6 +127,23 @@ pub(crate) fn parse_age(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("{text:?} is too long"))
 }
 
+/// `clarion demo`, printing until its reader goes away.
+fn demo(database_url: Option<&str>, json: bool) -> Result<(), demo::Failure> {
+    stdout_closes_quietly();
+    demo::run(database_url, json)
+}
+
+/// A command that prints its result ends quietly when its reader goes
+/// away (`clarion demo | head`), as command-line tools do, instead of
+/// failing to print. Not for the servers, which write to sockets.
+fn stdout_closes_quietly() {
+    // SAFETY: restores the default action of one signal before any thread
+    // is started; nothing else in this process handles SIGPIPE.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
 /// A distinct exit code per outcome class (documented in `--help`).
 pub(crate) fn exit_code(status: u16) -> ExitCode {
     ExitCode::from(match status {
@@ -141,6 +164,7 @@ fn main() -> ExitCode {
     let matches = app.get_matches();
     if let Some((name, sub)) = matches.subcommand() {
         if let Some((operation, command)) = operations::find(name) {
+            stdout_closes_quietly();
             return operations::run(operation, command, sub);
         }
     }
@@ -148,9 +172,15 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => error.exit(),
     };
-    let command = cli.command.unwrap_or(Command::Demo { database_url: None });
+    let command = cli.command.unwrap_or(Command::Demo {
+        database_url: None,
+        json: false,
+        text: true,
+    });
     match command {
-        Command::Demo { database_url } => match demo::run(database_url.as_deref()) {
+        Command::Demo {
+            database_url, json, ..
+        } => match demo(database_url.as_deref(), json) {
             Ok(()) => ExitCode::SUCCESS,
             Err(error) => {
                 eprintln!("clarion demo: {error}");

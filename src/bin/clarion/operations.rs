@@ -8,12 +8,16 @@
 //! the command line answers exactly what the C ABI and a REST host would.
 
 use std::process::ExitCode;
+use std::time::Duration;
 
-use clap::{Arg, ArgAction, ArgMatches, Command};
-use clarion::{Channel, Clarion, CliArg, CliCommand, CliValue, Operation, Principal};
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+use clarion::envelope::{self, Envelope};
+use clarion::{Channel, Clarion, CliArg, CliCommand, CliValue, Operation, Principal, WaitOutcome};
 use serde_json::{json, Map, Value};
 
-use crate::{exit_code, parse_age, readable};
+use crate::mirroring::MirrorArgs;
+use crate::readable::{self, answers_in_words, clean};
+use crate::{exit_code, parse_age};
 
 /// A property of an operation's arguments, as the command line reads it.
 struct Property {
@@ -119,8 +123,31 @@ fn target_args(command: Command) -> Command {
             Arg::new("text")
                 .long("text")
                 .action(ArgAction::SetTrue)
+                .conflicts_with("json")
                 .help("Readable text instead of JSON."),
         )
+        .arg(
+            Arg::new("json")
+                .long("json")
+                .action(ArgAction::SetTrue)
+                .help("The reply as JSON, `{\"status\", \"body\"}` (the default)."),
+        )
+}
+
+/// `clarion ask`'s own flags (OPS-1b): what to mirror first, as `clarion
+/// mcp --ask-in` does, and how long to wait as the asking agent.
+fn asking_args(command: Command) -> Command {
+    MirrorArgs::augment_args(command).arg(
+        Arg::new("wait")
+            .long("wait")
+            .value_name("AGE")
+            .value_parser(parse_age)
+            .help(
+                "Then wait this long for the outcome, as the asking agent (30s, 10m, 2h); exit \
+                 0 answered, rejected or cancelled, 4 expired, superseded or detached, 7 timed \
+                 out (which detaches the bundle: a later answer goes to the outbox).",
+            ),
+    )
 }
 
 fn subcommand(operation: Operation, command: &CliCommand) -> Command {
@@ -154,6 +181,9 @@ fn subcommand(operation: Operation, command: &CliCommand) -> Command {
             Kind::Text => arg,
         };
         built = built.arg(arg);
+    }
+    if operation == Operation::Ask {
+        built = asking_args(built);
     }
     target_args(built)
 }
@@ -249,25 +279,157 @@ pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> 
             return ExitCode::FAILURE;
         }
     };
-    let reply = clarion.call_value(&json!({
+    let text = matches.get_flag("text");
+    let code = if operation == Operation::Ask && principal == Principal::System {
+        ask(&clarion, &args, matches, text)
+    } else {
+        let reply = call(&clarion, operation, &principal, &args);
+        print_reply(name, operation, &reply, text);
+        exit_code(reply.status)
+    };
+    // REL-7: the ledger's appender writes what it holds before the exit.
+    clarion.close();
+    code
+}
+
+fn call(clarion: &Clarion, operation: Operation, principal: &Principal, args: &Value) -> Envelope {
+    clarion.call_value(&json!({
         "op": operation.as_str(),
         "principal": principal.to_wire(),
         "args": args,
-    }));
-    // REL-7: the ledger's appender writes what it holds before the exit.
-    clarion.close();
-    if matches.get_flag("text") {
-        if reply.status == 200 {
-            println!("{}", readable::render(operation, &reply.body));
+    }))
+}
+
+/// Prints a reply as JSON, or as text (a refusal on stderr).
+fn print_reply(name: &str, operation: Operation, reply: &Envelope, text: bool) {
+    if !text {
+        println!("{}", reply.to_reply());
+    } else if reply.status == 200 {
+        println!("{}", readable::render(operation, &reply.body));
+    } else {
+        eprintln!(
+            "clarion {name}: {} ({})",
+            reply.body["error"].as_str().unwrap_or_default(),
+            reply.status
+        );
+    }
+}
+
+/// `clarion ask` (OPS-1b): mirror what `--task`, `--workspace` and
+/// `--owner` name, ask, print the ids, and with `--wait` wait as the
+/// asking agent and print the outcome.
+fn ask(clarion: &Clarion, args: &Value, matches: &ArgMatches, text: bool) -> ExitCode {
+    let session_id = args["session_id"].as_str().unwrap_or_default();
+    let mirror = MirrorArgs::from_arg_matches(matches).unwrap_or_else(|error| error.exit());
+    if let Err(error) = mirror.mirror(clarion, session_id) {
+        let refused = envelope::error(&error);
+        print_reply("ask", Operation::Ask, &refused, text);
+        return exit_code(refused.status);
+    }
+    let reply = call(clarion, Operation::Ask, &Principal::System, args);
+    let pending_id = reply.body["pending_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    if reply.status != 200 || !text {
+        print_reply("ask", Operation::Ask, &reply, text);
+    } else {
+        print_asked(clarion, &pending_id, &reply.body);
+    }
+    if reply.status != 200 {
+        return exit_code(reply.status);
+    }
+    let Some(wait_ms) = matches.get_one::<u64>("wait") else {
+        return ExitCode::SUCCESS;
+    };
+    if text {
+        println!("waiting up to {} for the answer…", age_words(*wait_ms));
+    }
+    match clarion.wait(&pending_id, Duration::from_millis(*wait_ms)) {
+        Ok(outcome) => {
+            if text {
+                println!("{}", outcome_in_words(clarion, &pending_id, &outcome));
+            } else {
+                println!("{}", envelope::waited(&outcome).to_reply());
+            }
+            ExitCode::from(match outcome {
+                WaitOutcome::Answered(_) | WaitOutcome::Rejected(_) | WaitOutcome::Cancelled(_) => {
+                    0
+                }
+                WaitOutcome::Expired | WaitOutcome::Superseded | WaitOutcome::Detached => 4,
+                WaitOutcome::TimedOut => 7,
+            })
+        }
+        Err(error) => {
+            let refused = envelope::error(&error);
+            print_reply("ask", Operation::Wait, &refused, text);
+            exit_code(refused.status)
+        }
+    }
+}
+
+/// `clarion ask --text`: the id, then each question's id with its option
+/// ids and labels, one per line (the ids an answer names).
+fn print_asked(clarion: &Clarion, pending_id: &str, body: &Value) {
+    let created = if body["created"] == Value::Bool(true) {
+        "asked"
+    } else {
+        "already asked with this idempotency key"
+    };
+    println!("{pending_id} ({created})");
+    let Ok(detail) = clarion.get_bundle(&Principal::System, pending_id) else {
+        return;
+    };
+    for question in &detail.bundle.questions {
+        let how = if question.multi_select {
+            "choose any"
         } else {
-            eprintln!(
-                "clarion {name}: {} ({})",
-                reply.body["error"].as_str().unwrap_or_default(),
-                reply.status
+            "choose one"
+        };
+        println!(
+            "  {}: {} ({how})",
+            clean(&question.question_id),
+            clean(&question.title)
+        );
+        for option in &question.options {
+            println!(
+                "      {}  {}",
+                clean(&option.option_id),
+                clean(&option.label)
             );
         }
-    } else {
-        println!("{}", reply.to_reply());
     }
-    exit_code(reply.status)
+}
+
+/// How a wait ended, in words, with the answers' labels.
+fn outcome_in_words(clarion: &Clarion, pending_id: &str, outcome: &WaitOutcome) -> String {
+    let Some(response) = outcome.response() else {
+        return match outcome {
+            WaitOutcome::Expired => "expired: its session ended or its deadline passed".to_owned(),
+            WaitOutcome::Superseded => "superseded: a newer turn replaced it".to_owned(),
+            WaitOutcome::Detached => "detached: the host detached the session".to_owned(),
+            _ => "timed out: nobody answered in time (the bundle stays answerable; a later \
+                  answer goes to the outbox)"
+                .to_owned(),
+        };
+    };
+    let words = clarion
+        .get_bundle(&Principal::System, pending_id)
+        .map(|detail| answers_in_words(&detail.bundle, response))
+        .unwrap_or_default();
+    format!(
+        "{} by {}: {words}",
+        outcome.as_str(),
+        response.decided_by.as_str()
+    )
+}
+
+/// An age in milliseconds as a person says it.
+fn age_words(ms: u64) -> String {
+    match ms {
+        ms if ms % 3_600_000 == 0 && ms > 0 => format!("{} h", ms / 3_600_000),
+        ms if ms % 60_000 == 0 && ms > 0 => format!("{} min", ms / 60_000),
+        ms if ms % 1_000 == 0 => format!("{} s", ms / 1_000),
+        ms => format!("{ms} ms"),
+    }
 }

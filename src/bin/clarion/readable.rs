@@ -4,15 +4,67 @@
 //! shown as its JSON). The JSON output is the contract; this is a view of
 //! it.
 
-use clarion::Operation;
+use clarion::{BundleView, Operation, Response};
 use serde_json::Value;
 
-/// A string of the reply, safe to print: agent-written text may hold
-/// control characters (an escape sequence could rewrite the operator's
-/// terminal, a newline could forge a line), so each is shown escaped
-/// (`\u{1b}`, `\n`); everything else prints as written.
+/// A response in words (OPS-1a, OPS-1b): each question's title with the
+/// labels of the options chosen and its note, or the reason of a
+/// rejection.
+pub(crate) fn answers_in_words(view: &BundleView, response: &Response) -> String {
+    if response.rejected {
+        return match response.reject_reason.as_str() {
+            "" => "rejected, no reason given".to_owned(),
+            reason => format!("rejected: \"{}\"", clean(reason)),
+        };
+    }
+    let mut parts = Vec::new();
+    for answer in &response.answers {
+        let Some(question) = view
+            .questions
+            .iter()
+            .find(|question| question.question_id == answer.question_id)
+        else {
+            continue;
+        };
+        let labels: Vec<String> = answer
+            .selected_options
+            .iter()
+            .map(|id| {
+                question
+                    .options
+                    .iter()
+                    .find(|option| &option.option_id == id)
+                    .map_or_else(|| clean(id), |option| clean(&option.label))
+            })
+            .collect();
+        let chosen = if labels.is_empty() {
+            "no choice".to_owned()
+        } else {
+            labels.join(" and ")
+        };
+        let mut part = format!("{}: {chosen}", clean(&question.title));
+        if !answer.custom_text.is_empty() {
+            part.push_str(&format!(" (\"{}\")", clean(&answer.custom_text)));
+        }
+        parts.push(part);
+    }
+    if parts.is_empty() {
+        "cancelled, no answer".to_owned()
+    } else {
+        parts.join("; ")
+    }
+}
+
+/// A string of the reply, safe to print ([`clean`]).
 fn s(value: &Value) -> String {
-    let text = value.as_str().unwrap_or_default();
+    clean(value.as_str().unwrap_or_default())
+}
+
+/// Text safe to print: agent-written text may hold control characters (an
+/// escape sequence could rewrite the operator's terminal, a newline could
+/// forge a line), so each is shown escaped (`\u{1b}`, `\n`); everything
+/// else prints as written.
+pub(crate) fn clean(text: &str) -> String {
     let mut shown = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() {
@@ -24,20 +76,40 @@ fn s(value: &Value) -> String {
     shown
 }
 
+/// A name for people (LIST-11), else the id it names.
+fn named(bundle: &Value, name: &str, id: &str) -> String {
+    let name = s(&bundle[name]);
+    if name.is_empty() {
+        s(&bundle[id])
+    } else {
+        format!("\"{name}\"")
+    }
+}
+
 fn bundle(out: &mut Vec<String>, bundle: &Value) {
+    let mut place = named(bundle, "task_title", "task_id");
+    let workspace = named(bundle, "workspace_name", "workspace_id");
+    if !workspace.is_empty() {
+        place = format!("{place} in {workspace}");
+    }
     out.push(format!(
-        "{}  task {}  {} s old  {}",
+        "{}  {}  {}  asked {}",
         s(&bundle["pending_id"]),
-        s(&bundle["task_id"]),
-        bundle["age_seconds"],
         s(&bundle["kind"]),
+        place,
+        s(&bundle["created_at"]),
     ));
     if !s(&bundle["context"]).is_empty() {
         out.push(format!("  context: {}", s(&bundle["context"])));
     }
     for question in bundle["questions"].as_array().into_iter().flatten() {
+        let how = if question["multi_select"] == Value::Bool(false) {
+            "choose one"
+        } else {
+            "choose any"
+        };
         out.push(format!(
-            "  [{}] {}: {}",
+            "  [{}] {}: {} ({how})",
             s(&question["question_id"]),
             s(&question["title"]),
             s(&question["prompt"])
@@ -71,7 +143,37 @@ fn response(out: &mut Vec<String>, response: &Value) {
             s(&answer["custom_text"])
         ));
     }
-    out.push(format!("  at {}", s(&response["responded_at"])));
+    out.push(format!(
+        "  at {}, decided by {}",
+        s(&response["responded_at"]),
+        decider(&response["decided_by"])
+    ));
+}
+
+/// WIRE-2's `decided_by` in words.
+fn decider(word: &Value) -> String {
+    match word.as_str().unwrap_or_default() {
+        "user" => "a user".to_owned(),
+        "agent" => "an agent".to_owned(),
+        "system" => "the host system".to_owned(),
+        "deadline" => "its deadline".to_owned(),
+        "" => "nobody recorded".to_owned(),
+        other => clean(other),
+    }
+}
+
+/// A bundle as `get_bundle` shows it, and the history's elements.
+fn detail(out: &mut Vec<String>, body: &Value) {
+    bundle(out, body);
+    let mine = if body["decided_by_caller"] == Value::Bool(true) {
+        " (by you)"
+    } else {
+        ""
+    };
+    out.push(format!("status: {}{mine}", s(&body["status"])));
+    if body["response"].is_object() {
+        response(out, &body["response"]);
+    }
 }
 
 /// The body of a successful reply to `operation`, as lines of text.
@@ -87,11 +189,14 @@ pub fn render(operation: Operation, body: &Value) -> String {
                 out.push(format!("more: --cursor {}", s(&body["next_cursor"])));
             }
         }
-        "BundleDetail" => {
-            bundle(&mut out, body);
-            out.push(format!("status: {}", s(&body["status"])));
-            if body["response"].is_object() {
-                response(&mut out, &body["response"]);
+        "BundleDetail" => detail(&mut out, body),
+        "SettledPage" => {
+            out.push(format!("{} settled bundle(s), newest first", body["count"]));
+            for each in body["bundles"].as_array().into_iter().flatten() {
+                detail(&mut out, each);
+            }
+            if !s(&body["next_cursor"]).is_empty() {
+                out.push(format!("more: --cursor {}", s(&body["next_cursor"])));
             }
         }
         "Resolved" => {

@@ -19,7 +19,7 @@ pub struct ServeArgs {
     #[arg(long, env = "CLARION_DATABASE_URL", default_value = "./clarion.db")]
     database_url: String,
     /// Address to listen on; port 0 picks a free one (printed).
-    #[arg(long, default_value = "127.0.0.1:7878")]
+    #[arg(long, env = "CLARION_LISTEN", default_value = "127.0.0.1:7878")]
     listen: String,
     /// An origin (`https://host[:port]`) allowed to use the API from a
     /// browser with cookies (CORS with credentials). Repeatable.
