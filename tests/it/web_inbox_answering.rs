@@ -6,39 +6,13 @@
 //! against `clarion serve` as a real process, on both backends (UI-10);
 //! see [`crate::web_inbox_support`].
 
-use std::time::Duration;
-
 use clarion::{Clarion, Principal};
 use serde_json::json;
 
-use crate::support::browser::{browser, keys, Browser};
+use crate::support::browser::{browser, keys};
 use crate::support::server::*;
 use crate::support::*;
 use crate::web_inbox_support::*;
-
-/// Blocks the page's own thread until the bundle is no longer pending
-/// (a synchronous wait on the API), then clicks `button`, in the same
-/// turn of its event loop: so the page submits after someone else settled
-/// the bundle, before any event about it can reach its script.
-fn click_once_settled(browser: &Browser, pending_id: &str, button: &str) {
-    browser.js(
-        "const request = new XMLHttpRequest();
-         request.open('GET', 'api/v1/clarification/' + arguments[0] + '/wait?timeout_ms=20000', false);
-         request.withCredentials = true;
-         request.send();
-         document.querySelector(arguments[1]).click();
-         return request.status;",
-        vec![json!(pending_id), json!(button)],
-    );
-}
-
-/// Returns once the page's wait of [`click_once_settled`] is open on the
-/// server, so what settles the bundle comes while the page waits.
-fn page_waits(metrics_url: &str, system_token: &str) {
-    eventually(Duration::from_secs(30), "the page's wait began", || {
-        crate::http_routes::waits_in_flight(metrics_url, system_token) >= 1
-    });
-}
 
 dual_backend!(
     ui_4_an_answer_stores_what_was_clicked,
@@ -120,12 +94,16 @@ fn ui_4_an_answer_stores_what_was_clicked(db: &TestDb) {
     browser.click(&option_box(2, 2));
     browser.type_into("#text-1", "  after the release  ");
     browser.click("#submit");
-    browser.wait_visible("#inbox");
-    wait_listed(&browser, "the answered bundle to leave", 0);
+    // UI-18, UI-21: this page's own win shows the settled panel as its
+    // own, and says so.
+    browser.wait_visible("#settled");
+    assert_eq!(browser.text("#settled-heading"), "Answered");
+    assert_eq!(browser.text("#settled-who"), "you");
     browser.wait_for(
-        "the confirmation",
-        "return document.getElementById('toast').textContent === 'Answer sent.';",
+        "the announcement",
+        "return document.getElementById('announce').textContent === 'Your answer was sent.';",
     );
+    wait_listed(&browser, "the answered bundle to leave", 0);
 
     let stored = stored(db, &pending);
     assert_eq!(stored["status"], "answered");
@@ -152,6 +130,9 @@ fn ui_4_reject_with_a_reason_and_cancel(db: &TestDb) {
     browser.type_into("#reject-reason", "wrong repository");
     browser.click("#reject-send");
     wait_listed(&browser, "the rejected bundle to leave", 1);
+    browser.wait_visible("#settled");
+    assert_eq!(browser.text("#settled-heading"), "Rejected");
+    browser.click("#settled-close");
     let stored_rejection = stored(db, &rejected);
     assert_eq!(stored_rejection["status"], "rejected");
     assert_eq!(

@@ -32,28 +32,6 @@ fn back_to_the_inbox(browser: &Browser) {
     );
 }
 
-/// Records every request the page's script makes from now on.
-fn record_requests(browser: &Browser) {
-    browser.js(
-        "window.__sent = [];
-         const original = window.fetch;
-         window.fetch = (url, init) => {
-           window.__sent.push(((init && init.method) || 'GET') + ' ' + url);
-           return original(url, init);
-         };",
-        vec![],
-    );
-}
-
-/// The requests recorded since [`record_requests`] other than reads.
-fn writes(browser: &Browser) -> Vec<String> {
-    let sent: Vec<String> =
-        serde_json::from_value(browser.js("return window.__sent;", vec![])).unwrap();
-    sent.into_iter()
-        .filter(|request| !request.starts_with("GET "))
-        .collect()
-}
-
 dual_backend!(ui_8_keyboard, ui_8_a_storm_of_keys_breaks_nothing);
 
 /// UI-8: j/k/arrows move in the list, Enter opens, 1-9 toggle the

@@ -205,7 +205,7 @@ fn ui_2_sign_in_list_and_sign_out(db: &TestDb) {
     assert!(!listed(&browser).contains(&bobs));
     let card = browser.text(&format!("#bundles button[data-id='{first}']"));
     for expected in [
-        "task t-one",
+        "t-one \u{b7} w-one",
         "2 questions",
         "the agent needs a decision",
         "About question 1?",
@@ -451,13 +451,11 @@ fn http_13_the_page_waits_for_retry_after(db: &TestDb) {
     browser.wait_for(
         "the page to say why it is not live",
         "return document.getElementById('live').textContent.includes('too many open views')
-            && document.getElementById('live').textContent.includes('5 s');",
+            && document.getElementById('live').textContent.startsWith('Not connected')
+            && /retrying in [1-5] s/.test(document.getElementById('live').textContent);",
     );
     drop(held);
-    browser.wait_for(
-        "the page to go live once a place is free",
-        "return document.getElementById('live').textContent === 'Live';",
-    );
+    wait_live(&browser);
 }
 
 /// HTTP-10 in the page: the token behind its session is revoked (by

@@ -6,7 +6,10 @@
 //! database stores are both checked. Screenshots land in
 //! `target/ui-screenshots/`.
 
+use std::time::Duration;
+
 use clarion::{Clarion, Principal};
+use serde_json::json;
 use serde_json::Value;
 
 use crate::support::browser::Browser;
@@ -52,9 +55,14 @@ pub fn sign_in(browser: &Browser, base: &str, token: &str) {
     browser.type_into("#token", token);
     browser.click("#sign-in-form button[type=submit]");
     browser.wait_visible("#inbox");
+    wait_live(browser);
+}
+
+/// Waits until the page says its stream is live (UI-20).
+pub fn wait_live(browser: &Browser) {
     browser.wait_for(
         "the stream to be live",
-        "return document.getElementById('live').textContent === 'Live';",
+        "return document.getElementById('live').textContent === 'Live: new requests appear as they arrive';",
     );
 }
 
@@ -85,4 +93,87 @@ pub fn open(browser: &Browser, pending_id: &str) {
 /// The option checkbox `n` (1-based) of question `q` (1-based).
 pub fn option_box(q: usize, n: usize) -> String {
     format!("#questions fieldset.question:nth-of-type({q}) label.option:nth-of-type({n}) input")
+}
+
+/// Records every request the page's script makes from now on.
+pub fn record_requests(browser: &Browser) {
+    browser.js(
+        "window.__sent = [];
+         const original = window.fetch;
+         window.fetch = (url, init) => {
+           window.__sent.push(((init && init.method) || 'GET') + ' ' + url);
+           return original(url, init);
+         };",
+        vec![],
+    );
+}
+
+/// The requests recorded since [`record_requests`] other than reads.
+pub fn writes(browser: &Browser) -> Vec<String> {
+    let sent: Vec<String> =
+        serde_json::from_value(browser.js("return window.__sent;", vec![])).unwrap();
+    sent.into_iter()
+        .filter(|request| !request.starts_with("GET ") && !request.starts_with("HEAD "))
+        .collect()
+}
+
+/// Records everything the live region announces from now on (UI-21).
+pub fn record_announcements(browser: &Browser) {
+    browser.js(
+        "window.__said = [];
+         const region = document.getElementById('announce');
+         new MutationObserver(() => { if (region.textContent) window.__said.push(region.textContent); })
+           .observe(region, {childList: true, characterData: true, subtree: true});",
+        vec![],
+    );
+}
+
+/// What the live region announced since [`record_announcements`].
+pub fn announcements(browser: &Browser) -> Vec<String> {
+    serde_json::from_value(browser.js("return window.__said;", vec![])).unwrap()
+}
+
+/// Records script errors from now on; [`script_errors`] reads them.
+pub fn record_errors(browser: &Browser) {
+    browser.js(
+        "window.__errors = [];
+         window.addEventListener('error', e => window.__errors.push(String(e.message)));
+         window.addEventListener('unhandledrejection', e => window.__errors.push(String(e.reason)));",
+        vec![],
+    );
+}
+
+pub fn script_errors(browser: &Browser) -> Vec<String> {
+    serde_json::from_value(browser.js("return window.__errors;", vec![])).unwrap()
+}
+
+/// Asks `request` on alice's workspace `w-<name>` (a session of its own)
+/// and returns the `pending_id`.
+pub fn alice_asks_this(db: &Clarion, name: &str, mut request: clarion::AskRequest) -> String {
+    request.session_id = mirror(db, name, "alice");
+    db.ask(&request).unwrap().pending_id
+}
+
+/// Blocks the page's own thread until the bundle is no longer pending
+/// (a synchronous wait on the API), then clicks `button`, in the same
+/// turn of its event loop: so the page submits after someone else settled
+/// the bundle, before any event about it can reach its script.
+pub fn click_once_settled(browser: &Browser, pending_id: &str, button: &str) {
+    browser.js(
+        "const request = new XMLHttpRequest();
+         request.open('GET', 'api/v1/clarification/' + arguments[0] + '/wait?timeout_ms=20000', false);
+         request.withCredentials = true;
+         request.send();
+         document.querySelector(arguments[1]).click();
+         return request.status;",
+        vec![json!(pending_id), json!(button)],
+    );
+}
+
+/// Returns once the page's wait of [`click_once_settled`] is open on the
+/// server, so what settles the bundle comes while the page waits.
+pub fn page_waits(metrics_url: &str, system_token: &str) {
+    eventually(Duration::from_secs(30), "the page's wait began", || {
+        crate::http_routes::waits_in_flight(metrics_url, system_token) >= 1
+    });
 }

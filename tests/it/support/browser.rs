@@ -23,6 +23,7 @@ pub const PATIENCE: Duration = Duration::from_secs(15);
 
 /// WebDriver's codes for the keys the inbox reacts to.
 pub mod keys {
+    pub const TAB: char = '\u{E004}';
     pub const ENTER: char = '\u{E007}';
     pub const ESCAPE: char = '\u{E00C}';
     pub const CONTROL: char = '\u{E009}';
@@ -87,6 +88,12 @@ pub fn browser() -> Option<Browser> {
 /// A browser started with `extra` command-line switches besides the usual
 /// (e.g. `--force-dark-mode`).
 pub fn browser_with(extra: &[&str]) -> Option<Browser> {
+    browser_with_options(extra, json!({}))
+}
+
+/// A browser with `extra` switches and further `goog:chromeOptions`
+/// (`mobileEmulation` for a phone with touch, `prefs` for permissions).
+pub fn browser_with_options(extra: &[&str], options: Value) -> Option<Browser> {
     let installed = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
     if !installed {
         assert!(
@@ -98,7 +105,7 @@ pub fn browser_with(extra: &[&str]) -> Option<Browser> {
         );
         return None;
     }
-    Some(Browser::start(extra))
+    Some(Browser::start(extra, options))
 }
 
 /// The port chromedriver printed (`--port=0` picks a free one).
@@ -121,7 +128,7 @@ fn driver_port(driver: &mut Child) -> u16 {
 }
 
 impl Browser {
-    fn start(extra: &[&str]) -> Browser {
+    fn start(extra: &[&str], options: Value) -> Browser {
         let slot = Slot::take();
         let profile = tempfile::tempdir().expect("a browser profile");
         let mut driver = Command::new(CHROMEDRIVER)
@@ -155,11 +162,12 @@ impl Browser {
         .map(|arg| arg.to_string())
         .collect();
         args.push(format!("--user-data-dir={}", profile.path().display()));
+        let mut chrome = json!({"binary": CHROMIUM, "args": args});
+        if let (Some(chrome), Some(options)) = (chrome.as_object_mut(), options.as_object()) {
+            chrome.extend(options.clone());
+        }
         let mut capabilities = serde_json::Map::new();
-        capabilities.insert(
-            "goog:chromeOptions".into(),
-            json!({"binary": CHROMIUM, "args": args}),
-        );
+        capabilities.insert("goog:chromeOptions".into(), chrome);
         let client = runtime.block_on(async {
             let connector = hyper_util::client::legacy::connect::HttpConnector::new();
             let started = Instant::now();
@@ -214,6 +222,13 @@ impl Browser {
             .unwrap_or_else(|error| panic!("script failed: {error}\n{script}"))
     }
 
+    /// Runs an asynchronous `script` (its last argument is the callback
+    /// that ends it) and returns what it passed to the callback.
+    pub fn js_async(&self, script: &str, args: Vec<Value>) -> Value {
+        self.run(self.client().execute_async(script, args))
+            .unwrap_or_else(|error| panic!("script failed: {error}\n{script}"))
+    }
+
     /// Waits until the script returns a truthy value, and returns it.
     pub fn wait_for(&self, what: &str, script: &str) -> Value {
         let started = Instant::now();
@@ -252,13 +267,21 @@ impl Browser {
         self.js(&script, vec![]) == json!(true)
     }
 
-    /// Clicks the element matching `css`; found again if the page
-    /// replaced it between finding and clicking.
+    /// Clicks the element matching `css`, first scrolled to the middle of
+    /// the viewport as a person would (clear of the answer view's sticky
+    /// bar, UI-17); found again if the page replaced it between finding
+    /// and clicking.
     pub fn click(&self, css: &str) {
         let mut attempts = 0;
         loop {
             let clicked = self.run(async {
                 let element = self.client().find(Locator::Css(css)).await?;
+                self.client()
+                    .execute(
+                        "arguments[0].scrollIntoView({block: 'center', inline: 'nearest'});",
+                        vec![serde_json::to_value(&element)?],
+                    )
+                    .await?;
                 element.click().await
             });
             match clicked {
@@ -315,6 +338,28 @@ impl Browser {
             .then(KeyAction::Up { value: modifier });
         self.run(self.client().perform_actions(actions))
             .expect("press a chord");
+    }
+
+    /// Opens a new tab, switches to it (the page's own tab goes to the
+    /// background, hidden) and returns the page's tab to switch back to.
+    pub fn hide_in_new_tab(&self, url: &str) -> fantoccini::wd::WindowHandle {
+        self.run(async {
+            let page = self.client().window().await?;
+            let tab = self.client().new_window(true).await?;
+            self.client().switch_to_window(tab.handle).await?;
+            self.client().goto(url).await?;
+            Ok::<_, fantoccini::error::CmdError>(page)
+        })
+        .expect("open a tab in front of the page")
+    }
+
+    /// Closes the current tab and switches to `page`.
+    pub fn back_to(&self, page: fantoccini::wd::WindowHandle) {
+        self.run(async {
+            self.client().close_window().await?;
+            self.client().switch_to_window(page).await
+        })
+        .expect("back to the page's tab");
     }
 
     pub fn set_window_size(&self, width: u32, height: u32) {

@@ -1,17 +1,59 @@
 // @ts-check
-// The web inbox (UI-1..9). Plain JavaScript in ES modules, no build
+// The web inbox (UI-1..22). Plain JavaScript in ES modules, no build
 // step, no other origin; this entry wires the page to the modules in
-// js/ and starts. Everything agent-written is set with textContent,
-// never as markup (UI-1). Requirement ids name the rule each part
+// js/ and starts. Everything agent-written is set as text nodes, never
+// as markup (UI-1, UI-19). Requirement ids name the rule each part
 // enforces.
 
-import { cancelBundle, closeAnswer, limitText, submitAnswer, submitReject, toggleReject } from './js/answer.js';
+import { cancelBundle, closeAnswer, limitText, openBundle, openNext, submitAnswer, submitReject, syncSend, toggleReject } from './js/answer.js';
 import { loadAttempts } from './js/attempts.js';
+import { wireConfirm } from './js/confirm.js';
 import { $ } from './js/dom.js';
+import { forgetHistory, loadMoreHistory, refreshHistoryAges, reloadHistory } from './js/history.js';
 import { closeHelp, onKey, openHelp } from './js/keys.js';
-import { loadMore, refreshAges, reloadList } from './js/list.js';
+import { focusInbox, loadMore, refreshAges, reloadList } from './js/list.js';
+import { wireNotify } from './js/notify.js';
 import { signIn, signOut, start } from './js/session.js';
 import { state } from './js/state.js';
+
+/**
+ * UI-18: the "Waiting" and "Answered" views, tabs reachable by keyboard.
+ * @param {'waiting' | 'answered'} tab
+ * @param {boolean} [focus]
+ */
+function showTab(tab, focus) {
+  state.tab = tab;
+  for (const [name, panel] of [['waiting', 'waiting-panel'], ['answered', 'history-panel']]) {
+    const button = $('tab-' + name);
+    const selected = name === tab;
+    button.setAttribute('aria-selected', String(selected));
+    button.tabIndex = selected ? 0 : -1;
+    $(panel).hidden = !selected;
+  }
+  if (tab === 'answered' && !state.historyLoaded) reloadHistory();
+  if (focus) $('tab-' + tab).focus();
+}
+
+/** UI-17: the action bar's height, kept for `scroll-padding-bottom`. */
+function trackBar() {
+  const bar = $('actions');
+  const note = () => document.documentElement.style.setProperty('--bar', bar.offsetHeight + 'px');
+  new ResizeObserver(note).observe(bar);
+  note();
+}
+
+/**
+ * UI-17: a field that gets focus is never left under the sticky bar.
+ * @param {FocusEvent} event
+ */
+function clearOfTheBar(event) {
+  const target = event.target;
+  if (!(target instanceof HTMLElement) || $('answer').hidden || !$('answer-form').contains(target)) return;
+  const bar = $('actions');
+  if (bar.contains(target)) return;
+  const hidden = target.getBoundingClientRect().bottom - bar.getBoundingClientRect().top + 8;
+  if (hidden > 0) window.scrollBy(0, hidden);
+}
 
 function wire() {
   $('sign-in-form').addEventListener('submit', signIn);
@@ -21,25 +63,57 @@ function wire() {
     state.filter = /** @type {HTMLInputElement} */ ($('workspace')).value.trim();
     state.current = 0;
     reloadList();
+    forgetHistory();
+    if (state.tab === 'answered') reloadHistory();
   });
   $('load-more').addEventListener('click', loadMore);
+  $('history-more').addEventListener('click', loadMoreHistory);
+  $('tab-waiting').addEventListener('click', () => showTab('waiting'));
+  $('tab-answered').addEventListener('click', () => showTab('answered'));
+  $('tabs').addEventListener('keydown', (event) => {
+    if (event.key !== 'ArrowLeft' && event.key !== 'ArrowRight') return;
+    event.preventDefault();
+    event.stopPropagation();
+    showTab(state.tab === 'waiting' ? 'answered' : 'waiting', true);
+  });
+  document.addEventListener('clarion:back-to-history', () => {
+    showTab('answered');
+    const card = document.querySelector('#history-list button.bundle');
+    if (card instanceof HTMLElement) card.focus();
+    else $('tab-answered').focus();
+  });
+  document.addEventListener('clarion:signed-out', () => showTab('waiting'));
   $('answer-form').addEventListener('submit', (event) => {
     event.preventDefault();
     submitAnswer();
   });
+  $('questions').addEventListener('change', syncSend);
   $('reject-open').addEventListener('click', toggleReject);
   $('reject-send').addEventListener('click', submitReject);
   $('cancel-bundle').addEventListener('click', cancelBundle);
   $('close').addEventListener('click', closeAnswer);
   $('settled-close').addEventListener('click', closeAnswer);
+  $('settled-next').addEventListener('click', openNext);
   $('attempts').addEventListener('toggle', () => {
     if (/** @type {HTMLDetailsElement} */ ($('attempts')).open) loadAttempts();
   });
   $('help-open').addEventListener('click', openHelp);
   $('help-close').addEventListener('click', closeHelp);
   limitText(/** @type {HTMLTextAreaElement} */ ($('reject-reason')), $('reject-reason-count'), $('reject-reason-limit'));
+  wireConfirm();
+  wireNotify((id) => {
+    if (state.open) closeAnswer();
+    showTab('waiting');
+    focusInbox();
+    openBundle(id);
+  });
+  trackBar();
+  document.addEventListener('focusin', clearOfTheBar);
   document.addEventListener('keydown', onKey);
-  setInterval(refreshAges, 30000);
+  setInterval(() => {
+    refreshAges();
+    refreshHistoryAges();
+  }, 30000);
 }
 
 wire();

@@ -1,6 +1,6 @@
-//! The web inbox (UI-1..9): one HTML page, its script (ES modules: the
+//! The web inbox (UI-1..22): one HTML page, its script (ES modules: the
 //! entry `inbox.js` and the modules in `js/`, each served at its own
-//! path), its style sheet and its icon, compiled into the binary
+//! path), its style sheet and its icons, compiled into the binary
 //! (`include_str!`), served at `/` by the same router as the API. Nothing
 //! is fetched from another origin; the page talks to the API of its own
 //! origin, or to the one origin [`HttpOptions::inbox_api`] names (UI-5),
@@ -24,20 +24,50 @@ const PAGE: &str = include_str!("inbox.html");
 /// are relative (`./js/api.js`, `./state.js`), so they resolve against
 /// the page's URL under whatever prefix the router is nested at. The
 /// modules' JSDoc types are checked by `tsc` (`tools/web/`).
-const MODULES: [(&str, &str); 10] = [
+const MODULES: [(&str, &str); 16] = [
     ("/inbox.js", include_str!("inbox.js")),
     ("/js/answer.js", include_str!("js/answer.js")),
     ("/js/api.js", include_str!("js/api.js")),
     ("/js/attempts.js", include_str!("js/attempts.js")),
+    ("/js/confirm.js", include_str!("js/confirm.js")),
     ("/js/dom.js", include_str!("js/dom.js")),
+    ("/js/history.js", include_str!("js/history.js")),
     ("/js/keys.js", include_str!("js/keys.js")),
     ("/js/list.js", include_str!("js/list.js")),
     ("/js/live.js", include_str!("js/live.js")),
+    ("/js/markdown.js", include_str!("js/markdown.js")),
+    ("/js/notify.js", include_str!("js/notify.js")),
+    ("/js/questions.js", include_str!("js/questions.js")),
     ("/js/session.js", include_str!("js/session.js")),
+    ("/js/settled.js", include_str!("js/settled.js")),
     ("/js/state.js", include_str!("js/state.js")),
 ];
 const STYLE: &str = include_str!("inbox.css");
 const ICON: &str = include_str!("icon.svg");
+
+/// UI-20: the favicons that carry the waiting count, `icons/count-1.svg`
+/// to `count-9.svg` and `count-9plus.svg`, served by the router itself so
+/// the policy keeps `img-src 'self'`.
+const COUNTS: [&str; 10] = ["1", "2", "3", "4", "5", "6", "7", "8", "9", "9+"];
+
+/// The icon with a badge holding `label` (a count, or `9+`).
+fn count_icon(label: &str) -> String {
+    let body = ICON
+        .trim_end()
+        .strip_suffix("</svg>")
+        .unwrap_or(ICON.trim_end());
+    let size = if label.len() > 1 { 10 } else { 13 };
+    format!(
+        "{body}<circle cx=\"23\" cy=\"9\" r=\"9\" fill=\"#d93025\" stroke=\"#fff\" stroke-width=\"1.5\"/>\
+         <text x=\"23\" y=\"13.5\" font-family=\"Arial, sans-serif\" font-size=\"{size}\" \
+         font-weight=\"700\" text-anchor=\"middle\" fill=\"#fff\">{label}</text></svg>"
+    )
+}
+
+/// The path of the icon for `label`.
+fn count_path(label: &str) -> String {
+    format!("/icons/count-{}.svg", label.replace('+', "plus"))
+}
 
 /// Where the page's `<meta name="clarion-api">` goes in the template.
 const API_PLACEHOLDER: &str = "{{api}}";
@@ -134,6 +164,12 @@ where
                 ),
             )
         });
+    let router = COUNTS.iter().fold(router, |router, label| {
+        router.route(
+            &count_path(label),
+            asset(Bytes::from(count_icon(label)), "image/svg+xml"),
+        )
+    });
     router
         .route("/", asset(page(api), "text/html; charset=utf-8"))
         .route(
@@ -237,6 +273,54 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// UI-19: no module builds markup from strings: agent text becomes
+    /// text nodes and elements made one by one, never HTML parsed.
+    #[test]
+    fn no_module_parses_html() {
+        for (path, source) in MODULES {
+            for sink in [
+                "innerHTML",
+                "outerHTML",
+                "insertAdjacentHTML",
+                "document.write",
+                "DOMParser",
+                "createContextualFragment",
+                "srcdoc",
+            ] {
+                assert!(!source.contains(sink), "{path} uses {sink}");
+            }
+        }
+    }
+
+    /// UI-20: the count icons are the plain icon with a badge, one per
+    /// count and `9+`, each well-formed SVG.
+    #[tokio::test]
+    async fn count_icons_are_served() {
+        let app: Router = routes::<()>(&HttpOptions::default());
+        for (label, path) in [
+            ("1", "/icons/count-1.svg"),
+            ("9", "/icons/count-9.svg"),
+            ("9+", "/icons/count-9plus.svg"),
+        ] {
+            let (parts, body) = get(&app, path).await;
+            assert_eq!(parts.status, StatusCode::OK, "{path}");
+            assert_eq!(
+                parts
+                    .headers
+                    .get(CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok()),
+                Some("image/svg+xml")
+            );
+            assert!(
+                body.starts_with("<svg ") && body.trim_end().ends_with("</svg>"),
+                "{body}"
+            );
+            assert!(body.contains(&format!(">{label}</text>")), "{body}");
+        }
+        let (parts, _) = get(&app, "/icons/count-10.svg").await;
+        assert_eq!(parts.status, StatusCode::NOT_FOUND);
     }
 
     /// Every script file beside this one is a served module.

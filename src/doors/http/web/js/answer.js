@@ -1,20 +1,27 @@
 // @ts-check
-// The answer view (UI-4): a bundle's questions and options, drafts kept
-// until sent, UI-7's limit at the input, reject and the two-step cancel,
-// and the reply that decides what was recorded (UI-6).
+// The answer view (UI-4, UI-13..18): a bundle's questions, drafts kept
+// until sent, UI-7's limit at the input; sending through the confirmation
+// of empty questions (UI-13) or, for a permission request, only once every
+// question is decided (UI-15); reject (deny) and the two-step cancel, each
+// saying what the agent is told (UI-16); and the reply that decides what
+// was recorded (UI-6), shown on the settled panel (UI-18).
 
 import { bundlePath, request } from './api.js';
 import { refreshAttempts, resetAttempts } from './attempts.js';
-import { $, ageText, el, localTime, show, toast } from './dom.js';
+import { confirmEmpty } from './confirm.js';
+import { $, ageText, announce, el, localTime, show, timeEl, toast } from './dom.js';
 import { focusInbox, refreshCount, removeBundle, renderList } from './list.js';
+import { renderMarkdown } from './markdown.js';
+import { collectAnswers, emptyQuestions, fieldsets, listOf, questionName, renderQuestions, toggleDigit, undecided } from './questions.js';
+import { renderClosed, renderSettled } from './settled.js';
 import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
-/** @typedef {import('./api.js').Answer} Answer */
 /** @typedef {import('./api.js').BundleDetail} BundleDetail */
 /** @typedef {import('./api.js').EventData} EventData */
 /** @typedef {import('./api.js').Response} Response */
 /** @typedef {import('./api.js').SettleReply} SettleReply */
+/** @typedef {import('./state.js').OpenBundle} OpenBundle */
 
 const limitMeta = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="clarion-text-limit"]'));
 if (!limitMeta) throw new Error('inbox.html has no clarion-text-limit');
@@ -27,8 +34,23 @@ const LIMIT = Number(limitMeta.content);
  */
 const codePoints = (text) => Array.from(text).length;
 
-/** @param {string} id */
-export async function openBundle(id) {
+/** UI-16: what each way out tells the agent. */
+const TOLD = {
+  reject: 'The agent is told you declined, with your reason if you give one.',
+  deny: 'The agent is told permission was denied, with your reason if you give one.',
+  cancel: 'The request is withdrawn: the agent is told it was cancelled and gets no answer.',
+};
+
+/** @param {BundleDetail} bundle */
+const isPermission = (bundle) => bundle.kind === 'permission';
+
+/**
+ * Opens a bundle: the form while it is pending, else the settled panel
+ * alone (UI-18).
+ * @param {string} id
+ * @param {'list' | 'history'} [origin] which view "Back" returns to.
+ */
+export async function openBundle(id, origin = 'list') {
   if (state.open) return;
   const generation = ++state.openGeneration;
   /** @type {Reply<BundleDetail>} */
@@ -46,7 +68,7 @@ export async function openBundle(id) {
     if (reply.status !== 401) toast('Could not open it: ' + (reply.body.error || 'status ' + reply.status));
     return;
   }
-  state.open = { bundle, done: false, sending: false, question: 0 };
+  state.open = { bundle, done: false, sending: false, question: 0, from: origin };
   renderAnswer(bundle);
   resetAttempts(id);
   show('answer');
@@ -54,16 +76,29 @@ export async function openBundle(id) {
   $('answer').focus({ preventScroll: true });
   // An event may have settled it while it was read (UI-6).
   const settledBy = state.settled.get(id);
-  if (settledBy) {
+  if (settledBy && bundle.status === 'pending') {
     showSettledBy(settledBy.type, settledBy.data, 'It was settled elsewhere just as you opened it.');
   } else if (bundle.status !== 'pending') {
     if (bundle.response) {
-      const byDeadline = bundle.response.decided_by === 'deadline';
-      showSettled(bundle.status, bundle.response, byDeadline ? DEFAULT_GIVEN : 'It was settled before you opened it.');
+      const note = origin === 'history' || bundle.response.decided_by === 'deadline'
+        ? defaultNote(bundle.response)
+        : 'It was settled before you opened it.';
+      showSettled(bundle.status, bundle.response, origin === 'history' ? 'history' : 'elsewhere',
+        bundle.decided_by_caller === true, note);
     } else {
       showClosed('It is no longer active (' + bundle.status + ').');
     }
   }
+}
+
+/**
+ * The note of a bundle settled before it was opened: a deadline's default
+ * says so (UI-11).
+ * @param {Response} response
+ * @returns {string}
+ */
+function defaultNote(response) {
+  return response.decided_by === 'deadline' ? DEFAULT_GIVEN : '';
 }
 
 /**
@@ -92,73 +127,67 @@ export function defaultSentence(bundle) {
   return by + 'the question is withdrawn.';
 }
 
+/**
+ * The heading: a permission request says it is one (UI-15).
+ * @param {BundleDetail} bundle
+ * @returns {string}
+ */
+function headingOf(bundle) {
+  const first = bundle.questions[0];
+  const single = bundle.questions.length === 1 && first ? first.title || '' : '';
+  if (isPermission(bundle)) return 'Permission requested' + (single ? ': ' + single : '');
+  return single || (bundle.questions.length === 1 ? 'Answer' : 'Answer ' + bundle.questions.length + ' questions');
+}
+
 /** @param {BundleDetail} bundle */
 function renderAnswer(bundle) {
-  const first = bundle.questions[0];
-  $('answer-heading').textContent = bundle.questions.length === 1 && first
-    ? first.title || 'Answer' : 'Answer ' + bundle.questions.length + ' questions';
+  $('answer-heading').textContent = headingOf(bundle);
   const meta = $('answer-meta');
-  meta.replaceChildren(
-    el('span', '', 'asked ' + ageText(bundle.age_seconds)),
-    el('span', '', 'task ' + bundle.task_id),
-    el('span', '', 'session ' + bundle.session_id));
-  if (bundle.kind === 'permission') meta.prepend(el('span', 'chip permission', 'permission'));
+  const task = bundle.task_title || bundle.task_id;
+  const workspace = bundle.workspace_name || bundle.workspace_id;
+  const asked = el('span', 'asked', 'asked ');
+  asked.append(timeEl(bundle.created_at, ageText(bundle.age_seconds)));
+  meta.replaceChildren(asked);
+  if (task) meta.append(el('span', 'task', 'Task: ' + task));
+  if (workspace) meta.append(el('span', 'workspace', 'Workspace: ' + workspace));
+  if (isPermission(bundle)) meta.prepend(el('span', 'chip permission', 'Permission request'));
   if (bundle.expires_at) meta.append(el('span', 'default', defaultSentence(bundle)));
-  $('answer-context').textContent = bundle.context;
-  $('answer-context').hidden = !bundle.context;
+  const context = $('answer-context');
+  context.replaceChildren(renderMarkdown(bundle.context));
+  context.hidden = !bundle.context;
   const draft = state.drafts.get(bundle.pending_id);
-  const questions = $('questions');
-  questions.replaceChildren();
-  bundle.questions.forEach((question, qIndex) => {
-    const fieldset = el('fieldset', 'question');
-    fieldset.dataset.index = String(qIndex);
-    fieldset.append(el('legend', '', question.title || 'Question ' + (qIndex + 1)));
-    if (question.prompt) fieldset.append(el('p', 'prompt', question.prompt));
-    question.options.forEach((option, oIndex) => {
-      const label = el('label', 'option');
-      const box = document.createElement('input');
-      box.type = 'checkbox';
-      box.value = option.option_id;
-      box.checked = Boolean(draft && draft.selected[qIndex] && draft.selected[qIndex].includes(option.option_id));
-      const n = el('span', 'n', oIndex < 9 ? String(oIndex + 1) : '');
-      n.setAttribute('aria-hidden', 'true');
-      const text = el('span', 'text');
-      text.append(el('span', 'label', option.label));
-      if (option.description) text.append(el('span', 'description', option.description));
-      label.append(box, n, text);
-      fieldset.append(label);
-    });
-    const textId = 'text-' + qIndex;
-    const textLabel = el('label', '', question.options.length ? 'Something else (optional)' : 'Your answer');
-    textLabel.htmlFor = textId;
-    const area = document.createElement('textarea');
-    area.id = textId;
-    area.rows = 2;
-    area.className = 'custom-text';
-    area.value = draft ? draft.texts[qIndex] || '' : '';
-    const counter = el('p', 'counter');
-    const count = el('span', '', '');
-    count.id = textId + '-count';
-    const limit = el('span', 'error', '');
-    limit.id = textId + '-limit';
-    limit.setAttribute('role', 'alert');
-    counter.append(count, limit);
-    area.setAttribute('aria-describedby', count.id + ' ' + limit.id);
-    fieldset.append(textLabel, area, counter);
-    limitText(area, count, limit);
-    fieldset.addEventListener('focusin', () => setQuestion(qIndex, false));
-    questions.append(fieldset);
-  });
+  renderQuestions($('questions'), bundle, draft, (index) => setQuestion(index, false), limitText);
+  const permission = isPermission(bundle);
+  // On a phone the buttons say only their verb (UI-17: one row).
+  $('submit').replaceChildren('Send', el('span', 'wide', permission ? ' decision' : ' answer'));
+  $('reject-open').textContent = permission ? 'Deny\u2026' : 'Reject\u2026';
+  $('reject-help').textContent = permission ? TOLD.deny : TOLD.reject;
+  $('reject-term').textContent = permission ? 'Deny' : 'Reject';
+  $('cancel-help').textContent = TOLD.cancel;
+  $('reject-send').textContent = permission ? 'Deny permission' : 'Reject request';
+  $('reject-label').textContent = permission ? 'Why are you denying it? (optional)' : 'Why are you rejecting it? (optional)';
   const reason = /** @type {HTMLTextAreaElement} */ ($('reject-reason'));
   reason.value = draft ? draft.reason : '';
   reason.dispatchEvent(new Event('input'));
-  $('reject').hidden = !(draft && draft.rejecting);
+  setRejecting(Boolean(draft && draft.rejecting));
   $('answer-error').textContent = '';
   $('answer-form').hidden = false;
   $('settled').hidden = true;
   setSending(false);
   resetCancel();
   setQuestion(0, false);
+  syncSend();
+}
+
+/** UI-15: "Send decision" waits until every question is decided. */
+export function syncSend() {
+  const open = state.open;
+  if (!open || open.done) return;
+  const blocked = isPermission(open.bundle) && undecided(collectAnswers($('questions'), open.bundle)).length > 0;
+  const submit = /** @type {HTMLButtonElement} */ ($('submit'));
+  submit.disabled = open.sending || blocked;
+  submit.setAttribute('aria-describedby', blocked ? 'submit-help' : '');
+  $('submit-help').hidden = !blocked;
 }
 
 /**
@@ -166,16 +195,40 @@ function renderAnswer(bundle) {
  * @param {boolean} focus
  */
 export function setQuestion(index, focus) {
-  const fieldsets = $('questions').querySelectorAll('fieldset.question');
-  if (!fieldsets.length || !state.open) return;
-  const next = Math.max(0, Math.min(index, fieldsets.length - 1));
+  const sets = fieldsets($('questions'));
+  if (!sets.length || !state.open) return;
+  const next = Math.max(0, Math.min(index, sets.length - 1));
   state.open.question = next;
-  fieldsets.forEach((fieldset, i) => fieldset.classList.toggle('current', i === next));
-  if (focus) {
-    const target = /** @type {HTMLInputElement | HTMLTextAreaElement | null} */ (fieldsets[next].querySelector('input, textarea'));
-    if (target) target.focus();
-    fieldsets[next].scrollIntoView({ block: 'nearest' });
-  }
+  sets.forEach((fieldset, i) => fieldset.classList.toggle('current', i === next));
+  if (focus) focusQuestion(next);
+}
+
+/**
+ * Focuses a question's first control (its first option, or its text).
+ * @param {number} index
+ */
+function focusQuestion(index) {
+  const fieldset = fieldsets($('questions'))[index];
+  if (!fieldset) return;
+  const target = /** @type {HTMLElement | null} */ (fieldset.querySelector('input, button.decision, textarea'));
+  if (target) target.focus();
+  fieldset.scrollIntoView({ block: 'nearest' });
+}
+
+/**
+ * UI-8: a digit toggles the n-th option of the current question.
+ * @param {number} n
+ * @returns {boolean} whether there was such an option.
+ */
+export function digit(n) {
+  const open = state.open;
+  if (!open || open.done) return false;
+  const fieldset = fieldsets($('questions'))[open.question];
+  const control = fieldset ? toggleDigit(fieldset, n) : null;
+  if (!control) return false;
+  control.focus();
+  syncSend();
+  return true;
 }
 
 /**
@@ -236,28 +289,10 @@ export function limitText(area, count, message) {
   update();
 }
 
-/** @returns {Answer[]} what the form holds, one per question. */
-function collectAnswers() {
-  const open = state.open;
-  if (!open) return [];
-  const fieldsets = $('questions').querySelectorAll('fieldset.question');
-  return open.bundle.questions.map((question, index) => {
-    const fieldset = fieldsets[index];
-    const boxes = /** @type {NodeListOf<HTMLInputElement>} */ (fieldset.querySelectorAll('input[type=checkbox]:checked'));
-    const selected = Array.from(boxes).map((box) => box.value);
-    const area = fieldset.querySelector('textarea');
-    return {
-      question_id: question.question_id,
-      selected_options: selected,
-      custom_text: area ? area.value : '',
-    };
-  });
-}
-
 function saveDraft() {
   const open = state.open;
   if (!open || open.done) return;
-  const answers = collectAnswers();
+  const answers = collectAnswers($('questions'), open.bundle);
   state.drafts.set(open.bundle.pending_id, {
     selected: answers.map((answer) => answer.selected_options),
     texts: answers.map((answer) => answer.custom_text),
@@ -268,19 +303,51 @@ function saveDraft() {
 
 /** @param {boolean} sending */
 function setSending(sending) {
-  for (const id of ['submit', 'reject-open', 'reject-send', 'cancel-bundle']) {
+  for (const id of ['reject-open', 'reject-send', 'cancel-bundle']) {
     /** @type {HTMLButtonElement} */ ($(id)).disabled = sending;
   }
   if (state.open) state.open.sending = sending;
+  /** @type {HTMLButtonElement} */ ($('submit')).disabled = sending;
+  if (!sending) syncSend();
 }
 
+/**
+ * Sends the answer (the button or Ctrl/⌘+Enter): a permission request
+ * only once every question is decided (UI-15); otherwise, while some
+ * question has neither a choice nor text, only after the confirmation
+ * (UI-13).
+ */
 export async function submitAnswer() {
-  if (!state.open || state.open.done || state.open.sending) return;
-  await settle('respond', { answers: collectAnswers() });
+  const open = state.open;
+  if (!open || open.done || open.sending) return;
+  const answers = collectAnswers($('questions'), open.bundle);
+  /** @param {number} index */
+  const name = (index) => questionName(open.bundle.questions[index], index);
+  if (isPermission(open.bundle)) {
+    const left = undecided(answers);
+    if (left.length) {
+      $('answer-error').textContent = 'Nothing was sent: decide ' + listOf(left.map(name)) + ' first.';
+      focusQuestion(left[0]);
+      return;
+    }
+  } else {
+    const empty = emptyQuestions(answers);
+    if (empty.length) {
+      const send = await confirmEmpty(empty.map(name));
+      if (state.open !== open || open.done) return;
+      if (!send) {
+        focusQuestion(empty[0]);
+        return;
+      }
+    }
+  }
+  $('answer-error').textContent = '';
+  await settle('respond', { answers: collectAnswers($('questions'), open.bundle) });
 }
 
 export async function submitReject() {
-  if (!state.open || state.open.done || state.open.sending) return;
+  // Only from the open reject panel: a rejection is never sent unseen.
+  if (!state.open || state.open.done || state.open.sending || !rejecting()) return;
   const reason = /** @type {HTMLTextAreaElement} */ ($('reject-reason')).value;
   await settle('respond', { rejected: true, reject_reason: reason });
 }
@@ -289,11 +356,11 @@ let cancelArmed = 0;
 function resetCancel() {
   clearTimeout(cancelArmed);
   cancelArmed = 0;
-  $('cancel-bundle').textContent = 'Cancel request';
+  $('cancel-bundle').replaceChildren('Cancel', el('span', 'wide', ' request'));
 }
 
 export async function cancelBundle() {
-  if (!state.open || state.open.done || state.open.sending) return;
+  if (!state.open || state.open.done || state.open.sending || $('cancel-bundle').hidden) return;
   if (!cancelArmed) {
     // Two steps: cancelling ends the agent's wait for good.
     $('cancel-bundle').textContent = 'Click again to cancel it';
@@ -306,8 +373,21 @@ export async function cancelBundle() {
 }
 
 /**
- * UI-6: the reply decides. `claimed: true` is ours; `claimed: false`
- * shows the winner's status and answers (never ours); 409 closes.
+ * UI-21: this page's own outcome, said as its own.
+ * @param {BundleDetail} bundle
+ * @param {string} status
+ * @returns {string}
+ */
+function ownOutcome(bundle, status) {
+  if (status === 'rejected') return 'You rejected the request.';
+  if (status === 'cancelled') return 'You cancelled the request.';
+  return isPermission(bundle) ? 'Your decision was sent.' : 'Your answer was sent.';
+}
+
+/**
+ * UI-6: the reply decides. `claimed: true` is ours, shown on the settled
+ * panel as the caller's (UI-18); `claimed: false` shows the winner's
+ * status and answers (never ours); 409 closes.
  * @param {'respond' | 'cancel'} action
  * @param {object} body
  */
@@ -318,29 +398,37 @@ async function settle(action, body) {
   const focused = document.activeElement;
   $('answer-error').textContent = '';
   setSending(true);
+  // UI-21: an event for it while the request travels is never "elsewhere".
+  state.inFlight.add(id);
   /** @type {Reply<SettleReply>} */
   const reply = await request('POST', bundlePath(id, action), body);
+  state.inFlight.delete(id);
   open.sending = false;
   // Closed (Escape) while it was sent: the outcome still reaches the
   // person, as a toast, and the list still follows it.
   const here = state.open === open;
   if (here) setSending(false);
   const claimed = reply.status === 200 ? reply.body.claimed : undefined;
-  const lostNote = 'Someone else settled it first; what you sent was not recorded.';
   if (claimed === true) {
+    state.mine.add(id);
     finish(id);
-    const sent = reply.body.status === 'answered' ? 'Answer sent.' : 'Request ' + reply.body.status + '.';
-    if (here) closeAnswer();
-    toast(sent);
+    const said = ownOutcome(open.bundle, reply.body.status);
+    announce(said);
+    if (here) showSettled(reply.body.status, reply.body.response, 'own', true, said);
+    else toast(said);
   } else if (claimed === false) {
     finish(id);
-    if (here) showSettled(reply.body.status, reply.body.response, lostNote);
-    else toast(lostNote + ' Open requests show who won.');
+    const said = 'Someone else answered first; their answer is shown.';
+    announce(said);
+    const note = 'Someone else settled it first; what you sent was not recorded.';
+    if (here) showSettled(reply.body.status, reply.body.response, 'elsewhere', false, note);
+    else toast(note + ' Open it from Answered to see who won.');
   } else if (reply.status === 409 || reply.status === 404) {
     finish(id);
     const note = reply.status === 409
       ? 'It is no longer active; nobody answered it.'
       : 'It no longer exists, or you can no longer see it.';
+    announce(note);
     if (here) showClosed(note);
     else toast(note);
   } else if (reply.status !== 401) {
@@ -371,10 +459,12 @@ function finish(id) {
  * @param {string} note
  */
 export function showSettledBy(type, data, note) {
-  if (type === 'bundle.resolved') {
+  if (type === 'bundle.resolved' && data.response && data.status) {
+    const open = state.open;
+    const mine = Boolean(open && state.mine.has(open.bundle.pending_id));
     // UI-11: a default given at the deadline says so, not "elsewhere".
-    const byDeadline = data.response && data.response.decided_by === 'deadline';
-    showSettled(data.status, data.response, byDeadline ? DEFAULT_GIVEN : note);
+    const byDeadline = data.response.decided_by === 'deadline';
+    showSettled(data.status, data.response, mine ? 'own' : 'elsewhere', mine, byDeadline ? DEFAULT_GIVEN : note);
   } else if (data.reason === 'deadline') {
     showClosed('Nobody answered in time: the question was withdrawn at its deadline.');
   } else {
@@ -385,53 +475,21 @@ export function showSettledBy(type, data, note) {
 /** UI-11: the note of a bundle its deadline settled. */
 const DEFAULT_GIVEN = 'Nobody answered in time: the agent was given the default at the deadline.';
 
-/** @type {Record<string, string>} */
-const OUTCOME = {
-  answered: 'Already answered',
-  rejected: 'Already rejected',
-  cancelled: 'Already cancelled',
-};
-
 /**
- * The winner's status and answers, shown as text.
- * @param {string | undefined} status
- * @param {Response | null | undefined} response
+ * UI-18: the settled panel, alone: what, who, when, and the way on.
+ * @param {string} status
+ * @param {Response} response
+ * @param {'own' | 'elsewhere' | 'history'} how
+ * @param {boolean} mine
  * @param {string} note
  */
-function showSettled(status, response, note) {
+function showSettled(status, response, how, mine, note) {
   const open = state.open;
   if (!open) return;
   open.done = true;
   $('answer-form').hidden = true;
-  const byDeadline = Boolean(response && response.decided_by === 'deadline');
-  $('settled-heading').textContent = byDeadline
-    ? (status === 'rejected' ? 'Rejected' : 'Answered') + ' by its deadline'
-    : (status && OUTCOME[status]) || 'Settled: ' + status;
-  $('settled-note').textContent = note;
-  const list = $('settled-answers');
-  list.replaceChildren();
-  const answers = response && Array.isArray(response.answers) ? response.answers : [];
-  if (status === 'rejected' && response) {
-    list.append(el('dt', '', 'Reason'), el('dd', '', response.reject_reason || '(none given)'));
-  } else {
-    for (const answer of answers) {
-      if (!answer || !Array.isArray(answer.selected_options)) continue;
-      const question = open.bundle.questions.find((q) => q.question_id === answer.question_id);
-      list.append(el('dt', '', question ? question.title || question.prompt : answer.question_id));
-      const labels = answer.selected_options.map((optionId) => {
-        const option = question && question.options.find((o) => o.option_id === optionId);
-        return option ? option.label : optionId;
-      });
-      const parts = [];
-      if (labels.length) parts.push(labels.join(', '));
-      if (answer.custom_text) parts.push(answer.custom_text);
-      const dd = el('dd', 'winner-answer', parts.length ? parts.join('\n') : '(no answer)');
-      list.append(dd);
-    }
-  }
-  $('settled').hidden = false;
-  $('settled').focus();
-  refreshAttempts();
+  renderSettled(open.bundle, status, response, { how, mine, note });
+  showPanel(open);
 }
 
 /** @param {string} note */
@@ -440,26 +498,75 @@ function showClosed(note) {
   if (!open) return;
   open.done = true;
   $('answer-form').hidden = true;
-  $('settled-heading').textContent = 'No longer active';
-  $('settled-note').textContent = note;
-  $('settled-answers').replaceChildren();
+  renderClosed(note);
+  showPanel(open);
+}
+
+/**
+ * Shows the panel with its ways on: the next waiting bundle, and back
+ * to the view it was opened from.
+ * @param {OpenBundle} open
+ */
+function showPanel(open) {
+  const next = state.bundles.find((bundle) => bundle.pending_id !== open.bundle.pending_id);
+  $('settled-next').hidden = !next;
+  $('settled-close').textContent = open.from === 'history' ? 'Back to Answered' : 'Back to inbox';
   $('settled').hidden = false;
   $('settled').focus();
   refreshAttempts();
+}
+
+/** UI-18: from the settled panel, the next waiting bundle. */
+export function openNext() {
+  const open = state.open;
+  const next = state.bundles.find((bundle) => !open || bundle.pending_id !== open.bundle.pending_id);
+  closeAnswer();
+  if (next) {
+    state.current = Math.max(0, state.bundles.indexOf(next));
+    openBundle(next.pending_id);
+  }
 }
 
 /** Closing sends nothing: it never answers, rejects or cancels (UI-8). */
 export function closeAnswer() {
   saveDraft();
   resetCancel();
+  const from = state.open ? state.open.from : 'list';
   state.open = null;
   show('inbox');
   renderList();
-  focusInbox();
+  if (from === 'history') document.dispatchEvent(new CustomEvent('clarion:back-to-history'));
+  else focusInbox();
+}
+
+/**
+ * The reject (deny) panel open or closed; while open the bar sends the
+ * rejection, and the answer's send steps aside (UI-17).
+ * @param {boolean} rejecting
+ */
+function setRejecting(rejecting) {
+  $('reject').hidden = !rejecting;
+  $('reject-send').hidden = !rejecting;
+  $('submit').hidden = rejecting;
+  $('reject-open').setAttribute('aria-expanded', String(rejecting));
+  if (state.open) {
+    $('reject-open').textContent = rejecting
+      ? 'Back to answering'
+      : isPermission(state.open.bundle) ? 'Deny\u2026' : 'Reject\u2026';
+  }
 }
 
 export function toggleReject() {
-  const reject = $('reject');
-  reject.hidden = !reject.hidden;
-  if (!reject.hidden) $('reject-reason').focus();
+  const rejecting = $('reject').hidden;
+  setRejecting(rejecting);
+  if (rejecting) $('reject-reason').focus();
+}
+
+/** Whether the reject panel is open. */
+export const rejecting = () => !$('reject').hidden;
+
+/** Closes the reject panel (Escape), focus back on its opener. */
+export function closeReject() {
+  setRejecting(false);
+  $('reject-open').focus();
 }

@@ -36,6 +36,7 @@ import { state } from './state.js';
  * @property {string} title
  * @property {string} prompt
  * @property {string} status
+ * @property {boolean} multi_select false: at most one option (ASK-6).
  * @property {Option[]} options
  */
 
@@ -44,6 +45,9 @@ import { state } from './state.js';
  * @typedef {object} Bundle
  * @property {string} pending_id
  * @property {string} task_id
+ * @property {string} task_title `""` when unknown (LIST-11).
+ * @property {string} workspace_id as the task carries it.
+ * @property {string} workspace_name `""` when unknown (LIST-11).
  * @property {string} session_id
  * @property {string} kind `question` or `permission`.
  * @property {string} created_at RFC 3339; these sort as text (LIST-3).
@@ -83,7 +87,16 @@ import { state } from './state.js';
 
 /**
  * `GET /api/v1/clarification/{id}`: the element plus where it stands.
- * @typedef {Bundle & { status: string, response: Response | null, default_response: Submission | null }} BundleDetail
+ * @typedef {Bundle & { status: string, response: Response | null, default_response: Submission | null,
+ *   decided_by_caller: boolean }} BundleDetail
+ */
+
+/**
+ * One page of what was decided (LIST-13), newest first.
+ * @typedef {object} SettledPage
+ * @property {BundleDetail[]} bundles
+ * @property {number} count
+ * @property {string | null} next_cursor
  */
 
 /**
@@ -216,15 +229,17 @@ export const bundlePath = (id, tail) =>
   'api/v1/clarification/' + encodeURIComponent(id) + (tail ? '/' + tail : '');
 
 /**
- * The listing's path, with the workspace filter.
+ * A listing's path (the inbox, or the history of UI-18), with the
+ * workspace filter.
  * @param {Record<string, string | number | null | undefined>} params
+ * @param {string} [path]
  * @returns {string}
  */
-export function listPath(params) {
+export function listPath(params, path = 'api/v1/clarification') {
   const query = new URLSearchParams();
   if (state.filter) query.set('workspace_id', state.filter);
   for (const [key, value] of Object.entries(params)) {
     if (value !== null && value !== undefined) query.set(key, String(value));
   }
-  return 'api/v1/clarification?' + query.toString();
+  return path + '?' + query.toString();
 }

@@ -68,6 +68,44 @@ export function localTime(iso) {
   return at.toDateString() === new Date().toDateString() ? time : at.toLocaleDateString() + ' ' + time;
 }
 
+/**
+ * UI-18, UI-19: an instant as an absolute local date and time.
+ * @param {string} iso RFC 3339.
+ * @returns {string}
+ */
+export function absoluteTime(iso) {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  return at.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+/**
+ * UI-19: a `<time>` showing `text` (a relative time, say) with the
+ * absolute local date and time on hover (its title) and for assistive
+ * technology (read after the text). {@link setTimeText} changes the text.
+ * @param {string} iso RFC 3339.
+ * @param {string} text
+ * @returns {HTMLTimeElement}
+ */
+export function timeEl(iso, text) {
+  const time = document.createElement('time');
+  time.dateTime = iso;
+  const absolute = absoluteTime(iso);
+  time.title = absolute;
+  time.append(el('span', 'shown', text));
+  if (text !== absolute) time.append(el('span', 'visually-hidden', ' (' + absolute + ')'));
+  return time;
+}
+
+/**
+ * @param {Element | null} time made by {@link timeEl}.
+ * @param {string} text
+ */
+export function setTimeText(time, text) {
+  const shown = time && time.querySelector('.shown');
+  if (shown && shown.textContent !== text) shown.textContent = text;
+}
+
 let toastTimer = 0;
 /** @param {string} text */
 export function toast(text) {

@@ -2,7 +2,8 @@
 // The keyboard (UI-8): the shortcuts of the list and of the answer view,
 // and the `?` dialog that lists them.
 
-import { closeAnswer, openBundle, setQuestion, submitAnswer, submitReject } from './answer.js';
+import { closeAnswer, closeReject, digit, openBundle, rejecting, setQuestion, submitAnswer, submitReject } from './answer.js';
+import { confirming } from './confirm.js';
 import { $ } from './dom.js';
 import { setCurrent } from './list.js';
 import { state } from './state.js';
@@ -22,6 +23,8 @@ const help = () => /** @type {HTMLDialogElement} */ ($('help'));
 
 /** @param {KeyboardEvent} event */
 export function onKey(event) {
+  // UI-13: the confirmation's own keys are its own (confirm.js).
+  if (confirming()) return;
   // Escape, wherever it goes: a bundle still being opened stays closed.
   if (event.key === 'Escape') state.openGeneration += 1;
   if (event.defaultPrevented || help().open) return;
@@ -30,9 +33,8 @@ export function onKey(event) {
   if (event.key === 'Escape') {
     if (answering) {
       event.preventDefault();
-      if (!$('reject').hidden && state.open && !state.open.done) {
-        $('reject').hidden = true;
-        $('reject-open').focus();
+      if (rejecting() && state.open && !state.open.done) {
+        closeReject();
       } else {
         closeAnswer();
       }
@@ -42,7 +44,8 @@ export function onKey(event) {
   if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
     if (answering && state.open && !state.open.done) {
       event.preventDefault();
-      if (!$('reject').hidden && document.activeElement === $('reject-reason')) submitReject();
+      // UI-13, UI-15: through the confirmation and the decisions.
+      if (rejecting() && document.activeElement === $('reject-reason')) submitReject();
       else submitAnswer();
     }
     return;
@@ -59,6 +62,7 @@ export function onKey(event) {
 
 /** @param {KeyboardEvent} event */
 function listKey(event) {
+  if (state.tab !== 'waiting') return;
   const active = document.activeElement;
   const onBundle = active && active.classList.contains('bundle');
   // Enter opens the current bundle only where it means nothing else
@@ -89,13 +93,9 @@ function listKey(event) {
 function answerKey(event) {
   if (!state.open || state.open.done) return;
   if (/^[1-9]$/.test(event.key)) {
-    const fieldset = $('questions').querySelectorAll('fieldset.question')[state.open.question];
-    const box = fieldset && /** @type {NodeListOf<HTMLInputElement>} */ (fieldset.querySelectorAll('input[type=checkbox]'))[Number(event.key) - 1];
-    if (box) {
-      event.preventDefault();
-      box.checked = !box.checked;
-      box.focus();
-    }
+    // UI-14, UI-15: a checkbox toggles, a radio button is chosen (or, if
+    // chosen, cleared), a decision button pressed or released.
+    if (digit(Number(event.key))) event.preventDefault();
     return;
   }
   // Arrows change question among the questions (elsewhere they scroll).

@@ -4,7 +4,10 @@
 
 import { listPath, request } from './api.js';
 import { openBundle } from './answer.js';
-import { $, ageText, announce, countdownText, el, toast } from './dom.js';
+import { $, ageText, announce, countdownText, el, setTimeText, timeEl, toast } from './dom.js';
+import { placeText } from './history.js';
+import { renderInline } from './markdown.js';
+import { notifyArrival, showCountInIcon } from './notify.js';
 import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
@@ -99,11 +102,13 @@ export function catchUp() {
     const last = state.bundles[state.bundles.length - 1];
     const fresh = reply.body.bundles.filter((bundle) =>
       !state.nextCursor || (last && order(bundle, last) <= 0));
-    const before = state.bundles.length;
-    addBundles(fresh);
+    const added = addBundles(fresh);
     renderList();
-    const added = state.bundles.length - before;
-    if (added > 0) announce(added === 1 ? 'A new request arrived.' : added + ' new requests arrived.');
+    // UI-20, UI-21: each arrival is said with its title, and notified
+    // while the page is hidden.
+    if (added.length === 1) announce('New request: ' + titleOf(added[0]));
+    else if (added.length > 1) announce(added.length + ' new requests, the first: ' + titleOf(added[0]));
+    for (const bundle of added) notifyArrival(bundle);
     catchUp();
   });
 }
@@ -121,6 +126,7 @@ export function refreshCount() {
     const waiting = reply.body.pending_bundles;
     document.title = waiting ? '(' + waiting + ') clarion inbox' : 'clarion inbox';
     $('count').textContent = '(' + waiting + ')';
+    showCountInIcon(waiting);
   }, 150);
 }
 
@@ -137,10 +143,23 @@ function order(a, b) {
 }
 
 /**
+ * A bundle's name for people: its first question's title (or prompt).
+ * @param {Bundle} bundle
+ * @returns {string}
+ */
+export function titleOf(bundle) {
+  const first = bundle.questions[0];
+  return (first && (first.title || first.prompt)) || 'a request';
+}
+
+/**
  * Adds the well-formed ones not listed, settled or closed yet, in order.
  * @param {Bundle[]} bundles
+ * @returns {ListedBundle[]} the ones added.
  */
 function addBundles(bundles) {
+  /** @type {ListedBundle[]} */
+  const added = [];
   const now = performance.now();
   const shown = new Set(state.bundles.map((bundle) => bundle.pending_id));
   for (const bundle of bundles) {
@@ -152,8 +171,10 @@ function addBundles(bundles) {
     const left = untilDeadline(listed);
     if (left !== null && left <= 0) continue;
     state.bundles.push(listed);
+    added.push(listed);
   }
   state.bundles.sort(order);
+  return added;
 }
 
 /** @param {string} id */
@@ -199,9 +220,11 @@ function card(bundle) {
   button.type = 'button';
   button.dataset.id = bundle.pending_id;
   const line = el('span', 'line');
-  line.append(el('span', 'age', ''));
-  if (bundle.kind === 'permission') line.append(el('span', 'chip permission', 'permission'));
-  line.append(el('span', 'task', 'task ' + bundle.task_id));
+  if (bundle.kind === 'permission') line.append(el('span', 'chip permission', 'Permission'));
+  line.append(el('span', 'place', placeText(bundle)));
+  const age = timeEl(bundle.created_at, ageText(ageOf(bundle)));
+  age.className = 'age';
+  line.append(age);
   const questions = bundle.questions.length;
   line.append(el('span', '', questions + (questions === 1 ? ' question' : ' questions')));
   if (bundle.expires_at) {
@@ -209,10 +232,16 @@ function card(bundle) {
     line.append(el('span', 'then', 'then ' + (bundle.on_expire || 'expire')));
   }
   button.append(line);
-  if (bundle.context) button.append(el('span', 'context', bundle.context));
+  if (bundle.context) {
+    const context = el('span', 'context');
+    context.append(renderInline(bundle.context));
+    button.append(context);
+  }
   const titles = el('span', 'titles');
   for (const question of bundle.questions) {
-    titles.append(el('span', 'title', question.title || question.prompt));
+    const title = el('span', 'title');
+    title.append(question.title ? document.createTextNode(question.title) : renderInline(question.prompt));
+    titles.append(title);
   }
   button.append(titles);
   button.addEventListener('click', () => {
@@ -244,8 +273,7 @@ export function renderList() {
     const button = /** @type {HTMLButtonElement} */ (item.firstChild);
     button.classList.toggle('current', index === state.current);
     button.tabIndex = index === state.current ? 0 : -1;
-    const age = button.querySelector('.age');
-    if (age) age.textContent = ageText(ageOf(state.bundles[index]));
+    setTimeText(button.querySelector('.age'), ageText(ageOf(state.bundles[index])));
     const deadline = button.querySelector('.deadline');
     const left = untilDeadline(state.bundles[index]);
     if (deadline && left !== null) deadline.textContent = countdownText(left);

@@ -1,12 +1,39 @@
 // @ts-check
-// Live updates (UI-3, UI-6): the event stream, its reconnects with
-// backoff, and what each event changes.
+// Live updates (UI-3, UI-6, UI-20, UI-21): the event stream, its
+// reconnects with backoff, the connection's state in words, and what each
+// event changes and says.
 
 import { apiUrl, request } from './api.js';
 import { showSettledBy } from './answer.js';
 import { $, announce } from './dom.js';
-import { catchUp, refreshCount, reloadList, removeBundle } from './list.js';
+import { historyLearns } from './history.js';
+import { catchUp, refreshCount, reloadList, removeBundle, titleOf } from './list.js';
 import { state } from './state.js';
+
+/** UI-20: the connection's state, in words. */
+export const LIVE = 'Live: new requests appear as they arrive';
+
+/** The countdown of the next try, while not connected. */
+let countdown = 0;
+
+/**
+ * UI-20: says the connection is down and counts down to the next try.
+ * @param {number} seconds
+ * @param {string} [why]
+ */
+function notConnected(seconds, why) {
+  clearInterval(countdown);
+  let left = Math.max(1, Math.round(seconds));
+  const say = () => {
+    $('live').textContent = 'Not connected' + (why ? ' (' + why + ')' : '') + ': retrying in ' + left + ' s';
+  };
+  say();
+  countdown = setInterval(() => {
+    left -= 1;
+    if (left <= 0) clearInterval(countdown);
+    else say();
+  }, 1000);
+}
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
 /** @typedef {import('./api.js').SessionReply} SessionReply */
@@ -16,6 +43,7 @@ import { state } from './state.js';
 export function closeStream() {
   if (state.stream) state.stream.close();
   state.stream = null;
+  clearInterval(countdown);
 }
 
 /** The list loads once the stream is open, so nothing asked in between
@@ -24,17 +52,24 @@ export function openStream() {
   closeStream();
   const stream = new EventSource(apiUrl('api/v1/events'), { withCredentials: true });
   state.stream = stream;
+  // The browser tries once again at once ("Reconnecting…"); if that
+  // fails too, the page takes over, with a countdown it can say (UI-20).
+  let failed = false;
   stream.onopen = () => {
-    $('live').textContent = 'Live';
+    failed = false;
+    clearInterval(countdown);
+    $('live').textContent = LIVE;
     reloadList();
   };
   stream.onerror = () => {
     if (state.stream !== stream) return;
-    if (stream.readyState === EventSource.CLOSED) {
+    if (stream.readyState === EventSource.CLOSED || failed) {
+      stream.close();
       state.stream = null;
       retryAfterRefusal();
     } else {
-      $('live').textContent = 'Reconnecting…';
+      failed = true;
+      $('live').textContent = 'Reconnecting\u2026';
     }
   };
   for (const type of ['bundle.asked', 'bundle.resolved', 'bundle.closed']) {
@@ -46,6 +81,8 @@ export function openStream() {
   // the sign-in (request() does, on the 401).
   stream.addEventListener('revoked', () => {
     closeStream();
+    clearTimeout(state.retry);
+    $('live').textContent = 'Not connected: your sign-in ended.';
     request('GET', 'api/v1/session');
   });
 }
@@ -67,24 +104,34 @@ async function retryAfterRefusal() {
   } catch (error) {
     status = 0;
   }
+  if (!state.principal) return;
   if (status === 429 && after > 0) {
-    $('live').textContent = `Not live: too many open views of this sign-in. Retrying in ${after} s…`;
+    notConnected(after, 'too many open views of this sign-in');
     retryStream(after * 1000);
   } else {
-    $('live').textContent = 'Not live. Retrying…';
-    retryStream(2000);
+    const delay = Math.min(Math.max(state.retryDelay * 2, 2000), 30000);
+    state.retryDelay = delay;
+    notConnected(delay / 1000);
+    retryStream(delay);
   }
 }
 
-/** @param {number} delay in milliseconds, doubled up to 30 s. */
+/** @param {number} delay in milliseconds. */
 function retryStream(delay) {
   clearTimeout(state.retry);
   state.retry = setTimeout(async () => {
     if (state.stream || !state.principal) return;
+    $('live').textContent = 'Reconnecting\u2026';
     /** @type {Reply<SessionReply>} */
     const me = await request('GET', 'api/v1/session');
-    if (me.status === 200 && state.principal) openStream();
-    else if (me.status !== 401 && state.principal) retryStream(Math.min(delay * 2, 30000));
+    if (me.status === 200 && state.principal) {
+      state.retryDelay = 0;
+      openStream();
+    } else if (me.status !== 401 && state.principal) {
+      const next = Math.min(Math.max(delay * 2, 2000), 30000);
+      notConnected(next / 1000);
+      retryStream(next);
+    }
   }, delay);
 }
 
@@ -111,17 +158,22 @@ function onEvent(type, text) {
     }
     catchUp();
   } else {
-    const shown = state.bundles.some((bundle) => bundle.pending_id === id);
+    const listed = state.bundles.find((bundle) => bundle.pending_id === id);
     state.settled.set(id, { type, data });
     removeBundle(id);
     const open = state.open;
-    // A bundle settled elsewhere while open shows the winner (UI-6);
-    // this page's own submission is answered by its reply instead.
-    if (open && open.bundle.pending_id === id && !open.done && !open.sending) {
+    // UI-21: this page's own outcome is said by its reply, never as
+    // settled elsewhere, also when the event comes first.
+    const ours = state.inFlight.has(id) || state.mine.has(id);
+    if (open && open.bundle.pending_id === id && !open.done && !open.sending && !ours) {
+      // A bundle settled elsewhere while open shows the winner (UI-6).
       showSettledBy(type, data, 'It was settled elsewhere while you had it open.');
-    } else if (shown) {
-      announce('A request was settled elsewhere and left the inbox.');
+      announce(titleOf(open.bundle) + ' was settled elsewhere.');
+    } else if (listed && !ours) {
+      announce(titleOf(listed) + ' was settled elsewhere.');
     }
+    // UI-18: the "Answered" view grows live.
+    if (type === 'bundle.resolved') historyLearns(id);
   }
   refreshCount();
 }

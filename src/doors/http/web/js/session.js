@@ -3,7 +3,9 @@
 
 import { request } from './api.js';
 import { $, show } from './dom.js';
+import { forgetHistory } from './history.js';
 import { cards, countTimer, reloadList } from './list.js';
+import { showCountInIcon } from './notify.js';
 import { closeStream, openStream } from './live.js';
 import { state } from './state.js';
 
@@ -41,6 +43,12 @@ function forget() {
   state.drafts.clear();
   state.catchUp = null;
   state.askedSince = null;
+  state.inFlight.clear();
+  state.mine.clear();
+  state.retryDelay = 0;
+  forgetHistory();
+  showCountInIcon(0);
+  document.dispatchEvent(new CustomEvent('clarion:signed-out'));
   state.listGeneration += 1;
   state.openGeneration += 1;
   clearTimeout(countTimer);
@@ -107,6 +115,7 @@ export async function start() {
   $('who').textContent = principalText(state.principal);
   $('sign-out').hidden = state.via !== 'session';
   $('cancel-bundle').hidden = !mayCancel();
+  $('cancel-way').hidden = !mayCancel();
   show('inbox');
   $('inbox-heading').focus();
   // The list loads now and again whenever the stream (re)opens, so it

@@ -18,6 +18,7 @@
  * @property {boolean} done settled or closed: the form is gone.
  * @property {boolean} sending
  * @property {number} question the current question's index.
+ * @property {'list' | 'history'} from the view "Back" returns to.
  */
 
 /**
@@ -66,4 +67,21 @@ export const state = {
   /** The earliest `created_at` of asked events not yet fetched.
    *  @type {string | null} */
   askedSince: null,
+  /** UI-18: which view shows. @type {'waiting' | 'answered'} */
+  tab: 'waiting',
+  /** UI-18: the decided bundles loaded, newest first.
+   *  @type {BundleDetail[]} */
+  history: [],
+  /** @type {string | null} */
+  historyCursor: null,
+  historyLoaded: false,
+  historyGeneration: 0,
+  /** UI-21: bundles with a request of this page in flight.
+   *  @type {Set<string>} */
+  inFlight: new Set(),
+  /** UI-18, UI-21: bundles this page's own send won.
+   *  @type {Set<string>} */
+  mine: new Set(),
+  /** The stream's last retry delay, in milliseconds (UI-20). */
+  retryDelay: 0,
 };

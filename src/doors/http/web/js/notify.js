@@ -1,0 +1,91 @@
+// @ts-check
+// Noticing new requests (UI-20): desktop notifications, asked for only
+// when the person clicks "Notify me", one per bundle that joins the
+// waiting list while the page is hidden; and the waiting count in the
+// favicon, from icons the router serves (so the policy keeps
+// `img-src 'self'`).
+
+import { $ } from './dom.js';
+
+/** @typedef {import('./api.js').Bundle} Bundle */
+
+/** Bundles already notified, so each raises one notification at most. */
+const notified = new Set();
+
+/** What opens a bundle when its notification is clicked. @type {(id: string) => void} */
+let opener = () => {};
+
+/**
+ * @returns {boolean} whether this browser has notifications at all.
+ */
+const supported = () => typeof Notification !== 'undefined';
+
+/** Shows the control as the permission stands. */
+export function syncNotifyButton() {
+  const button = /** @type {HTMLButtonElement} */ ($('notify'));
+  if (!supported()) {
+    button.hidden = true;
+    return;
+  }
+  button.hidden = false;
+  const permission = Notification.permission;
+  button.disabled = permission !== 'default';
+  button.textContent = permission === 'granted'
+    ? 'Notifications on'
+    : permission === 'denied' ? 'Notifications blocked' : 'Notify me';
+  button.title = permission === 'denied'
+    ? 'The browser refuses notifications for this page; its site settings can allow them.'
+    : permission === 'granted'
+      ? 'A new request raises a notification while this page is hidden.'
+      : 'Get a desktop notification when a request arrives while this page is hidden.';
+}
+
+/**
+ * Wires "Notify me": the permission is asked on its click, never before.
+ * @param {(id: string) => void} open opens a bundle.
+ */
+export function wireNotify(open) {
+  opener = open;
+  $('notify').addEventListener('click', async () => {
+    if (!supported() || Notification.permission !== 'default') return;
+    await Notification.requestPermission();
+    syncNotifyButton();
+  });
+  syncNotifyButton();
+}
+
+/**
+ * UI-20: one notification for a bundle that joined the waiting list while
+ * the page is hidden: its first question's title and the task's title,
+ * as text, tagged with its id; a click focuses the page and opens it.
+ * @param {Bundle} bundle
+ */
+export function notifyArrival(bundle) {
+  if (!supported() || Notification.permission !== 'granted' || !document.hidden) return;
+  if (notified.has(bundle.pending_id)) return;
+  notified.add(bundle.pending_id);
+  const first = bundle.questions[0];
+  const title = (first && (first.title || first.prompt)) || 'A new request';
+  const task = bundle.task_title || bundle.task_id;
+  const notification = new Notification(title, {
+    body: task ? 'Task: ' + task : '',
+    tag: bundle.pending_id,
+  });
+  notification.onclick = () => {
+    window.focus();
+    notification.close();
+    opener(bundle.pending_id);
+  };
+}
+
+/**
+ * UI-20: the waiting count in the favicon: 1–9, then 9+; the plain icon
+ * when nothing waits.
+ * @param {number} waiting
+ */
+export function showCountInIcon(waiting) {
+  const link = /** @type {HTMLLinkElement | null} */ (document.querySelector('link[rel="icon"]'));
+  if (!link) return;
+  const name = waiting <= 0 ? 'icon.svg' : 'icons/count-' + (waiting > 9 ? '9plus' : String(waiting)) + '.svg';
+  if (link.getAttribute('href') !== name) link.setAttribute('href', name);
+}
