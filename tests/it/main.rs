@@ -113,6 +113,7 @@ mod http_routes;
 mod http_serve;
 mod http_slow_clients;
 mod readme_examples;
+mod readme_run;
 mod web_inbox_answering;
 mod web_inbox_decisions;
 mod web_inbox_history;

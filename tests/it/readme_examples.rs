@@ -1,21 +1,25 @@
-//! The README's C and Python examples are complete programs: this test
-//! extracts them, builds the C one against the committed header, and runs
-//! both against the library on each backend.
+//! The C ABI's C and Python examples (`docs/c-abi.md`, linked from the
+//! README) are complete programs: this test extracts them, builds the C
+//! one against the committed header, and runs both against the library on
+//! each backend.
 
 use std::process::Command;
 
 use crate::support::*;
 
-/// The fenced block of `language` that contains `marker`.
+/// Where the examples live.
+const EXAMPLES: &str = "docs/c-abi.md";
+
+/// The fenced block of `language` in [`EXAMPLES`] that contains `marker`.
 fn example(language: &str, marker: &str) -> String {
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root().join(EXAMPLES)).unwrap();
     let fence = format!("```{language}\n");
     readme
         .split(&fence)
         .skip(1)
         .map(|rest| rest.split("```").next().unwrap().to_owned())
         .find(|block| block.contains(marker))
-        .unwrap_or_else(|| panic!("no {language} example containing {marker:?} in README.md"))
+        .unwrap_or_else(|| panic!("no {language} example containing {marker:?} in {EXAMPLES}"))
 }
 
 dual_backend!(
@@ -41,7 +45,7 @@ fn readme_c_example_compiles_and_runs(db: &TestDb) {
             .arg("-lclarion")
             .output()
             .unwrap(),
-        "compiling the README's C example",
+        "compiling the C example of docs/c-abi.md",
     );
     let stdout = succeeded(
         Command::new(&program)
@@ -49,7 +53,7 @@ fn readme_c_example_compiles_and_runs(db: &TestDb) {
             .env("LD_LIBRARY_PATH", &libs)
             .output()
             .unwrap(),
-        "the README's C example",
+        "the C example of docs/c-abi.md",
     );
     assert!(
         stdout.contains(r#"-> {"status":200,"body":{"bundles":[{"pending_id""#),
@@ -68,7 +72,7 @@ fn readme_python_example_runs(db: &TestDb) {
             .env("CLARION_DATABASE_URL", &db.url)
             .output()
             .unwrap(),
-        "the README's Python example",
+        "the Python example of docs/c-abi.md",
     );
     assert!(stdout.starts_with("200 True [{'question_id': 'q1', 'selected_options': ['q1_opt2'], 'custom_text': 'navy, please'}]"), "{stdout}");
 }
