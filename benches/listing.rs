@@ -11,10 +11,20 @@
 //!
 //! Beside each figure is the floor: one hand-written SQL statement returning
 //! the same page — the same 51 bundle rows (one more than the page, as
-//! clarion fetches) with their question rows — through the same partial
-//! indexes, on one raw connection. The page ids are checked to be the same.
-//! Clarion and the floor run alternately; each run's ratio is printed, and
-//! each figure is the median of the runs.
+//! clarion fetches) with their question rows and their names (LIST-11: the
+//! task's title, its workspace's id and name) — through the same partial
+//! indexes, on one raw connection. The page ids and names are checked to be
+//! the same. Clarion and the floor run alternately; each run's ratio is
+//! printed, and each figure is the median of the runs.
+//!
+//! In the same worlds (nothing is generated twice), `list_settled` pages of
+//! 50 (LIST-14): the newest resolutions first and a deep page (cursor 90% of
+//! the way through the history, newest first), for `system` and `user3`,
+//! each beside its floor — the same history membership (resolved, visible,
+//! task resolvable, a resolved row and no pending row) walking the
+//! `bundles_settled` index backwards, or for `user3` each of its owner keys'
+//! ranges of `bundles_settled_by_owner` merged, with the page's question
+//! rows and names.
 //!
 //! Then the crowded-tenant worlds (OPS-3a): `user0` owns one workspace with
 //! 100 active bundles, alone in the database, and again among 999 other
@@ -29,7 +39,8 @@
 //!
 //! Environment: CLARION_BENCH_SIZES (default "10000,1000000"; "0" skips),
 //! CLARION_BENCH_RUNS (default 21), CLARION_BENCH_CROWDED (default 1; 0
-//! skips), CLARION_TEST_DATABASE_URL.
+//! skips), CLARION_BENCH_SETTLED (default 1; 0 skips the `list_settled`
+//! pages), CLARION_BENCH_BACKEND, CLARION_TEST_DATABASE_URL.
 
 mod common;
 
@@ -37,29 +48,43 @@ use std::time::{Duration, Instant};
 
 use clarion::test_hooks::AnyConnection;
 use clarion::test_hooks::{drift, populate, WorldSpec};
-use clarion::Cursor;
-use clarion::{Backend, Clarion, ListRequest, Principal, WorkspaceUpsert};
+use clarion::{
+    Backend, BundleView, Clarion, Cursor, ListPage, ListRequest, Principal, SettledCursor,
+    SettledPage, SettledRequest, WorkspaceUpsert,
+};
 use common::{median, ms, Raw};
 use diesel::sql_types::{BigInt, Integer, Nullable, Text};
 use diesel::RunQueryDsl;
+
+/// The bundle columns every floor reads: what clarion reads of a bundle row
+/// (its `BundleRecord`). Every floor requires a resolvable task
+/// (`owner_key` not NULL), so the task key is the bundle's task as clarion
+/// shows it.
+const BUNDLE_COLUMNS: &str = "b.pending_id, b.session_id, b.kind, b.context, b.created_at,
+           b.reject_reason, b.responded_at, b.task_key AS task_id, b.resolved_by_kind,
+           b.resolved_by_id, b.expires_at, b.on_expire, b.default_response";
+
+/// The question rows and names beside each page row, as every floor selects
+/// them.
+const ROW_COLUMNS: &str = "{names_columns},
+       q.id AS row_id, q.question_id, q.question_index, q.payload, q.status,
+       q.response, q.created_at AS row_created_at";
 
 /// The floor: LIST-1's membership written by hand for one principal —
 /// each check once, as a per-row test while walking a partial index in page
 /// order (`bundles_listing_order`, or for a scoped principal
 /// `bundles_by_owner` over its two owner keys, OPS-3a) — then the page's
-/// question rows joined in DM-4 order. `{fence}` is `OFFSET 0` on PostgreSQL, which keeps
-/// the tests per-row instead of flattening them into joins that sort every
-/// candidate; `{rows}` fetches the question rows by index, per page row
-/// (a lateral subquery on PostgreSQL, whose planner otherwise expects one
-/// page row and may scan the whole table for it); `{visible}` holds the
-/// scoped principal's AUTH-3 rule.
+/// names (LIST-11) and question rows joined in DM-4 order. `{fence}` is
+/// `OFFSET 0` on PostgreSQL, which keeps the tests per-row instead of
+/// flattening them into joins that sort every candidate; `{names}` and
+/// `{rows}` fetch each page row's names and question rows by index (lateral
+/// subqueries on PostgreSQL, whose planner otherwise expects one page row
+/// and may scan a whole table for it); `{visible}` holds the scoped
+/// principal's AUTH-3 rule.
 const FLOOR_PAGE: &str = "
-SELECT page.*, q.id AS row_id, q.question_id, q.question_index, q.payload, q.status,
-       q.response, q.created_at AS row_created_at
+SELECT page.*, {row_columns}
 FROM (
-    SELECT b.pending_id, b.session_id, b.kind, b.context, b.created_at,
-           b.reject_reason, b.responded_at,
-           b.task_key AS task_id
+    SELECT {bundle_columns}
     FROM bundles b
     WHERE b.may_be_active
       AND (b.expires_at IS NULL OR b.expires_at > ?)
@@ -77,35 +102,106 @@ FROM (
     ORDER BY b.created_at, b.pending_id
     LIMIT 51
 ) page
+{names}
 {rows}
 ORDER BY page.created_at, page.pending_id, q.question_index, q.created_at, q.id";
 
-fn floor_sql(backend: Backend, scoped: bool) -> String {
-    let (fence, rows) = if backend == Backend::Sqlite {
+/// The history floor (LIST-12): one walk down the resolution-time index —
+/// `bundles_settled` for `system`, `bundles_settled_by_owner` once per owner
+/// key for a scoped principal ([`FLOOR_SETTLED_WALK`]) — then the page's
+/// names and question rows, newest resolution first, rows in DM-4 order.
+const FLOOR_SETTLED: &str = "
+SELECT page.*, {row_columns}
+FROM ({walk}) page
+{names}
+{rows}
+ORDER BY page.responded_at DESC, page.pending_id DESC, q.question_index, q.created_at, q.id";
+
+/// One walk of the history floor: LIST-12's membership, each check once
+/// per candidate — resolved (the partial indexes' own predicate), before
+/// the cursor, visible (`{visible}`: a resolvable task for `system`, the
+/// owner key for a scoped principal), a row with a resolution and none
+/// pending — newest first, cut at 51. The cursor is one row-value
+/// comparison, which both backends take as the index range itself and
+/// PostgreSQL estimates as one range (measured on the 1M world with the
+/// values written in: the equivalent `<= AND (< OR <)` made it read the
+/// owner's whole range past the deep cursor by bitmap and sort it, 29 ms,
+/// where the row value walks 51 rows in order, 1.1 ms). Binds: the
+/// cursor's time and id, and for a scoped walk the owner key.
+const FLOOR_SETTLED_WALK: &str = "
+    SELECT {bundle_columns}
+    FROM bundles b
+    WHERE b.responded_at IS NOT NULL
+      AND (b.responded_at, b.pending_id) < (?, ?)
+      {visible}
+      AND EXISTS (SELECT 1 FROM bundle_questions q WHERE q.pending_id = b.pending_id
+                  AND q.status IN ('answered', 'rejected', 'cancelled') {fence})
+      AND NOT EXISTS (SELECT 1 FROM bundle_questions q WHERE q.pending_id = b.pending_id
+                      AND (q.status IS NULL OR q.status IN ('', 'pending')) {fence})
+    ORDER BY b.responded_at DESC, b.pending_id DESC
+    LIMIT 51";
+
+/// Fills in a floor's per-backend fragments.
+fn per_backend(backend: Backend, sql: &str) -> String {
+    let (fence, names_columns, names, rows) = if backend == Backend::Sqlite {
         (
             "",
+            "t.title AS task_title, t.workspace_id AS workspace_id, w.name AS workspace_name",
+            "LEFT JOIN tasks t ON t.id = page.task_id
+             LEFT JOIN workspaces w ON w.id = t.workspace_id",
             "JOIN bundle_questions q ON q.pending_id = page.pending_id",
         )
     } else {
         (
             "OFFSET 0",
+            "n.task_title, n.workspace_id, n.workspace_name",
+            "LEFT JOIN LATERAL (SELECT t.title AS task_title, t.workspace_id,
+                                      w.name AS workspace_name
+                               FROM tasks t LEFT JOIN workspaces w ON w.id = t.workspace_id
+                               WHERE t.id = page.task_id OFFSET 0) n ON TRUE",
             "CROSS JOIN LATERAL (SELECT * FROM bundle_questions q
                 WHERE q.pending_id = page.pending_id OFFSET 0) q",
         )
     };
+    sql.replace("{row_columns}", ROW_COLUMNS)
+        .replace("{names_columns}", names_columns)
+        .replace("{bundle_columns}", BUNDLE_COLUMNS)
+        .replace("{names}", names)
+        .replace("{rows}", rows)
+        .replace("{fence}", fence)
+}
+
+fn floor_sql(backend: Backend, scoped: bool) -> String {
     // AUTH-3 through the stored keys (OPS-3a).
     let visible = if scoped {
         "AND b.owner_key IN ('', ?)"
     } else {
         ""
     };
-    FLOOR_PAGE
-        .replace("{rows}", rows)
-        .replace("{visible}", visible)
-        .replace("{fence}", fence)
+    per_backend(backend, &FLOOR_PAGE.replace("{visible}", visible))
 }
 
-/// One row of the floor's page: a bundle row beside one of its question rows.
+/// The history floor's statement: for a scoped principal the merge of one
+/// ordered walk per owner key (`''` and the user's, AUTH-3) — each walk
+/// reads at most 51 rows in index order, where `owner_key IN ('', ?)` would
+/// read the whole of both ranges and sort them.
+fn settled_floor_sql(backend: Backend, scoped: bool) -> String {
+    let walk = if scoped {
+        let one = FLOOR_SETTLED_WALK.replace("{visible}", "AND b.owner_key = ?");
+        format!(
+            "SELECT * FROM (SELECT * FROM ({one}) AS everyone
+                            UNION ALL SELECT * FROM ({one}) AS own) AS merged
+             ORDER BY merged.responded_at DESC, merged.pending_id DESC
+             LIMIT 51"
+        )
+    } else {
+        FLOOR_SETTLED_WALK.replace("{visible}", "AND b.owner_key IS NOT NULL")
+    };
+    per_backend(backend, &FLOOR_SETTLED.replace("{walk}", &walk))
+}
+
+/// One row of a floor's page: a bundle row with its names beside one of its
+/// question rows.
 #[derive(diesel::QueryableByName)]
 #[allow(dead_code)]
 struct FloorRow {
@@ -123,8 +219,24 @@ struct FloorRow {
     reject_reason: String,
     #[diesel(sql_type = Nullable<BigInt>)]
     responded_at: Option<i64>,
+    #[diesel(sql_type = Nullable<Text>)]
+    task_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    resolved_by_kind: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    resolved_by_id: Option<String>,
+    #[diesel(sql_type = Nullable<BigInt>)]
+    expires_at: Option<i64>,
     #[diesel(sql_type = Text)]
-    task_id: String,
+    on_expire: String,
+    #[diesel(sql_type = Nullable<Text>)]
+    default_response: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    task_title: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    workspace_id: Option<String>,
+    #[diesel(sql_type = Nullable<Text>)]
+    workspace_name: Option<String>,
     #[diesel(sql_type = BigInt)]
     row_id: i64,
     #[diesel(sql_type = Text)]
@@ -141,6 +253,29 @@ struct FloorRow {
     row_created_at: i64,
 }
 
+/// What the programs compare of a page: each bundle's id and names, in page
+/// order.
+type Shown = (String, String, String, String);
+
+/// The first 50 bundles of a floor's page, as [`Shown`] (a missing task or
+/// workspace shows `""`, as clarion shows it).
+fn floor_shown(rows: &[FloorRow]) -> Vec<Shown> {
+    let mut shown: Vec<Shown> = rows
+        .iter()
+        .map(|r| {
+            (
+                r.pending_id.clone(),
+                r.task_title.clone().unwrap_or_default(),
+                r.workspace_id.clone().unwrap_or_default(),
+                r.workspace_name.clone().unwrap_or_default(),
+            )
+        })
+        .collect();
+    shown.dedup();
+    shown.truncate(50);
+    shown
+}
+
 fn floor_page(
     conn: &mut AnyConnection,
     sql: &str,
@@ -154,6 +289,30 @@ fn floor_page(
         query = query.text(user);
     }
     query.load(conn).expect("floor page")
+}
+
+/// The history floor's page: each walk binds the cursor (the first page
+/// starts after the largest position there is, as clarion's does) and, for
+/// a scoped principal, its owner key: `''`, then the user's.
+fn settled_floor_page(
+    conn: &mut AnyConnection,
+    sql: &str,
+    user: Option<&str>,
+    after: &Option<SettledCursor>,
+) -> Vec<FloorRow> {
+    let (at, id) = after
+        .as_ref()
+        .map_or((i64::MAX, ""), SettledCursor::position);
+    let mut query = Raw::new(sql);
+    match user {
+        None => query = query.int(at).text(id),
+        Some(user) => {
+            for key in ["", user] {
+                query = query.int(at).text(id).text(key);
+            }
+        }
+    }
+    query.load(conn).expect("settled floor page")
 }
 
 /// Runs each closure once per round, in turn, after two rounds of warm-up;
@@ -196,27 +355,23 @@ fn show_ratios(ratios: &[f64]) -> String {
         .join(" ")
 }
 
-/// Times the page through clarion and through the floor, alternately;
-/// checks both return the same bundles.
-fn time_page(clarion: &Clarion, principal: &Principal, after: Option<Cursor>, runs: usize) -> Row {
-    let request = ListRequest {
-        cursor: after.clone(),
-        ..ListRequest::default()
-    };
-    let list = || clarion.list_pending(principal, &request).expect("list");
-    let page: Vec<String> = list().bundles.into_iter().map(|b| b.pending_id).collect();
-    let user = match principal {
-        Principal::User { user_id } => Some(user_id.as_str()),
-        _ => None,
-    };
-    let sql = floor_sql(clarion.backend(), user.is_some());
+/// Times `list` (clarion) and `floor` alternately on one raw connection;
+/// first checks that both return the same bundles with the same names.
+fn time_against_floor<T>(
+    clarion: &Clarion,
+    list: impl Fn() -> T,
+    shown: impl Fn(&T) -> Vec<Shown>,
+    floor: impl Fn(&mut AnyConnection) -> Vec<FloorRow>,
+    runs: usize,
+) -> Row {
+    let page = shown(&list());
     let [ours, floor] = clarion
         .with_raw_connection(|conn| {
-            let rows = floor_page(conn, &sql, user, &after);
-            let mut ids: Vec<String> = rows.iter().map(|r| r.pending_id.clone()).collect();
-            ids.dedup();
-            ids.truncate(50);
-            assert_eq!(ids, page, "the floor returns a different page");
+            assert_eq!(
+                floor_shown(&floor(conn)),
+                page,
+                "the floor returns a different page"
+            );
             alternate(
                 runs,
                 [
@@ -224,7 +379,7 @@ fn time_page(clarion: &Clarion, principal: &Principal, after: Option<Cursor>, ru
                         std::hint::black_box(list());
                     },
                     &mut || {
-                        std::hint::black_box(floor_page(conn, &sql, user, &after));
+                        std::hint::black_box(floor(conn));
                     },
                 ],
             )
@@ -239,6 +394,63 @@ fn time_page(clarion: &Clarion, principal: &Principal, after: Option<Cursor>, ru
         floor: median(floor),
         returned: page.len(),
     }
+}
+
+fn user_of(principal: &Principal) -> Option<&str> {
+    match principal {
+        Principal::User { user_id } => Some(user_id.as_str()),
+        _ => None,
+    }
+}
+
+/// Times a `list_pending` page through clarion and through the floor,
+/// alternately; checks both return the same bundles.
+fn time_page(clarion: &Clarion, principal: &Principal, after: Option<Cursor>, runs: usize) -> Row {
+    let request = ListRequest {
+        cursor: after.clone(),
+        ..ListRequest::default()
+    };
+    let user = user_of(principal);
+    let sql = floor_sql(clarion.backend(), user.is_some());
+    time_against_floor(
+        clarion,
+        || clarion.list_pending(principal, &request).expect("list"),
+        |page: &ListPage| page.bundles.iter().map(shown).collect(),
+        |conn| floor_page(conn, &sql, user, &after),
+        runs,
+    )
+}
+
+/// Times a `list_settled` page through clarion and through the history
+/// floor, alternately; checks both return the same bundles.
+fn time_settled_page(
+    clarion: &Clarion,
+    principal: &Principal,
+    after: Option<SettledCursor>,
+    runs: usize,
+) -> Row {
+    let request = SettledRequest {
+        cursor: after.clone(),
+        ..SettledRequest::default()
+    };
+    let user = user_of(principal);
+    let sql = settled_floor_sql(clarion.backend(), user.is_some());
+    time_against_floor(
+        clarion,
+        || clarion.list_settled(principal, &request).expect("history"),
+        |page: &SettledPage| page.bundles.iter().map(|b| shown(&b.bundle)).collect(),
+        |conn| settled_floor_page(conn, &sql, user, &after),
+        runs,
+    )
+}
+
+fn shown(bundle: &BundleView) -> Shown {
+    (
+        bundle.pending_id.clone(),
+        bundle.task_title.clone(),
+        bundle.workspace_id.clone(),
+        bundle.workspace_name.clone(),
+    )
 }
 
 struct Row {
@@ -266,8 +478,9 @@ fn check_world(name: &str, clarion: &Clarion) {
     );
 }
 
-fn bench_backend(name: &str, place_for: common::Place, sizes: &[u64], runs: usize) {
-    let mut rows: Vec<Row> = Vec::new();
+fn bench_backend(name: &str, place_for: common::Place, sizes: &[u64], runs: usize, settled: bool) {
+    let mut pending_rows: Vec<Row> = Vec::new();
+    let mut settled_rows: Vec<Row> = Vec::new();
     for &size in sizes {
         let place = place_for(&format!("listing_{size}"));
         let clarion = Clarion::open(&place.url).expect("open");
@@ -289,28 +502,61 @@ fn bench_backend(name: &str, place_for: common::Place, sizes: &[u64], runs: usiz
             spec.base_micros + deep_index as i64 * 1000,
             &format!("b{deep_index}"),
         );
-        for (who, principal) in [
+        // LIST-12 order is newest resolution first, and bundle `i` is
+        // answered at `created_at + 500`: 90% of the way through is about
+        // bundle `size / 10` (a position, whether or not that bundle is
+        // answered).
+        let settled_index = size / 10;
+        let settled_deep = SettledCursor::at(
+            spec.base_micros + settled_index as i64 * 1000 + 500,
+            &format!("b{settled_index}"),
+        );
+        let principals = [
             ("unscoped", Principal::System),
             ("scoped", Principal::user("user3")),
-        ] {
+        ];
+        for (who, principal) in &principals {
             for (page, after) in [("first", None), ("deep", Some(deep.clone()))] {
                 eprintln!("{name}: timing {size} bundles, {who} {page} page");
-                rows.push(Row {
+                pending_rows.push(Row {
                     size,
                     who,
                     page,
-                    ..time_page(&clarion, &principal, after, runs)
+                    ..time_page(&clarion, principal, after, runs)
+                });
+            }
+        }
+        if !settled {
+            continue;
+        }
+        for (who, principal) in &principals {
+            for (page, after) in [("first", None), ("deep", Some(settled_deep.clone()))] {
+                eprintln!("{name}: timing {size} bundles, {who} {page} history page");
+                settled_rows.push(Row {
+                    size,
+                    who,
+                    page,
+                    ..time_settled_page(&clarion, principal, after, runs)
                 });
             }
         }
     }
-    println!("\n{name}: list_pending, limit 50, clarion and floor alternately, {runs} runs");
+    print_pages(name, "list_pending", "OPS-3", &pending_rows, sizes, runs);
+    if settled {
+        print_pages(name, "list_settled", "LIST-14", &settled_rows, sizes, runs);
+    }
+}
+
+/// One table of pages beside their floors, then each page at the largest
+/// size against the same page at the smallest (the O(limit) goal `goal`).
+fn print_pages(name: &str, operation: &str, goal: &str, rows: &[Row], sizes: &[u64], runs: usize) {
+    println!("\n{name}: {operation}, limit 50, clarion and floor alternately, {runs} runs");
     println!("(ratio: clarion time / floor time; figures are medians)");
     println!(
         "{:>9}  {:<9} {:<6} {:>10} {:>10} {:>7} {:>8}  per-run ratios",
         "bundles", "principal", "page", "clarion", "floor", "ratio", "returned"
     );
-    for r in &rows {
+    for r in rows {
         println!(
             "{:>9}  {:<9} {:<6} {:>8.3}ms {:>8.3}ms {:>6.2}x {:>8}  {}",
             r.size,
@@ -329,7 +575,7 @@ fn bench_backend(name: &str, place_for: common::Place, sizes: &[u64], runs: usiz
     if small == large {
         return;
     }
-    println!("page at {large} / page at {small} bundles (OPS-3):");
+    println!("{operation}: page at {large} / page at {small} bundles ({goal}):");
     for r in rows.iter().filter(|r| r.size == large) {
         if let Some(s) = rows
             .iter()
@@ -499,11 +745,12 @@ fn main() {
         .collect();
     let runs = common::runs(21);
     let crowded = common::setting("CLARION_BENCH_CROWDED", 1) > 0;
+    let settled = common::setting("CLARION_BENCH_SETTLED", 1) > 0;
     for (name, place_for) in common::backends() {
         if crowded {
             bench_tenants(name, place_for, runs);
         }
-        bench_backend(name, place_for, &sizes, runs);
+        bench_backend(name, place_for, &sizes, runs, settled);
     }
     common::print_peak_memory();
 }

@@ -65,7 +65,8 @@ pub fn sqlite(name: &str) -> Scratch {
 }
 
 /// A fresh schema on `CLARION_TEST_DATABASE_URL` (default the local test
-/// server).
+/// server); with `CLARION_BENCH_KEEP=1` it is left behind (its name
+/// printed) for reading plans afterwards.
 #[cfg(feature = "postgres")]
 pub fn postgres(name: &str) -> Scratch {
     use diesel::connection::SimpleConnection;
@@ -81,6 +82,10 @@ pub fn postgres(name: &str) -> Scratch {
         .unwrap();
     let separator = if base.contains('?') { '&' } else { '?' };
     let url = format!("{base}{separator}options=-c%20search_path%3D{schema}");
+    if std::env::var("CLARION_BENCH_KEEP").is_ok_and(|keep| keep == "1") {
+        eprintln!("keeping schema {schema}");
+        return Scratch { url, cleanup: None };
+    }
     Scratch {
         url,
         cleanup: Some(Box::new(move || {

@@ -1,8 +1,6 @@
 SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
 FROM `bundles`
-WHERE ((((`bundles`.`responded_at` <= ?)
-AND ((`bundles`.`responded_at` < ?)
-OR (`bundles`.`pending_id` < ?)))
+WHERE (((`bundles`.`responded_at`, `bundles`.`pending_id`) < (?, ?)
 AND ((((((`bundles`.`responded_at` IS NOT NULL)
 AND ((?
 OR ((`bundles`.`owner_key` = ?)
@@ -33,4 +31,4 @@ LIMIT -1  OFFSET ?))))
 AND (`bundles`.`owner_key` = ?))
 ORDER BY `bundles`.`responded_at` DESC, `bundles`.`pending_id` DESC
 LIMIT ?;
--- binds: [0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<owner_key>", 51]
+-- binds: [0, "<pending_id>", false, "", "<user_id>", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<owner_key>", 51]

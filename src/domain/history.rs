@@ -4,8 +4,13 @@
 //! each element is the bundle exactly as `get_bundle` shows it to the same
 //! principal ([`bundle::detail_of`]).
 
+use diesel::backend::Backend;
 use diesel::dsl::not;
+use diesel::expression::{is_aggregate, ValidGrouping};
 use diesel::prelude::*;
+use diesel::query_builder::{AstPass, QueryFragment, QueryId};
+use diesel::serialize::ToSql;
+use diesel::sql_types::{BigInt, Bool, HasSqlType, Text};
 
 use crate::domain::bundle::{self, bundle_record_columns, BundleRecord, Standing};
 use crate::domain::engine::Engine;
@@ -140,22 +145,79 @@ pub fn settled<'a>(scope: &'a Scope, workspace_id: &'a str) -> _ {
         .and(not(activeness::has_pending_question()))
 }
 
+/// LIST-13, LIST-14: a bundle strictly before a position in resolution
+/// order, as one row-value comparison, `(responded_at, pending_id) <
+/// (?, ?)`: both backends take all of it as the range of the
+/// resolution-time index walked (the equivalent `responded_at <= ? AND
+/// (responded_at < ? OR pending_id < ?)` bounds the walk by its first
+/// part only and tests the rest on every row).
+#[derive(Debug, Clone, Copy)]
+pub struct ResolvedBefore<'a> {
+    responded_at: i64,
+    pending_id: &'a str,
+}
+
+impl Expression for ResolvedBefore<'_> {
+    type SqlType = Bool;
+}
+
+impl AppearsOnTable<bundles::table> for ResolvedBefore<'_> {}
+
+impl SelectableExpression<bundles::table> for ResolvedBefore<'_> {}
+
+impl ValidGrouping<()> for ResolvedBefore<'_> {
+    type IsAggregate = is_aggregate::Never;
+}
+
+/// Its SQL is the same whatever it binds, so its statement is prepared once.
+pub struct ResolvedBeforeId;
+
+impl QueryId for ResolvedBefore<'_> {
+    type QueryId = ResolvedBeforeId;
+    const HAS_STATIC_QUERY_ID: bool = true;
+}
+
+impl<DB> QueryFragment<DB> for ResolvedBefore<'_>
+where
+    DB: Backend + HasSqlType<BigInt> + HasSqlType<Text>,
+    i64: ToSql<BigInt, DB>,
+    str: ToSql<Text, DB>,
+    bundles::responded_at: QueryFragment<DB>,
+    bundles::pending_id: QueryFragment<DB>,
+{
+    fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
+        out.push_sql("(");
+        bundles::responded_at.walk_ast(out.reborrow())?;
+        out.push_sql(", ");
+        bundles::pending_id.walk_ast(out.reborrow())?;
+        out.push_sql(") < (");
+        out.push_bind_param::<BigInt, _>(&self.responded_at)?;
+        out.push_sql(", ");
+        out.push_bind_param::<Text, _>(self.pending_id)?;
+        out.push_sql(")");
+        Ok(())
+    }
+}
+
 /// LIST-12/13: one page, newest resolution first, strictly after the
 /// cursor; `limit + 1` rows tell whether more exist. The first page starts
 /// after the largest position there is.
 #[diesel::dsl::auto_type]
 pub fn settled_page_query<'a>(scope: &'a Scope, filter: &'a SettledFilter) -> _ {
     let member: settled<'a> = settled(scope, &filter.workspace_id);
-    let before_at: i64 = filter.after.as_ref().map_or(i64::MAX, |c| c.responded_at);
-    let before_id: &'a str = filter.after.as_ref().map_or("", |c| c.pending_id.as_str());
+    let before: ResolvedBefore<'a> = match &filter.after {
+        Some(cursor) => ResolvedBefore {
+            responded_at: cursor.responded_at,
+            pending_id: &cursor.pending_id,
+        },
+        None => ResolvedBefore {
+            responded_at: i64::MAX,
+            pending_id: "",
+        },
+    };
     let fetch: i64 = filter.limit + 1;
     bundles::table
-        .filter(bundles::responded_at.le(before_at))
-        .filter(
-            bundles::responded_at
-                .lt(before_at)
-                .or(bundles::pending_id.lt(before_id)),
-        )
+        .filter(before)
         .filter(member)
         .order_by((bundles::responded_at.desc(), bundles::pending_id.desc()))
         .select(bundle_record_columns())
