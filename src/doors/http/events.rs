@@ -23,7 +23,9 @@ use tokio_stream::Stream;
 use crate::domain::events::{is_position, EventPage};
 use crate::doors::http::caller::Caller;
 use crate::doors::http::error::HttpError;
-use crate::doors::http::fanout::{event_message, join, read, reset_message, QUEUE};
+use crate::doors::http::fanout::{
+    comment_message, event_message, join, read, reset_message, QUEUE,
+};
 use crate::doors::http::input::{Input, Kind};
 use crate::doors::http::metrics::InFlight;
 use crate::doors::http::places::{Joining, Message, StreamPlace};
@@ -143,6 +145,7 @@ fn last_event_id(headers: &HeaderMap) -> std::result::Result<Option<String>, Val
 /// (EVT-4; the page then goes on from the head). A new queue holds a
 /// whole page.
 fn queue_first(sender: &mpsc::Sender<Message>, page: &EventPage) {
+    let _ = sender.try_send(Ok(comment_message()));
     if page.reset {
         let _ = sender.try_send(Ok(reset_message()));
     }

@@ -47,6 +47,13 @@ pub(crate) const QUEUE: usize = PAGE as usize + 8;
 /// or while a slow stream has events it could not take yet.
 const RETRY: Duration = Duration::from_millis(20);
 
+/// HTTP-6: a comment line (`:`), the stream's keep-alive; also its first
+/// message, so the status and headers go out the moment it opens rather
+/// than with its first event.
+pub(crate) fn comment_message() -> SseEvent {
+    SseEvent::default().comment("")
+}
+
 /// HTTP-6: `event: reset` (EVT-3, EVT-4): list again.
 pub(crate) fn reset_message() -> SseEvent {
     SseEvent::default().event("reset").data("{}")
@@ -499,7 +506,7 @@ impl Follower {
         let ended = self.check(&all).await;
         for (index, stream) in self.streams.iter_mut().enumerate() {
             if !ended[index] {
-                stream.offer(SseEvent::default().comment(""));
+                stream.offer(comment_message());
             }
         }
         self.drop_ended(&ended);
