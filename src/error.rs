@@ -24,6 +24,8 @@ pub enum Entity {
     Bundle,
     /// An API token (HTTP-4).
     Token,
+    /// A webhook endpoint (HOOK-1).
+    Webhook,
 }
 
 impl fmt::Display for Entity {
@@ -34,6 +36,7 @@ impl fmt::Display for Entity {
             Entity::Session => "session",
             Entity::Bundle => "clarification request",
             Entity::Token => "token",
+            Entity::Webhook => "webhook",
         })
     }
 }

@@ -29,6 +29,9 @@ use crate::domain::resume::{Delivery, DeliveryReport, ResumeDispatcher};
 #[cfg(feature = "http")]
 use crate::domain::tokens::{NewToken, TokenInfo, WebSession};
 use crate::domain::views::{AttemptView, BundleDetail, LedgerEntry, Resolved, WaitOutcome};
+#[cfg(feature = "webhooks")]
+use crate::domain::webhooks::worker::{TestDelivery, WebhookOptions};
+use crate::domain::webhooks::{WebhookAdd, WebhookFigures, WebhookSecret, WebhookView};
 use crate::doors::envelope::Envelope;
 use crate::doors::mcp::UnknownTool;
 use crate::doors::operations::Operation;
@@ -287,6 +290,8 @@ impl Builder {
                 event_signal,
                 sweeper: Default::default(),
                 ledger,
+                #[cfg(feature = "webhooks")]
+                webhook_worker: Default::default(),
             }),
             channel: Channel::Rust,
         };
@@ -626,6 +631,62 @@ impl Clarion {
     /// from several processes at once.
     pub fn expire_due(&self, limit: Option<i64>) -> Result<u64> {
         self.engine.expire_due(limit)
+    }
+
+    // ---- webhooks (HOOK-1..6; host operations) ----
+
+    /// HOOK-1: a new endpoint, enabled, receiving the events appended
+    /// from now on; its secret is returned once.
+    pub fn webhook_add(&self, add: &WebhookAdd) -> Result<WebhookSecret> {
+        self.engine.webhook_add(add)
+    }
+
+    /// HOOK-6: every endpoint, oldest first, never its secret.
+    pub fn webhook_list(&self) -> Result<Vec<WebhookView>> {
+        self.engine.webhook_list()
+    }
+
+    /// HOOK-1, HOOK-5: delivered to again, from its cursor, or from the
+    /// head if events after its cursor were pruned.
+    pub fn webhook_enable(&self, id: &str) -> Result<()> {
+        self.engine.webhook_enable(id)
+    }
+
+    /// HOOK-1, HOOK-5: no longer delivered to; its events are not kept.
+    pub fn webhook_disable(&self, id: &str) -> Result<()> {
+        self.engine.webhook_disable(id)
+    }
+
+    /// HOOK-1: removed, with its secret.
+    pub fn webhook_remove(&self, id: &str) -> Result<()> {
+        self.engine.webhook_remove(id)
+    }
+
+    /// HOOK-3: a new secret; for `overlap` the old one signs too.
+    pub fn webhook_rotate(&self, id: &str, overlap: Duration) -> Result<WebhookSecret> {
+        self.engine.webhook_rotate(id, overlap)
+    }
+
+    /// HOOK-6: each endpoint's delivered and failed counts and backlog.
+    pub fn webhook_figures(&self) -> Result<Vec<WebhookFigures>> {
+        self.engine.webhook_figures()
+    }
+
+    /// HOOK-4: delivers the webhooks on a thread of this handle until it
+    /// is closed. Several handles and processes may run one each: an
+    /// endpoint is delivered by one at a time.
+    #[cfg(feature = "webhooks")]
+    pub fn start_webhooks(&self, options: WebhookOptions) -> Result<()> {
+        crate::domain::webhooks::worker::start(&self.engine, options).map_err(|error| {
+            crate::error::Error::Internal(format!("could not start the webhook worker: {error}"))
+        })
+    }
+
+    /// HOOK-3: sends endpoint `id` one signed `webhook.test` event now,
+    /// outside its cursor; what it got.
+    #[cfg(feature = "webhooks")]
+    pub fn webhook_test(&self, id: &str, timeout: Duration) -> Result<TestDelivery> {
+        crate::domain::webhooks::worker::send_test(&self.engine, id, timeout)
     }
 
     /// EVT-2: the events after position `after` (`""`: from the oldest

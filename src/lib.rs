@@ -70,6 +70,9 @@ pub use domain::views::{
     Answer, AttemptView, BundleDetail, BundleView, LedgerEntry, OptionView, QuestionView, Resolved,
     Response, Submission, WaitOutcome,
 };
+#[cfg(feature = "webhooks")]
+pub use domain::webhooks::worker::{TestDelivery, WebhookOptions};
+pub use domain::webhooks::{WebhookAdd, WebhookFigures, WebhookSecret, WebhookView};
 pub use doors::envelope;
 pub use doors::mcp;
 pub use doors::operations::{

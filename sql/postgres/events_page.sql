@@ -1,4 +1,4 @@
-SELECT "events"."txid", "events"."seq", "events"."event_type", "events"."at", "events"."pending_id", "events"."task_id", "events"."data", (($1
+SELECT "events"."txid", "events"."seq", "events"."event_type", "events"."at", "events"."pending_id", "events"."task_id", "events"."workspace_id", "events"."kind", "events"."data", (($1
 OR ("events"."task_exists"
 AND ((CASE WHEN (("events"."workspace_id" = $2)) THEN ($3) ELSE (coalesce((SELECT "workspaces"."owner_id"
 FROM "workspaces"

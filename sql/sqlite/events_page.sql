@@ -1,4 +1,4 @@
-SELECT `events`.`txid`, `events`.`seq`, `events`.`event_type`, `events`.`at`, `events`.`pending_id`, `events`.`task_id`, `events`.`data`, ((?
+SELECT `events`.`txid`, `events`.`seq`, `events`.`event_type`, `events`.`at`, `events`.`pending_id`, `events`.`task_id`, `events`.`workspace_id`, `events`.`kind`, `events`.`data`, ((?
 OR (`events`.`task_exists`
 AND ((CASE WHEN ((`events`.`workspace_id` = ?)) THEN (?) ELSE (coalesce((SELECT `workspaces`.`owner_id`
 FROM `workspaces`

@@ -31,3 +31,4 @@ pub(crate) mod retention;
 #[cfg(feature = "http")]
 pub(crate) mod tokens;
 pub(crate) mod views;
+pub(crate) mod webhooks;

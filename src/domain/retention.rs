@@ -44,8 +44,10 @@ impl Engine {
                 break;
             }
         }
-        // EVT-3: events appended before the cutoff.
-        self.prune_events(cutoff, BATCH)?;
+        // EVT-3, HOOK-5: events appended before the cutoff, but none an
+        // enabled or failing webhook has yet to deliver.
+        let keep_after = crate::domain::webhooks::retained_from(self)?;
+        self.prune_events(cutoff, keep_after, BATCH)?;
         // REL-8, AUD-2: ledger entries recorded before the cutoff, whether
         // or not their bundle is still there.
         while self.write(|conn| crate::domain::attempts::prune_attempts(conn, cutoff, BATCH))? > 0 {

@@ -103,6 +103,41 @@ pub fn sweep_limit(limit: Option<i64>) -> i64 {
     limit.unwrap_or(DEFAULT_SWEEP).clamp(1, MAX_SWEEP)
 }
 
+/// HOOK-2: how long one delivery may take before it counts as failed.
+pub const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
+/// HOOK-2: the delay before the first retry of a failed delivery; each
+/// later delay is twice the previous one, up to [`WEBHOOK_MAX_DELAY`].
+pub const WEBHOOK_FIRST_RETRY: Duration = Duration::from_secs(5);
+/// HOOK-2: the longest delay between two tries of one event.
+pub const WEBHOOK_MAX_DELAY: Duration = Duration::from_secs(3600);
+/// HOOK-2: once an event has been failing this long, its endpoint is
+/// marked `failing` and is not tried again until `enable`.
+pub const WEBHOOK_GIVE_UP: Duration = Duration::from_secs(3 * 24 * 3600);
+/// HOOK-3: how long both secrets sign after a rotation, by default.
+pub const WEBHOOK_OVERLAP: Duration = Duration::from_secs(24 * 3600);
+/// HOOK-1: the longest endpoint URL accepted, in characters.
+pub const MAX_WEBHOOK_URL: usize = 2000;
+
+/// HOOK-1's URL check (`domain::webhooks::check_url`) as one JSON Schema
+/// pattern: `http://` or `https://` in any case, an optional user part
+/// ending in `@`, a host that starts the authority, and no whitespace or
+/// control character anywhere.
+pub fn webhook_url_pattern() -> String {
+    let refused = format!("{WHITESPACE_CLASS}\\u0000-\\u001F\\u007F-\\u009F");
+    format!("^[Hh][Tt][Tt][Pp][Ss]?://([^{refused}/?#]*@)?[^{refused}/?#@:][^{refused}]*$")
+}
+
+/// HOOK-2: the delay before try `failures + 1` of one event, after
+/// `failures` failed tries: the first retry delay, doubling, at most an
+/// hour.
+pub fn webhook_retry_delay(first_retry: Duration, failures: u32) -> Duration {
+    let doublings = failures.saturating_sub(1).min(32);
+    first_retry
+        .checked_mul(1u32 << doublings.min(31))
+        .unwrap_or(WEBHOOK_MAX_DELAY)
+        .min(WEBHOOK_MAX_DELAY)
+}
+
 /// EXP-1: how far after the ask a deadline may fall, in milliseconds
 /// (1 s to 30 days); `expires_in_ms` and `expires_at` alike.
 pub const DEADLINE_MS: RangeInclusive<u64> = 1_000..=2_592_000_000;

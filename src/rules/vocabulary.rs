@@ -299,6 +299,51 @@ impl EventType {
     }
 }
 
+impl EventType {
+    /// Every type of the log, the words a webhook may subscribe to
+    /// (HOOK-1).
+    pub const ALL: [EventType; 3] = [EventType::Asked, EventType::Resolved, EventType::Closed];
+
+    /// The type this word names, if any.
+    pub fn from_word(word: &str) -> Option<EventType> {
+        EventType::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == word)
+    }
+}
+
+/// Where a webhook endpoint stands (HOOK-1, HOOK-2, HOOK-6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum WebhookState {
+    /// Delivered to as events come.
+    Enabled,
+    /// An event kept failing for the give-up time: not tried again until
+    /// `enable`; its events are kept (HOOK-5).
+    Failing,
+    /// Turned off (or it answered `410 Gone`): its events are not kept.
+    Disabled,
+}
+
+impl WebhookState {
+    /// The stored and shown word.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            WebhookState::Enabled => "enabled",
+            WebhookState::Failing => "failing",
+            WebhookState::Disabled => "disabled",
+        }
+    }
+
+    /// The state a stored word names; an unknown word reads as disabled,
+    /// so nothing is delivered to an endpoint clarion cannot read.
+    pub fn from_stored(word: &str) -> WebhookState {
+        [WebhookState::Enabled, WebhookState::Failing]
+            .into_iter()
+            .find(|state| state.as_str() == word)
+            .unwrap_or(WebhookState::Disabled)
+    }
+}
+
 /// Why a `bundle.closed` event was appended (EVT-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum CloseReason {

@@ -167,6 +167,8 @@ pub enum IdKind {
     Bundle,
     /// A turn's id.
     Turn,
+    /// A webhook endpoint's id (HOOK-1).
+    Webhook,
 }
 
 /// Where clarion takes new identifiers (`pending_id`, turn ids).
@@ -186,11 +188,12 @@ impl IdSource for UuidV7Ids {
     }
 }
 
-/// `pending-000001`, `turn-000001`, …: deterministic, for tests and snapshots.
+/// `pending-000001`, `turn-000001`, `webhook-000001`, …: deterministic, for tests and snapshots.
 #[derive(Debug, Default)]
 pub struct SequentialIds {
     bundles: AtomicU64,
     turns: AtomicU64,
+    webhooks: AtomicU64,
 }
 
 impl IdSource for SequentialIds {
@@ -198,6 +201,7 @@ impl IdSource for SequentialIds {
         let (prefix, counter) = match kind {
             IdKind::Bundle => ("pending", &self.bundles),
             IdKind::Turn => ("turn", &self.turns),
+            IdKind::Webhook => ("webhook", &self.webhooks),
         };
         format!("{prefix}-{:06}", counter.fetch_add(1, Ordering::SeqCst) + 1)
     }

@@ -142,6 +142,32 @@ diesel::table! {
 }
 
 diesel::table! {
+    webhooks (id) {
+        id -> Text,
+        url -> Text,
+        events -> Text,
+        workspace_id -> Text,
+        secret -> Text,
+        previous_secret -> Nullable<Text>,
+        previous_until -> Nullable<BigInt>,
+        state -> Text,
+        cursor -> Text,
+        created_at -> BigInt,
+        failing_since -> Nullable<BigInt>,
+        failures -> Integer,
+        last_error -> Text,
+        last_attempt_at -> Nullable<BigInt>,
+        next_attempt_at -> Nullable<BigInt>,
+        skipped_after -> Text,
+        skipped_through -> Text,
+        lease_owner -> Nullable<Text>,
+        lease_until -> Nullable<BigInt>,
+        delivered -> BigInt,
+        failed -> BigInt,
+    }
+}
+
+diesel::table! {
     workspaces (id) {
         id -> Text,
         owner_id -> Text,
@@ -169,5 +195,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     tasks,
     turns,
     web_sessions,
+    webhooks,
     workspaces,
 );

@@ -36,6 +36,16 @@ pub fn sweeper_running(clarion: &Clarion) -> bool {
         .is_some_and(|sweeper| sweeper.is_running())
 }
 
+/// HOOK-4, REL-7: whether the handle's webhook worker thread runs.
+#[cfg(feature = "webhooks")]
+pub fn webhooks_running(clarion: &Clarion) -> bool {
+    clarion
+        .engine
+        .webhook_worker
+        .get()
+        .is_some_and(|worker| worker.is_running())
+}
+
 pub fn drift(clarion: &Clarion) -> Result<Vec<Drift>> {
     crate::test_hooks::fixtures::drift(&clarion.engine)
 }

@@ -6,6 +6,7 @@ bundle. Run by tests/it/doors_ffi_consumers.rs on both backends:
     CLARION_DATABASE_URL=sqlite:///tmp/x.db python3 tests/ffi/test_ctypes.py
 """
 
+import base64
 import ctypes
 import json
 import os
@@ -415,6 +416,38 @@ def test_history_through_the_c_abi(db):
     expect_error(db, 403, "capability not authorized", "list_settled", agent("alice"), {})
 
 
+def test_webhooks_through_the_c_abi(db):
+    """HOOK-1, HOOK-6: endpoints are the host's: added with a secret shown
+    once, listed without it, enabled, disabled, rotated, removed; a bad URL,
+    an unknown event type, an unknown id and a user are refused."""
+    url = f"http://127.0.0.1:9/hook-{RUN}"
+    added = ok(db, "webhook_add", SYSTEM, {"url": url, "events": ["bundle.resolved"]})
+    assert list(added) == ["id", "secret"], added
+    secret = added["secret"]
+    assert secret.startswith("whsec_") and len(base64.b64decode(secret[6:], validate=True)) == 32, secret
+    listed = ok(db, "webhook_list", SYSTEM)
+    assert list(listed) == ["webhooks"], listed
+    mine = [w for w in listed["webhooks"] if w["id"] == added["id"]]
+    assert len(mine) == 1, listed
+    assert list(mine[0]) == ["id", "url", "events", "workspace_id", "state", "cursor", "backlog",
+                             "last_error", "last_attempt_at", "next_attempt_at", "skipped_after",
+                             "skipped_through"], mine
+    assert (mine[0]["url"], mine[0]["events"], mine[0]["state"]) == (url, ["bundle.resolved"], "enabled"), mine
+    assert "whsec_" not in json.dumps(listed), listed
+    assert ok(db, "webhook_disable", SYSTEM, {"id": added["id"]}) == {"ok": True}
+    assert ok(db, "webhook_enable", SYSTEM, {"id": added["id"]}) == {"ok": True}
+    rotated = ok(db, "webhook_rotate", SYSTEM, {"id": added["id"], "overlap_ms": 1000})
+    assert list(rotated) == ["id", "secret"] and rotated["secret"] != secret, rotated
+    assert ok(db, "webhook_remove", SYSTEM, {"id": added["id"]}) == {"ok": True}
+    for op in ("webhook_enable", "webhook_disable", "webhook_remove", "webhook_rotate"):
+        expect_error(db, 404, "webhook not found", op, SYSTEM, {"id": added["id"]})
+    expect_error(db, 400, "url: must be an absolute http or https URL", "webhook_add", SYSTEM, {"url": "ftp://x"})
+    expect_error(db, 400, "events[1]", "webhook_add", SYSTEM,
+                 {"url": url, "events": ["bundle.asked", "bundle.answered"]})
+    expect_error(db, 403, "capability not authorized", "webhook_add", user("alice"), {"url": url})
+    expect_error(db, 403, "capability not authorized", "webhook_list", user("alice"))
+
+
 def test_internal_error_is_500():
     """A database broken under the handle: 500, no crash, and the database's
     message stays in the log: the caller sees only a reference (REL-6)."""
@@ -471,6 +504,7 @@ def main():
         ("the attempt ledger through the C ABI", lambda: test_the_attempt_ledger_through_the_c_abi(db)),
         ("single-select through the C ABI", lambda: test_single_select_through_the_c_abi(db)),
         ("history through the C ABI", lambda: test_history_through_the_c_abi(db)),
+        ("webhooks through the C ABI", lambda: test_webhooks_through_the_c_abi(db)),
         ("internal error is 500", test_internal_error_is_500),
         ("32 threads race one bundle", lambda: test_thirty_two_threads_race_one_bundle(db)),
     ]

@@ -45,8 +45,45 @@ fn answers(text: &str) -> ResolveRequest {
 }
 
 /// Every envelope, in a fixed order, from one deterministic world.
+/// A host request through the JSON door, its envelope as text.
+fn host_call(db: &TestDb, op: &str, args: serde_json::Value) -> String {
+    let request = serde_json::json!({"op": op, "principal": {"kind": "system"}, "args": args});
+    text(db.call(&request.to_string()))
+}
+
+/// HOOK-1: the secret is random; the redaction first checks its form.
+fn redact_secret(text: String) -> String {
+    let at = text.find("\"secret\":\"").expect("a secret") + 10;
+    let secret = &text[at..at + 50];
+    assert!(
+        secret.starts_with("whsec_") && secret.ends_with('=') && text[at + 50..].starts_with('"'),
+        "{text}"
+    );
+    format!("{}whsec_<secret>{}", &text[..at], &text[at + 50..])
+}
+
 fn envelopes(db: &TestDb) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
+    // HOOK-1, HOOK-6: before any event, so the endpoint's cursor is "".
+    let added = host_call(
+        db,
+        "webhook_add",
+        serde_json::json!({"url": "https://hooks.example.com/clarion", "events": ["bundle.resolved"], "workspace_id": "w-a"}),
+    );
+    out.push(("webhook_add", redact_secret(added)));
+    out.push((
+        "webhook_list",
+        host_call(db, "webhook_list", serde_json::json!({})),
+    ));
+    out.push((
+        "error_webhook_not_found",
+        host_call(
+            db,
+            "webhook_enable",
+            serde_json::json!({"id": "webhook-nope"}),
+        ),
+    ));
+    db.webhook_remove("webhook-000001").unwrap();
     let session = mirror(db, "a", "alice");
     db.clock.advance_micros(123);
 

@@ -154,7 +154,7 @@ impl Stream {
 }
 
 /// The positions of every event so far, as `system` reads them.
-fn positions(db: &TestDb) -> Vec<String> {
+pub fn positions(db: &TestDb) -> Vec<String> {
     wait_until_readable(db);
     db.events_after(&Principal::System, "", Some(1000))
         .unwrap()

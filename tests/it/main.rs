@@ -122,3 +122,5 @@ mod web_inbox_listing;
 mod web_inbox_notice;
 mod web_inbox_security;
 mod web_inbox_support;
+mod webhooks_delivery;
+mod webhooks_endpoints;

@@ -41,12 +41,17 @@ const READY_BOUND: Duration = Duration::from_secs(30);
 /// The safety net: no block lives longer than this.
 const LIFETIME: Duration = Duration::from_secs(300);
 
-fn readme() -> String {
+pub fn readme() -> String {
     std::fs::read_to_string(root().join("README.md")).expect("README.md")
 }
 
 /// The `sh` block whose fence follows the marker `<!-- run: NAME -->`.
 fn block(readme: &str, name: &str) -> String {
+    fenced(readme, name, "sh")
+}
+
+/// The `language` block whose fence follows the marker `<!-- run: NAME -->`.
+pub fn fenced(readme: &str, name: &str, language: &str) -> String {
     let marker = format!("<!-- run: {name} -->");
     let found: Vec<_> = readme.match_indices(&marker).collect();
     assert_eq!(found.len(), 1, "README.md has {marker} once");
@@ -54,10 +59,11 @@ fn block(readme: &str, name: &str) -> String {
         .lines()
         .skip(1)
         .skip_while(|line| line.trim().is_empty());
+    let fence = format!("```{language}");
     assert_eq!(
         lines.next(),
-        Some("```sh"),
-        "a ```sh fence follows {marker}"
+        Some(fence.as_str()),
+        "a {fence} fence follows {marker}"
     );
     let mut text = String::new();
     for line in lines.by_ref() {

@@ -15,6 +15,7 @@ mod mirroring;
 mod operations;
 mod readable;
 mod serve;
+mod webhook;
 
 use std::process::ExitCode;
 
@@ -49,9 +50,9 @@ enum Command {
         #[arg(long)]
         text: bool,
     },
-    /// Serve the HTTP API (HTTP-1..9) until SIGINT or SIGTERM.
+    /// Serve the web inbox and the HTTP API until SIGINT or SIGTERM.
     Serve(serve::ServeArgs),
-    /// Manage the API tokens `clarion serve` accepts (HTTP-4).
+    /// Manage the API tokens `clarion serve` accepts.
     Token {
         #[command(subcommand)]
         command: serve::TokenCommand,
@@ -59,7 +60,7 @@ enum Command {
     /// Serve the MCP tools over stdio: the answering tools (--as), or the asking tools for
     /// one session (--ask-in).
     Mcp(mcp_server::McpArgs),
-    /// Read the attempt ledger (AUD-3).
+    /// Read the attempt ledger: every attempt to answer, kept.
     Audit {
         #[command(subcommand)]
         command: AuditCommand,
@@ -160,12 +161,21 @@ pub(crate) fn exit_code(status: u16) -> ExitCode {
 fn main() -> ExitCode {
     // The operations' subcommands come from their declarations; the rest
     // (demo, serve, token, mcp) are this binary's own.
-    let app = Cli::command().subcommands(operations::commands());
+    let app = Cli::command().subcommands(operations::commands(webhook::commands()));
     let matches = app.get_matches();
     if let Some((name, sub)) = matches.subcommand() {
-        if let Some((operation, command)) = operations::find(name) {
+        let (group, name, sub) = match sub.subcommand() {
+            Some((inner, inner_sub)) if operations::is_group(name) => (name, inner, inner_sub),
+            _ => ("", name, sub),
+        };
+        if let Some((operation, command)) = operations::find(group, name) {
             stdout_closes_quietly();
             return operations::run(operation, command, sub);
+        }
+        if group == "webhook" {
+            if let Some(code) = webhook::run(name, sub) {
+                return code;
+            }
         }
     }
     let cli = match Cli::from_arg_matches(&matches) {

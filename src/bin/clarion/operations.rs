@@ -137,7 +137,14 @@ fn target_args(command: Command) -> Command {
 /// `clarion ask`'s own flags (OPS-1b): what to mirror first, as `clarion
 /// mcp --ask-in` does, and how long to wait as the asking agent.
 fn asking_args(command: Command) -> Command {
-    MirrorArgs::augment_args(command).arg(
+    // The flattened flags' struct would otherwise lend `ask` its doc line.
+    let about = command.get_about().cloned();
+    let command = MirrorArgs::augment_args(command);
+    let command = match about {
+        Some(about) => command.about(about),
+        None => command,
+    };
+    command.arg(
         Arg::new("wait")
             .long("wait")
             .value_name("AGE")
@@ -170,8 +177,10 @@ fn subcommand(operation: Operation, command: &CliCommand) -> Command {
             arg = arg.required(true);
         }
         let age = spelt.is_some_and(|spelt| spelt.value == CliValue::Age);
+        let list = spelt.is_some_and(|spelt| spelt.value == CliValue::List);
         arg = match property.kind {
             _ if age => arg.value_name("AGE").value_parser(parse_age),
+            _ if list => arg.value_name("WORD,WORD"),
             Kind::Flag => arg.action(ArgAction::SetTrue),
             Kind::Integer => arg.value_parser(clap::value_parser!(i64)),
             Kind::Json => arg.value_name("JSON"),
@@ -188,25 +197,59 @@ fn subcommand(operation: Operation, command: &CliCommand) -> Command {
     target_args(built)
 }
 
-/// Every operation's subcommands.
-pub fn commands() -> Vec<Command> {
-    Operation::all()
-        .flat_map(|operation| {
-            operation
-                .cli()
-                .iter()
-                .map(move |command| subcommand(operation, command))
-        })
-        .collect()
+/// Every operation's subcommands; those of a group (`webhook`) under a
+/// command of that name, beside the binary's own `extra` subcommands of
+/// the group.
+pub fn commands(extra: Vec<(&'static str, Command)>) -> Vec<Command> {
+    let mut top = Vec::new();
+    let mut groups: Vec<(&'static str, Vec<Command>)> = Vec::new();
+    let mut add = |group: &'static str, command: Command| {
+        if group.is_empty() {
+            top.push(command);
+        } else if let Some((_, commands)) = groups.iter_mut().find(|(name, _)| *name == group) {
+            commands.push(command);
+        } else {
+            groups.push((group, vec![command]));
+        }
+    };
+    for operation in Operation::all() {
+        for command in operation.cli() {
+            add(command.group, subcommand(operation, command));
+        }
+    }
+    for (group, command) in extra {
+        add(group, command);
+    }
+    top.extend(groups.into_iter().map(|(group, commands)| {
+        Command::new(group)
+            .about(group_about(group))
+            .subcommand_required(true)
+            .subcommands(commands)
+    }));
+    top
 }
 
-/// The operation a subcommand performs, if it is one.
-pub fn find(name: &str) -> Option<(Operation, &'static CliCommand)> {
+/// What a group of subcommands is for, in `clarion --help`.
+fn group_about(group: &str) -> String {
+    match group {
+        "webhook" => "Manage the webhook endpoints, test them, and deliver to them.".to_owned(),
+        _ => format!("The {group} subcommands."),
+    }
+}
+
+/// Whether `name` is a group of subcommands (`webhook`).
+pub fn is_group(name: &str) -> bool {
+    Operation::all().any(|operation| operation.cli().iter().any(|command| command.group == name))
+}
+
+/// The operation subcommand `name` (of `group`, `""` for none) performs,
+/// if it is one.
+pub fn find(group: &str, name: &str) -> Option<(Operation, &'static CliCommand)> {
     Operation::all().find_map(|operation| {
         operation
             .cli()
             .iter()
-            .find(|command| command.name == name)
+            .find(|command| command.group == group && command.name == name)
             .map(|command| (operation, command))
     })
 }
@@ -231,6 +274,17 @@ fn arguments(
         if spelt.is_some_and(|spelt| spelt.value == CliValue::Age) {
             if let Some(ms) = matches.get_one::<u64>(name) {
                 args.insert(property.name.clone(), json!(ms));
+            }
+            continue;
+        }
+        if spelt.is_some_and(|spelt| spelt.value == CliValue::List) {
+            if let Some(words) = matches.get_one::<String>(name) {
+                let words: Vec<&str> = words
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|word| !word.is_empty())
+                    .collect();
+                args.insert(property.name.clone(), json!(words));
             }
             continue;
         }

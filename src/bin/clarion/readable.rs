@@ -176,6 +176,58 @@ fn detail(out: &mut Vec<String>, body: &Value) {
     }
 }
 
+/// HOOK-6: one endpoint and how its delivery stands.
+fn webhook_lines(out: &mut Vec<String>, webhook: &Value) {
+    let events: Vec<String> = webhook["events"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(s)
+        .collect();
+    out.push(format!(
+        "{}  {}  {}",
+        s(&webhook["id"]),
+        s(&webhook["state"]),
+        s(&webhook["url"])
+    ));
+    out.push(format!(
+        "  events: {}; workspace: {}",
+        if events.is_empty() {
+            "all".to_owned()
+        } else {
+            events.join(", ")
+        },
+        match s(&webhook["workspace_id"]).as_str() {
+            "" => "every".to_owned(),
+            workspace => workspace.to_owned(),
+        }
+    ));
+    out.push(format!(
+        "  cursor {:?}, {} event(s) after it; last attempt {}, next {}",
+        s(&webhook["cursor"]),
+        webhook["backlog"],
+        or_never(&webhook["last_attempt_at"]),
+        or_never(&webhook["next_attempt_at"])
+    ));
+    if !s(&webhook["last_error"]).is_empty() {
+        out.push(format!("  last error: {}", s(&webhook["last_error"])));
+    }
+    if !s(&webhook["skipped_through"]).is_empty() {
+        out.push(format!(
+            "  skipped (pruned while disabled): after {:?} through {:?}",
+            s(&webhook["skipped_after"]),
+            s(&webhook["skipped_through"])
+        ));
+    }
+}
+
+fn or_never(value: &Value) -> String {
+    match s(value).as_str() {
+        "" => "never".to_owned(),
+        time => time.to_owned(),
+    }
+}
+
 /// The body of a successful reply to `operation`, as lines of text.
 pub fn render(operation: Operation, body: &Value) -> String {
     let mut out = Vec::new();
@@ -235,6 +287,21 @@ pub fn render(operation: Operation, body: &Value) -> String {
             }
         }
         "Pruned" => out.push(format!("{} bundle(s) pruned", body["pruned"])),
+        // HOOK-1: the secret, once, as the last line.
+        "WebhookSecret" => {
+            out.push(format!(
+                "webhook {}: receivers verify its deliveries with this secret, shown only now:",
+                s(&body["id"])
+            ));
+            out.push(s(&body["secret"]));
+        }
+        "Webhooks" => {
+            let webhooks = body["webhooks"].as_array().cloned().unwrap_or_default();
+            out.push(format!("{} webhook endpoint(s)", webhooks.len()));
+            for webhook in &webhooks {
+                webhook_lines(&mut out, webhook);
+            }
+        }
         "Ok" => out.push("ok".to_owned()),
         _ => out.push(serde_json::to_string_pretty(body).unwrap_or_default()),
     }

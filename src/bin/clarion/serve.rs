@@ -18,6 +18,9 @@ pub struct ServeArgs {
     /// SQLite path or URL (`sqlite:///abs/path`), or a PostgreSQL URL.
     #[arg(long, env = "CLARION_DATABASE_URL", default_value = "./clarion.db")]
     database_url: String,
+    /// The webhook worker's timings (HOOK-4).
+    #[command(flatten)]
+    webhooks: crate::webhook::WebhookFlags,
     /// Address to listen on; port 0 picks a free one (printed).
     #[arg(long, env = "CLARION_LISTEN", default_value = "127.0.0.1:7878")]
     listen: String,
@@ -241,6 +244,10 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
     if args.demo {
         seed_demo(&inbox, args.open_as.as_ref())?;
     }
+    // HOOK-4: the webhooks are delivered while the server runs.
+    inbox
+        .start_webhooks(args.webhooks.options())
+        .map_err(|error| error.to_string())?;
     let shutdown = Shutdown::new();
     let mut options = HttpOptions::new()
         .shutdown(shutdown.clone())

@@ -59,6 +59,9 @@ pub(crate) struct Engine {
     pub(crate) sweeper: std::sync::OnceLock<sweeper::Sweeper>,
     /// The attempt ledger's appender (AUD-2).
     pub(crate) ledger: ledger::Ledger,
+    /// The webhook worker, when the host started one (HOOK-4).
+    #[cfg(feature = "webhooks")]
+    pub(crate) webhook_worker: std::sync::OnceLock<crate::domain::webhooks::worker::WebhookWorker>,
 }
 
 impl Engine {
@@ -95,6 +98,10 @@ impl Engine {
         self.watch.stop();
         if let Some(sweeper) = self.sweeper.get() {
             sweeper.stop();
+        }
+        #[cfg(feature = "webhooks")]
+        if let Some(worker) = self.webhook_worker.get() {
+            worker.stop();
         }
         self.ledger.close();
     }

@@ -44,7 +44,7 @@ pub struct Position {
 impl Position {
     /// `""` is the start of the log; SQLite's positions are the sequence
     /// number alone (`"42"`), PostgreSQL's `"<txid>-<seq>"`.
-    fn parse(text: &str) -> Result<Option<Position>, ValidationError> {
+    pub(crate) fn parse(text: &str) -> Result<Option<Position>, ValidationError> {
         if text.is_empty() {
             return Ok(None);
         }
@@ -129,7 +129,65 @@ pub struct EventPage {
     pub full: bool,
 }
 
-type EventRow = (i64, i64, String, i64, String, String, String, bool);
+type EventRow = (
+    i64,
+    i64,
+    String,
+    i64,
+    String,
+    String,
+    String,
+    String,
+    String,
+    bool,
+);
+
+/// One event as the log holds it, with what it recorded of its bundle's
+/// workspace and kind at append (EVT-1) and whether the reader may see
+/// it: the one reader's rows, which `events_after` shows and the webhook
+/// worker delivers (HOOK-2).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Logged {
+    pub(crate) position: Position,
+    pub(crate) event_type: String,
+    pub(crate) at: Timestamp,
+    pub(crate) pending_id: String,
+    pub(crate) task_id: String,
+    pub(crate) workspace_id: String,
+    pub(crate) kind: String,
+    /// The frozen `data`, as stored (JSON text).
+    pub(crate) data: String,
+    pub(crate) visible: bool,
+}
+
+impl Logged {
+    /// The `data` as JSON (a malformed text shows as the string it is).
+    pub(crate) fn data_value(&self) -> Value {
+        serde_json::from_str(&self.data).unwrap_or_else(|_| Value::String(self.data.clone()))
+    }
+
+    /// EVT-2's view of it.
+    fn event(self) -> Event {
+        Event {
+            position: self.position.to_string(),
+            data: self.data_value(),
+            event_type: self.event_type,
+            at: self.at,
+            pending_id: self.pending_id,
+            task_id: self.task_id,
+        }
+    }
+}
+
+/// One read of the log: the events examined and where the next read goes
+/// on (EVT-2..4).
+pub(crate) struct LogPage {
+    pub(crate) rows: Vec<Logged>,
+    pub(crate) next: Option<Position>,
+    pub(crate) reset: bool,
+    pub(crate) held_back: bool,
+    pub(crate) full: bool,
+}
 
 /// EVT-2: a `bundle.resolved` event's `data`.
 #[derive(serde::Serialize)]
@@ -276,6 +334,8 @@ pub fn events_page_query<'a>(scope: &'a Scope, start: Position, below: i64, limi
             events::at,
             events::pending_id,
             events::task_id,
+            events::workspace_id,
+            events::kind,
             events::data,
             visible,
         ))
@@ -369,7 +429,30 @@ impl Engine {
     ) -> Result<EventPage> {
         let scope = caller.scope()?;
         let after = Position::parse(after)?;
-        let limit = event_page_size(limit);
+        let page = self.read_log(scope, after, event_page_size(limit))?;
+        Ok(EventPage {
+            events: page
+                .rows
+                .into_iter()
+                .filter(|row| row.visible)
+                .map(Logged::event)
+                .collect(),
+            next: page.next.map(|next| next.to_string()).unwrap_or_default(),
+            reset: page.reset,
+            held_back: page.held_back,
+            full: page.full,
+        })
+    }
+
+    /// EVT-2..4, the one reader of the log: up to `limit` events after
+    /// `after` in position order (EVT-1a), each marked visible to `scope`
+    /// or not, and where the next read goes on.
+    pub(crate) fn read_log(
+        &self,
+        scope: &Scope,
+        after: Option<Position>,
+        limit: i64,
+    ) -> Result<LogPage> {
         let start = after.unwrap_or_default();
         self.event_signal.count_read();
         let (rows, standing, held_back) = self.read(|conn| {
@@ -387,34 +470,43 @@ impl Engine {
             Ok((rows, standing, held_back))
         })?;
         let full = rows.len() as i64 >= limit;
-        let next = match standing {
-            // EVT-4: nothing of this log is after `after`; go on from the head.
-            Standing::PastHead(head) => head,
-            Standing::Within | Standing::Pruned => rows
-                .last()
-                .map(|row| Position {
-                    txid: row.0,
-                    seq: row.1,
-                })
-                .or(after),
-        };
-        let events = rows
+        let rows: Vec<Logged> = rows
             .into_iter()
-            .filter(|row| row.7)
             .map(
-                |(txid, seq, event_type, at, pending_id, task_id, data, _)| Event {
-                    position: Position { txid, seq }.to_string(),
+                |(
+                    txid,
+                    seq,
                     event_type,
-                    at: Timestamp::from_micros(at),
+                    at,
                     pending_id,
                     task_id,
-                    data: serde_json::from_str(&data).unwrap_or(Value::String(data)),
+                    workspace_id,
+                    kind,
+                    data,
+                    visible,
+                )| {
+                    Logged {
+                        position: Position { txid, seq },
+                        event_type,
+                        at: Timestamp::from_micros(at),
+                        pending_id,
+                        task_id,
+                        workspace_id,
+                        kind,
+                        data,
+                        visible,
+                    }
                 },
             )
             .collect();
-        Ok(EventPage {
-            events,
-            next: next.map(|next| next.to_string()).unwrap_or_default(),
+        let next = match standing {
+            // EVT-4: nothing of this log is after `after`; go on from the head.
+            Standing::PastHead(head) => head,
+            Standing::Within | Standing::Pruned => rows.last().map(|row| row.position).or(after),
+        };
+        Ok(LogPage {
+            rows,
+            next,
             reset: !matches!(standing, Standing::Within),
             held_back,
             full,
@@ -433,21 +525,44 @@ impl Engine {
     /// HTTP-6: the position of the newest readable event (`""` when the
     /// log is empty), where a stream with no `Last-Event-ID` starts.
     pub(crate) fn events_head(&self, _caller: &Admitted<'_>) -> Result<String> {
-        let head = self.read(|conn| {
-            let below = readable_below(conn)?;
-            head(conn, below)
-        })?;
-        Ok(head.map(|head| head.to_string()).unwrap_or_default())
+        Ok(self
+            .head_position()?
+            .map(|head| head.to_string())
+            .unwrap_or_default())
     }
 
-    /// EVT-3 (with REL-8): deletes events appended before `cutoff` and
-    /// records the highest position deleted. Returns how many it deleted.
-    pub(crate) fn prune_events(&self, cutoff: i64, batch: i64) -> Result<u64> {
+    /// The newest readable event's position (EVT-1a), if any.
+    pub(crate) fn head_position(&self) -> Result<Option<Position>> {
+        self.read(|conn| {
+            let below = readable_below(conn)?;
+            head(conn, below)
+        })
+    }
+
+    /// EVT-3 (with REL-8, HOOK-5): deletes events appended before
+    /// `cutoff`, none after `keep_after` (an enabled or failing webhook's
+    /// cursor), and records the highest position deleted. Returns how
+    /// many it deleted.
+    pub(crate) fn prune_events(
+        &self,
+        cutoff: i64,
+        keep_after: Option<Position>,
+        batch: i64,
+    ) -> Result<u64> {
+        let keep = keep_after.unwrap_or(Position {
+            txid: i64::MAX,
+            seq: i64::MAX,
+        });
         let mut pruned = 0;
         loop {
             let deleted = self.change(|conn, _| {
                 let oldest: Vec<(i64, i64)> = events::table
                     .filter(events::at.lt(cutoff))
+                    .filter(
+                        events::txid
+                            .lt(keep.txid)
+                            .or(events::txid.eq(keep.txid).and(events::seq.le(keep.seq))),
+                    )
                     .order((events::txid, events::seq))
                     .limit(batch)
                     .select((events::txid, events::seq))
@@ -475,4 +590,31 @@ impl Engine {
             }
         }
     }
+}
+
+/// HOOK-6: the committed events of the log after `after`, counted: those
+/// a reader holds back (EVT-1a) are still to be delivered.
+pub(crate) fn count_after(conn: &mut AnyConnection, after: Option<Position>) -> Result<i64> {
+    let start = after.unwrap_or_default();
+    Ok(events::table
+        .filter(events::txid.ge(start.txid))
+        .filter(events::txid.gt(start.txid).or(events::seq.gt(start.seq)))
+        .count()
+        .get_result(conn)?)
+}
+
+/// HOOK-5: the highest position `prune` deleted (`None` before any).
+pub(crate) fn pruned_through(conn: &mut AnyConnection) -> Result<Option<Position>> {
+    let horizon = horizon(conn)?;
+    Ok((horizon != Position::default()).then_some(horizon))
+}
+
+/// HOOK-1, HOOK-5: the newest position given out that a reader could
+/// read now: the newest readable event's, or the prune horizon when prune
+/// left nothing newer (`None` for a log that never held an event).
+pub(crate) fn head_in(conn: &mut AnyConnection) -> Result<Option<Position>> {
+    let below = readable_below(conn)?;
+    let head = head(conn, below)?;
+    let pruned = pruned_through(conn)?;
+    Ok(head.max(pruned))
 }

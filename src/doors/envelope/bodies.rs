@@ -14,6 +14,7 @@ use crate::domain::history::{SettledCursor, SettledPage};
 use crate::domain::listing::{Cursor, ListPage, TaskPendingActions};
 use crate::domain::resume::Delivery;
 use crate::domain::views::{AttemptView, Resolved, Response, WaitOutcome};
+use crate::domain::webhooks::{WebhookSecret, WebhookView};
 use crate::error::ErrorCode;
 use crate::rules::capability::Authorization;
 use crate::rules::vocabulary::{BundleStatus, Resolution};
@@ -69,6 +70,39 @@ impl<'a> From<&'a SettledPage> for SettledPageBody<'a> {
                 .map(SettledCursor::encode)
                 .unwrap_or_default(),
         }
+    }
+}
+
+/// HOOK-1, HOOK-3: a new endpoint's, or a rotated one's, id and secret.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "WebhookSecret")]
+pub(crate) struct WebhookSecretBody<'a> {
+    /// The endpoint.
+    id: &'a str,
+    /// `whsec_` and the standard base64 of 32 random bytes; shown once.
+    secret: &'a str,
+}
+
+impl<'a> From<&'a WebhookSecret> for WebhookSecretBody<'a> {
+    fn from(made: &'a WebhookSecret) -> Self {
+        WebhookSecretBody {
+            id: &made.id,
+            secret: &made.secret,
+        }
+    }
+}
+
+/// HOOK-6: `webhook_list`'s body.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Webhooks")]
+pub(crate) struct WebhooksBody<'a> {
+    /// Every endpoint, oldest first.
+    webhooks: &'a [WebhookView],
+}
+
+impl<'a> From<&'a Vec<WebhookView>> for WebhooksBody<'a> {
+    fn from(webhooks: &'a Vec<WebhookView>) -> Self {
+        WebhooksBody { webhooks }
     }
 }
 

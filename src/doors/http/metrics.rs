@@ -1,7 +1,8 @@
 //! HTTP-7 metrics, Prometheus text: request counts and latencies by route,
 //! resolves by outcome and losers (as answered through this router),
-//! waits in flight, and the pending bundles (read from the library at
-//! each scrape).
+//! waits in flight, and the pending bundles and the webhooks' figures
+//! (read from the database at each scrape, so they count every process's
+//! deliveries, HOOK-6).
 
 use std::time::Duration;
 
@@ -13,6 +14,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use crate::domain::webhooks::WebhookFigures;
 use crate::doors::envelope::Envelope;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -33,6 +35,11 @@ struct OutcomeLabels {
     outcome: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EndpointLabels {
+    endpoint: String,
+}
+
 fn latency_histogram() -> Histogram {
     // 1 ms to about 65 s: long polls end by 55 s.
     Histogram::new(exponential_buckets(0.001, 2.0, 17))
@@ -47,6 +54,11 @@ pub(crate) struct Metrics {
     waits: Gauge,
     streams: Gauge,
     pending: Gauge,
+    webhook_delivered: Family<EndpointLabels, Counter>,
+    webhook_failed: Family<EndpointLabels, Counter>,
+    webhook_backlog: Family<EndpointLabels, Gauge>,
+    webhook_failing: Gauge,
+    webhook_scrape: std::sync::Mutex<()>,
 }
 
 /// Decrements a gauge of things in flight (waits, event streams) when one
@@ -72,6 +84,30 @@ impl Metrics {
         let waits = Gauge::default();
         let streams = Gauge::default();
         let pending = Gauge::default();
+        let webhook_delivered = Family::<EndpointLabels, Counter>::default();
+        let webhook_failed = Family::<EndpointLabels, Counter>::default();
+        let webhook_backlog = Family::<EndpointLabels, Gauge>::default();
+        let webhook_failing = Gauge::default();
+        registry.register(
+            "webhook_delivered",
+            "Events delivered to each webhook endpoint (HOOK-6)",
+            webhook_delivered.clone(),
+        );
+        registry.register(
+            "webhook_failed",
+            "Failed delivery attempts to each webhook endpoint",
+            webhook_failed.clone(),
+        );
+        registry.register(
+            "webhook_backlog",
+            "Events after each webhook endpoint's cursor",
+            webhook_backlog.clone(),
+        );
+        registry.register(
+            "webhook_failing_endpoints",
+            "Webhook endpoints marked failing",
+            webhook_failing.clone(),
+        );
         registry.register(
             "http_requests",
             "HTTP requests by route, method and status",
@@ -116,6 +152,11 @@ impl Metrics {
             waits,
             streams,
             pending,
+            webhook_delivered,
+            webhook_failed,
+            webhook_backlog,
+            webhook_failing,
+            webhook_scrape: std::sync::Mutex::new(()),
         }
     }
 
@@ -182,13 +223,47 @@ impl Metrics {
         InFlight(self.streams.clone())
     }
 
-    /// The Prometheus text of every metric, with `pending` as just read.
-    pub(crate) fn render(&self, pending: i64) -> String {
+    /// The Prometheus text of every metric, with `pending` and the
+    /// webhooks' figures as just read.
+    pub(crate) fn render(&self, pending: i64, webhooks: &[WebhookFigures]) -> String {
         self.pending.set(pending);
+        self.webhooks(webhooks);
         let mut text = String::new();
         if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
             text.clear();
         }
         text
+    }
+}
+
+impl Metrics {
+    /// HOOK-6: the families hold exactly the endpoints there are, each
+    /// counter the database's count (kept there, so every process's
+    /// deliveries count, and they only grow); one scrape at a time.
+    fn webhooks(&self, figures: &[WebhookFigures]) {
+        let _one = self
+            .webhook_scrape
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let labels = |id: &str| EndpointLabels {
+            endpoint: id.to_owned(),
+        };
+        let follow = |family: &Family<EndpointLabels, Counter>, id: &str, count: i64| {
+            family
+                .get_or_create(&labels(id))
+                .inc_by(u64::try_from(count).unwrap_or(0));
+        };
+        self.webhook_delivered.clear();
+        self.webhook_failed.clear();
+        self.webhook_backlog.clear();
+        for figure in figures {
+            follow(&self.webhook_delivered, &figure.id, figure.delivered);
+            follow(&self.webhook_failed, &figure.id, figure.failed);
+            self.webhook_backlog
+                .get_or_create(&labels(&figure.id))
+                .set(figure.backlog);
+        }
+        self.webhook_failing
+            .set(figures.iter().filter(|f| f.failing).count() as i64);
     }
 }

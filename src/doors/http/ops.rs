@@ -49,15 +49,16 @@ pub(crate) async fn metrics(
     if !Operation::Metrics.access().admits(&caller.principal) {
         return Err(Error::CapabilityDenied.into());
     }
-    let pending = state
+    let (pending, webhooks) = state
         .blocking(|engine| {
-            engine.summary(&Operation::Summary.admit(&Principal::System, Channel::Http)?)
+            let summary =
+                engine.summary(&Operation::Summary.admit(&Principal::System, Channel::Http)?)?;
+            Ok::<_, Error>((summary.pending_bundles, engine.webhook_figures()?))
         })
-        .await??
-        .pending_bundles;
+        .await??;
     Ok(text(
         "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        state.metrics.render(pending),
+        state.metrics.render(pending, &webhooks),
     ))
 }
 

@@ -69,6 +69,9 @@ pub enum CliValue {
     /// An age (`30d`, `12h`, `45m`, `90s`, `500ms`) given to an argument
     /// in milliseconds.
     Age,
+    /// Comma-separated words given to an argument that is a list of
+    /// strings (`--events bundle.asked,bundle.closed`).
+    List,
 }
 
 /// One argument's spelling on the command line.
@@ -87,6 +90,9 @@ pub struct CliArg {
 /// named like the argument (`--idempotency-key`).
 #[derive(Debug, Clone, Copy)]
 pub struct CliCommand {
+    /// The group it is under (`webhook` for `clarion webhook add`); `""`
+    /// for a command of its own.
+    pub group: &'static str,
     /// The subcommand.
     pub name: &'static str,
     /// Its one-line help.
@@ -102,6 +108,7 @@ pub struct CliCommand {
 impl CliCommand {
     pub(crate) const fn new(name: &'static str, about: &'static str) -> CliCommand {
         CliCommand {
+            group: "",
             name,
             about,
             args: &[],

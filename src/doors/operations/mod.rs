@@ -24,6 +24,7 @@ mod agent;
 mod answering;
 pub(crate) mod declare;
 mod mirror;
+mod webhooks;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -523,6 +524,18 @@ registry! {
     ExpireDue => agent::ExpireDue,
     /// `attempts` (AUD-3).
     Attempts => answering::Attempts,
+    /// `webhook_add` (HOOK-1).
+    WebhookAdd => webhooks::WebhookAddOp,
+    /// `webhook_list` (HOOK-6).
+    WebhookList => webhooks::WebhookListOp,
+    /// `webhook_enable` (HOOK-1, HOOK-5).
+    WebhookEnable => webhooks::WebhookEnableOp,
+    /// `webhook_disable` (HOOK-1, HOOK-5).
+    WebhookDisable => webhooks::WebhookDisableOp,
+    /// `webhook_remove` (HOOK-1).
+    WebhookRemove => webhooks::WebhookRemoveOp,
+    /// `webhook_rotate` (HOOK-3).
+    WebhookRotate => webhooks::WebhookRotateOp,
     }
     capability_only {
     /// Reading the operational metrics (HTTP-7, `/metrics`). Not a WIRE-5

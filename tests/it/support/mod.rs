@@ -22,6 +22,7 @@ pub mod rows;
 pub mod schema_gen;
 pub mod server;
 pub mod timing;
+pub mod webhooks;
 pub mod world;
 
 pub use checks::*;

@@ -41,6 +41,16 @@ pub const CONTRACT_CHECKERS: PythonTool = PythonTool {
     module: "schemathesis, openapi_spec_validator",
 };
 
+/// The Standard Webhooks reference library, in the test receiver
+/// (`tests/webhooks/receiver.py`, HOOK-3).
+pub const WEBHOOK_VERIFIER: PythonTool = PythonTool {
+    name: "the Standard Webhooks reference library",
+    env_var: "CLARION_WEBHOOKS_PYTHON",
+    venv: "target/webhooks-venv",
+    requirements: "tests/webhooks/requirements.txt",
+    module: "standardwebhooks",
+};
+
 impl PythonTool {
     /// The interpreter that has the tool; `None` (skip) only outside CI.
     pub fn python(&'static self, cell: &'static OnceLock<Option<PathBuf>>) -> Option<PathBuf> {

@@ -5,6 +5,7 @@
 //! `anyOf`, `oneOf`, `enum`, `const`, `properties`, `required`,
 //! `additionalProperties: false`, `items`, `minItems`, `maxItems`,
 //! `minLength`, `maxLength`, `minimum`, `pattern`, `format: date-time`,
+//! a `pattern` that starts `^[Hh][Tt][Tt][Pp]` (an http URL),
 //! `if`/`then`) and fails loudly on any other, so a new keyword cannot
 //! slip past it untested.
 
@@ -115,6 +116,14 @@ fn types(schema: &Value) -> Vec<&str> {
     }
 }
 
+/// Whether the schema is an http or https URL's (HOOK-1): its pattern
+/// says so.
+fn is_http_url(schema: &Value) -> bool {
+    schema["pattern"]
+        .as_str()
+        .is_some_and(|pattern| pattern.starts_with("^[Hh][Tt][Tt][Pp]"))
+}
+
 /// A string the schema accepts: no NUL, not blank (so every `pattern`
 /// clarion publishes holds), within its length bounds.
 fn text(rng: &mut Rng, schema: &Value) -> String {
@@ -122,6 +131,19 @@ fn text(rng: &mut Rng, schema: &Value) -> String {
         let day = 1 + rng.below(28);
         let micros = rng.below(1_000_000);
         return format!("2026-11-{day:02}T12:34:56.{micros:06}Z");
+    }
+    if is_http_url(schema) {
+        let host = format!("https://h{}.example/", rng.below(1000));
+        let length = if rng.edge() {
+            schema["maxLength"].as_u64().unwrap_or(2000) as usize
+        } else {
+            host.chars().count() + rng.below(20) as usize
+        };
+        return std::iter::once(host.as_str())
+            .chain(std::iter::repeat("é"))
+            .flat_map(str::chars)
+            .take(length)
+            .collect();
     }
     let min = schema["minLength"].as_u64().unwrap_or(0).max(1);
     // Now and then as long as the schema allows (and, without a bound,
@@ -366,6 +388,9 @@ pub fn broken(schema: &Value, value: &Value, path: &str) -> Vec<Broken> {
             }
             if schema["minLength"].as_u64() == Some(1) {
                 push(Value::from(""), path.to_owned(), "empty");
+            }
+            if is_http_url(schema) {
+                push(Value::from("ftp://h.example/"), path.to_owned(), "not http");
             }
             if schema
                 .get("pattern")

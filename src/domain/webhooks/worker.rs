@@ -1,0 +1,519 @@
+//! HOOK-2, HOOK-4: the webhook worker. A thread of the handle reads the
+//! event log as `system` (EVT-1a's order, through the one reader) from
+//! each enabled endpoint's cursor and delivers what matches, one event at
+//! a time, signed (HOOK-3), with a blocking HTTP client. An endpoint is
+//! delivered by one worker at a time, under a lease in the database; the
+//! cursor moves past an event once it is delivered or does not match, and
+//! only while the lease is this worker's. It ends when the handle closes
+//! (REL-7).
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use diesel::prelude::*;
+
+use crate::domain::engine::signal::EventSubscription;
+use crate::domain::engine::sweeper::Sweeper;
+use crate::domain::engine::Engine;
+use crate::domain::events::{Logged, Position};
+use crate::domain::webhooks::signing::{event_body, event_id, signature_header, test_body};
+use crate::domain::webhooks::{endpoint_columns, Endpoint};
+use crate::error::{Error, Result};
+use crate::rules::limits::{
+    webhook_retry_delay, WEBHOOK_FIRST_RETRY, WEBHOOK_GIVE_UP, WEBHOOK_TIMEOUT,
+};
+use crate::rules::principal::Principal;
+use crate::rules::visibility::Scope;
+use crate::rules::vocabulary::WebhookState;
+use crate::store::schema::webhooks;
+use crate::store::{IdKind, IdSource, UuidV7Ids};
+
+/// How the worker delivers (HOOK-2, HOOK-4): short values let tests run in
+/// seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WebhookOptions {
+    timeout: Duration,
+    first_retry: Duration,
+    give_up: Duration,
+}
+
+impl Default for WebhookOptions {
+    fn default() -> Self {
+        WebhookOptions {
+            timeout: WEBHOOK_TIMEOUT,
+            first_retry: WEBHOOK_FIRST_RETRY,
+            give_up: WEBHOOK_GIVE_UP,
+        }
+    }
+}
+
+impl WebhookOptions {
+    /// The defaults: 10 s per delivery, a first retry after 5 s, failing
+    /// after 3 days.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// How long one delivery may take (a slower one failed).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The delay before the first retry; each later one doubles, up to an
+    /// hour.
+    pub fn first_retry(mut self, delay: Duration) -> Self {
+        self.first_retry = delay;
+        self
+    }
+
+    /// How long an event may keep failing before its endpoint is marked
+    /// `failing`.
+    pub fn give_up(mut self, after: Duration) -> Self {
+        self.give_up = after;
+        self
+    }
+
+    /// A worker's hold on an endpoint: longer than one delivery, so it
+    /// lapses only when the worker is gone.
+    fn lease(self) -> Duration {
+        self.timeout * 2 + Duration::from_secs(1)
+    }
+}
+
+/// The running worker: its thread, and what wakes it when events are
+/// appended (here or, through the watcher, elsewhere).
+pub(crate) struct WebhookWorker {
+    thread: Arc<Sweeper>,
+    _subscription: EventSubscription,
+}
+
+impl WebhookWorker {
+    pub(crate) fn stop(&self) {
+        self.thread.stop();
+    }
+
+    #[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
+    pub(crate) fn is_running(&self) -> bool {
+        self.thread.is_running()
+    }
+}
+
+impl Endpoint {
+    /// HOOK-2: whether it receives an event of `event_type` recorded in
+    /// `workspace_id`.
+    fn matches(&self, event_type: &str, workspace_id: &str) -> bool {
+        let typed = self.events.is_empty() || self.events.split(',').any(|t| t == event_type);
+        let placed = self.workspace_id.is_empty() || self.workspace_id == workspace_id;
+        typed && placed
+    }
+
+    /// HOOK-3: the secrets that sign at `now`: the current one, and during
+    /// a rotation's overlap the previous one after it.
+    fn signing_secrets(&self, now: i64) -> Vec<&str> {
+        let mut secrets = vec![self.secret.as_str()];
+        if let (Some(previous), Some(until)) = (&self.previous_secret, self.previous_until) {
+            if now < until {
+                secrets.push(previous);
+            }
+        }
+        secrets
+    }
+}
+
+/// How long a round sleeps when nothing is due sooner: the bound within
+/// which an event reaches an endpoint when no wake-up came.
+const IDLE: Duration = Duration::from_secs(1);
+
+/// Events read per page of the log.
+const PAGE: i64 = 100;
+
+/// HOOK-4: starts the worker on a thread of the handle.
+pub(crate) fn start(engine: &Arc<Engine>, options: WebhookOptions) -> std::io::Result<()> {
+    let weak: Weak<Engine> = Arc::downgrade(engine);
+    let worker = Worker {
+        id: UuidV7Ids.new_id(IdKind::Webhook),
+        agent: agent(options),
+        options,
+    };
+    let thread = Arc::new(Sweeper::start("clarion-webhooks", move || {
+        let engine = weak.upgrade()?;
+        if engine.check_open().is_err() {
+            return None;
+        }
+        Some(match worker.round(&engine) {
+            Ok(sleep) => sleep,
+            Err(error) => {
+                tracing::warn!(%error, "a webhook round failed; it runs again");
+                IDLE
+            }
+        })
+    })?);
+    let nudged = Arc::downgrade(&thread);
+    let subscription = engine.subscribe_events(Arc::new(move || {
+        if let Some(thread) = nudged.upgrade() {
+            thread.nudge();
+        }
+    }));
+    let worker = WebhookWorker {
+        thread,
+        _subscription: subscription,
+    };
+    if let Err(worker) = engine.webhook_worker.set(worker) {
+        worker.stop();
+        tracing::error!("a handle's webhook worker started twice");
+    }
+    Ok(())
+}
+
+/// HOOK-2: a blocking client that never follows a redirect (a 3xx is a
+/// failure) and reads any status as an answer.
+fn agent(options: WebhookOptions) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(options.timeout))
+        .max_redirects(0)
+        .max_redirects_will_error(false)
+        .http_status_as_error(false)
+        .user_agent(concat!("clarion-webhooks/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
+}
+
+/// What one attempt came to.
+enum Outcome {
+    /// A 2xx.
+    Delivered,
+    /// `410 Gone`: the receiver wants no more.
+    Gone,
+    /// Anything else: a status, a timeout, a connection error.
+    Failed(String),
+}
+
+/// HOOK-3: one signed `POST` of `body` to `url`: the status it was
+/// answered with, or why there was no answer.
+fn post(
+    agent: &ureq::Agent,
+    url: &str,
+    secrets: &[&str],
+    id: &str,
+    body: &str,
+) -> std::result::Result<u16, String> {
+    let timestamp = chrono::Utc::now().timestamp();
+    let signature = signature_header(secrets, id, timestamp, body.as_bytes());
+    let sent = agent
+        .post(url)
+        .header("content-type", "application/json")
+        .header("webhook-id", id)
+        .header("webhook-timestamp", timestamp.to_string())
+        .header("webhook-signature", signature)
+        .send(body.as_bytes());
+    match sent {
+        Ok(response) => Ok(response.status().as_u16()),
+        Err(ureq::Error::Timeout(_)) => Err("timed out".to_owned()),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
+/// HOOK-2: what an attempt's answer means.
+fn outcome(answer: std::result::Result<u16, String>) -> Outcome {
+    match answer {
+        Ok(200..=299) => Outcome::Delivered,
+        Ok(410) => Outcome::Gone,
+        Ok(status) => Outcome::Failed(format!("answered {status}")),
+        Err(why) => Outcome::Failed(why),
+    }
+}
+
+/// What `webhook test` got (HOOK-3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestDelivery {
+    /// The receiver answered with this status.
+    Answered(u16),
+    /// No answer: a timeout or a connection error, and why.
+    Failed(String),
+}
+
+/// HOOK-3's `webhook test`: one signed `webhook.test` now, outside the
+/// cursor, with a fresh `webhook-id`; what it got.
+pub(crate) fn send_test(engine: &Engine, id: &str, timeout: Duration) -> Result<TestDelivery> {
+    let endpoint = engine.webhook_endpoint(id)?;
+    let now = engine.now();
+    let body = test_body(now);
+    let message = format!("evt_test_{}", UuidV7Ids.new_id(IdKind::Webhook));
+    let secrets = endpoint.signing_secrets(now.as_micros());
+    let agent = agent(WebhookOptions::new().timeout(timeout));
+    Ok(
+        match post(&agent, &endpoint.url, &secrets, &message, &body) {
+            Ok(status) => TestDelivery::Answered(status),
+            Err(why) => TestDelivery::Failed(why),
+        },
+    )
+}
+
+struct Worker {
+    /// This worker's name in the leases it takes.
+    id: String,
+    agent: ureq::Agent,
+    options: WebhookOptions,
+}
+
+impl Worker {
+    /// One round: every enabled endpoint that is due is delivered as far
+    /// as it goes; returns how long to sleep before the next.
+    fn round(&self, engine: &Engine) -> Result<Duration> {
+        let now = engine.now().as_micros();
+        let enabled: Vec<Endpoint> = engine.read(|conn| {
+            Ok(webhooks::table
+                .filter(webhooks::state.eq(WebhookState::Enabled.as_str()))
+                .order((webhooks::created_at, webhooks::id))
+                .select(endpoint_columns())
+                .load(conn)?)
+        })?;
+        let mut sleep = IDLE;
+        for endpoint in enabled {
+            if let Some(next) = endpoint.next_attempt_at.filter(|next| *next > now) {
+                sleep = sleep.min(micros(next - now));
+                continue;
+            }
+            if !self.take_lease(engine, &endpoint.id)? {
+                continue;
+            }
+            // Read again under the lease: another worker may have moved the
+            // cursor since the list was read.
+            let delivered = engine
+                .read(|conn| super::load(conn, &endpoint.id))
+                .and_then(|endpoint| self.deliver(engine, endpoint));
+            self.release(engine)?;
+            if let Some(retry) = delivered? {
+                sleep = sleep.min(retry);
+            }
+        }
+        Ok(sleep)
+    }
+
+    /// HOOK-2: the endpoint's lease, if no other worker holds one.
+    fn take_lease(&self, engine: &Engine, id: &str) -> Result<bool> {
+        let now = engine.now().as_micros();
+        let until = now.saturating_add(as_micros(self.options.lease()));
+        let taken = engine.write(|conn| {
+            Ok(diesel::update(
+                webhooks::table
+                    .find(id)
+                    .filter(webhooks::state.eq(WebhookState::Enabled.as_str()))
+                    .filter(
+                        webhooks::lease_until
+                            .is_null()
+                            .or(webhooks::lease_until.lt(now))
+                            .or(webhooks::lease_owner.eq(&self.id)),
+                    ),
+            )
+            .set((
+                webhooks::lease_owner.eq(&self.id),
+                webhooks::lease_until.eq(until),
+            ))
+            .execute(conn)?)
+        })?;
+        Ok(taken == 1)
+    }
+
+    /// Lets go of every lease this worker holds.
+    fn release(&self, engine: &Engine) -> Result<()> {
+        engine.write(|conn| {
+            diesel::update(webhooks::table.filter(webhooks::lease_owner.eq(&self.id)))
+                .set((
+                    webhooks::lease_owner.eq(None::<String>),
+                    webhooks::lease_until.eq(None::<i64>),
+                ))
+                .execute(conn)?;
+            Ok(())
+        })
+    }
+
+    /// HOOK-2: delivers the endpoint's events from its cursor on, one at a
+    /// time, until the log is read or an attempt fails; `Some(delay)` when
+    /// a failed event is to be tried again after it.
+    fn deliver(&self, engine: &Engine, endpoint: Endpoint) -> Result<Option<Duration>> {
+        let scope = Scope::of(&Principal::System)
+            .ok_or_else(|| Error::Internal("no scope for system".into()))?;
+        let mut cursor = endpoint.cursor_position();
+        loop {
+            let page = engine.read_log(&scope, cursor, PAGE)?;
+            if page.reset {
+                tracing::warn!(
+                    endpoint = endpoint.id,
+                    "events after the webhook's cursor are gone; it goes on from the head"
+                );
+            }
+            for event in &page.rows {
+                if !endpoint.matches(&event.event_type, &event.workspace_id) {
+                    cursor = Some(event.position);
+                    continue;
+                }
+                // The events passed over before it are done with.
+                self.move_cursor(engine, &endpoint.id, cursor)?;
+                if !self.renew(engine, &endpoint.id)? {
+                    return Ok(None);
+                }
+                let now = engine.now().as_micros();
+                let body = event_body(event);
+                let answer = post(
+                    &self.agent,
+                    &endpoint.url,
+                    &endpoint.signing_secrets(now),
+                    &event_id(event),
+                    &body,
+                );
+                match outcome(answer) {
+                    Outcome::Delivered => {
+                        self.delivered(engine, &endpoint.id, event)?;
+                        cursor = Some(event.position);
+                    }
+                    Outcome::Gone => {
+                        self.gone(engine, &endpoint.id)?;
+                        return Ok(None);
+                    }
+                    Outcome::Failed(why) => {
+                        return self.failed(engine, &endpoint.id, &why).map(Some)
+                    }
+                }
+            }
+            // The examined tail (and, after a reset, the head) is done with.
+            let end = page.next.or(cursor);
+            self.move_cursor(engine, &endpoint.id, end)?;
+            cursor = end;
+            if !page.full {
+                return Ok(None);
+            }
+        }
+    }
+
+    /// Keeps the lease for one more delivery; false when it was lost.
+    fn renew(&self, engine: &Engine, id: &str) -> Result<bool> {
+        let until = engine
+            .now()
+            .as_micros()
+            .saturating_add(as_micros(self.options.lease()));
+        engine.write(|conn| {
+            Ok(diesel::update(held_row(id, &self.id))
+                .set(webhooks::lease_until.eq(until))
+                .execute(conn)?
+                == 1)
+        })
+    }
+
+    /// Moves the cursor forward to `to` (never back).
+    fn move_cursor(&self, engine: &Engine, id: &str, to: Option<Position>) -> Result<()> {
+        let Some(to) = to else {
+            return Ok(());
+        };
+        engine.write(|conn| {
+            let current: Option<String> = held_row(id, &self.id)
+                .select(webhooks::cursor)
+                .first(conn)
+                .optional()?;
+            let Some(current) = current else {
+                return Ok(());
+            };
+            let at = Position::parse(&current).ok().flatten().unwrap_or_default();
+            if to > at {
+                diesel::update(webhooks::table.find(id))
+                    .set(webhooks::cursor.eq(to.to_string()))
+                    .execute(conn)?;
+            }
+            Ok(())
+        })
+    }
+
+    /// HOOK-2: a 2xx: the cursor passes the event, the failure is over.
+    fn delivered(&self, engine: &Engine, id: &str, event: &Logged) -> Result<()> {
+        let now = engine.now().as_micros();
+        engine.write(|conn| {
+            diesel::update(held_row(id, &self.id))
+                .set((
+                    webhooks::cursor.eq(event.position.to_string()),
+                    webhooks::delivered.eq(webhooks::delivered + 1),
+                    webhooks::failures.eq(0),
+                    webhooks::failing_since.eq(None::<i64>),
+                    webhooks::last_error.eq(""),
+                    webhooks::last_attempt_at.eq(Some(now)),
+                    webhooks::next_attempt_at.eq(None::<i64>),
+                ))
+                .execute(conn)?;
+            Ok(())
+        })
+    }
+
+    /// HOOK-2: `410 Gone` disables the endpoint.
+    fn gone(&self, engine: &Engine, id: &str) -> Result<()> {
+        let now = engine.now().as_micros();
+        engine.write(|conn| {
+            diesel::update(held_row(id, &self.id))
+                .set((
+                    webhooks::state.eq(WebhookState::Disabled.as_str()),
+                    webhooks::failed.eq(webhooks::failed + 1),
+                    webhooks::last_error.eq("answered 410 Gone: disabled"),
+                    webhooks::last_attempt_at.eq(Some(now)),
+                    webhooks::next_attempt_at.eq(None::<i64>),
+                ))
+                .execute(conn)?;
+            Ok(())
+        })
+    }
+
+    /// HOOK-2: a failure: tried again after the first retry delay, each
+    /// later delay twice the previous (at most an hour); once the event
+    /// has been failing for the give-up time, the endpoint is `failing`.
+    /// Returns the delay.
+    fn failed(&self, engine: &Engine, id: &str, why: &str) -> Result<Duration> {
+        let now = engine.now().as_micros();
+        let options = self.options;
+        engine.write(|conn| {
+            let row: Option<(i32, Option<i64>)> = held_row(id, &self.id)
+                .select((webhooks::failures, webhooks::failing_since))
+                .first(conn)
+                .optional()?;
+            let Some((failures, since)) = row else {
+                return Ok(IDLE);
+            };
+            let failures = failures.saturating_add(1);
+            let since = since.unwrap_or(now);
+            let delay = webhook_retry_delay(options.first_retry, failures.max(0) as u32);
+            let gave_up = now.saturating_sub(since) >= as_micros(options.give_up);
+            let state = if gave_up {
+                WebhookState::Failing
+            } else {
+                WebhookState::Enabled
+            };
+            diesel::update(webhooks::table.find(id))
+                .set((
+                    webhooks::state.eq(state.as_str()),
+                    webhooks::failures.eq(failures),
+                    webhooks::failing_since.eq(Some(since)),
+                    webhooks::failed.eq(webhooks::failed + 1),
+                    webhooks::last_error.eq(why),
+                    webhooks::last_attempt_at.eq(Some(now)),
+                    webhooks::next_attempt_at
+                        .eq((!gave_up).then(|| now.saturating_add(as_micros(delay)))),
+                ))
+                .execute(conn)?;
+            Ok(delay)
+        })
+    }
+}
+
+/// The endpoint's row while `worker` holds its lease: a worker that lost
+/// the lease reads and moves nothing.
+#[diesel::dsl::auto_type]
+fn held_row<'a>(id: &'a str, worker: &'a str) -> _ {
+    webhooks::table
+        .find(id)
+        .filter(webhooks::lease_owner.eq(worker))
+}
+
+fn as_micros(duration: Duration) -> i64 {
+    i64::try_from(duration.as_micros()).unwrap_or(i64::MAX)
+}
+
+fn micros(micros: i64) -> Duration {
+    Duration::from_micros(micros.max(0) as u64)
+}
