@@ -673,8 +673,9 @@ impl Clarion {
     }
 
     /// HOOK-4: delivers the webhooks on a thread of this handle until it
-    /// is closed. Several handles and processes may run one each: an
-    /// endpoint is delivered by one at a time.
+    /// is closed (a second call leaves the first worker running). Several
+    /// handles and processes may run one each: an endpoint is delivered by
+    /// one at a time.
     #[cfg(feature = "webhooks")]
     pub fn start_webhooks(&self, options: WebhookOptions) -> Result<()> {
         crate::domain::webhooks::worker::start(&self.engine, options).map_err(|error| {

@@ -61,7 +61,7 @@ pub(crate) struct Engine {
     pub(crate) ledger: ledger::Ledger,
     /// The webhook worker, when the host started one (HOOK-4).
     #[cfg(feature = "webhooks")]
-    pub(crate) webhook_worker: std::sync::OnceLock<crate::domain::webhooks::worker::WebhookWorker>,
+    pub(crate) webhook_worker: std::sync::OnceLock<sweeper::EventSweeper>,
 }
 
 impl Engine {

@@ -7,6 +7,9 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+#[cfg(feature = "webhooks")]
+use crate::domain::engine::signal::{EventSubscription, Wake};
+
 #[derive(Default)]
 struct Signals {
     stopped: bool,
@@ -91,5 +94,46 @@ impl Sweeper {
             .signals
             .lock()
             .unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// A sweeper that every appended event nudges too (HOOK-4's webhook
+/// worker): the thread, and the subscription that wakes it, dropped with
+/// it.
+#[cfg(feature = "webhooks")]
+pub(crate) struct EventSweeper {
+    thread: Arc<Sweeper>,
+    _subscription: EventSubscription,
+}
+
+#[cfg(feature = "webhooks")]
+impl EventSweeper {
+    /// Starts the thread `name` as [`Sweeper::start`] does; `subscribe`
+    /// is given the nudge to call whenever events may have been appended.
+    pub(crate) fn start(
+        name: &str,
+        round: impl FnMut() -> Option<Duration> + Send + 'static,
+        subscribe: impl FnOnce(Wake) -> EventSubscription,
+    ) -> std::io::Result<EventSweeper> {
+        let thread = Arc::new(Sweeper::start(name, round)?);
+        let nudged = Arc::downgrade(&thread);
+        let subscription = subscribe(Arc::new(move || {
+            if let Some(thread) = nudged.upgrade() {
+                thread.nudge();
+            }
+        }));
+        Ok(EventSweeper {
+            thread,
+            _subscription: subscription,
+        })
+    }
+
+    pub(crate) fn stop(&self) {
+        self.thread.stop();
+    }
+
+    #[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
+    pub(crate) fn is_running(&self) -> bool {
+        self.thread.is_running()
     }
 }

@@ -9,7 +9,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use sha2::Sha256;
 
 use crate::domain::events::Logged;
-use crate::domain::webhooks::SECRET_PREFIX;
+use crate::domain::webhooks::endpoint::SECRET_PREFIX;
 use crate::store::Timestamp;
 
 /// HOOK-3: the compact body of an event's delivery: `{"type",

@@ -12,12 +12,11 @@ use std::time::Duration;
 
 use diesel::prelude::*;
 
-use crate::domain::engine::signal::EventSubscription;
-use crate::domain::engine::sweeper::Sweeper;
+use crate::domain::engine::sweeper::EventSweeper;
 use crate::domain::engine::Engine;
 use crate::domain::events::{Logged, Position};
+use crate::domain::webhooks::endpoint::{endpoint_columns, load, Endpoint};
 use crate::domain::webhooks::signing::{event_body, event_id, signature_header, test_body};
-use crate::domain::webhooks::{endpoint_columns, Endpoint};
 use crate::error::{Error, Result};
 use crate::rules::limits::{
     webhook_retry_delay, WEBHOOK_FIRST_RETRY, WEBHOOK_GIVE_UP, WEBHOOK_TIMEOUT,
@@ -81,24 +80,6 @@ impl WebhookOptions {
     }
 }
 
-/// The running worker: its thread, and what wakes it when events are
-/// appended (here or, through the watcher, elsewhere).
-pub(crate) struct WebhookWorker {
-    thread: Arc<Sweeper>,
-    _subscription: EventSubscription,
-}
-
-impl WebhookWorker {
-    pub(crate) fn stop(&self) {
-        self.thread.stop();
-    }
-
-    #[cfg_attr(not(feature = "test-hooks"), allow(dead_code))]
-    pub(crate) fn is_running(&self) -> bool {
-        self.thread.is_running()
-    }
-}
-
 impl Endpoint {
     /// HOOK-2: whether it receives an event of `event_type` recorded in
     /// `workspace_id`.
@@ -129,14 +110,19 @@ const IDLE: Duration = Duration::from_secs(1);
 const PAGE: i64 = 100;
 
 /// HOOK-4: starts the worker on a thread of the handle.
+/// A handle runs one: starting it again (or twice at once, where the
+/// later one stops at once) leaves the first running.
 pub(crate) fn start(engine: &Arc<Engine>, options: WebhookOptions) -> std::io::Result<()> {
+    if engine.webhook_worker.get().is_some() {
+        return Ok(());
+    }
     let weak: Weak<Engine> = Arc::downgrade(engine);
     let worker = Worker {
         id: UuidV7Ids.new_id(IdKind::Webhook),
         agent: agent(options),
         options,
     };
-    let thread = Arc::new(Sweeper::start("clarion-webhooks", move || {
+    let round = move || {
         let engine = weak.upgrade()?;
         if engine.check_open().is_err() {
             return None;
@@ -148,20 +134,14 @@ pub(crate) fn start(engine: &Arc<Engine>, options: WebhookOptions) -> std::io::R
                 IDLE
             }
         })
-    })?);
-    let nudged = Arc::downgrade(&thread);
-    let subscription = engine.subscribe_events(Arc::new(move || {
-        if let Some(thread) = nudged.upgrade() {
-            thread.nudge();
-        }
-    }));
-    let worker = WebhookWorker {
-        thread,
-        _subscription: subscription,
     };
+    // Woken when events are appended, here or (through the watcher)
+    // in another process.
+    let worker = EventSweeper::start("clarion-webhooks", round, |wake| {
+        engine.subscribe_events(wake)
+    })?;
     if let Err(worker) = engine.webhook_worker.set(worker) {
         worker.stop();
-        tracing::error!("a handle's webhook worker started twice");
     }
     Ok(())
 }
@@ -281,7 +261,7 @@ impl Worker {
             // Read again under the lease: another worker may have moved the
             // cursor since the list was read.
             let delivered = engine
-                .read(|conn| super::load(conn, &endpoint.id))
+                .read(|conn| load(conn, &endpoint.id))
                 .and_then(|endpoint| self.deliver(engine, endpoint));
             self.release(engine)?;
             if let Some(retry) = delivered? {
@@ -336,6 +316,8 @@ impl Worker {
         let scope = Scope::of(&Principal::System)
             .ok_or_else(|| Error::Internal("no scope for system".into()))?;
         let mut cursor = endpoint.cursor_position();
+        // What the row holds: the cursor is written only when it moved.
+        let mut stored = cursor;
         loop {
             let page = engine.read_log(&scope, cursor, PAGE)?;
             if page.reset {
@@ -349,9 +331,10 @@ impl Worker {
                     cursor = Some(event.position);
                     continue;
                 }
-                // The events passed over before it are done with.
-                self.move_cursor(engine, &endpoint.id, cursor)?;
-                if !self.renew(engine, &endpoint.id)? {
+                // The events passed over before it are done with. Every
+                // write under the lease also extends it, so the lease
+                // covers the post that follows (a lost lease stops here).
+                if cursor != stored && !self.move_cursor(engine, &endpoint.id, cursor)? {
                     return Ok(None);
                 }
                 let now = engine.now().as_micros();
@@ -365,8 +348,11 @@ impl Worker {
                 );
                 match outcome(answer) {
                     Outcome::Delivered => {
-                        self.delivered(engine, &endpoint.id, event)?;
+                        if !self.delivered(engine, &endpoint.id, event)? {
+                            return Ok(None);
+                        }
                         cursor = Some(event.position);
+                        stored = cursor;
                     }
                     Outcome::Gone => {
                         self.gone(engine, &endpoint.id)?;
@@ -379,57 +365,60 @@ impl Worker {
             }
             // The examined tail (and, after a reset, the head) is done with.
             let end = page.next.or(cursor);
-            self.move_cursor(engine, &endpoint.id, end)?;
+            if end != stored && !self.move_cursor(engine, &endpoint.id, end)? {
+                return Ok(None);
+            }
             cursor = end;
+            stored = end;
             if !page.full {
                 return Ok(None);
             }
         }
     }
 
-    /// Keeps the lease for one more delivery; false when it was lost.
-    fn renew(&self, engine: &Engine, id: &str) -> Result<bool> {
-        let until = engine
+    /// The lease's end if it is extended now.
+    fn lease_end(&self, engine: &Engine) -> i64 {
+        engine
             .now()
             .as_micros()
-            .saturating_add(as_micros(self.options.lease()));
-        engine.write(|conn| {
-            Ok(diesel::update(held_row(id, &self.id))
-                .set(webhooks::lease_until.eq(until))
-                .execute(conn)?
-                == 1)
-        })
+            .saturating_add(as_micros(self.options.lease()))
     }
 
-    /// Moves the cursor forward to `to` (never back).
-    fn move_cursor(&self, engine: &Engine, id: &str, to: Option<Position>) -> Result<()> {
+    /// Moves the cursor forward to `to` (never back) and extends the
+    /// lease; false when the lease was lost.
+    fn move_cursor(&self, engine: &Engine, id: &str, to: Option<Position>) -> Result<bool> {
         let Some(to) = to else {
-            return Ok(());
+            return Ok(true);
         };
+        let until = self.lease_end(engine);
         engine.write(|conn| {
             let current: Option<String> = held_row(id, &self.id)
                 .select(webhooks::cursor)
                 .first(conn)
                 .optional()?;
             let Some(current) = current else {
-                return Ok(());
+                return Ok(false);
             };
             let at = Position::parse(&current).ok().flatten().unwrap_or_default();
-            if to > at {
-                diesel::update(webhooks::table.find(id))
-                    .set(webhooks::cursor.eq(to.to_string()))
-                    .execute(conn)?;
-            }
-            Ok(())
+            diesel::update(held_row(id, &self.id))
+                .set((
+                    webhooks::cursor.eq(to.max(at).to_string()),
+                    webhooks::lease_until.eq(until),
+                ))
+                .execute(conn)?;
+            Ok(true)
         })
     }
 
-    /// HOOK-2: a 2xx: the cursor passes the event, the failure is over.
-    fn delivered(&self, engine: &Engine, id: &str, event: &Logged) -> Result<()> {
+    /// HOOK-2: a 2xx: the cursor passes the event, the failure is over,
+    /// the lease is extended; false when the lease was lost.
+    fn delivered(&self, engine: &Engine, id: &str, event: &Logged) -> Result<bool> {
         let now = engine.now().as_micros();
+        let until = self.lease_end(engine);
         engine.write(|conn| {
-            diesel::update(held_row(id, &self.id))
+            let held = diesel::update(held_row(id, &self.id))
                 .set((
+                    webhooks::lease_until.eq(until),
                     webhooks::cursor.eq(event.position.to_string()),
                     webhooks::delivered.eq(webhooks::delivered + 1),
                     webhooks::failures.eq(0),
@@ -439,7 +428,7 @@ impl Worker {
                     webhooks::next_attempt_at.eq(None::<i64>),
                 ))
                 .execute(conn)?;
-            Ok(())
+            Ok(held == 1)
         })
     }
 
