@@ -18,8 +18,7 @@ use std::collections::BTreeSet;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use clarion::Principal;
@@ -132,12 +131,12 @@ impl Place {
             .process_group(0)
             .spawn()
             .expect("start bash");
-        let disarmed = Arc::new(AtomicBool::new(false));
+        // The safety net: the group is killed after LIFETIME unless the
+        // run is dropped first (which drops the sender and ends the wait).
+        let (disarm, disarmed) = mpsc::channel::<()>();
         let group = child.id();
-        let net = disarmed.clone();
         std::thread::spawn(move || {
-            std::thread::sleep(LIFETIME);
-            if !net.load(Ordering::SeqCst) {
+            if disarmed.recv_timeout(LIFETIME) == Err(RecvTimeoutError::Timeout) {
                 signal_group(group, "KILL");
             }
         });
@@ -147,7 +146,7 @@ impl Place {
             out,
             err,
             started: Instant::now(),
-            disarmed,
+            _disarm: disarm,
         }
     }
 }
@@ -167,7 +166,8 @@ struct Run {
     out: PathBuf,
     err: PathBuf,
     started: Instant,
-    disarmed: Arc<AtomicBool>,
+    /// Dropped with the run: the safety net stands down.
+    _disarm: mpsc::Sender<()>,
 }
 
 impl Drop for Run {
@@ -178,7 +178,6 @@ impl Drop for Run {
         }
         // Whatever the block started in its group goes too.
         signal_group(self.child.id(), "KILL");
-        self.disarmed.store(true, Ordering::SeqCst);
     }
 }
 
@@ -204,70 +203,67 @@ impl Run {
     /// Polls the block's stdout until `done` holds, within `limit`; fails
     /// if the block ends first.
     fn wait_for(&mut self, what: &str, limit: Duration, done: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + limit;
-        loop {
-            let stdout = self.stdout();
-            if done(&stdout) {
-                return stdout;
+        let mut ended = None;
+        let seen = within(limit, || {
+            if done(&self.stdout()) {
+                return true;
             }
-            if let Some(status) = self.child.try_wait().expect("the block's status") {
-                // It may have printed the last of it as it ended.
-                let stdout = self.stdout();
-                assert!(
-                    done(&stdout),
-                    "{what}: the block ended ({status}) first; {}",
-                    self.printed()
-                );
-                return stdout;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{what}: not within {limit:?}; {}",
+            ended = self.child.try_wait().expect("the block's status");
+            ended.is_some()
+        });
+        // It may have printed the last of it as it ended.
+        let stdout = self.stdout();
+        if let Some(status) = ended.filter(|_| !done(&stdout)) {
+            panic!(
+                "{what}: the block ended ({status}) first; {}",
                 self.printed()
             );
-            std::thread::sleep(Duration::from_millis(20));
         }
+        assert!(seen, "{what}: not within {limit:?}; {}", self.printed());
+        stdout
     }
 
     /// Waits until the block ends, at most `bound` after it started.
     fn finish(&mut self, bound: Duration) -> ExitStatus {
-        loop {
-            if let Some(status) = self.child.try_wait().expect("the block's status") {
-                let took = self.started.elapsed();
-                assert!(
-                    took <= bound,
-                    "block {} took {took:?}, more than {bound:?}",
-                    self.name
-                );
-                return status;
-            }
-            assert!(
-                self.started.elapsed() < bound,
+        let left = bound.saturating_sub(self.started.elapsed());
+        let status = self.end_within(left);
+        let took = self.started.elapsed();
+        let status = status.unwrap_or_else(|| {
+            panic!(
                 "block {} did not end within {bound:?}; {}",
                 self.name,
                 self.printed()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            )
+        });
+        assert!(
+            took <= bound,
+            "block {} took {took:?}, more than {bound:?}",
+            self.name
+        );
+        status
+    }
+
+    /// The block's exit status once it ends, if within `limit`.
+    fn end_within(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let mut status = None;
+        within(limit, || {
+            status = self.child.try_wait().expect("the block's status");
+            status.is_some()
+        });
+        status
     }
 
     /// `Ctrl`+`C`: SIGINT to the block's group, then its end within
     /// `limit`.
     fn interrupt(&mut self, limit: Duration) -> ExitStatus {
         signal_group(self.child.id(), "INT");
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("the block's status") {
-                return status;
-            }
-            assert!(
-                Instant::now() < deadline,
+        self.end_within(limit).unwrap_or_else(|| {
+            panic!(
                 "block {} did not stop within {limit:?} of Ctrl+C; {}",
                 self.name,
                 self.printed()
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
+            )
+        })
     }
 }
 

@@ -370,6 +370,11 @@ fn ui_15_decision_buttons_nothing_sendable_until_decided(db: &TestDb) {
         browser.js("return document.getElementById('submit').disabled;", vec![]),
         json!(false)
     );
+    assert_eq!(
+        browser.text("#answer-error"),
+        "",
+        "\"decide … first\" goes once all is decided"
+    );
     browser.screenshot(&format!("decision-decided-desktop-{}", backend(db)));
     browser.set_window_size(360, 740);
     browser.screenshot(&format!("decision-360-{}", backend(db)));

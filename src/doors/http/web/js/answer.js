@@ -170,7 +170,7 @@ function renderAnswer(bundle) {
   reason.value = draft ? draft.reason : '';
   reason.dispatchEvent(new Event('input'));
   setRejecting(Boolean(draft && draft.rejecting));
-  $('answer-error').textContent = '';
+  showError('', false);
   $('answer-form').hidden = false;
   $('settled').hidden = true;
   setSending(false);
@@ -184,10 +184,25 @@ export function syncSend() {
   const open = state.open;
   if (!open || open.done) return;
   const blocked = isPermission(open.bundle) && undecided(collectAnswers($('questions'), open.bundle)).length > 0;
+  // "Decide … first" is over once everything is decided.
+  if (!blocked && $('answer-error').dataset.undecided) showError('', false);
   const submit = /** @type {HTMLButtonElement} */ ($('submit'));
   submit.disabled = open.sending || blocked;
   submit.setAttribute('aria-describedby', blocked ? 'submit-help' : '');
   $('submit-help').hidden = !blocked;
+}
+
+/**
+ * Says why nothing was sent, or clears it.
+ * @param {string} text
+ * @param {boolean} undecided it asks for the undecided questions (UI-15),
+ *   so it goes once they are decided.
+ */
+function showError(text, undecided) {
+  const error = $('answer-error');
+  error.textContent = text;
+  if (undecided) error.dataset.undecided = '1';
+  else delete error.dataset.undecided;
 }
 
 /**
@@ -326,7 +341,7 @@ export async function submitAnswer() {
   if (isPermission(open.bundle)) {
     const left = undecided(answers);
     if (left.length) {
-      $('answer-error').textContent = 'Nothing was sent: decide ' + listOf(left.map(name)) + ' first.';
+      showError('Nothing was sent: decide ' + listOf(left.map(name)) + ' first.', true);
       focusQuestion(left[0]);
       return;
     }
@@ -341,7 +356,7 @@ export async function submitAnswer() {
       }
     }
   }
-  $('answer-error').textContent = '';
+  showError('', false);
   await settle('respond', { answers: collectAnswers($('questions'), open.bundle) });
 }
 
@@ -396,7 +411,7 @@ async function settle(action, body) {
   if (!open) return;
   const id = open.bundle.pending_id;
   const focused = document.activeElement;
-  $('answer-error').textContent = '';
+  showError('', false);
   setSending(true);
   // UI-21: an event for it while the request travels is never "elsewhere".
   state.inFlight.add(id);
@@ -436,7 +451,7 @@ async function settle(action, body) {
       ? 'The server sent an unexpected reply; nothing is known to be recorded.'
       : reply.body.error || 'The server answered ' + reply.status + '.';
     if (here) {
-      $('answer-error').textContent = error;
+      showError(error, false);
       if (focused instanceof HTMLElement && document.activeElement === document.body) focused.focus();
     } else {
       toast(error);

@@ -48,8 +48,8 @@ function headingOf(status, response, how) {
 }
 
 /**
- * One answer as the person reads it: the chosen options' labels and the
- * text.
+ * One answer as the person reads it: the chosen options' labels, then
+ * the typed text in quotes, so it does not read as one more option.
  * @param {BundleDetail} bundle
  * @param {import('./api.js').Answer} answer
  * @returns {string}
@@ -62,7 +62,7 @@ export function answerText(bundle, answer) {
   });
   const parts = [];
   if (labels.length) parts.push(labels.join(', '));
-  if (answer.custom_text) parts.push(answer.custom_text);
+  if (answer.custom_text) parts.push('“' + answer.custom_text + '”');
   return parts.length ? parts.join('\n') : '(no answer)';
 }
 
