@@ -76,7 +76,7 @@ pub use domain::webhooks::{WebhookAdd, WebhookFigures, WebhookSecret, WebhookVie
 pub use doors::envelope;
 pub use doors::mcp;
 pub use doors::operations::{
-    capabilities, has_capability, CliArg, CliCommand, CliValue, Operation,
+    capabilities, has_capability, CliArg, CliCommand, CliValue, Operation, Property, PropertyKind,
 };
 pub use error::{Entity, Error, ErrorCode, OpenError, Result, ValidationError};
 pub use handle::{Builder, Clarion, LeaseHold};
@@ -104,6 +104,14 @@ pub mod http {
         MAX_BODY_BYTES, RESERVED_DESCRIPTORS, SESSION_COOKIE, STREAMS_PER_CREDENTIAL,
     };
     pub use crate::handle::router;
+}
+
+/// One async driver of a [`PendingWait`] (feature `http`): checked on a
+/// blocking pool, asleep on its callback in between; the HTTP door's waits
+/// and `clarion mcp`'s run it.
+#[cfg(feature = "http")]
+pub mod drive {
+    pub use crate::doors::drive::{BlockingPool, DrivenWait, Driver};
 }
 
 /// Compiles the README's Rust examples as doctests, so they cannot rot.

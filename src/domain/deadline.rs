@@ -5,7 +5,6 @@
 //! and what it wakes — and
 //! the sweep, which settles due bundles in deadline order.
 
-use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use diesel::dsl::min;
@@ -15,7 +14,6 @@ use crate::domain::bundle;
 use crate::domain::change::{Change, Changes};
 use crate::domain::claim::{self, Settled};
 use crate::domain::engine::ledger::{self, NewAttempt};
-use crate::domain::engine::sweeper::Sweeper;
 use crate::domain::engine::Engine;
 use crate::error::{Error, Result};
 use crate::rules::activeness;
@@ -102,35 +100,23 @@ impl Engine {
         Ok(next.map(|at| Duration::from_micros(u64::try_from(at - now).unwrap_or(0))))
     }
 
+    /// EXP-4: one round of the deadline sweeper: settles what is due,
+    /// then says how long to sleep — until the earlier of `interval` and
+    /// the next deadline in the database.
+    pub(crate) fn sweep(&self, interval: Duration) -> Duration {
+        if let Err(error) = self.expire_due(None) {
+            tracing::warn!(%error, "the deadline sweep failed; it runs again");
+        }
+        let next = self.until_next_deadline().unwrap_or(None);
+        next.map_or(interval, |next| next.min(interval))
+    }
+
     /// A nearer deadline was just asked: the sweeper, if any, looks again.
     pub(crate) fn deadline_asked(&self) {
-        if let Some(sweeper) = self.sweeper.get() {
+        if let Some(sweeper) = self.deadline_sweeper.get() {
             sweeper.nudge();
         }
     }
-}
-
-/// EXP-4: starts `engine`'s sweeper: a round settles what is due, then it
-/// sleeps until the earlier of `interval` and the next deadline. It holds
-/// the handle only during a round, and ends on close (REL-7) or once the
-/// handle is gone.
-pub(crate) fn start_sweeper(engine: &Arc<Engine>, interval: Duration) -> std::io::Result<()> {
-    let weak: Weak<Engine> = Arc::downgrade(engine);
-    let sweeper = Sweeper::start("clarion-sweeper", move || {
-        let engine = weak.upgrade()?;
-        if engine.check_open().is_err() {
-            return None;
-        }
-        if let Err(error) = engine.expire_due(None) {
-            tracing::warn!(%error, "the deadline sweep failed; it runs again");
-        }
-        let next = engine.until_next_deadline().unwrap_or(None);
-        Some(next.map_or(interval, |next| next.min(interval)))
-    })?;
-    if engine.sweeper.set(sweeper).is_err() {
-        tracing::error!("a handle's sweeper started twice");
-    }
-    Ok(())
 }
 
 /// EXP-3: settles `pending_id` if it is due at `now`, inside the caller's

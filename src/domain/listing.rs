@@ -117,7 +117,7 @@ impl PendingAction {
     }
 }
 
-/// PA-1 for one task.
+/// What blocks one task (PA-1).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct TaskPendingActions {
     /// The requested task.

@@ -84,27 +84,20 @@ struct TokenRow {
     revoked_at: Option<i64>,
 }
 
-type TokenColumns = (
-    api_tokens::digest,
-    api_tokens::principal_kind,
-    api_tokens::user_id,
-    api_tokens::agent_id,
-    api_tokens::grants,
-    api_tokens::label,
-    api_tokens::created_at,
-    api_tokens::revoked_at,
-);
-
-const TOKEN_COLUMNS: TokenColumns = (
-    api_tokens::digest,
-    api_tokens::principal_kind,
-    api_tokens::user_id,
-    api_tokens::agent_id,
-    api_tokens::grants,
-    api_tokens::label,
-    api_tokens::created_at,
-    api_tokens::revoked_at,
-);
+/// The columns of a [`TokenRow`], in its fields' order: written once.
+#[diesel::dsl::auto_type]
+fn token_columns() -> _ {
+    (
+        api_tokens::digest,
+        api_tokens::principal_kind,
+        api_tokens::user_id,
+        api_tokens::agent_id,
+        api_tokens::grants,
+        api_tokens::label,
+        api_tokens::created_at,
+        api_tokens::revoked_at,
+    )
+}
 
 impl TokenRow {
     /// The stored principal, through the one principal parser. A row
@@ -223,7 +216,7 @@ impl Engine {
     pub(crate) fn list_tokens(&self) -> Result<Vec<TokenInfo>> {
         let rows: Vec<TokenRow> = self.read_one(|conn| {
             Ok(api_tokens::table
-                .select(TOKEN_COLUMNS)
+                .select(token_columns())
                 .order((api_tokens::created_at, api_tokens::digest))
                 .load(conn)?)
         })?;
@@ -268,11 +261,11 @@ impl Engine {
             let mut rows: Vec<TokenRow> = match &pattern {
                 None => api_tokens::table
                     .find(digest(id_or_token))
-                    .select(TOKEN_COLUMNS)
+                    .select(token_columns())
                     .load(conn)?,
                 Some(prefix) => api_tokens::table
                     .filter(api_tokens::digest.like(format!("{prefix}%")))
-                    .select(TOKEN_COLUMNS)
+                    .select(token_columns())
                     .limit(2)
                     .load(conn)?,
             };
@@ -314,7 +307,7 @@ impl Engine {
                 api_tokens::table
                     .find(&digest)
                     .filter(api_tokens::revoked_at.is_null())
-                    .select(TOKEN_COLUMNS),
+                    .select(token_columns()),
                 conn,
             )?)
         })
@@ -392,7 +385,7 @@ impl Engine {
                     .filter(web_sessions::digest.eq(&session_digest))
                     .filter(web_sessions::expires_at.gt(now))
                     .filter(api_tokens::revoked_at.is_null())
-                    .select((TOKEN_COLUMNS, web_sessions::expires_at)),
+                    .select((token_columns(), web_sessions::expires_at)),
                 conn,
             )?)
         })
@@ -435,7 +428,7 @@ impl Engine {
                         .eq_any(tokens)
                         .or(web_sessions::digest.is_not_null()),
                 )
-                .select((web_sessions::digest.nullable(), TOKEN_COLUMNS))
+                .select((web_sessions::digest.nullable(), token_columns()))
                 .load(conn)?)
         })?;
         for (session, row) in rows {

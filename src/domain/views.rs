@@ -85,7 +85,7 @@ pub struct BundleView {
     pub on_expire: ExpiryAction,
     /// What the agent wrote around its questions.
     pub context: String,
-    /// Its questions, in DM-4 order.
+    /// Its questions, in question order (DM-4).
     pub questions: Vec<QuestionView>,
 }
 
@@ -100,12 +100,12 @@ pub struct Answer {
     pub custom_text: String,
 }
 
-/// A resolution as submitted, after NORM-1..3: the answers in question
-/// order, or a rejection and its trimmed reason. A deadline's default is
+/// A resolution as submitted, normalized (NORM-1..3): the answers in
+/// question order, or a rejection and its trimmed reason. A deadline's default is
 /// stored and shown in this form (EXP-5), byte for byte.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize, JsonSchema)]
 pub struct Submission {
-    /// One answer per question, in DM-4 order; empty for a rejection.
+    /// One answer per question, in question order (DM-4); empty for a rejection.
     pub answers: Vec<Answer>,
     /// True for a rejection.
     pub rejected: bool,
@@ -118,7 +118,8 @@ pub struct Submission {
 pub struct Response {
     /// The bundle's id.
     pub pending_id: String,
-    /// One answer per question, in DM-4 order; empty for a rejection or a cancellation.
+    /// One answer per question, in question order (DM-4); empty for a rejection or a
+    /// cancellation.
     pub answers: Vec<Answer>,
     /// True iff the bundle was rejected.
     pub rejected: bool,
@@ -133,8 +134,8 @@ pub struct Response {
     pub decided_by: DecidedBy,
 }
 
-/// The result of `get_bundle` (WIRE-3): the LIST-6 element, then
-/// `status` and `response`.
+/// The result of `get_bundle` (WIRE-3): the bundle as the inbox lists it
+/// (LIST-6), then `status` and `response`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct BundleDetail {
     /// The bundle as listed.

@@ -8,41 +8,17 @@
 use serde_json::{json, Value};
 
 use crate::domain::engine::Engine;
-use crate::doors::args::schema::Side;
 use crate::doors::envelope;
-use crate::doors::envelope::bodies::CodedErrorBody;
-use crate::doors::operations::{ToolEntry, ENTRIES};
+use crate::doors::operations::Operation;
 use crate::rules::principal::Principal;
 
-pub use crate::doors::mcp_asking::{
-    ask_tool_definitions, wait_result, AskStep, AskTool, TaskState,
-};
-pub use crate::doors::operations::Tool;
+pub use crate::doors::mcp_asking::{ask_tool_definitions, wait_result, TaskState};
+pub use crate::doors::operations::{AskStep, AskTool, Tool};
 
 impl Tool {
-    /// Every tool.
-    pub const ALL: [Tool; 3] = [
-        Tool::ListPendingQuestions,
-        Tool::AnswerQuestion,
-        Tool::ListSettledQuestions,
-    ];
-
-    fn entry(self) -> (&'static ToolEntry, crate::doors::operations::Operation) {
-        ENTRIES
-            .iter()
-            .find_map(|entry| {
-                entry
-                    .tool
-                    .as_ref()
-                    .filter(|tool| tool.tool == self)
-                    .map(|tool| (tool, entry.operation))
-            })
-            .unwrap_or_else(|| unreachable_tool(self))
-    }
-
     /// The tool's name.
     pub fn name(self) -> &'static str {
-        self.entry().0.name
+        self.entry().name
     }
 
     /// The tool with this name.
@@ -51,24 +27,18 @@ impl Tool {
     }
 
     /// The operation it performs, whose capability a caller needs (AUTH-2).
-    pub fn operation(self) -> crate::doors::operations::Operation {
-        self.entry().1
+    pub fn operation(self) -> Operation {
+        self.entry().operation
     }
 
     /// `{"name", "description", "inputSchema", "outputSchema"}`: the
     /// schemas self-contained (JSON Schema 2020-12); the output is the
     /// success's `structuredContent` (an error's is `{"error", "code"}`).
     pub fn definition(self) -> Value {
-        let (tool, operation) = self.entry();
-        let entry = operation.entry();
-        let input = entry
-            .args_schema
-            .map(|schema| {
-                schema(
-                    crate::doors::operations::Shape::Inline,
-                    &mut Default::default(),
-                )
-            })
+        let tool = self.entry();
+        let input = tool
+            .operation
+            .args_schema()
             .unwrap_or_else(|| json!({"type": "object"}));
         json!({
             "name": tool.name,
@@ -77,12 +47,6 @@ impl Tool {
             "outputSchema": (tool.result_schema)(),
         })
     }
-}
-
-/// Every `Tool` variant is named by one registry line (checked by a test);
-/// a variant without one would be a bug of the registry.
-fn unreachable_tool(tool: Tool) -> ! {
-    panic!("the registry names no operation for {tool:?}")
 }
 
 /// Every tool definition, whoever asks.
@@ -115,20 +79,9 @@ pub(crate) fn call_tool(
     arguments: &Value,
 ) -> std::result::Result<Value, UnknownTool> {
     let tool = Tool::parse(name).ok_or_else(|| UnknownTool(name.to_owned()))?;
-    let empty = json!({});
-    let arguments = if arguments.is_null() {
-        &empty
-    } else {
-        arguments
-    };
-    Ok(match (tool.entry().0.call)(engine, principal, arguments) {
+    let arguments = crate::doors::args::or_empty(arguments);
+    Ok(match (tool.entry().call)(engine, principal, arguments) {
         Ok(structured) => envelope::tool_result(structured, false),
         Err(error) => envelope::tool_result(envelope::tool_error(&error), true),
     })
-}
-
-/// The schema of a tool error's `structuredContent`.
-#[allow(dead_code)]
-pub(crate) fn error_schema() -> Value {
-    crate::doors::args::schema::inline::<CodedErrorBody>(Side::Bodies)
 }

@@ -5,6 +5,8 @@
 //! and the MCP door serves the external tools (WIRE-4).
 
 pub(crate) mod args;
+#[cfg(feature = "http")]
+pub(crate) mod drive;
 pub mod envelope;
 #[cfg(feature = "http")]
 pub(crate) mod http;

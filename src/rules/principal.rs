@@ -204,7 +204,7 @@ impl Principal {
     }
 }
 
-/// The WIRE-5 form of a principal as written out: its kind first, then
+/// A principal as written out (WIRE-5): its kind first, then
 /// what the kind has.
 #[derive(serde::Serialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "snake_case")]

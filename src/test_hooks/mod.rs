@@ -31,7 +31,7 @@ pub use crate::test_hooks::fixtures::Drift;
 pub fn sweeper_running(clarion: &Clarion) -> bool {
     clarion
         .engine
-        .sweeper
+        .deadline_sweeper
         .get()
         .is_some_and(|sweeper| sweeper.is_running())
 }

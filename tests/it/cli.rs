@@ -168,9 +168,11 @@ fn ops_1_every_command(db: &TestDb) {
     let text = clarion(db, &["list", "--as", "user:alice", "--text"]);
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(
-        text.starts_with("2 bundle(s)")
-            && text.contains(&pending_id)
-            && text.contains("q1_opt1  Yes — ship"),
+        text.starts_with("2 bundles waiting, oldest first\n")
+            && text.contains(&format!(
+                "Bundle {pending_id} (question): waiting for an answer"
+            ))
+            && text.contains("    - Yes: ship (option id q1_opt1)"),
         "{text}"
     );
 
@@ -210,7 +212,13 @@ fn ops_1_every_command(db: &TestDb) {
     assert_eq!((code, lost["body"]["claimed"].clone()), (0, json!(false)));
     assert_eq!(lost["body"]["response"], won["body"]["response"]);
     let text = clarion(db, &["get", &pending_id, "--as", "user:alice", "--text"]);
-    assert!(String::from_utf8_lossy(&text.stdout).contains("status: answered"));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("(question): answered\n")
+            && text.contains("Answered by you at ")
+            && text.contains("  Go?: Yes (\"ship it\")"),
+        "{text}"
+    );
 
     let second = ask_by_cli(db, &session);
     let (code, rejected) = cli(
@@ -246,7 +254,11 @@ fn ops_1_every_command(db: &TestDb) {
         (0, json!(1))
     );
     let text = clarion(db, &["summary", "--as", "user:alice", "--text"]);
-    assert!(String::from_utf8_lossy(&text.stdout).starts_with("1 bundle(s), 1 question(s) waiting"));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.starts_with("1 bundle waiting, 1 question; the oldest asked "),
+        "{text}"
+    );
 
     // The outbox: a detached agent's answer waits there until acknowledged.
     db.detach_session(&session).unwrap();
@@ -385,7 +397,7 @@ fn ops_1_text_escapes_control_characters(db: &TestDb) {
             text.contains(r"red \u{1b}[31malert\nforged line\u{7}"),
             "{text}"
         );
-        assert!(text.contains(r"context: tab\there"), "{text}");
+        assert!(text.contains(r"Context: tab\there"), "{text}");
         assert!(
             !text.lines().any(|line| line.starts_with("forged line")),
             "{text}"

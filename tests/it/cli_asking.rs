@@ -72,8 +72,91 @@ dual_backend!(
     ops_1b_ask_wait_prints_the_outcome_as_json,
     ops_1b_json_and_text_together_exit_2,
     ops_1b_history_in_json_and_text,
-    ops_1b_clarion_listen
+    ops_1b_clarion_listen,
+    ops_1b_ask_and_mcp_name_the_task_and_workspace
 );
+
+/// OPS-1b, LIFE-12: `--task-title` and `--workspace-name` (on `clarion
+/// ask` and on `clarion mcp --ask-in`, one set of flags) name what they
+/// mirror, so the inbox shows names; a later ask without them keeps them.
+fn ops_1b_ask_and_mcp_name_the_task_and_workspace(db: &TestDb) {
+    let asked = run(
+        db,
+        &[
+            "ask",
+            "s-rel",
+            "--task",
+            "t-rel",
+            "--task-title",
+            "Release 4.2",
+            "--workspace",
+            "w-me",
+            "--workspace-name",
+            "My projects",
+            "--owner",
+            "me",
+            "--questions",
+            SINGLE,
+        ],
+    );
+    assert_eq!(code(&asked), 0, "{asked:?}");
+    let names = |db: &TestDb| {
+        let page = db
+            .list_pending(&Principal::user("me"), &ListRequest::default())
+            .unwrap();
+        page.bundles
+            .iter()
+            .map(|bundle| (bundle.task_title.clone(), bundle.workspace_name.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        names(db),
+        [("Release 4.2".to_owned(), "My projects".to_owned())]
+    );
+    let again = run(
+        db,
+        &["ask", "s-rel", "--task", "t-rel", "--questions", SINGLE],
+    );
+    assert_eq!(code(&again), 0, "{again:?}");
+    assert!(names(db)
+        .iter()
+        .all(|names| names == &("Release 4.2".to_owned(), "My projects".to_owned())));
+
+    // The MCP asking server mirrors before it serves: its client may leave
+    // at once.
+    let mcp = Command::new(env!("CARGO_BIN_EXE_clarion"))
+        .args([
+            "mcp",
+            "--ask-in",
+            "s-other",
+            "--task",
+            "t-other",
+            "--task-title",
+            "Docs",
+            "--workspace",
+            "w-me",
+            "--workspace-name",
+            "Renamed",
+            "--database-url",
+            &db.url,
+        ])
+        .env_remove("CLARION_DATABASE_URL")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_ne!(mcp.status.code(), Some(2), "{mcp:?}");
+    db.ask(&ask_request("s-other", 1)).unwrap();
+    let mut names = names(db);
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            ("Docs".to_owned(), "Renamed".to_owned()),
+            ("Release 4.2".to_owned(), "Renamed".to_owned()),
+            ("Release 4.2".to_owned(), "Renamed".to_owned()),
+        ]
+    );
+}
 
 /// OPS-1b, MCPA-1: `--task` mirrors the task and the session on it,
 /// `--workspace` and `--owner` the workspace first, so its owner sees the
@@ -225,7 +308,7 @@ fn ops_1b_ask_wait_exit_codes_0_4_7(db: &TestDb) {
     assert_eq!(status, 0);
     assert_eq!(
         rest,
-        [r#"answered by user: Ship it?: Not yet ("after lunch")"#]
+        [r#"answered by a person: Ship it?: Not yet ("after lunch")"#]
     );
 
     let mut asking = Asking::start(
@@ -341,7 +424,7 @@ fn ops_1b_json_and_text_together_exit_2(db: &TestDb) {
 }
 
 /// OPS-1b, LIST-12: `clarion history` as JSON (the WIRE-5 reply) and as
-/// text (outcome, who — "by you" for the caller's own — when, labels).
+/// text (outcome, who — "you" for the caller's own — when, labels).
 fn ops_1b_history_in_json_and_text(db: &TestDb) {
     let session = mirror(db, "h", "alice");
     let id = ask(db, &session, 1);
@@ -356,13 +439,13 @@ fn ops_1b_history_in_json_and_text(db: &TestDb) {
     assert_eq!(reply["body"]["bundles"][0]["pending_id"], json!(id));
     let text = stdout(&run(db, &["history", "--as", "user:alice", "--text"]));
     assert!(
-        text.starts_with("1 settled bundle(s), newest first\n"),
+        text.starts_with("1 settled bundle, newest first\n"),
         "{text}"
     );
-    assert!(text.contains("status: answered (by you)"), "{text}");
-    assert!(text.contains("decided by a user"), "{text}");
+    assert!(text.contains("Answered by you at "), "{text}");
+    assert!(text.contains("  About question 1?: No (\"no\")"), "{text}");
     let bob = stdout(&run(db, &["history", "--as", "user:bob", "--text"]));
-    assert!(bob.starts_with("0 settled bundle(s)"), "{bob}");
+    assert_eq!(bob, "0 settled bundles, newest first\n");
 }
 
 /// OPS-1b, HTTP-8: without `--listen`, `clarion serve` listens where

@@ -7,8 +7,9 @@
 //! live in one file, tests/contract/schemathesis.toml, each with its
 //! reason.
 //!
-//! On SQLite only: the doors are the same code on either backend, and every
-//! behaviour these requests reach is tested on both by the door suites.
+//! On both backends: the doors are the same code on either, but what a
+//! generated request reaches (listing, resolving, asking) reads and writes
+//! each backend's own SQL.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -24,11 +25,12 @@ use crate::support::*;
 /// Examples per operation and phase: enough to reach every schema branch
 /// of these small documents, few enough to stay well inside the bound.
 const MAX_EXAMPLES: &str = "15";
-/// Each run's bound: both runs together stay under five minutes. A run
-/// took 34-37 s before, and 60-90 s on a debug build once the event
-/// stream's fan-out landed (cause not found yet; the requests themselves
-/// answer in 10-20 ms), so the bound leaves room for a loaded machine.
-const RUN_BOUND: Duration = Duration::from_secs(150);
+/// Each run's bound. A run took 34-37 s before, and 60-90 s on a debug
+/// build once the event stream's fan-out landed (cause not found yet; the
+/// requests themselves answer in 10-20 ms); beside five builds on two
+/// cores one took more than 150 s, so the bound leaves room for a loaded
+/// machine (REL-9) and both runs still stay under eight minutes.
+const RUN_BOUND: Duration = Duration::from_secs(240);
 
 fn contract_python() -> Option<PathBuf> {
     static PYTHON: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -55,13 +57,13 @@ fn contract_world(db: &TestDb) {
     db.cancel_bundle(&Principal::System, &cancelled).unwrap();
 }
 
-#[test]
-fn http_7_schemathesis_finds_no_contract_violation_sqlite() {
+dual_backend!(http_7_schemathesis_finds_no_contract_violation);
+
+fn http_7_schemathesis_finds_no_contract_violation(db: &TestDb) {
     let Some(python) = contract_python() else {
         return;
     };
-    let db = sqlite();
-    contract_world(&db);
+    contract_world(db);
     let user = db
         .add_token(&Principal::user("alice"), "contract")
         .unwrap()

@@ -35,16 +35,26 @@ fn answer_args(pending_id: &str, text: &str) -> Value {
     })
 }
 
-/// The structured JSON of a result, checked to equal its text content.
+/// The JSON of a result: a success's `structuredContent`, checked to
+/// equal its text content; an error's text content, `{"error", "code"}`,
+/// with no `structuredContent` (which must match the tool's
+/// `outputSchema`, docs/mcp.md).
 fn structured(result: &str) -> Value {
     let value: Value = serde_json::from_str(result).unwrap();
     let text = value["content"][0]["text"].as_str().unwrap();
-    assert_eq!(
-        serde_json::from_str::<Value>(text).unwrap(),
-        value["structuredContent"]
-    );
+    let text: Value = serde_json::from_str(text).unwrap();
     assert_eq!(value["content"][0]["type"], json!("text"));
-    value["structuredContent"].clone()
+    if value["isError"] == json!(true) {
+        assert!(value.get("structuredContent").is_none(), "{value}");
+        assert_eq!(
+            text.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["error", "code"]
+        );
+        return text;
+    }
+    assert_eq!(value["isError"], json!(false), "{value}");
+    assert_eq!(text, value["structuredContent"]);
+    text
 }
 
 #[test]
@@ -398,4 +408,54 @@ fn rel_1_entry_points_race_for_one_bundle(db: &TestDb) {
         );
     }
     clarion_close(abi_handle as *mut Handle);
+}
+
+dual_backend!(val_8_every_door_refuses_too_few_answers_on_a_settled_bundle);
+
+/// VAL-8: validation runs before the loser branch, so answering a bundle
+/// someone already answered, with fewer answers than it has questions, is
+/// the validation error (`400`, naming `answers`), not the winner's
+/// result, through every door alike: the JSON door, the C ABI, HTTP's
+/// `respond` and MCP's `answer_question`.
+fn val_8_every_door_refuses_too_few_answers_on_a_settled_bundle(db: &TestDb) {
+    use crate::support::abi::abi_call;
+    use crate::support::server::{client, send, start, tokens};
+
+    let session = mirror(db, "a", "alice");
+    let id = ask(db, &session, 2);
+    let won = tool(db, &alice(), "answer_question", answer_args(&id, "first"));
+    assert_eq!(structured(&won)["claimed"], json!(true));
+    let too_few = json!({
+        "pending_id": id,
+        "answers": [{"question_id": "q1", "selected_options": ["q1_opt1"]}],
+    });
+    let refusal = json!({"error": "answers: expected 2 answers (one per question), got 1"});
+
+    let request = json!({
+        "op": "resolve_bundle",
+        "principal": {"kind": "user", "user_id": "alice"},
+        "args": too_few,
+    });
+    let json_door = db.call(&request.to_string());
+    assert_eq!(json_door.status, 400);
+    assert_eq!(json_door.body, refusal);
+
+    let abi = abi_call(abi_open(&db.url), &request);
+    assert_eq!(abi, json!({"status": 400, "body": refusal}));
+
+    let server = start(db);
+    let reply = send(
+        client()
+            .post(server.url(&format!("/api/v1/clarification/{id}/respond")))
+            .bearer_auth(tokens(db).alice)
+            .json(&json!({"answers": too_few["answers"]})),
+    );
+    assert_eq!(reply.status, 400, "{}", reply.body);
+    assert_eq!(reply.json(), refusal);
+
+    let mcp = structured(&tool(db, &alice(), "answer_question", too_few));
+    assert_eq!(
+        mcp,
+        json!({"error": refusal["error"], "code": "validation"})
+    );
 }

@@ -109,7 +109,7 @@ fn mcp_server_survives_bad_input(db: &TestDb) {
     let wrong_type = server.receive();
     assert_eq!(wrong_type["result"]["isError"], json!(true));
     assert_eq!(
-        wrong_type["result"]["structuredContent"],
+        error_of(&wrong_type["result"]),
         json!({"error": "rejected: expected a boolean, got a string", "code": "validation"})
     );
 
@@ -122,10 +122,7 @@ fn mcp_server_survives_bad_input(db: &TestDb) {
     let broken = server.receive();
     assert_eq!(broken["id"], json!(5));
     assert_eq!(broken["result"]["isError"], json!(true), "{broken}");
-    assert_eq!(
-        broken["result"]["structuredContent"]["code"],
-        json!("internal")
-    );
+    assert_eq!(error_of(&broken["result"])["code"], json!("internal"));
     server.send(r#"{"jsonrpc":"2.0","id":6,"method":"tools/list"}"#);
     assert_eq!(
         server.receive()["result"]["tools"]
@@ -140,7 +137,53 @@ fn mcp_server_survives_bad_input(db: &TestDb) {
     );
 }
 
-dual_backend!(mcp_server_replies_are_never_cut);
+dual_backend!(
+    mcp_server_replies_are_never_cut,
+    mcp_server_ends_with_stdin_whenever_it_comes
+);
+
+/// The end of stdin is how a stdio server is told to stop, at any moment:
+/// before `initialize`, between `initialize` and `initialized`, and after;
+/// both servers then exit 0.
+fn mcp_server_ends_with_stdin_whenever_it_comes(db: &TestDb) {
+    let session = mirror(db, "eof", "alice");
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "eof", "version": "1"},
+    }})
+    .to_string();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    for mode in [["--as", "user:alice"], ["--ask-in", session.as_str()]] {
+        let server = Server::start_with(&db.url, &mode);
+        assert_eq!(server.finish().code(), Some(0), "{mode:?}: at once");
+
+        let mut server = Server::start_with(&db.url, &mode);
+        server.send("not json");
+        assert_eq!(server.receive()["error"]["code"], json!(-32700));
+        assert_eq!(
+            server.finish().code(),
+            Some(0),
+            "{mode:?}: before initialize"
+        );
+
+        let mut server = Server::start_with(&db.url, &mode);
+        server.send(&initialize);
+        assert_eq!(server.receive()["id"], json!(1));
+        assert_eq!(
+            server.finish().code(),
+            Some(0),
+            "{mode:?}: before initialized"
+        );
+
+        let mut server = Server::start_with(&db.url, &mode);
+        server.send(&initialize);
+        assert_eq!(server.receive()["id"], json!(1));
+        server.send(initialized);
+        server.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
+        assert_eq!(server.receive()["id"], json!(2));
+        assert_eq!(server.finish().code(), Some(0), "{mode:?}: after");
+    }
+}
 
 /// The server's output stays whole lines: parse-error replies written
 /// while a large response is being copied out never cut into it (a
@@ -249,4 +292,12 @@ impl Server {
         drop(self.stdin.take());
         self.child.wait().unwrap()
     }
+}
+
+/// An error result's `{"error", "code"}`: its text content, with no
+/// `structuredContent` (docs/mcp.md).
+fn error_of(result: &Value) -> Value {
+    assert_eq!(result["isError"], json!(true), "{result}");
+    assert!(result.get("structuredContent").is_none(), "{result}");
+    serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
 }

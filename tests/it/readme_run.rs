@@ -331,6 +331,12 @@ fn ops_6_the_newcomer_path_runs(db: &TestDb) {
 
     let card = format!("#bundles button.bundle[data-id='{pending_id}']");
     browser.wait_visible(&card);
+    // The inbox names the task and the workspace, as the README's picture.
+    let shown = browser.text(&card);
+    assert!(
+        shown.contains("Release 4.2") && shown.contains("My projects"),
+        "the card names the task and the workspace: {shown:?}"
+    );
     browser.click(&card);
     let staging = "#questions input.choice[value='staging']";
     browser.wait_visible(staging);

@@ -97,7 +97,8 @@ fn val_9_two_ids_refused_naming_the_field_through_every_door(db: &TestDb) {
         .unwrap();
     assert_eq!(tool["isError"], json!(true));
     assert_eq!(
-        tool["structuredContent"],
+        serde_json::from_str::<serde_json::Value>(tool["content"][0]["text"].as_str().unwrap())
+            .unwrap(),
         json!({"error": TWO_FOR_Q1, "code": "validation"})
     );
     assert_untouched(db, &id);

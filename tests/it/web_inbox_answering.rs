@@ -65,7 +65,9 @@ fn ui_12_the_attempts_view_after_a_race(db: &TestDb) {
     );
     assert_eq!(rows.matches("web or HTTP").count(), 2, "{rows}");
     assert!(
-        rows.contains("won") && rows.contains("lost: someone else was first"),
+        rows.contains("won")
+            && (rows.contains("lost: alice was first")
+                || rows.contains("lost: agent bot of alice was first")),
         "{rows}"
     );
     assert!(browser.text("#attempts-note").contains("2 attempts"));

@@ -346,10 +346,16 @@ fn ui_19_markdown_rendered_and_inert(db: &TestDb) {
          import('./js/markdown.js').then((m) => {
            const unit = '**a __b `c [d](e *f _g ``h ';
            const make = (n) => unit.repeat(Math.ceil(n / unit.length)).slice(0, n);
+           // The fastest of five runs: a busy machine's pauses are not the
+           // renderer's time.
            const time = (text) => {
-             const start = performance.now();
-             for (let i = 0; i < 5; i++) document.createElement('div').append(m.renderMarkdown(text));
-             return (performance.now() - start) / 5;
+             let best = Infinity;
+             for (let i = 0; i < 5; i++) {
+               const start = performance.now();
+               document.createElement('div').append(m.renderMarkdown(text));
+               best = Math.min(best, performance.now() - start);
+             }
+             return best;
            };
            time(make(4000));
            const small = time(make(4000));

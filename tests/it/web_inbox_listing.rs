@@ -50,25 +50,11 @@ dual_backend!(
     ui_11_countdown_and_the_default_in_words
 );
 
-/// Asks through the running server (its clock is the system's, so the
-/// deadline lies ahead for the page too) and returns the `pending_id`.
+/// Asks "Ship it?" through the running server; returns the `pending_id`.
 fn ask_over_rest(served: &Served, system: &str, session: &str, extra: Value) -> String {
-    let mut args = json!({
-        "session_id": session,
-        "questions": [{"title": "Ship it?", "prompt": "Ship the release?",
-            "options": [{"label": "Yes", "description": "ship"}, {"label": "No", "description": "wait"}]}],
-    });
-    args.as_object_mut()
-        .unwrap()
-        .extend(extra.as_object().unwrap().clone());
-    let asked = send(
-        client()
-            .post(served.url("/api/v1/clarification/request"))
-            .bearer_auth(system)
-            .json(&args),
-    );
-    assert_eq!(asked.status, 200, "{}", asked.body);
-    asked.json()["pending_id"].as_str().unwrap().to_owned()
+    let questions = json!([{"title": "Ship it?", "prompt": "Ship the release?",
+        "options": [{"label": "Yes", "description": "ship"}, {"label": "No", "description": "wait"}]}]);
+    crate::web_inbox_support::ask_over_rest(served, system, session, questions, extra)
 }
 
 /// UI-11: a card shows the countdown to its deadline and the action word;

@@ -44,6 +44,30 @@ pub fn served(db: &TestDb) -> (Served, Tokens) {
 }
 
 /// A GET with a bearer token from `clarion serve`.
+/// Asks over REST as the host (the server's clock is the system's, so a
+/// deadline lies ahead for the page too): `questions` on `session`, with
+/// `extra` fields; returns the `pending_id`.
+pub fn ask_over_rest(
+    served: &Served,
+    system: &str,
+    session: &str,
+    questions: Value,
+    extra: Value,
+) -> String {
+    let mut args = json!({"session_id": session, "questions": questions});
+    args.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    let asked = send(
+        client()
+            .post(served.url("/api/v1/clarification/request"))
+            .bearer_auth(system)
+            .json(&args),
+    );
+    assert_eq!(asked.status, 200, "{}", asked.body);
+    asked.json()["pending_id"].as_str().unwrap().to_owned()
+}
+
 pub fn get_at(served: &Served, token: &str, path: &str) -> Reply {
     send(client().get(served.url(path)).bearer_auth(token))
 }

@@ -1,5 +1,6 @@
-"""What the MCP client scripts share: how to start `clarion mcp`, and a
-tool result's JSON (its text content must say the same)."""
+"""What the MCP client scripts share: how to start `clarion mcp`, a
+tool result's JSON (its text content must say the same), and a tool
+error's (in its text content only: docs/mcp.md)."""
 
 import json
 import os
@@ -24,3 +25,14 @@ def structured(result):
     text = json.loads(result.content[0].text)
     assert text == result.structured_content, (text, result.structured_content)
     return result.structured_content
+
+
+def error_of(result):
+    """A tool error's `{"error", "code"}`: its text content. An error has no
+    structured content, which would have to match the tool's output schema."""
+    assert result.is_error is True, result
+    assert result.structured_content is None, result
+    assert result.content[0].type == "text", result
+    body = json.loads(result.content[0].text)
+    assert list(body) == ["error", "code"], body
+    return body

@@ -20,7 +20,7 @@ import anyio
 from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
-from clarion_mcp import server, structured
+from clarion_mcp import error_of, server, structured
 
 SESSION = os.environ["CLARION_SESSION"]
 # More of `clarion mcp`'s arguments, e.g. `--task t --workspace w --owner u`.
@@ -52,8 +52,7 @@ async def ok(session, tool, arguments):
 
 async def refused(session, tool, arguments):
     result = await session.call_tool(tool, arguments)
-    assert result.is_error is True, result
-    return structured(result)
+    return error_of(result)
 
 
 async def answered(session):
@@ -180,6 +179,9 @@ async def main(scenario):
     async with stdio_client(server("--ask-in", SESSION, *MIRROR)) as (read, write):
         async with ClientSession(read, write) as session:
             await session.initialize()
+            # As every host does: the SDK then checks each success's
+            # structured content against the tool's output schema.
+            await session.list_tools()
             result = await SCENARIOS[scenario](session)
     said("RESULT " + json.dumps(result))
 

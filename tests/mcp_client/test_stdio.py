@@ -17,7 +17,7 @@ from mcp import ClientSession
 from mcp.client.stdio import stdio_client
 
 import clarion_mcp
-from clarion_mcp import structured
+from clarion_mcp import error_of, structured
 
 PENDING_ID = os.environ["CLARION_PENDING_ID"]
 
@@ -50,8 +50,7 @@ async def as_alice():
             assert body["bundles"][0]["questions"][0]["options"][0]["option_id"] == "q1_opt1"
 
             wrong = await session.call_tool("answer_question", {"pending_id": PENDING_ID, "answers": "q1"})
-            assert wrong.is_error is True, wrong
-            assert structured(wrong) == {"error": "answers: expected an array, got a string", "code": "validation"}
+            assert error_of(wrong) == {"error": "answers: expected an array, got a string", "code": "validation"}
 
             won = await session.call_tool("answer_question", {"pending_id": PENDING_ID, "answers": answers("q1_opt2", " from mcp ")})
             assert won.is_error is False, won
@@ -95,8 +94,7 @@ async def as_reader():
             names = [tool.name for tool in (await session.list_tools()).tools]
             assert names == ["list_pending_questions", "list_settled_questions"], names
             denied = await session.call_tool("answer_question", {"pending_id": PENDING_ID})
-            assert denied.is_error is True
-            assert structured(denied) == {"error": "capability not authorized", "code": "capability_denied"}
+            assert error_of(denied) == {"error": "capability not authorized", "code": "capability_denied"}
 
 
 async def main():

@@ -269,10 +269,15 @@ pub fn run(url: Option<&str>, json: bool) -> Result<(), Failure> {
     narrator.say(
         &format!(
             "A second answer arrives late (the host, choosing Redis and One day). It {}: \
-             it is told what won instead, {}, decided by a {}.",
+             it is told what won instead, {}, decided by {}.",
             if lost.claimed { "wins" } else { "loses" },
             answers_in_words(&view, &lost.response),
-            lost.response.decided_by.as_str()
+            match lost.response.decided_by.as_str() {
+                "user" => "a person",
+                "agent" => "an agent",
+                "system" => "the host system",
+                _ => "its deadline",
+            }
         ),
         &[],
         &[envelope::resolved(&lost)],

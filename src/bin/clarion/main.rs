@@ -10,7 +10,7 @@
 //! the C ABI and a REST host would.
 
 mod demo;
-mod mcp_server;
+mod mcp;
 mod mirroring;
 mod operations;
 mod readable;
@@ -59,7 +59,7 @@ enum Command {
     },
     /// Serve the MCP tools over stdio: the answering tools (--as), or the asking tools for
     /// one session (--ask-in).
-    Mcp(mcp_server::McpArgs),
+    Mcp(mcp::McpArgs),
     /// Read the attempt ledger: every attempt to answer, kept.
     Audit {
         #[command(subcommand)]
@@ -106,11 +106,13 @@ fn export(
     Ok(written)
 }
 
-/// `30d`, `12h`, `45m`, `90s`, `500ms` as milliseconds.
+/// `30d`, `12h`, `45m`, `90s`, `500ms` as milliseconds. A bare number is
+/// refused: `--older-than 30` could mean thirty of anything, and a guess
+/// would prune or expire on the wrong scale.
 pub(crate) fn parse_age(text: &str) -> Result<u64, String> {
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .ok_or_else(|| format!("{text:?} needs a unit: ms, s, m, h or d"))?;
+    let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(|| {
+        format!("{text:?} needs a unit: {text}ms, {text}s, {text}m, {text}h or {text}d")
+    })?;
     let (number, unit) = text.split_at(split);
     let number: u64 = number
         .parse()
@@ -197,12 +199,12 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::Mcp(args) => mcp_server::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Serve(args) => match serve::serve(args) {
             Ok(()) => ExitCode::SUCCESS,
-            Err(error) => {
-                eprintln!("clarion serve: {error}");
-                ExitCode::FAILURE
+            Err(refused) => {
+                eprintln!("clarion serve: {}", refused.message());
+                ExitCode::from(refused.code())
             }
         },
         Command::Audit {

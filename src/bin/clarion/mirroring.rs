@@ -4,7 +4,8 @@
 
 use clarion::{Clarion, Error, SessionUpsert, TaskUpsert, WorkspaceUpsert};
 
-/// `--task T [--workspace W [--owner U]]`.
+/// `--task T [--task-title TITLE] [--workspace W [--workspace-name NAME]
+/// [--owner U]]`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct MirrorArgs {
     /// Mirror this task first, and the session on it (created if new).
@@ -16,12 +17,20 @@ pub struct MirrorArgs {
     /// With --workspace: the workspace's owner, who then sees its questions.
     #[arg(long, value_name = "USER", requires = "workspace")]
     pub owner: Option<String>,
+    /// With --task: the task's title, which the inbox shows instead of its id.
+    #[arg(long, value_name = "TITLE", requires = "task")]
+    pub task_title: Option<String>,
+    /// With --workspace: the workspace's name, which the inbox shows instead of its id.
+    #[arg(long, value_name = "NAME", requires = "workspace")]
+    pub workspace_name: Option<String>,
 }
 
 impl MirrorArgs {
-    /// MCPA-1: with `--task`, mirrors what was given (the workspace and its
-    /// owner, the task, the session naming only its task); without it the
-    /// session must exist. Never begins a turn or changes a state.
+    /// MCPA-1: with `--task`, mirrors what was given (the workspace with
+    /// its owner and name, the task with its title, the session naming
+    /// only its task; LIFE-12: a name or title not given is kept as it
+    /// is); without it the session must exist. Never begins a turn or
+    /// changes a state.
     pub fn mirror(&self, clarion: &Clarion, session_id: &str) -> Result<(), Error> {
         let Some(task) = &self.task else {
             return clarion.has_pending_clarification(session_id).map(drop);
@@ -31,11 +40,17 @@ impl MirrorArgs {
             if let Some(owner) = &self.owner {
                 upsert = upsert.owner(owner);
             }
+            if let Some(name) = &self.workspace_name {
+                upsert = upsert.name(name);
+            }
             clarion.upsert_workspace(upsert)?;
         }
         let mut upsert = TaskUpsert::new(task);
         if let Some(workspace) = &self.workspace {
             upsert = upsert.workspace(workspace);
+        }
+        if let Some(title) = &self.task_title {
+            upsert = upsert.title(title);
         }
         clarion.upsert_task(upsert)?;
         clarion.upsert_session(SessionUpsert::new(session_id, task))

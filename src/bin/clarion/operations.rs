@@ -12,89 +12,15 @@ use std::time::Duration;
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 use clarion::envelope::{self, Envelope};
-use clarion::{Channel, Clarion, CliArg, CliCommand, CliValue, Operation, Principal, WaitOutcome};
+use clarion::{
+    Channel, Clarion, CliArg, CliCommand, CliValue, OpenError, Operation, Principal, PropertyKind,
+    Timestamp, WaitOutcome,
+};
 use serde_json::{json, Map, Value};
 
 use crate::mirroring::MirrorArgs;
-use crate::readable::{self, answers_in_words, clean};
+use crate::readable::{self, answers_in_words, clean, Seen};
 use crate::{exit_code, parse_age};
-
-/// A property of an operation's arguments, as the command line reads it.
-struct Property {
-    name: String,
-    help: String,
-    kind: Kind,
-    required: bool,
-    words: Vec<String>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Text,
-    Integer,
-    Flag,
-    Json,
-}
-
-/// The JSON type of a property, `null` aside.
-fn kind_of(schema: &Value) -> Kind {
-    let types: Vec<&str> = match &schema["type"] {
-        Value::String(kind) => vec![kind.as_str()],
-        Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
-        _ => schema["anyOf"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|branch| branch["type"].as_str())
-            .collect(),
-    };
-    match types.into_iter().find(|kind| *kind != "null") {
-        Some("integer") => Kind::Integer,
-        Some("boolean") => Kind::Flag,
-        Some("array" | "object") => Kind::Json,
-        _ => Kind::Text,
-    }
-}
-
-/// The enum words a property accepts, if it lists them.
-fn words_of(schema: &Value) -> Vec<String> {
-    let listed = schema["enum"].as_array().or_else(|| {
-        schema["anyOf"]
-            .as_array()?
-            .iter()
-            .find_map(|branch| branch["enum"].as_array())
-    });
-    listed
-        .into_iter()
-        .flatten()
-        .filter_map(|word| word.as_str().map(str::to_owned))
-        .collect()
-}
-
-fn properties(operation: Operation) -> Vec<Property> {
-    let schema = operation.args_schema().unwrap_or_default();
-    let required: Vec<&str> = schema["required"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Value::as_str)
-        .collect();
-    schema["properties"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(name, property)| Property {
-            name: name.clone(),
-            help: property["description"]
-                .as_str()
-                .unwrap_or_default()
-                .to_owned(),
-            kind: kind_of(property),
-            required: required.contains(&name.as_str()),
-            words: words_of(property),
-        })
-        .collect()
-}
 
 fn spelling<'c>(command: &'c CliCommand, name: &str) -> Option<&'c CliArg> {
     command.args.iter().find(|arg| arg.arg == name)
@@ -157,17 +83,129 @@ fn asking_args(command: Command) -> Command {
     )
 }
 
+/// The command line's own help for an argument given as an age: the
+/// argument is in milliseconds on the wire, but the flag takes an age with
+/// its unit, which its help must say.
+const AGE_HELP: &[(&str, &str)] = &[
+    (
+        "expires_in_ms",
+        "A deadline this long after the ask, 1s to 30d: an age with its unit \
+         (90s, 10m, 2h; ms, s, m, h or d). Not with `expires_at`.",
+    ),
+    (
+        "older_than_ms",
+        "How long ago a bundle must have stopped being active to be deleted: an age with its \
+         unit (30d, 12h; ms, s, m, h or d).",
+    ),
+    (
+        "overlap_ms",
+        "How long the old secret signs beside the new one: an age with its unit (24h, the \
+         default; ms, s, m, h or d).",
+    ),
+];
+
+/// An argument's help as the command line says it: each `argument` the
+/// subcommand takes named by its flag (`--expires-at`) or its place
+/// (`PENDING_ID`), and an age's help in ages.
+fn help_text(
+    operation: Operation,
+    command: &CliCommand,
+    name: &str,
+    description: &str,
+    age: bool,
+) -> String {
+    let mut help = match AGE_HELP.iter().find(|(arg, _)| *arg == name) {
+        Some((_, help)) if age => (*help).to_owned(),
+        _ if age => {
+            format!("{description} Given as an age with its unit: 500ms, 90s, 10m, 2h, 30d.")
+        }
+        _ => description.to_owned(),
+    };
+    for property in operation.properties() {
+        let name = property.name.as_str();
+        if command.skip.contains(&name) || command.fixed.iter().any(|(fixed, _)| *fixed == name) {
+            continue;
+        }
+        let spelt = match spelling(command, name) {
+            Some(CliArg { flag: "", .. }) => name.to_uppercase(),
+            Some(CliArg { flag, .. }) => format!("--{flag}"),
+            None => format!("--{}", name.replace('_', "-")),
+        };
+        help = help.replace(&format!("`{name}`"), &spelt);
+    }
+    help
+}
+
+/// The pairs of arguments the operation's schema says are not given
+/// together: on the command line, flags that conflict (a usage error,
+/// exit 2). The schema says it either as `"not": {"required": [a, b]}`
+/// or as `"if": {"required": [a]}, "then"` b is empty or `null`; at its
+/// root or in an `allOf`.
+fn exclusive_pairs(operation: Operation) -> Vec<(String, String)> {
+    let Some(schema) = operation.args_schema() else {
+        return Vec::new();
+    };
+    let names = |value: &Value| -> Vec<String> {
+        value
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|name| name.as_str().map(str::to_owned))
+            .collect()
+    };
+    let not_given = |value: &Value| {
+        let choices = value["anyOf"].as_array().cloned().unwrap_or_default();
+        !choices.is_empty()
+            && choices
+                .iter()
+                .all(|choice| choice["type"] == "null" || choice["const"] == "")
+    };
+    let mut rules = vec![&schema];
+    rules.extend(schema["allOf"].as_array().into_iter().flatten());
+    let mut pairs = Vec::new();
+    for rule in rules {
+        if let [a, b] = names(&rule["not"]["required"]).as_slice() {
+            pairs.push((a.clone(), b.clone()));
+        }
+        if let [a] = names(&rule["if"]["required"]).as_slice() {
+            for (b, then) in rule["then"]["properties"].as_object().into_iter().flatten() {
+                if not_given(then) {
+                    pairs.push((a.clone(), b.clone()));
+                }
+            }
+        }
+    }
+    pairs
+}
+
 fn subcommand(operation: Operation, command: &CliCommand) -> Command {
     let mut built = Command::new(command.name).about(command.about);
-    for property in properties(operation) {
+    let exclusive = exclusive_pairs(operation);
+    for property in operation.properties() {
         let name = property.name.as_str();
         if command.skip.contains(&name) || command.fixed.iter().any(|(fixed, _)| *fixed == name) {
             continue;
         }
         let spelt = spelling(command, name);
+        let age = spelt.is_some_and(|spelt| spelt.value == CliValue::Age);
         let mut arg = Arg::new(property.name.clone())
-            .help(property.help.clone())
+            .help(help_text(
+                operation,
+                command,
+                name,
+                &property.description,
+                age,
+            ))
             .value_name(property.name.to_uppercase());
+        for (a, b) in &exclusive {
+            let present = |other: &str| {
+                !command.skip.contains(&other)
+                    && !command.fixed.iter().any(|(fixed, _)| *fixed == other)
+            };
+            if a == name && present(b) {
+                arg = arg.conflicts_with(b.clone());
+            }
+        }
         arg = match spelt {
             Some(CliArg { flag: "", .. }) => arg.required(true),
             Some(CliArg { flag, .. }) => arg.long(*flag),
@@ -176,18 +214,17 @@ fn subcommand(operation: Operation, command: &CliCommand) -> Command {
         if spelt.is_none_or(|spelt| !spelt.flag.is_empty()) && property.required {
             arg = arg.required(true);
         }
-        let age = spelt.is_some_and(|spelt| spelt.value == CliValue::Age);
         let list = spelt.is_some_and(|spelt| spelt.value == CliValue::List);
         arg = match property.kind {
             _ if age => arg.value_name("AGE").value_parser(parse_age),
             _ if list => arg.value_name("WORD,WORD"),
-            Kind::Flag => arg.action(ArgAction::SetTrue),
-            Kind::Integer => arg.value_parser(clap::value_parser!(i64)),
-            Kind::Json => arg.value_name("JSON"),
-            Kind::Text if !property.words.is_empty() => arg.value_parser(
+            PropertyKind::Flag => arg.action(ArgAction::SetTrue),
+            PropertyKind::Integer => arg.value_parser(clap::value_parser!(i64)),
+            PropertyKind::Json => arg.value_name("JSON"),
+            PropertyKind::Text if !property.words.is_empty() => arg.value_parser(
                 clap::builder::PossibleValuesParser::new(property.words.clone()),
             ),
-            Kind::Text => arg,
+            PropertyKind::Text => arg,
         };
         built = built.arg(arg);
     }
@@ -261,7 +298,7 @@ fn arguments(
     matches: &ArgMatches,
 ) -> Result<Value, String> {
     let mut args = Map::new();
-    for property in properties(operation) {
+    for property in operation.properties() {
         let name = property.name.as_str();
         if let Some((_, value)) = command.fixed.iter().find(|(fixed, _)| *fixed == name) {
             args.insert(property.name.clone(), Value::Bool(*value));
@@ -289,10 +326,10 @@ fn arguments(
             continue;
         }
         let value = match property.kind {
-            Kind::Flag => matches.get_flag(name).then_some(Value::Bool(true)),
-            Kind::Integer => matches.get_one::<i64>(name).map(|n| json!(n)),
-            Kind::Text => matches.get_one::<String>(name).map(|text| json!(text)),
-            Kind::Json => match matches.get_one::<String>(name) {
+            PropertyKind::Flag => matches.get_flag(name).then_some(Value::Bool(true)),
+            PropertyKind::Integer => matches.get_one::<i64>(name).map(|n| json!(n)),
+            PropertyKind::Text => matches.get_one::<String>(name).map(|text| json!(text)),
+            PropertyKind::Json => match matches.get_one::<String>(name) {
                 None => None,
                 Some(text) => Some(serde_json::from_str(text).map_err(|error| {
                     let flag = spelt.map_or(name.replace('_', "-"), |spelt| spelt.flag.to_owned());
@@ -325,9 +362,9 @@ pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> 
         .get_one::<Principal>("as")
         .cloned()
         .unwrap_or(Principal::System);
-    let clarion = match Clarion::open(&database_url) {
+    let (clarion, now) = match open(&database_url) {
         // AUD-4: the command line's attempts record `cli`.
-        Ok(clarion) => clarion.via(Channel::Cli),
+        Ok((clarion, now)) => (clarion.via(Channel::Cli), now),
         Err(error) => {
             eprintln!("clarion {name}: {error}");
             return ExitCode::FAILURE;
@@ -335,15 +372,63 @@ pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> 
     };
     let text = matches.get_flag("text");
     let code = if operation == Operation::Ask && principal == Principal::System {
-        ask(&clarion, &args, matches, text)
+        ask(&clarion, &args, matches, text, now)
     } else {
         let reply = call(&clarion, operation, &principal, &args);
-        print_reply(name, operation, &reply, text);
+        if text && reply.status == 200 {
+            // The views of a reply about one bundle name its options by
+            // their labels: the bundle, read after, as the caller sees it.
+            let about = match operation.body_name().as_deref() {
+                Some("Resolved") => reply.body["response"]["pending_id"].as_str(),
+                _ if operation == Operation::Attempts => args["pending_id"].as_str(),
+                _ => None,
+            };
+            let bundle = about
+                .map(|id| {
+                    call(
+                        &clarion,
+                        Operation::GetBundle,
+                        &principal,
+                        &json!({"pending_id": id}),
+                    )
+                })
+                .filter(|detail| detail.status == 200)
+                .map(|detail| detail.body);
+            let seen = Seen {
+                now,
+                caller: &principal,
+                bundle: bundle.as_ref(),
+            };
+            println!("{}", readable::render(operation, &reply.body, &seen));
+        } else {
+            print_reply(name, &reply, text);
+        }
         exit_code(reply.status)
     };
     // REL-7: the ledger's appender writes what it holds before the exit.
     clarion.close();
     code
+}
+
+/// Opens the database, and the time the views count from. With the
+/// `test-hooks` feature only, `CLARION_TEST_NOW` (RFC 3339) stops this
+/// process's clock at that instant, so the tests' text views and the times
+/// they write are the same on every run and backend.
+fn open(database_url: &str) -> Result<(Clarion, Timestamp), OpenError> {
+    #[allow(unused_mut)]
+    let mut builder = Clarion::builder(database_url);
+    #[cfg(feature = "test-hooks")]
+    if let Some(at) = std::env::var("CLARION_TEST_NOW")
+        .ok()
+        .and_then(|text| Timestamp::parse_rfc3339(&text))
+    {
+        let clock = std::sync::Arc::new(clarion::ManualClock::new(at));
+        return Ok((builder.clock(clock).open()?, at));
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_micros() as i64);
+    Ok((builder.open()?, Timestamp::from_micros(now)))
 }
 
 fn call(clarion: &Clarion, operation: Operation, principal: &Principal, args: &Value) -> Envelope {
@@ -354,12 +439,11 @@ fn call(clarion: &Clarion, operation: Operation, principal: &Principal, args: &V
     }))
 }
 
-/// Prints a reply as JSON, or as text (a refusal on stderr).
-fn print_reply(name: &str, operation: Operation, reply: &Envelope, text: bool) {
+/// Prints a reply as JSON or, under `--text`, a refusal on stderr (a
+/// successful reply's text view is [`readable::render`]'s).
+fn print_reply(name: &str, reply: &Envelope, text: bool) {
     if !text {
         println!("{}", reply.to_reply());
-    } else if reply.status == 200 {
-        println!("{}", readable::render(operation, &reply.body));
     } else {
         eprintln!(
             "clarion {name}: {} ({})",
@@ -372,12 +456,18 @@ fn print_reply(name: &str, operation: Operation, reply: &Envelope, text: bool) {
 /// `clarion ask` (OPS-1b): mirror what `--task`, `--workspace` and
 /// `--owner` name, ask, print the ids, and with `--wait` wait as the
 /// asking agent and print the outcome.
-fn ask(clarion: &Clarion, args: &Value, matches: &ArgMatches, text: bool) -> ExitCode {
+fn ask(
+    clarion: &Clarion,
+    args: &Value,
+    matches: &ArgMatches,
+    text: bool,
+    now: Timestamp,
+) -> ExitCode {
     let session_id = args["session_id"].as_str().unwrap_or_default();
     let mirror = MirrorArgs::from_arg_matches(matches).unwrap_or_else(|error| error.exit());
     if let Err(error) = mirror.mirror(clarion, session_id) {
         let refused = envelope::error(&error);
-        print_reply("ask", Operation::Ask, &refused, text);
+        print_reply("ask", &refused, text);
         return exit_code(refused.status);
     }
     let reply = call(clarion, Operation::Ask, &Principal::System, args);
@@ -386,9 +476,9 @@ fn ask(clarion: &Clarion, args: &Value, matches: &ArgMatches, text: bool) -> Exi
         .unwrap_or_default()
         .to_owned();
     if reply.status != 200 || !text {
-        print_reply("ask", Operation::Ask, &reply, text);
+        print_reply("ask", &reply, text);
     } else {
-        print_asked(clarion, &pending_id, &reply.body);
+        print_asked(clarion, &pending_id, &reply.body, now);
     }
     if reply.status != 200 {
         return exit_code(reply.status);
@@ -416,21 +506,31 @@ fn ask(clarion: &Clarion, args: &Value, matches: &ArgMatches, text: bool) -> Exi
         }
         Err(error) => {
             let refused = envelope::error(&error);
-            print_reply("ask", Operation::Wait, &refused, text);
+            print_reply("ask", &refused, text);
             exit_code(refused.status)
         }
     }
 }
 
 /// `clarion ask --text`: the id, then each question's id with its option
-/// ids and labels, one per line (the ids an answer names).
-fn print_asked(clarion: &Clarion, pending_id: &str, body: &Value) {
+/// ids and labels, one per line (the ids an answer names), and the
+/// deadline with what it does, if there is one.
+fn print_asked(clarion: &Clarion, pending_id: &str, body: &Value, now: Timestamp) {
     let created = if body["created"] == Value::Bool(true) {
         "asked"
     } else {
         "already asked with this idempotency key"
     };
     println!("{pending_id} ({created})");
+    let detail = call(
+        clarion,
+        Operation::GetBundle,
+        &Principal::System,
+        &json!({"pending_id": pending_id}),
+    );
+    if let Some(line) = readable::deadline(&detail.body, now) {
+        println!("  {line}");
+    }
     let Ok(detail) = clarion.get_bundle(&Principal::System, pending_id) else {
         return;
     };
@@ -471,11 +571,14 @@ fn outcome_in_words(clarion: &Clarion, pending_id: &str, outcome: &WaitOutcome) 
         .get_bundle(&Principal::System, pending_id)
         .map(|detail| answers_in_words(&detail.bundle, response))
         .unwrap_or_default();
-    format!(
-        "{} by {}: {words}",
-        outcome.as_str(),
-        response.decided_by.as_str()
-    )
+    let who = match response.decided_by.as_str() {
+        "user" => "a person",
+        "agent" => "an agent",
+        "system" => "the host system",
+        "deadline" => "its deadline",
+        _ => "someone (not recorded)",
+    };
+    format!("{} by {who}: {words}", outcome.as_str())
 }
 
 /// An age in milliseconds as a person says it.

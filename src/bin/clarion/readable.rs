@@ -2,10 +2,23 @@
 //! one rendering per body type (an operation's body names its type: a new
 //! operation with a known body reads as text at once; an unknown body is
 //! shown as its JSON). The JSON output is the contract; this is a view of
-//! it.
+//! it, in the words the web inbox uses: options by their labels, who
+//! decided ("you", "another person", "its deadline"), deadlines with what
+//! they do. Ids are shown only where a command takes them, marked as ids
+//! (`bundle pending-…`, `question id`, `option id` while it can be
+//! answered). No line ends in a space.
 
-use clarion::{BundleView, Operation, Response};
+use clarion::{BundleView, Operation, Principal, Response, Timestamp};
 use serde_json::Value;
+
+/// What a view needs besides the body: the time to count from, who is
+/// calling (their own decisions read "you"), and the bundle a reply is
+/// about where the body does not carry it (`answer`, `attempts`).
+pub(crate) struct Seen<'a> {
+    pub now: Timestamp,
+    pub caller: &'a Principal,
+    pub bundle: Option<&'a Value>,
+}
 
 /// A response in words (OPS-1a, OPS-1b): each question's title with the
 /// labels of the options chosen and its note, or the reason of a
@@ -76,31 +89,248 @@ pub(crate) fn clean(text: &str) -> String {
     shown
 }
 
-/// A name for people (LIST-11), else the id it names.
-fn named(bundle: &Value, name: &str, id: &str) -> String {
-    let name = s(&bundle[name]);
-    if name.is_empty() {
-        s(&bundle[id])
-    } else {
-        format!("\"{name}\"")
+/// `n` things, the word in the singular for one: "1 bundle", "0 bundles".
+pub(crate) fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn count_of(value: &Value, one: &str, many: &str) -> String {
+    count(value.as_u64().unwrap_or_default(), one, many)
+}
+
+/// An instant to the second, in UTC: `2026-11-29 20:00:08 UTC`; `""` for
+/// none.
+pub(crate) fn when(value: &Value) -> String {
+    let text = s(value);
+    match Timestamp::parse_rfc3339(&text) {
+        Some(at) => when_at(at),
+        None => text,
     }
 }
 
-fn bundle(out: &mut Vec<String>, bundle: &Value) {
-    let mut place = named(bundle, "task_title", "task_id");
+pub(crate) fn when_at(at: Timestamp) -> String {
+    let text = at.to_rfc3339();
+    match (text.get(..10), text.get(11..19)) {
+        (Some(day), Some(time)) => format!("{day} {time} UTC"),
+        _ => text,
+    }
+}
+
+/// A span of seconds as a person says it: `45 s`, `9 min 59 s`, `2 h 5
+/// min`, `3 d 4 h` (to the second under an hour).
+pub(crate) fn span(seconds: u64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3_600 => match (s / 60, s % 60) {
+            (m, 0) => format!("{m} min"),
+            (m, s) => format!("{m} min {s} s"),
+        },
+        s if s < 86_400 => match (s / 3_600, s % 3_600 / 60) {
+            (h, 0) => format!("{h} h"),
+            (h, m) => format!("{h} h {m} min"),
+        },
+        s => match (s / 86_400, s % 86_400 / 3_600) {
+            (d, 0) => format!("{d} d"),
+            (d, h) => format!("{d} d {h} h"),
+        },
+    }
+}
+
+/// How far `at` is from now: "in 9 min", "8 s ago", "now".
+fn relative(at: Timestamp, now: Timestamp) -> String {
+    let micros = at.as_micros() - now.as_micros();
+    let seconds = micros.unsigned_abs() / 1_000_000;
+    match micros {
+        _ if seconds == 0 => "now".to_owned(),
+        m if m > 0 => format!("in {}", span(seconds)),
+        _ => format!("{} ago", span(seconds)),
+    }
+}
+
+fn relative_of(value: &Value, now: Timestamp) -> Option<String> {
+    Timestamp::parse_rfc3339(value.as_str()?).map(|at| relative(at, now))
+}
+
+/// A name for people (LIST-11) with its id, else the id it names.
+fn named(bundle: &Value, name: &str, id: &str) -> String {
+    match (s(&bundle[name]), s(&bundle[id])) {
+        (name, id) if name.is_empty() => id,
+        (name, id) if id.is_empty() => format!("\"{name}\""),
+        (name, id) => format!("\"{name}\" ({id})"),
+    }
+}
+
+/// An option's label from its id, in `question`, else the id.
+fn label(question: Option<&Value>, option_id: &str) -> String {
+    question
+        .and_then(|question| question["options"].as_array())
+        .into_iter()
+        .flatten()
+        .find(|option| option["option_id"] == option_id)
+        .map_or_else(|| clean(option_id), |option| s(&option["label"]))
+}
+
+fn question_of<'b>(bundle: Option<&'b Value>, question_id: &Value) -> Option<&'b Value> {
+    bundle?["questions"]
+        .as_array()?
+        .iter()
+        .find(|question| &question["question_id"] == question_id)
+}
+
+/// What a response (or a deadline's default) decides, one line per
+/// answer, in labels: `Target: Staging ("ship it")`; a rejection with its
+/// reason.
+fn decision(bundle: Option<&Value>, response: &Value) -> Vec<String> {
+    if response["rejected"] == Value::Bool(true) {
+        return vec![match s(&response["reject_reason"]).as_str() {
+            "" => "rejected, no reason given".to_owned(),
+            reason => format!("rejected: \"{reason}\""),
+        }];
+    }
+    let mut lines = Vec::new();
+    for answer in response["answers"].as_array().into_iter().flatten() {
+        let question = question_of(bundle, &answer["question_id"]);
+        let title = match question.map(|question| s(&question["title"])) {
+            Some(title) if !title.is_empty() => title,
+            _ => s(&answer["question_id"]),
+        };
+        let labels: Vec<String> = answer["selected_options"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|id| label(question, id.as_str().unwrap_or_default()))
+            .collect();
+        let mut line = format!(
+            "{title}: {}",
+            if labels.is_empty() {
+                "no option chosen".to_owned()
+            } else {
+                labels.join(", ")
+            }
+        );
+        if !s(&answer["custom_text"]).is_empty() {
+            line.push_str(&format!(" (\"{}\")", s(&answer["custom_text"])));
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+/// WIRE-2's `decided_by` in the web inbox's words, "you" for the caller's
+/// own decision (WIRE-6).
+fn decider(word: &Value, mine: bool) -> String {
+    if mine {
+        return "you".to_owned();
+    }
+    match word.as_str().unwrap_or_default() {
+        "user" => "another person".to_owned(),
+        "agent" => "an agent".to_owned(),
+        "system" => "the host system".to_owned(),
+        "deadline" => "its deadline".to_owned(),
+        "" => "someone (not recorded)".to_owned(),
+        other => clean(other),
+    }
+}
+
+/// A bundle's status in words.
+fn status_words(status: &str) -> String {
+    match status {
+        "pending" => "waiting for an answer".to_owned(),
+        "answered" => "answered".to_owned(),
+        "rejected" => "rejected".to_owned(),
+        "cancelled" => "cancelled".to_owned(),
+        "expired" => "expired".to_owned(),
+        "superseded" => "superseded by a newer turn".to_owned(),
+        "inactive" => "no longer active".to_owned(),
+        other => clean(other),
+    }
+}
+
+/// What the deadline does if nobody answers (EXP-1), in words.
+fn default_words(detail: &Value) -> String {
+    let given = &detail["default_response"];
+    match s(&detail["on_expire"]).as_str() {
+        "reject" if !given.is_object() => "the agent is told: rejected".to_owned(),
+        "reject" => {
+            let reason = s(&given["reject_reason"]);
+            if reason.is_empty() {
+                "the agent is told: rejected, no reason given".to_owned()
+            } else {
+                format!("the agent is told: rejected: \"{reason}\"")
+            }
+        }
+        "answer" if given.is_object() => format!(
+            "the agent is told: {}",
+            decision(Some(detail), given).join("; ")
+        ),
+        // A listing's bundles carry the action, not the default itself.
+        "answer" => "the agent is told its default answer (clarion get shows it)".to_owned(),
+        _ => "the question is withdrawn".to_owned(),
+    }
+}
+
+/// A waiting bundle's deadline, how far it is, and what it does: `Deadline
+/// 2026-11-29 20:10:00 UTC (in 10 min): if nobody answers by then, the
+/// question is withdrawn`; `None` without one.
+pub(crate) fn deadline(detail: &Value, now: Timestamp) -> Option<String> {
+    let at = when(&detail["expires_at"]);
+    if at.is_empty() {
+        return None;
+    }
+    let how_far = relative_of(&detail["expires_at"], now).unwrap_or_default();
+    Some(format!(
+        "Deadline {at} ({how_far}): if nobody answers by then, {}",
+        default_words(detail)
+    ))
+}
+
+/// The bundle's head and questions; ids of questions and options only
+/// while it can be answered (`clarion answer` names them).
+fn bundle(out: &mut Vec<String>, bundle: &Value, seen: &Seen) {
+    let status = s(&bundle["status"]);
+    let waiting = status.is_empty() || status == "pending";
+    let kind = match s(&bundle["kind"]).as_str() {
+        "permission" => "permission request",
+        _ => "question",
+    };
+    out.push(format!(
+        "Bundle {} ({kind}): {}",
+        s(&bundle["pending_id"]),
+        status_words(if status.is_empty() {
+            "pending"
+        } else {
+            &status
+        })
+    ));
+    let mut place = format!("Task {}", named(bundle, "task_title", "task_id"));
     let workspace = named(bundle, "workspace_name", "workspace_id");
     if !workspace.is_empty() {
-        place = format!("{place} in {workspace}");
+        place = format!("{place} in workspace {workspace}");
     }
-    out.push(format!(
-        "{}  {}  {}  asked {}",
-        s(&bundle["pending_id"]),
-        s(&bundle["kind"]),
-        place,
-        s(&bundle["created_at"]),
-    ));
+    out.push(format!("  {place}"));
+    let mut asked = format!("  Asked {}", when(&bundle["created_at"]));
+    match relative_of(&bundle["created_at"], seen.now).as_deref() {
+        Some("now") => asked.push_str(" (just now)"),
+        Some(ago) => asked = format!("{asked} ({ago})"),
+        None => {}
+    }
+    out.push(asked);
+    if let Some(line) = deadline(bundle, seen.now).filter(|_| waiting) {
+        out.push(format!("  {line}"));
+    } else if !s(&bundle["expires_at"]).is_empty() {
+        let at = when(&bundle["expires_at"]);
+        out.push(if bundle["response"]["decided_by"] == "deadline" {
+            format!("  Deadline {at}: reached")
+        } else if status == "expired" {
+            format!("  Deadline {at}: reached, the question was withdrawn")
+        } else if bundle["response"].is_object() {
+            format!("  Deadline {at}: decided before it")
+        } else {
+            format!("  Deadline {at}")
+        });
+    }
     if !s(&bundle["context"]).is_empty() {
-        out.push(format!("  context: {}", s(&bundle["context"])));
+        out.push(format!("  Context: {}", s(&bundle["context"])));
     }
     for question in bundle["questions"].as_array().into_iter().flatten() {
         let how = if question["multi_select"] == Value::Bool(false) {
@@ -108,71 +338,83 @@ fn bundle(out: &mut Vec<String>, bundle: &Value) {
         } else {
             "choose any"
         };
-        out.push(format!(
-            "  [{}] {}: {} ({how})",
-            s(&question["question_id"]),
-            s(&question["title"]),
-            s(&question["prompt"])
-        ));
+        let id = if waiting {
+            format!("; question id {}", s(&question["question_id"]))
+        } else {
+            String::new()
+        };
+        out.push(format!("  {} ({how}{id})", s(&question["title"])));
+        if !s(&question["prompt"]).is_empty() {
+            out.push(format!("    {}", s(&question["prompt"])));
+        }
         for option in question["options"].as_array().into_iter().flatten() {
-            out.push(format!(
-                "      {}  {} — {}",
-                s(&option["option_id"]),
-                s(&option["label"]),
-                s(&option["description"])
-            ));
+            let mut line = format!("    - {}", s(&option["label"]));
+            if !s(&option["description"]).is_empty() {
+                line.push_str(&format!(": {}", s(&option["description"])));
+            }
+            if waiting {
+                line.push_str(&format!(" (option id {})", s(&option["option_id"])));
+            }
+            out.push(line);
         }
     }
 }
 
-fn response(out: &mut Vec<String>, response: &Value) {
-    if response["rejected"] == Value::Bool(true) {
-        out.push(format!("  rejected: {}", s(&response["reject_reason"])));
-    }
-    for answer in response["answers"].as_array().into_iter().flatten() {
-        let picked = answer["selected_options"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .map(s)
-            .collect::<Vec<String>>();
-        out.push(format!(
-            "  {}: {} {}",
-            s(&answer["question_id"]),
-            picked.join(", "),
-            s(&answer["custom_text"])
-        ));
-    }
-    out.push(format!(
-        "  at {}, decided by {}",
-        s(&response["responded_at"]),
-        decider(&response["decided_by"])
-    ));
-}
-
-/// WIRE-2's `decided_by` in words.
-fn decider(word: &Value) -> String {
-    match word.as_str().unwrap_or_default() {
-        "user" => "a user".to_owned(),
-        "agent" => "an agent".to_owned(),
-        "system" => "the host system".to_owned(),
-        "deadline" => "its deadline".to_owned(),
-        "" => "nobody recorded".to_owned(),
-        other => clean(other),
+/// Who decided what, and when: "Answered by you at …:" and the answers in
+/// labels, one per line; `subject` names the bundle in the first line.
+fn settled(
+    out: &mut Vec<String>,
+    subject: Option<&str>,
+    detail: Option<&Value>,
+    status: &str,
+    response: &Value,
+    mine: bool,
+) {
+    let who = decider(&response["decided_by"], mine);
+    let at = when(&response["responded_at"]);
+    let rejected = status == "rejected" || response["rejected"] == Value::Bool(true);
+    let verb = match status {
+        "cancelled" => "cancelled",
+        _ if rejected => "rejected",
+        _ => "answered",
+    };
+    let head = match subject {
+        Some(id) => format!("Bundle {id} {verb} by {who} at {at}"),
+        None => format!(
+            "{}{} by {who} at {at}",
+            verb[..1].to_uppercase(),
+            &verb[1..]
+        ),
+    };
+    if verb == "cancelled" {
+        out.push(head);
+    } else if rejected {
+        out.push(match s(&response["reject_reason"]).as_str() {
+            "" => format!("{head}, no reason given"),
+            reason => format!("{head}: \"{reason}\""),
+        });
+    } else {
+        out.push(format!("{head}:"));
+        out.extend(
+            decision(detail, response)
+                .into_iter()
+                .map(|line| format!("  {line}")),
+        );
     }
 }
 
 /// A bundle as `get_bundle` shows it, and the history's elements.
-fn detail(out: &mut Vec<String>, body: &Value) {
-    bundle(out, body);
-    let mine = if body["decided_by_caller"] == Value::Bool(true) {
-        " (by you)"
-    } else {
-        ""
-    };
-    out.push(format!("status: {}{mine}", s(&body["status"])));
+fn detail(out: &mut Vec<String>, body: &Value, seen: &Seen) {
+    bundle(out, body, seen);
     if body["response"].is_object() {
-        response(out, &body["response"]);
+        settled(
+            out,
+            None,
+            Some(body),
+            &s(&body["status"]),
+            &body["response"],
+            body["decided_by_caller"] == Value::Bool(true),
+        );
     }
 }
 
@@ -203,9 +445,9 @@ fn webhook_lines(out: &mut Vec<String>, webhook: &Value) {
         }
     ));
     out.push(format!(
-        "  cursor {:?}, {} event(s) after it; last attempt {}, next {}",
+        "  cursor {:?}, {} after it; last attempt {}, next {}",
         s(&webhook["cursor"]),
-        webhook["backlog"],
+        count_of(&webhook["backlog"], "event", "events"),
         or_never(&webhook["last_attempt_at"]),
         or_never(&webhook["next_attempt_at"])
     ));
@@ -222,71 +464,224 @@ fn webhook_lines(out: &mut Vec<String>, webhook: &Value) {
 }
 
 fn or_never(value: &Value) -> String {
-    match s(value).as_str() {
+    match when(value).as_str() {
         "" => "never".to_owned(),
         time => time.to_owned(),
     }
 }
 
+/// A door (AUD-4) in words.
+fn door(channel: &str) -> String {
+    match channel {
+        "rust" => "the Rust API".to_owned(),
+        "c_abi" => "the C ABI".to_owned(),
+        "mcp" => "MCP".to_owned(),
+        "http" => "the web page or HTTP".to_owned(),
+        "cli" => "the command line".to_owned(),
+        other => clean(other),
+    }
+}
+
+/// Who made an attempt, in words.
+fn attempter(attempt: &Value) -> String {
+    match s(&attempt["principal_kind"]).as_str() {
+        "deadline" => "the deadline".to_owned(),
+        "system" => "the host system".to_owned(),
+        "agent" => format!(
+            "agent {} of user {}",
+            s(&attempt["agent_id"]),
+            s(&attempt["user_id"])
+        ),
+        "user" => format!("user {}", s(&attempt["user_id"])),
+        other => other.to_owned(),
+    }
+}
+
+fn same_principal(a: &Value, b: &Value) -> bool {
+    a["principal_kind"] == b["principal_kind"]
+        && a["user_id"] == b["user_id"]
+        && a["agent_id"] == b["agent_id"]
+        && a["principal_kind"] != "deadline"
+}
+
+fn is_callers(attempt: &Value, caller: &Principal) -> bool {
+    let kind = s(&attempt["principal_kind"]);
+    match caller {
+        Principal::System => kind == "system",
+        Principal::User { user_id } => kind == "user" && attempt["user_id"] == user_id.as_str(),
+        Principal::Agent {
+            user_id, agent_id, ..
+        } => {
+            kind == "agent"
+                && attempt["user_id"] == user_id.as_str()
+                && attempt["agent_id"] == agent_id.as_str()
+        }
+        Principal::Unclassified => false,
+    }
+}
+
+/// AUD-3: one line per attempt: when (to the second), who and through
+/// which door, its outcome, and what it sent as far as the ledger tells
+/// (the winner's answer is the bundle's response; any other attempt is
+/// known only by its digest: the same answer as the winner's or another).
+fn attempts(out: &mut Vec<String>, body: &Value, seen: &Seen) {
+    let attempts = body["attempts"].as_array().cloned().unwrap_or_default();
+    let winner = attempts.iter().find(|attempt| attempt["outcome"] == "won");
+    let id = seen
+        .bundle
+        .map(|bundle| s(&bundle["pending_id"]))
+        .unwrap_or_default();
+    let mut head = count(attempts.len() as u64, "attempt", "attempts");
+    if !id.is_empty() {
+        head = format!("{head} on bundle {id}");
+    }
+    out.push(format!("{head}, oldest first"));
+    for attempt in &attempts {
+        let mine = is_callers(attempt, seen.caller);
+        let mut who = attempter(attempt);
+        if mine {
+            who.push_str(" (you)");
+        }
+        let channel = s(&attempt["channel"]);
+        if channel != "deadline" {
+            who = format!("{who} through {}", door(&channel));
+        }
+        let outcome = match (s(&attempt["outcome"]).as_str(), winner) {
+            ("won", _) => {
+                let sent = match seen.bundle {
+                    Some(bundle) if bundle["response"].is_object() => {
+                        let status = s(&bundle["status"]);
+                        match status.as_str() {
+                            "cancelled" => "cancelled it".to_owned(),
+                            _ => {
+                                let lines = decision(Some(bundle), &bundle["response"]);
+                                if lines.is_empty() {
+                                    status
+                                } else {
+                                    lines.join("; ")
+                                }
+                            }
+                        }
+                    }
+                    _ => "its decision".to_owned(),
+                };
+                format!("won: {sent}")
+            }
+            ("lost", Some(winner)) => {
+                let first = if same_principal(attempt, winner) {
+                    let whose = if mine {
+                        "your".to_owned()
+                    } else {
+                        "the same person's".to_owned()
+                    };
+                    let through = if winner["channel"] != attempt["channel"] {
+                        format!(" through {}", door(&s(&winner["channel"])))
+                    } else {
+                        String::new()
+                    };
+                    format!("{whose} earlier answer{through} was first")
+                } else {
+                    format!("{} was first", attempter(winner))
+                };
+                let same = if attempt["digest"] == winner["digest"] {
+                    "the same answer"
+                } else {
+                    "a different answer"
+                };
+                format!("lost, {first}; it sent {same}")
+            }
+            ("lost", None) => "lost: someone else was first".to_owned(),
+            ("no_longer_active", _) => "too late: no longer active".to_owned(),
+            ("invalid", _) => "refused as invalid".to_owned(),
+            ("expired", _) => "withdrawn at the deadline".to_owned(),
+            (other, _) => other.to_owned(),
+        };
+        out.push(format!("{}  {who}: {outcome}", when(&attempt["at"])));
+    }
+}
+
 /// The body of a successful reply to `operation`, as lines of text.
-pub fn render(operation: Operation, body: &Value) -> String {
+pub fn render(operation: Operation, body: &Value, seen: &Seen) -> String {
     let mut out = Vec::new();
     match operation.body_name().unwrap_or_default().as_str() {
         "ListPage" => {
-            out.push(format!("{} bundle(s)", body["count"]));
+            out.push(format!(
+                "{} waiting, oldest first",
+                count_of(&body["count"], "bundle", "bundles")
+            ));
             for each in body["bundles"].as_array().into_iter().flatten() {
-                bundle(&mut out, each);
+                out.push(String::new());
+                bundle(&mut out, each, seen);
             }
-            if !s(&body["next_cursor"]).is_empty() {
-                out.push(format!("more: --cursor {}", s(&body["next_cursor"])));
-            }
+            more(&mut out, body);
         }
-        "BundleDetail" => detail(&mut out, body),
+        "BundleDetail" => detail(&mut out, body, seen),
         "SettledPage" => {
-            out.push(format!("{} settled bundle(s), newest first", body["count"]));
+            out.push(format!(
+                "{}, newest first",
+                count_of(&body["count"], "settled bundle", "settled bundles")
+            ));
             for each in body["bundles"].as_array().into_iter().flatten() {
-                detail(&mut out, each);
+                out.push(String::new());
+                detail(&mut out, each, seen);
             }
-            if !s(&body["next_cursor"]).is_empty() {
-                out.push(format!("more: --cursor {}", s(&body["next_cursor"])));
+            more(&mut out, body);
+        }
+        "Resolved" => resolved(&mut out, body, seen),
+        "Summary" => {
+            let mut line = format!(
+                "{} waiting, {}",
+                count_of(&body["pending_bundles"], "bundle", "bundles"),
+                count_of(&body["pending_questions"], "question", "questions")
+            );
+            if body["pending_bundles"].as_u64().unwrap_or_default() > 0 {
+                line.push_str(&format!(
+                    "; the oldest asked {} ago",
+                    span(body["oldest_age_seconds"].as_u64().unwrap_or_default())
+                ));
             }
+            out.push(line);
         }
-        "Resolved" => {
-            let who = if body["claimed"] == Value::Bool(true) {
-                "you resolved it"
-            } else {
-                "someone resolved it first"
-            };
-            out.push(format!("{}: {who}", s(&body["status"])));
-            response(&mut out, &body["response"]);
-        }
-        "Summary" => out.push(format!(
-            "{} bundle(s), {} question(s) waiting; oldest {} s",
-            body["pending_bundles"], body["pending_questions"], body["oldest_age_seconds"]
-        )),
         "Asked" => out.push(format!(
-            "{} ({})",
+            "Bundle {} ({})",
             s(&body["pending_id"]),
             if body["created"] == Value::Bool(true) {
-                "created"
+                "asked"
             } else {
-                "already asked"
+                "already asked with this idempotency key"
             }
         )),
         "Deliveries" => {
             let deliveries = body["deliveries"].as_array().cloned().unwrap_or_default();
-            out.push(format!("{} undelivered resolution(s)", deliveries.len()));
+            out.push(count(
+                deliveries.len() as u64,
+                "undelivered resolution",
+                "undelivered resolutions",
+            ));
             for delivery in &deliveries {
                 out.push(format!(
-                    "{}  session {}  {}",
+                    "Bundle {} of session {}: {}",
                     s(&delivery["pending_id"]),
                     s(&delivery["session_id"]),
-                    s(&delivery["status"])
+                    status_words(&s(&delivery["status"]))
                 ));
-                response(&mut out, &delivery["response"]);
+                let response = &delivery["response"];
+                if response.is_object() {
+                    for line in decision(None, response) {
+                        out.push(format!("  {line}"));
+                    }
+                    out.push(format!(
+                        "  decided by {} at {}",
+                        decider(&response["decided_by"], false),
+                        when(&response["responded_at"])
+                    ));
+                }
             }
         }
-        "Pruned" => out.push(format!("{} bundle(s) pruned", body["pruned"])),
+        "Pruned" => out.push(format!(
+            "{} pruned",
+            count_of(&body["pruned"], "bundle", "bundles")
+        )),
         // HOOK-1: the secret, once, as the last line.
         "WebhookSecret" => {
             out.push(format!(
@@ -297,13 +692,62 @@ pub fn render(operation: Operation, body: &Value) -> String {
         }
         "Webhooks" => {
             let webhooks = body["webhooks"].as_array().cloned().unwrap_or_default();
-            out.push(format!("{} webhook endpoint(s)", webhooks.len()));
+            out.push(count(
+                webhooks.len() as u64,
+                "webhook endpoint",
+                "webhook endpoints",
+            ));
             for webhook in &webhooks {
                 webhook_lines(&mut out, webhook);
             }
         }
         "Ok" => out.push("ok".to_owned()),
+        _ if operation == Operation::Attempts => attempts(&mut out, body, seen),
         _ => out.push(serde_json::to_string_pretty(body).unwrap_or_default()),
     }
-    out.join("\n")
+    let lines: Vec<&str> = out.iter().map(|line| line.trim_end()).collect();
+    lines.join("\n")
+}
+
+/// The next page's command, when there is one.
+fn more(out: &mut Vec<String>, body: &Value) {
+    if !s(&body["next_cursor"]).is_empty() {
+        out.push(String::new());
+        out.push(format!("More: --cursor {}", s(&body["next_cursor"])));
+    }
+}
+
+/// `answer`, `reject`, `cancel`: whether this call decided, then what was
+/// decided, by whom, in labels (from the bundle, read after).
+fn resolved(out: &mut Vec<String>, body: &Value, seen: &Seen) {
+    let status = s(&body["status"]);
+    let id = s(&body["response"]["pending_id"]);
+    let mine = body["claimed"] == Value::Bool(true)
+        || seen
+            .bundle
+            .is_some_and(|bundle| bundle["decided_by_caller"] == Value::Bool(true));
+    if body["claimed"] == Value::Bool(true) {
+        settled(
+            out,
+            Some(&id),
+            seen.bundle,
+            &status,
+            &body["response"],
+            mine,
+        );
+    } else {
+        out.push(format!(
+            "Too late: bundle {id} was already {}, so this changed nothing",
+            status_words(&status)
+        ));
+        settled(out, None, seen.bundle, &status, &body["response"], mine);
+    }
+    if let Some(bundle) = seen.bundle {
+        if !s(&bundle["expires_at"]).is_empty() && bundle["response"]["decided_by"] != "deadline" {
+            out.push(format!(
+                "Its deadline, {}, no longer applies",
+                when(&bundle["expires_at"])
+            ));
+        }
+    }
 }

@@ -18,7 +18,7 @@ pub struct ServeArgs {
     /// SQLite path or URL (`sqlite:///abs/path`), or a PostgreSQL URL.
     #[arg(long, env = "CLARION_DATABASE_URL", default_value = "./clarion.db")]
     database_url: String,
-    /// The webhook worker's timings (HOOK-4).
+    // The webhook worker's timings (HOOK-4).
     #[command(flatten)]
     webhooks: crate::webhook::WebhookFlags,
     /// Address to listen on; port 0 picks a free one (printed).
@@ -39,15 +39,15 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     header_timeout: u64,
     /// Seconds a client gets to send a whole request, its body included;
-    /// then 408 and the connection closes (HTTP-12).
+    /// then 408 and the connection closes.
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     request_timeout: u64,
     /// Connections open at once; at the cap nothing more is accepted until
-    /// one closes (HTTP-12). Default: the descriptor limit less 256.
+    /// one closes. Default: the descriptor limit less 256.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     max_connections: Option<u64>,
     /// Event streams one credential (a token, a web session) may hold
-    /// open at once; the next gets 429 with Retry-After (HTTP-13).
+    /// open at once; the next gets 429 with Retry-After.
     #[arg(
         long,
         default_value_t = http::STREAMS_PER_CREDENTIAL as u64,
@@ -59,8 +59,8 @@ pub struct ServeArgs {
     /// server over TLS (through a reverse proxy).
     #[arg(long)]
     secure_cookies: bool,
-    /// Do not settle due bundles on a thread of this server (EXP-4):
-    /// another process sweeps, or `clarion expire-due` runs from a timer.
+    /// Do not settle due bundles on a thread of this server: another
+    /// process sweeps, or `clarion expire-due` runs from a timer.
     #[arg(long = "no-sweep")]
     no_sweep: bool,
     /// The web inbox at `/` uses the API at this origin instead of this
@@ -218,27 +218,71 @@ fn log_to_stderr() {
         .try_init();
 }
 
-/// Runs `clarion serve` until SIGINT or SIGTERM.
-pub fn serve(args: ServeArgs) -> Result<(), String> {
+/// Why `clarion serve` did not serve: flags it cannot run with (a usage
+/// error, exit 2), or a failure (exit 1).
+pub enum Refused {
+    Usage(String),
+    Failed(String),
+}
+
+impl From<String> for Refused {
+    fn from(message: String) -> Self {
+        Refused::Failed(message)
+    }
+}
+
+impl Refused {
+    pub fn message(&self) -> &str {
+        match self {
+            Refused::Usage(message) | Refused::Failed(message) => message,
+        }
+    }
+
+    pub fn code(&self) -> u8 {
+        match self {
+            Refused::Usage(_) => 2,
+            Refused::Failed(_) => 1,
+        }
+    }
+}
+
+/// Runs `clarion serve` until SIGINT or SIGTERM. The flags are checked
+/// first, before the database is opened: what they cannot do together is
+/// a usage error (exit 2).
+pub fn serve(args: ServeArgs) -> Result<(), Refused> {
     log_to_stderr();
-    let max_connections = connection_cap(args.max_connections)?;
+    let address = address(&args.listen).map_err(Refused::Usage)?;
+    // HTTP-4: a server without authentication serves only this machine.
+    if args.open_as.is_some() && !address.ip().is_loopback() {
+        return Err(Refused::Usage(format!(
+            "--open-as serves without authentication, so only on a loopback address \
+             (127.0.0.1, ::1), not --listen {address}; or leave out --open-as and make \
+             tokens with `clarion token add`"
+        )));
+    }
+    if args.demo && !matches!(args.open_as, Some(Principal::User { .. })) {
+        return Err(Refused::Usage(
+            "--demo asks sample bundles for a user: give --open-as user:<id>".into(),
+        ));
+    }
+    if let Some(api) = &args.inbox_api {
+        HttpOptions::new()
+            .inbox_api(api)
+            .map_err(|error| Refused::Usage(format!("--inbox-api: {error}")))?;
+    }
+    let max_connections = connection_cap(args.max_connections).map_err(Refused::Usage)?;
     // EXP-4: outcomes of deadlines reach waiters, the outbox and the
     // event log within about a second, whoever else is connected.
     let sweep = (!args.no_sweep).then_some(SWEEP_INTERVAL);
     let inbox = open_sweeping(&args.database_url, sweep)?;
-    let address = address(&args.listen)?;
     // HTTP-4: a server nobody can sign in to is a mistake, unless it is
-    // told whom to serve, and then only to this machine.
+    // told whom to serve, and then only to this machine: as given, the
+    // command cannot run (a usage error).
     if args.open_as.is_none() && !inbox.has_live_tokens().map_err(|e| e.to_string())? {
-        return Err(
+        return Err(Refused::Usage(
             "no tokens: make one with `clarion token add --as user:<id>`, \
                     or serve without authentication with --open-as <principal> (loopback only)"
                 .into(),
-        );
-    }
-    if args.open_as.is_some() && !address.ip().is_loopback() {
-        return Err(format!(
-            "--open-as serves without authentication, so only on a loopback address, not {address}"
         ));
     }
     if args.demo {
@@ -276,7 +320,7 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
         .enable_all()
         .build()
         .map_err(|error| format!("could not start the runtime: {error}"))?;
-    let served = runtime.block_on(async {
+    let served: Result<(), String> = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(address)
             .await
             .map_err(|error| format!("could not listen on {address}: {error}"))?;
@@ -303,7 +347,7 @@ pub fn serve(args: ServeArgs) -> Result<(), String> {
     // end now, so no thread outlives the grace period.
     inbox.close();
     runtime.shutdown_timeout(Duration::from_secs(1));
-    served
+    Ok(served?)
 }
 
 /// HTTP-12: raises the soft descriptor limit to the hard one (a server
@@ -353,7 +397,10 @@ fn seed_demo(inbox: &Clarion, open_as: Option<&Principal>) -> Result<(), String>
         return Err("--demo asks sample bundles for a user: give --open-as user:<id>".into());
     };
     let created = crate::demo::seed(inbox, user_id).map_err(|error| error.to_string())?;
-    eprintln!("clarion serve: --demo asked {created} sample bundle(s) in workspace w-demo for user:{user_id}");
+    eprintln!(
+        "clarion serve: --demo asked {} in workspace w-demo for user:{user_id}",
+        crate::readable::count(created as u64, "sample bundle", "sample bundles")
+    );
     Ok(())
 }
 

@@ -14,7 +14,8 @@ use crate::{exit_code, parse_age};
 /// The worker's timings (HOOK-4): short ones let tests run in seconds.
 #[derive(clap::Args, Debug, Clone)]
 pub struct WebhookFlags {
-    /// How long one delivery may take before it failed (AGE: 10s, 500ms).
+    /// How long one delivery may take before it failed: an age with its
+    /// unit (10s, 500ms).
     #[arg(long, value_name = "AGE", value_parser = parse_age, default_value = "10s")]
     webhook_timeout: u64,
     /// The delay before a failed event is tried again; each later delay
@@ -61,7 +62,7 @@ pub fn commands() -> Vec<(&'static str, Command)> {
                 .value_name("AGE")
                 .value_parser(parse_age)
                 .default_value("10s")
-                .help("How long to wait for the answer."),
+                .help("How long to wait for the answer: an age with its unit (10s, 500ms)."),
         )
         .arg(database_arg());
     let run = WebhookFlags::augment_args(Command::new("run").arg(database_arg()))

@@ -1,13 +1,14 @@
 //! The domain's own handle: what every operation needs — the pool, the
 //! clock and id source, the failpoints, this handle's waiters and its
 //! dispatcher — and the few ways an operation reaches the database. The
-//! public `Clarion` handle wraps it.
+//! public `Clarion` handle wraps it; `domain/open.rs` opens it, starts
+//! every thread it holds and stops them on close.
 
 pub(crate) mod dispatch;
 pub(crate) mod heartbeat;
 pub(crate) mod ledger;
+pub(crate) mod rounds;
 pub(crate) mod signal;
-pub(crate) mod sweeper;
 pub(crate) mod waiters;
 pub(crate) mod watch;
 
@@ -56,12 +57,12 @@ pub(crate) struct Engine {
     /// Wakes this handle's event readers (HTTP-6).
     pub(crate) event_signal: Arc<EventSignal>,
     /// The deadline sweeper, when the host turned it on (EXP-4).
-    pub(crate) sweeper: std::sync::OnceLock<sweeper::Sweeper>,
+    pub(crate) deadline_sweeper: std::sync::OnceLock<rounds::RoundThread>,
     /// The attempt ledger's appender (AUD-2).
     pub(crate) ledger: ledger::Ledger,
     /// The webhook worker, when the host started one (HOOK-4).
     #[cfg(feature = "webhooks")]
-    pub(crate) webhook_worker: std::sync::OnceLock<sweeper::EventSweeper>,
+    pub(crate) webhook_worker: std::sync::OnceLock<rounds::EventRoundThread>,
 }
 
 impl Engine {
@@ -88,22 +89,6 @@ impl Engine {
             return Err(Error::HandleClosed);
         }
         Ok(())
-    }
-
-    /// REL-7: closes the handle for every clone: new calls fail with
-    /// `HandleClosed`, and blocked waits wake to return it at once.
-    pub(crate) fn close(&self) {
-        self.closed.store(true, Ordering::SeqCst);
-        self.waiters.notify_all();
-        self.watch.stop();
-        if let Some(sweeper) = self.sweeper.get() {
-            sweeper.stop();
-        }
-        #[cfg(feature = "webhooks")]
-        if let Some(worker) = self.webhook_worker.get() {
-            worker.stop();
-        }
-        self.ledger.close();
     }
 
     /// Runs `body` on a pooled connection, on one consistent snapshot

@@ -101,7 +101,8 @@ pub struct Event {
     pub pending_id: String,
     /// The bundle's task (AUTH-4) when it was appended; empty if none.
     pub task_id: String,
-    /// Frozen at append: the LIST-6 element (`bundle.asked`), `{"status",
+    /// Frozen at append: the bundle as the inbox lists it (`bundle.asked`,
+    /// LIST-6), `{"status",
     /// "response"}` (`bundle.resolved`) or `{"reason"}` (`bundle.closed`).
     pub data: Value,
 }

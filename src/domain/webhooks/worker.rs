@@ -7,12 +7,10 @@
 //! only while the lease is this worker's. It ends when the handle closes
 //! (REL-7).
 
-use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use diesel::prelude::*;
 
-use crate::domain::engine::sweeper::EventSweeper;
 use crate::domain::engine::Engine;
 use crate::domain::events::{Logged, Position};
 use crate::domain::webhooks::endpoint::{endpoint_columns, load, Endpoint};
@@ -109,43 +107,6 @@ const IDLE: Duration = Duration::from_secs(1);
 /// Events read per page of the log.
 const PAGE: i64 = 100;
 
-/// HOOK-4: starts the worker on a thread of the handle.
-/// A handle runs one: starting it again (or twice at once, where the
-/// later one stops at once) leaves the first running.
-pub(crate) fn start(engine: &Arc<Engine>, options: WebhookOptions) -> std::io::Result<()> {
-    if engine.webhook_worker.get().is_some() {
-        return Ok(());
-    }
-    let weak: Weak<Engine> = Arc::downgrade(engine);
-    let worker = Worker {
-        id: UuidV7Ids.new_id(IdKind::Webhook),
-        agent: agent(options),
-        options,
-    };
-    let round = move || {
-        let engine = weak.upgrade()?;
-        if engine.check_open().is_err() {
-            return None;
-        }
-        Some(match worker.round(&engine) {
-            Ok(sleep) => sleep,
-            Err(error) => {
-                tracing::warn!(%error, "a webhook round failed; it runs again");
-                IDLE
-            }
-        })
-    };
-    // Woken when events are appended, here or (through the watcher)
-    // in another process.
-    let worker = EventSweeper::start("clarion-webhooks", round, |wake| {
-        engine.subscribe_events(wake)
-    })?;
-    if let Err(worker) = engine.webhook_worker.set(worker) {
-        worker.stop();
-    }
-    Ok(())
-}
-
 /// HOOK-2: a blocking client that never follows a redirect (a 3xx is a
 /// failure) and reads any status as an answer.
 fn agent(options: WebhookOptions) -> ureq::Agent {
@@ -230,7 +191,9 @@ pub(crate) fn send_test(engine: &Engine, id: &str, timeout: Duration) -> Result<
     )
 }
 
-struct Worker {
+/// HOOK-4: the worker a thread of the handle runs (`domain/open.rs`
+/// starts it), round after round.
+pub(crate) struct Worker {
     /// This worker's name in the leases it takes.
     id: String,
     agent: ureq::Agent,
@@ -238,6 +201,22 @@ struct Worker {
 }
 
 impl Worker {
+    pub(crate) fn new(options: WebhookOptions) -> Worker {
+        Worker {
+            id: UuidV7Ids.new_id(IdKind::Webhook),
+            agent: agent(options),
+            options,
+        }
+    }
+
+    /// One round, a failure logged: how long to sleep before the next.
+    pub(crate) fn round_or_idle(&self, engine: &Engine) -> Duration {
+        self.round(engine).unwrap_or_else(|error| {
+            tracing::warn!(%error, "a webhook round failed; it runs again");
+            IDLE
+        })
+    }
+
     /// One round: every enabled endpoint that is due is delivered as far
     /// as it goes; returns how long to sleep before the next.
     fn round(&self, engine: &Engine) -> Result<Duration> {

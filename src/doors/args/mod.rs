@@ -16,6 +16,18 @@ use serde::de::{Deserialize, Deserializer, Error as _};
 
 pub(crate) use reader::{read, read_at, type_name};
 
+/// Absent arguments (`null`, or no `args`/`arguments` member) are no
+/// arguments: `{}`. The one rule every door applies before reading them.
+pub(crate) fn or_empty(arguments: &serde_json::Value) -> &serde_json::Value {
+    static EMPTY: std::sync::LazyLock<serde_json::Value> =
+        std::sync::LazyLock::new(|| serde_json::Value::Object(serde_json::Map::new()));
+    if arguments.is_null() {
+        &EMPTY
+    } else {
+        arguments
+    }
+}
+
 /// A required id: absent, `null` or `""` is a 400 (WIRE-5).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Id(pub String);

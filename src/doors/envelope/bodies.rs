@@ -46,7 +46,8 @@ impl<'a> From<&'a ListPage> for PageBody<'a> {
     }
 }
 
-/// LIST-13: one page of what was decided, LIST-5's envelope; each element
+/// LIST-13: one page of what was decided, in the inbox listing's envelope
+/// (LIST-5); each element
 /// is the `get_bundle` body the same caller gets.
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "SettledPage")]
@@ -135,7 +136,8 @@ impl<'a> From<&'a Resolved> for ResolvedBody<'a> {
     }
 }
 
-/// WIRE-4 `answer_question`'s result: WIRE-1's without `success`.
+/// `answer_question`'s result (WIRE-4): a resolve's, without `success`
+/// (WIRE-1).
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "Answered")]
 pub(crate) struct AnsweredBody<'a> {
@@ -173,7 +175,7 @@ enum OutcomeWord {
     TimedOut,
 }
 
-/// WIRE-5 `wait`: always `200`, the WAIT-1 outcome and, for a resolution,
+/// `wait` (WIRE-5): always `200`, how the wait ended (WAIT-1) and, for a resolution,
 /// its response (else `null`).
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "Waited")]
@@ -249,7 +251,8 @@ impl<'a> AskResultBody<'a> {
     }
 }
 
-/// MCPA-5 `cancel_question`: the cancel's outcome (LIFE-6, REPLAY-1).
+/// `cancel_question`'s result (MCPA-5): the cancel's outcome (LIFE-6,
+/// REPLAY-1).
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "CancelQuestionResult")]
 pub(crate) struct CancelQuestionBody<'a> {
@@ -303,7 +306,7 @@ enum ReasonWord {
     NotFound,
 }
 
-/// WIRE-3 `authorize`.
+/// `authorize`'s answer (WIRE-3).
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "Authorization")]
 pub(crate) struct AuthorizationBody {
@@ -324,11 +327,11 @@ impl From<&Authorization> for AuthorizationBody {
     }
 }
 
-/// LIFE-8 `pending_deliveries`: the outbox, oldest resolution first.
+/// `pending_deliveries` (LIFE-8): the outbox, oldest resolution first.
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "Deliveries")]
 pub(crate) struct DeliveriesBody<'a> {
-    /// DEL-3 entries.
+    /// The outbox's entries (DEL-3).
     deliveries: &'a [Delivery],
 }
 
@@ -353,7 +356,7 @@ impl From<&()> for OkBody {
     }
 }
 
-/// WIRE-5 `begin_turn`.
+/// `begin_turn`'s result (WIRE-5).
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "TurnStarted")]
 pub(crate) struct TurnBody<'a> {
@@ -367,7 +370,7 @@ impl<'a> From<&'a String> for TurnBody<'a> {
     }
 }
 
-/// WIRE-5 `has_pending_clarification`.
+/// `has_pending_clarification`'s result (WIRE-5).
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "HasPending")]
 pub(crate) struct HasPendingBody {
@@ -383,7 +386,7 @@ impl From<&bool> for HasPendingBody {
     }
 }
 
-/// REL-8 `prune`.
+/// `prune`'s result (REL-8).
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "Pruned")]
 pub(crate) struct PrunedBody {
@@ -397,7 +400,7 @@ impl From<&u64> for PrunedBody {
     }
 }
 
-/// AUD-3 `attempts`: a bundle's ledger entries, oldest first.
+/// `attempts` (AUD-3): a bundle's ledger entries, oldest first.
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "Attempts")]
 pub(crate) struct AttemptsBody<'a> {
@@ -411,7 +414,7 @@ impl<'a> From<&'a Vec<AttemptView>> for AttemptsBody<'a> {
     }
 }
 
-/// EXP-4 `expire_due`.
+/// `expire_due`'s result (EXP-4).
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "Swept")]
 pub(crate) struct SweptBody {
@@ -425,7 +428,7 @@ impl From<&u64> for SweptBody {
     }
 }
 
-/// EVT-2 `events_after`: the visible events, the position to go on from,
+/// `events_after` (EVT-2): the visible events, the position to go on from,
 /// and whether events were pruned in between.
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "Events")]
@@ -458,7 +461,8 @@ pub(crate) struct ErrorBody {
     pub(crate) error: String,
 }
 
-/// WIRE-1: a capability denial, and WIRE-4's error results, which carry
+/// WIRE-1: a capability denial, and the MCP tools' error results (WIRE-4),
+/// which carry
 /// the error's code word too.
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "CodedError")]
@@ -470,7 +474,7 @@ pub(crate) struct CodedErrorBody {
     pub(crate) code: &'static str,
 }
 
-/// WIRE-4's error code words.
+/// The error code words (WIRE-4).
 #[derive(JsonSchema)]
 #[schemars(rename = "ErrorCode")]
 #[allow(dead_code)] // only its schema is used; the word comes from `ErrorCode`

@@ -227,12 +227,17 @@ pub fn tool_error(error: &Error) -> Value {
     to_json(&CodedErrorBody::new(message(error), error.code()))
 }
 
-/// The MCP `CallToolResult` shape: the JSON as text content, and again as
-/// `structuredContent`.
+/// The MCP `CallToolResult` shape: the JSON as text content and, for a
+/// success, again as `structuredContent` (which matches the tool's
+/// `outputSchema`). An error (`isError: true`) carries its
+/// `{"error", "code"}` in the text content only: MCP wants structured
+/// content to conform to the output schema, and the official TypeScript
+/// SDK checks it even on errors (docs/mcp.md).
 pub fn tool_result(structured: Value, is_error: bool) -> Value {
-    json!({
-        "content": [{"type": "text", "text": structured.to_string()}],
-        "structuredContent": structured,
-        "isError": is_error,
-    })
+    let text = json!([{"type": "text", "text": structured.to_string()}]);
+    if is_error {
+        json!({"content": text, "isError": true})
+    } else {
+        json!({"content": text, "structuredContent": structured, "isError": false})
+    }
 }

@@ -26,12 +26,12 @@ use tokio::time::Instant;
 
 use crate::domain::engine::Engine;
 use crate::domain::events::{Event, EventPage, Position};
+use crate::doors::drive::sleep_until;
 use crate::doors::envelope;
 use crate::doors::http::auth::Authentication;
 use crate::doors::http::error::HttpError;
 use crate::doors::http::places::{Joining, Message};
 use crate::doors::http::state::AppState;
-use crate::doors::http::wait::sleep_until;
 use crate::doors::operations::Operation;
 use crate::error::Result;
 use crate::rules::principal::Principal;

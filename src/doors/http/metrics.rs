@@ -90,7 +90,8 @@ impl Metrics {
         let webhook_failing = Gauge::default();
         registry.register(
             "webhook_delivered",
-            "Events delivered to each webhook endpoint (HOOK-6)",
+            // HOOK-6.
+            "Events delivered to each webhook endpoint",
             webhook_delivered.clone(),
         );
         registry.register(
@@ -140,7 +141,8 @@ impl Metrics {
         );
         registry.register(
             "pending_bundles",
-            "Bundles waiting for an answer (SUM-1, as system sees them)",
+            // SUM-1.
+            "Bundles waiting for an answer (as system sees them)",
             pending.clone(),
         );
         Metrics {

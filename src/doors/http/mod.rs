@@ -130,20 +130,46 @@ pub(crate) fn router(
     routes
         .layer(PropagateRequestIdLayer::x_request_id())
         .layer(
-            TraceLayer::new_for_http().make_span_with(|request: &axum::http::Request<_>| {
-                let id = request
-                    .headers()
-                    .get("x-request-id")
-                    .and_then(|value| value.to_str().ok())
-                    .unwrap_or_default();
-                tracing::info_span!(
-                    "http",
-                    method = %request.method(),
-                    path = %request.uri().path(),
-                    request_id = %id,
-                )
-            }),
+            TraceLayer::new_for_http()
+                .make_span_with(|request: &axum::http::Request<_>| {
+                    let id = request
+                        .headers()
+                        .get("x-request-id")
+                        .and_then(|value| value.to_str().ok())
+                        .unwrap_or_default();
+                    tracing::info_span!(
+                        "http",
+                        method = %request.method(),
+                        path = %request.uri().path(),
+                        request_id = %id,
+                    )
+                })
+                .on_failure(log_failure),
         )
         .layer(SetRequestIdLayer::x_request_id(NewRequestId))
         .with_state(state)
+}
+
+/// How a response that failed is logged. Two server statuses are
+/// documented outcomes, not faults, and log at `info`: a `503` (the server
+/// is shutting down, or the handle was closed, HTTP-8) and a `504` (a wait
+/// whose timeout passed first, WIRE-1). Every other server error logs at
+/// `error`.
+fn log_failure(
+    failure: tower_http::classify::ServerErrorsFailureClass,
+    latency: std::time::Duration,
+    _span: &tracing::Span,
+) {
+    use axum::http::StatusCode;
+    use tower_http::classify::ServerErrorsFailureClass;
+    let latency_ms = latency.as_millis();
+    match failure {
+        ServerErrorsFailureClass::StatusCode(status @ StatusCode::SERVICE_UNAVAILABLE) => {
+            tracing::info!(%status, latency_ms, "service unavailable");
+        }
+        ServerErrorsFailureClass::StatusCode(status @ StatusCode::GATEWAY_TIMEOUT) => {
+            tracing::info!(%status, latency_ms, "wait timed out");
+        }
+        failure => tracing::error!(%failure, latency_ms, "response failed"),
+    }
 }

@@ -64,7 +64,8 @@ impl Document {
             responses.insert(
                 "401".into(),
                 json!({
-                    "description": "No valid credential (HTTP-3).",
+                    // HTTP-3.
+                    "description": "No valid credential.",
                     "headers": {"WWW-Authenticate": {"schema": {"type": "string", "const": "Bearer"}}},
                     "content": json_content(reference("Error")),
                 }),
@@ -73,31 +74,39 @@ impl Document {
         if body {
             responses.insert(
                 "408".into(),
-                error_response("The body did not arrive by the request deadline (HTTP-12); the connection closes."),
+                // HTTP-12.
+                error_response(
+                    "The body did not arrive by the request deadline; the connection closes.",
+                ),
             );
             responses.insert(
                 "413".into(),
-                error_response("The body is larger than 1 MiB (HTTP-3)."),
+                // HTTP-3.
+                error_response("The body is larger than 1 MiB."),
             );
             responses.insert(
                 "415".into(),
-                error_response("A body that is not `application/json` (HTTP-3)."),
+                // HTTP-3.
+                error_response("A body that is not `application/json`."),
             );
         }
         responses.insert(
             "421".into(),
             error_response(
-                "A server without credentials (`--open-as`) was addressed by a name that is not loopback (HTTP-11).",
+                // HTTP-11.
+                "A server without credentials (`--open-as`) was addressed by a name that is not loopback.",
             ),
         );
         responses.insert(
             "500".into(),
-            error_response("An internal error; only a reference leaves the server (REL-6)."),
+            // REL-6.
+            error_response("An internal error; only a reference leaves the server."),
         );
         responses.insert(
             "503".into(),
             error_response(
-                "The server is shutting down, or the database is closed (HTTP-8, REL-7).",
+                // HTTP-8, REL-7.
+                "The server is shutting down, or the database is closed.",
             ),
         );
     }
@@ -159,7 +168,7 @@ impl Document {
                     })
                 });
                 operation["requestBody"] = json!({
-                    "description": "The operation's WIRE-5 arguments (an empty body is `{}`).",
+                    "description": "The operation's arguments, as every door reads them (an empty body is `{}`).",
                     "required": required,
                     "content": json_content(body),
                 });
@@ -180,23 +189,32 @@ impl Document {
         let mut responses = Map::new();
         responses.insert(
             "200".into(),
-            json!({"description": "The operation's body (WIRE-1..3).", "content": json_content(body)}),
+            // WIRE-1..3.
+            json!({"description": "The operation's body.", "content": json_content(body)}),
         );
         responses.insert(
             "400".into(),
-            error_response("A validation failure, its message naming the field (WIRE-5)."),
+            // WIRE-5.
+            error_response("A validation failure, its message naming the field."),
         );
         responses.insert(
             "403".into(),
             json!({
-                "description": "The capability is denied (`code`: `capability_denied`, AUTH-2), or a cookie-authenticated request came from another site (HTTP-4).",
+                // AUTH-2, HTTP-4.
+                "description": "The capability is denied (`code`: `capability_denied`), or a cookie-authenticated request came from another site.",
                 "content": json_content(json!({"anyOf": [reference("CodedError"), reference("Error")]})),
             }),
         );
         for refusal in entry.refusals {
             let description = match refusal {
-                Refusal::NotFound => "An unknown or invisible bundle, or an unknown session or task (AUTH-5, LIFE-10).",
-                Refusal::Conflict => "No longer active and nobody resolved it, or the session has ended (REPLAY-1, ASK-5).",
+                // AUTH-5, LIFE-10.
+                Refusal::NotFound => {
+                    "An unknown or invisible bundle, or an unknown session or task."
+                }
+                // REPLAY-1, ASK-5.
+                Refusal::Conflict => {
+                    "No longer active and nobody resolved it, or the session has ended."
+                }
                 Refusal::TimedOut => "The timeout passed first.",
             };
             responses.insert(refusal.status().to_string(), error_response(description));
@@ -229,19 +247,22 @@ impl Document {
         let session = schema::component::<SessionBody>(Side::Bodies, &mut self.components);
         let sign_in = schema::component::<SignInArgs>(Side::Arguments, &mut self.components);
         let mut current = Map::new();
-        current.insert("200".into(), json!({"description": "Who the request authenticates as, and how (UI-2).", "content": json_content(session)}));
+        // UI-2.
+        current.insert("200".into(), json!({"description": "Who the request authenticates as, and how.", "content": json_content(session)}));
         Document::common(&mut current, true, false);
         self.add(
             "/api/v1/session",
             "get",
             json!({
                 "tags": ["session"], "operationId": "current_session",
-                "summary": "Who the request authenticates as (UI-2).",
+                // UI-2.
+                "summary": "Who the request authenticates as.",
                 "responses": current,
             }),
         );
         let mut signed_in = Map::new();
-        signed_in.insert("200".into(), json!({"description": "Signed in; the `clarion_session` cookie is set (HTTP-4).", "content": json_content(ok.clone())}));
+        // HTTP-4.
+        signed_in.insert("200".into(), json!({"description": "Signed in; the `clarion_session` cookie is set.", "content": json_content(ok.clone())}));
         signed_in.insert(
             "400".into(),
             error_response("A validation failure naming the field."),
@@ -252,20 +273,27 @@ impl Document {
         );
         signed_in.insert(
             "403".into(),
-            error_response("A cross-site sign-in (HTTP-4)."),
+            // HTTP-4.
+            error_response("A cross-site sign-in."),
         );
         Document::common(&mut signed_in, false, true);
-        self.add("/api/v1/session", "post", json!({
-            "tags": ["session"], "operationId": "sign_in", "security": [],
-            "summary": "Signs in with a token: a 12-hour web session in an HttpOnly cookie (HTTP-4).",
-            "requestBody": {"required": true, "content": json_content(sign_in)},
-            "responses": signed_in,
-        }));
+        self.add(
+            "/api/v1/session",
+            "post",
+            json!({
+                "tags": ["session"], "operationId": "sign_in", "security": [],
+                // HTTP-4.
+                "summary": "Signs in with a token: a 12-hour web session in an HttpOnly cookie.",
+                "requestBody": {"required": true, "content": json_content(sign_in)},
+                "responses": signed_in,
+            }),
+        );
         let mut signed_out = Map::new();
         signed_out.insert("200".into(), json!({"description": "Signed out; the cookie is cleared.", "content": json_content(ok.clone())}));
         signed_out.insert(
             "403".into(),
-            error_response("A cross-site request (HTTP-4)."),
+            // HTTP-4.
+            error_response("A cross-site request."),
         );
         Document::common(&mut signed_out, true, false);
         self.add(
@@ -273,13 +301,15 @@ impl Document {
             "delete",
             json!({
                 "tags": ["session"], "operationId": "sign_out",
-                "summary": "Signs out: the web session ends (HTTP-4).",
+                // HTTP-4.
+                "summary": "Signs out: the web session ends.",
                 "responses": signed_out,
             }),
         );
         let mut stream = Map::new();
         stream.insert("200".into(), json!({
-            "description": "`text/event-stream`: `id:` the position, `event:` the type (`bundle.asked`, `bundle.resolved`, `bundle.closed`, or `reset` when events after the position were pruned or the position is past the head, which the stream then follows from), `data:` the EVT-2 event. When the credential stops naming the caller (revoked, signed out, expired), the last message is `event: revoked` with the 401's body (HTTP-10). A `Last-Event-ID` that is no position is a 400 (HTTP-16).",
+            // HTTP-10, HTTP-16.
+            "description": "`text/event-stream`: `id:` the position, `event:` the type (`bundle.asked`, `bundle.resolved`, `bundle.closed`, or `reset` when events after the position were pruned or the position is past the head, which the stream then follows from), `data:` the event, as `events_after` lists it. When the credential stops naming the caller (revoked, signed out, expired), the last message is `event: revoked` with the 401's body. A `Last-Event-ID` that is no position is a 400.",
             "content": {"text/event-stream": {"schema": stream_event()}},
         }));
         stream.insert(
@@ -288,14 +318,16 @@ impl Document {
         );
         stream.insert("403".into(), json!({"description": "The capability is denied.", "content": json_content(reference("CodedError"))}));
         stream.insert("429".into(), json!({
-            "description": "The credential holds as many event streams as it may (HTTP-13); try again after `Retry-After` seconds.",
+            // HTTP-13.
+            "description": "The credential holds as many event streams as it may; try again after `Retry-After` seconds.",
             "headers": {"Retry-After": {"schema": {"type": "integer", "const": 5}}},
             "content": json_content(reference("Error")),
         }));
         Document::common(&mut stream, true, false);
         self.add("/api/v1/events", "get", json!({
             "tags": ["events"], "operationId": "events",
-            "summary": "The event log as Server-Sent Events, from a position or from now on (HTTP-6).",
+            // HTTP-6.
+            "summary": "The event log as Server-Sent Events, from a position or from now on.",
             "parameters": [
                 {"name": "after", "in": "query", "required": false, "description": "A position to go on after; `Last-Event-ID` takes precedence. With neither, only new events.", "schema": {"type": "string"}},
                 {"name": "Last-Event-ID", "in": "header", "required": false, "description": "The last position received (EventSource sends it on reconnect).", "schema": {"type": "string"}},
@@ -313,7 +345,8 @@ impl Document {
             "get",
             json!({
                 "tags": ["operations"], "operationId": "healthz", "security": [],
-                "summary": "The process is alive (HTTP-7).", "responses": alive,
+                // HTTP-7.
+                "summary": "The process is alive.", "responses": alive,
             }),
         );
         let mut ready = Map::new();
@@ -324,7 +357,8 @@ impl Document {
         Document::common(&mut ready, false, false);
         self.add("/readyz", "get", json!({
             "tags": ["operations"], "operationId": "readyz", "security": [],
-            "summary": "The database answers (HTTP-7); 503 once it cannot be reached.", "responses": ready,
+            // HTTP-7.
+            "summary": "The database answers; 503 once it cannot be reached.", "responses": ready,
         }));
         let mut metrics = Map::new();
         metrics.insert("200".into(), json!({
@@ -338,17 +372,23 @@ impl Document {
             "get",
             json!({
                 "tags": ["operations"], "operationId": "metrics",
-                "summary": "The door's figures for `system` (HTTP-7).", "responses": metrics,
+                // HTTP-7.
+                "summary": "The door's figures for `system`.", "responses": metrics,
             }),
         );
         let mut document = Map::new();
         document.insert("200".into(), json!({"description": "This document.", "content": json_content(json!({"type": "object"}))}));
         Document::common(&mut document, false, false);
-        self.add("/api/v1/openapi.json", "get", json!({
-            "tags": ["operations"], "operationId": "openapi", "security": [],
-            "summary": "This document: OpenAPI 3.1, made from the operations' declarations (HTTP-7).",
-            "responses": document,
-        }));
+        self.add(
+            "/api/v1/openapi.json",
+            "get",
+            json!({
+                "tags": ["operations"], "operationId": "openapi", "security": [],
+                // HTTP-7.
+                "summary": "This document: OpenAPI 3.1, made from the operations' declarations.",
+                "responses": document,
+            }),
+        );
     }
 }
 
@@ -429,11 +469,15 @@ pub(crate) fn document() -> String {
         "openapi": "3.1.0",
         "info": {
             "title": "clarion",
-            "description": "A durable \"ask a human\" inbox: list, read, wait for and answer clarification requests (HTTP-2). Every operation is at its own route where it has one, and at `/api/v1/rpc/{op}` with exactly its WIRE-5 arguments. Bodies are clarion's WIRE-1..3 envelopes.",
+            // HTTP-2.
+            "description": "A durable \"ask a human\" inbox: list, read, wait for and answer clarification requests. Every operation is at its own route where it has one, and at `/api/v1/rpc/{op}` with exactly its arguments. A success is the operation's JSON body; an error is `{\"error\"}` (and `code` where one applies) with its status.",
             "license": {"name": "MIT OR Apache-2.0"},
             "version": env!("CARGO_PKG_VERSION"),
         },
         "jsonSchemaDialect": "https://json-schema.org/draft/2020-12/schema",
+        // The paths are absolute on the server that serves this document:
+        // a generated client's base URL is where it fetched it from.
+        "servers": [{"url": "/"}],
         "security": [{"bearer": []}, {"cookie": []}],
         "paths": built.paths,
         "components": {

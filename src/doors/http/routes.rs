@@ -14,10 +14,9 @@ use axum::extract::{Request, State};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post, MethodRouter};
 use axum::Router;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::domain::engine::Engine;
-use crate::doors::args::schema::Shape;
 use crate::doors::envelope::{self, Envelope};
 use crate::doors::http::caller::{admitted, copy_of, Caller};
 use crate::doors::http::error::HttpError;
@@ -25,7 +24,7 @@ use crate::doors::http::input::{Input, Kind};
 use crate::doors::http::state::AppState;
 use crate::doors::http::wait;
 use crate::doors::json;
-use crate::doors::operations::{Entry, Method, Operation, ENTRIES};
+use crate::doors::operations::{Entry, Method, Operation, PropertyKind, ENTRIES};
 use crate::error::{Error, ValidationError};
 use crate::rules::principal::Principal;
 use crate::rules::vocabulary::Channel;
@@ -49,34 +48,22 @@ pub(crate) fn path_names(path: &str) -> Vec<String> {
 }
 
 /// The arguments' properties and whether each is an integer, from the
-/// operation's own schema.
+/// operation's own schema (its one reader, [`Operation::properties`]).
+///
+/// [`Operation::properties`]: crate::Operation::properties
 pub(crate) fn properties(entry: &Entry) -> Vec<(String, Kind)> {
-    let Some(schema) = entry.args_schema else {
-        return Vec::new();
-    };
-    let schema = schema(Shape::Inline, &mut Map::new());
-    schema["properties"]
-        .as_object()
-        .map(|properties| {
-            properties
-                .iter()
-                .map(|(name, property)| (name.clone(), kind_of(property)))
-                .collect()
+    entry
+        .operation
+        .properties()
+        .into_iter()
+        .map(|property| {
+            let kind = match property.kind {
+                PropertyKind::Integer => Kind::Integer,
+                _ => Kind::Text,
+            };
+            (property.name, kind)
         })
-        .unwrap_or_default()
-}
-
-fn kind_of(property: &Value) -> Kind {
-    let integer = match &property["type"] {
-        Value::String(kind) => kind == "integer",
-        Value::Array(kinds) => kinds.iter().any(|kind| kind == "integer"),
-        _ => false,
-    };
-    if integer {
-        Kind::Integer
-    } else {
-        Kind::Text
-    }
+        .collect()
 }
 
 impl Reading {

@@ -55,7 +55,7 @@ enum ViaWord {
 #[derive(serde::Serialize, schemars::JsonSchema)]
 #[schemars(rename = "Session")]
 pub(crate) struct SessionBody {
-    /// The principal (WIRE-5's form).
+    /// The principal, in its written form (WIRE-5).
     principal: Principal,
     /// `session`, `bearer` or `open`.
     #[schemars(with = "ViaWord")]

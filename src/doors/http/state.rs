@@ -14,7 +14,7 @@ use crate::doors::http::metrics::Metrics;
 use crate::doors::http::options::HttpOptions;
 use crate::doors::http::places::{Fanout, StreamPlaces};
 use crate::doors::json;
-use crate::doors::operations::{Entry, Operation};
+use crate::doors::operations::{Counted, Entry};
 use crate::rules::principal::Principal;
 use crate::rules::vocabulary::Channel;
 
@@ -60,10 +60,7 @@ impl AppState {
             .blocking(move |engine| json::perform(engine, entry, &principal, Channel::Http, &args))
             .await
             .unwrap_or_else(|error| error.envelope());
-        if matches!(
-            entry.operation,
-            Operation::ResolveBundle | Operation::CancelBundle
-        ) {
+        if entry.counted == Counted::Resolves {
             self.metrics.count_resolve(&reply);
         }
         reply

@@ -15,27 +15,27 @@
 //!
 //! [`HttpOptions::wait_cap`]: crate::doors::http::HttpOptions::wait_cap
 
-use std::sync::Arc;
+use std::future::Future;
 
 use serde_json::Value;
-use tokio::sync::Notify;
 
 use crate::domain::engine::waiters::Wake;
+use crate::doors::drive::{BlockingPool, Driver};
 use crate::doors::envelope::{self, Envelope};
 use crate::doors::http::caller::Caller;
 use crate::doors::http::error::HttpError;
 use crate::doors::http::state::AppState;
-use crate::doors::operations::{Entry, Step};
+use crate::doors::operations::Entry;
 use crate::error::Error;
 use crate::rules::vocabulary::Channel;
 
-/// Drives one wait to its end: `begin` registers it (on the blocking
-/// pool), then each check runs there too, and between checks the task
-/// sleeps until the wait's callback fires, its poll interval passes (only
-/// when the handle's watcher could not start), a keep-alive interval
-/// passes, the credential ends, the deadline comes, or the shutdown
-/// begins. Before each check after the first, the credential must still
-/// name the caller (HTTP-10), else the wait answers `401`.
+/// Drives one wait to its end: `begin` registers it on the blocking gate,
+/// then [`Driver::run`] checks it there whenever its callback fires, its
+/// poll interval passes (only when the handle's watcher could not start),
+/// a keep-alive interval passes, the credential ends, or WAIT-5's check is
+/// due; the deadline ends it, the shutdown answers `503`. Before each
+/// check after the first, the credential must still name the caller
+/// (HTTP-10), else the wait answers `401`.
 pub(crate) async fn drive(
     state: &AppState,
     entry: &'static Entry,
@@ -48,21 +48,13 @@ pub(crate) async fn drive(
             entry.name
         ))));
     };
-    let principal = caller.principal.clone();
-    let shutdown = state.options.shutdown.clone();
-    let woken = Arc::new(Notify::new());
-    // `notify_one` keeps a wake that comes while a check runs, so the next
-    // wait for it returns at once and the change is read (WAIT-3).
-    let wake = {
-        let woken = woken.clone();
-        Wake::new(move || woken.notify_one())
-    };
-    let engine = state.engine.clone();
-    let bounds = state.options.wait_bounds();
+    let driver = Driver::new(state);
+    let (principal, wake) = (caller.principal.clone(), Wake::new(driver.waker()));
+    let (engine, bounds) = (state.engine.clone(), state.options.wait_bounds());
     let begun = state
         .blocking(move |_| begin(&engine, &principal, Channel::Http, &args, bounds, wake))
         .await;
-    let mut pending = match begun {
+    let pending = match begun {
         Ok(Ok(pending)) => pending,
         Ok(Err(refused)) => return Ok(refused),
         Err(error) => return Ok(error.envelope()),
@@ -73,48 +65,42 @@ pub(crate) async fn drive(
         .await?
         .map(|left| tokio::time::Instant::now() + left)
         .filter(|ends| *ends < deadline);
-    let keep_alive = state.options.keep_alive;
+    let shutdown = state.options.shutdown.clone();
     let _in_flight = state.metrics.wait_started();
-    // The credential was checked as the request came in.
-    let mut checked = true;
-    loop {
-        if !checked && !caller.still_signed_in(state).await? {
-            return Err(HttpError::AuthenticationRequired);
-        }
-        checked = false;
-        pending = match state.blocking(move |_| pending.check()).await {
-            Ok(Step::Over(over)) => return Ok(over),
-            Ok(Step::Waiting(pending)) => pending,
-            Err(error) => return Ok(error.envelope()),
-        };
-        let poll = pending.poll_interval().unwrap_or(pending.timeout);
-        let ends = ends.filter(|at| *at > tokio::time::Instant::now());
-        // WAIT-5: a check at the bundle's deadline, which settles it.
-        let due = pending.next_check().map(tokio::time::Instant::from_std);
-        tokio::select! {
-            biased;
-            () = shutdown.begun() => return Err(HttpError::ShuttingDown),
-            () = tokio::time::sleep_until(deadline) => {
-                return Ok(state
-                    .blocking(move |_| pending.end())
-                    .await
-                    .unwrap_or_else(|error| error.envelope()));
-            }
-            () = woken.notified() => {}
-            () = tokio::time::sleep(poll) => {}
-            // HTTP-10: a check at least once per keep-alive interval, and
-            // at the credential's end.
-            () = tokio::time::sleep(keep_alive) => {}
-            () = sleep_until(ends), if ends.is_some() => {}
-            () = sleep_until(due), if due.is_some() => {}
-        }
+    // A failed blocking call answers as its envelope would: the gate's
+    // errors (503, 500) carry no header of their own.
+    driver
+        .cap_at(deadline)
+        .stop_when(async move {
+            shutdown.begun().await;
+            HttpError::ShuttingDown
+        })
+        // HTTP-10: the credential was checked as the request came in; again
+        // before each later check, at least once per keep-alive interval,
+        // and at its end (a session's expiry).
+        .before_recheck(move || still_signed_in(state, caller))
+        .recheck_every(state.options.keep_alive)
+        .wake_at(ends)
+        .run(pending)
+        .await
+}
+
+/// HTTP-10: `401` once the request's credential no longer names the caller.
+async fn still_signed_in(state: &AppState, caller: &Caller) -> Result<(), HttpError> {
+    match caller.still_signed_in(state).await? {
+        true => Ok(()),
+        false => Err(HttpError::AuthenticationRequired),
     }
 }
 
-/// Sleeps until `at`; never wakes when there is no `at`.
-pub(crate) async fn sleep_until(at: Option<tokio::time::Instant>) {
-    match at {
-        Some(at) => tokio::time::sleep_until(at).await,
-        None => std::future::pending().await,
+/// The door's bounded gate is where a wait's reads run.
+impl BlockingPool for AppState {
+    type Error = HttpError;
+
+    fn run<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> T + Send + 'static,
+    ) -> impl Future<Output = Result<T, HttpError>> + Send {
+        self.blocking(move |_| work())
     }
 }

@@ -37,8 +37,8 @@ pub(crate) struct HasPendingClarification;
 
 impl Declared for HasPendingClarification {
     const NAME: &'static str = "has_pending_clarification";
-    const SUMMARY: &'static str =
-        "The workflow guard: whether the session has an active bundle (LIFE-7).";
+    // LIFE-7.
+    const SUMMARY: &'static str = "The workflow guard: whether the session has an active bundle.";
     const ACCESS: Access = HOST;
     type Args = SessionIdArgs;
     type Reply = bool;
@@ -111,8 +111,15 @@ pub(crate) struct QuestionArgs {
 
 /// `ask`'s arguments (ASK-1..4). Question and option ids must be unique
 /// after the defaults are filled in, which a schema cannot say.
+// EXP-1, EXP-6: what the schema can say between arguments, it says (the
+// check in `expiry` makes the same refusal): a deadline is `expires_in_ms`
+// or `expires_at`, not both (`null` and `""` are "not given").
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend(
+    "if" = {"required": ["expires_in_ms"], "properties": {"expires_in_ms": {"type": "integer"}}},
+    "then" = {"properties": {"expires_at": {"anyOf": [{"const": ""}, {"type": "null"}]}}},
+))]
 pub(crate) struct AskArgs {
     /// The asking session.
     session_id: Id,
@@ -154,8 +161,8 @@ pub(crate) struct OnExpireArgs {
     #[schemars(schema_with = "expiry_action_schema")]
     action: Id,
     /// For `answer`: one answer per question, checked like a resolve's
-    /// against the questions being asked (their ids after ASK-3's
-    /// defaults).
+    /// against the questions being asked (their ids after the defaults are
+    /// filled in, ASK-3).
     answers: Option<Vec<AnswerArgs>>,
     /// For `reject`: why, at most 2000 characters (trimmed when stored).
     #[schemars(length(max = MAX_FREE_TEXT_RUNES))]
@@ -270,8 +277,9 @@ pub(crate) struct Ask;
 
 impl Declared for Ask {
     const NAME: &'static str = "ask";
+    // ASK-1..5.
     const SUMMARY: &'static str =
-        "Asks a bundle on a session, in its current turn (a host operation, ASK-1..5).";
+        "Asks a bundle on a session, in its current turn (a host operation).";
     const ACCESS: Access = HOST;
     type Args = AskArgs;
     type Reply = Asked;
@@ -306,8 +314,9 @@ pub(crate) struct Wait;
 
 impl Declared for Wait {
     const NAME: &'static str = "wait";
-    const SUMMARY: &'static str = "The asking agent's wait: always 200 with the WAIT-1 outcome; \
-        the caller's own timeout may detach the bundle (WAIT-1, WAIT-1b).";
+    // WAIT-1, WAIT-1b.
+    const SUMMARY: &'static str = "The asking agent's wait: always 200 with how the wait ended; \
+        the caller's own timeout may detach the bundle.";
     const ACCESS: Access = HOST;
     type Args = WaitArgs;
     type Reply = WaitOutcome;
@@ -354,8 +363,9 @@ pub(crate) struct PendingDeliveries;
 
 impl Declared for PendingDeliveries {
     const NAME: &'static str = "pending_deliveries";
+    // LIFE-8, DEL-3.
     const SUMMARY: &'static str =
-        "The outbox: undelivered resolutions of detached bundles, oldest first (LIFE-8, DEL-3).";
+        "The outbox: undelivered resolutions of detached bundles, oldest first.";
     const ACCESS: Access = HOST;
     type Args = LimitArgs;
     type Reply = Vec<Delivery>;
@@ -383,7 +393,8 @@ pub(crate) struct AckDelivery;
 
 impl Declared for AckDelivery {
     const NAME: &'static str = "ack_delivery";
-    const SUMMARY: &'static str = "Removes an entry from the outbox; idempotent (LIFE-8).";
+    // LIFE-8.
+    const SUMMARY: &'static str = "Removes an entry from the outbox; idempotent.";
     const ACCESS: Access = HOST;
     type Args = AckArgs;
     type Reply = ();
@@ -415,8 +426,9 @@ pub(crate) struct ExpireDue;
 
 impl Declared for ExpireDue {
     const NAME: &'static str = "expire_due";
+    // EXP-4.
     const SUMMARY: &'static str = "Settles up to `limit` due bundles in deadline order, each \
-        with its deadline's outcome (EXP-4); returns how many it settled.";
+        with its deadline's outcome; returns how many it settled.";
     const ACCESS: Access = HOST;
     type Args = ExpireDueArgs;
     type Reply = u64;
@@ -446,8 +458,9 @@ pub(crate) struct Prune;
 
 impl Declared for Prune {
     const NAME: &'static str = "prune";
+    // REL-8.
     const SUMMARY: &'static str = "Deletes bundles that stopped being active long ago, and old \
-        events; never an active bundle or an undelivered resolution (REL-8).";
+        events; never an active bundle or an undelivered resolution.";
     const ACCESS: Access = HOST;
     type Args = PruneArgs;
     type Reply = u64;

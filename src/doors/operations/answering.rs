@@ -23,14 +23,14 @@ use crate::doors::envelope::bodies::{
     AnsweredBody, AttemptsBody, EventsBody, PageBody, ResolvedBody, SettledPageBody, TasksBody,
 };
 use crate::doors::operations::declare::{
-    flag, positional, CliCommand, Declared, Method, Refusal, Route, Tooled, Waits,
+    flag, positional, CliCommand, Counted, Declared, Method, Refusal, Route, Tooled, Waits,
 };
 use crate::error::{Result, ValidationError};
 use crate::rules::capability::{Admitted, ANSWER, HUMANS, READ};
 use crate::rules::limits::{MAX_FREE_TEXT_RUNES, MAX_TASK_IDS, WIRE_WAIT};
 use crate::store::Timestamp;
 
-/// LIST-4's arguments.
+/// `list_pending`'s arguments (LIST-4).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListArgs {
@@ -88,8 +88,9 @@ pub(crate) struct ListPending;
 
 impl Declared for ListPending {
     const NAME: &'static str = "list_pending";
+    // LIST-1..10.
     const SUMMARY: &'static str =
-        "One page of the active bundles the caller may see, oldest first (LIST-1..10).";
+        "One page of the active bundles the caller may see, oldest first.";
     const ACCESS: crate::rules::capability::Access = READ;
     type Args = ListArgs;
     type Reply = ListPage;
@@ -114,6 +115,7 @@ impl Declared for ListPending {
 
 impl Tooled for ListPending {
     const TOOL: &'static str = "list_pending_questions";
+    const LISTED: usize = 0;
     const DESCRIPTION: &'static str = "List the clarification requests waiting for an answer \
         that you may see, oldest first. Each bundle holds one to four questions with their \
         options; a question whose multi_select is false takes at most one option, one whose \
@@ -121,7 +123,7 @@ impl Tooled for ListPending {
     type Result<'a> = PageBody<'a>;
 }
 
-/// LIST-13's arguments.
+/// `list_settled`'s arguments (LIST-13).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SettledArgs {
@@ -153,8 +155,9 @@ pub(crate) struct ListSettled;
 
 impl Declared for ListSettled {
     const NAME: &'static str = "list_settled";
+    // LIST-12..14.
     const SUMMARY: &'static str = "One page of the settled bundles the caller may see, newest \
-        resolution first, each as get_bundle shows it (LIST-12..14).";
+        resolution first, each as get_bundle shows it.";
     const ACCESS: crate::rules::capability::Access = READ;
     type Args = SettledArgs;
     type Reply = SettledPage;
@@ -176,6 +179,7 @@ impl Declared for ListSettled {
 
 impl Tooled for ListSettled {
     const TOOL: &'static str = "list_settled_questions";
+    const LISTED: usize = 2;
     const DESCRIPTION: &'static str = "List the clarification requests that were settled \
         (answered, rejected or cancelled, by a person, an agent, the host or a deadline's \
         default) that you may see, newest first. Each shows its questions and options (a \
@@ -198,8 +202,9 @@ pub(crate) struct GetBundle;
 
 impl Declared for GetBundle {
     const NAME: &'static str = "get_bundle";
+    // WIRE-3.
     const SUMMARY: &'static str =
-        "One bundle in any status, with its status and response, from durable state (WIRE-3).";
+        "One bundle in any status, with its status and response, from durable state.";
     const ACCESS: crate::rules::capability::Access = READ;
     type Args = BundleArgs;
     type Reply = BundleDetail;
@@ -225,8 +230,9 @@ pub(crate) struct Attempts;
 
 impl Declared for Attempts {
     const NAME: &'static str = "attempts";
+    // AUD-3.
     const SUMMARY: &'static str = "Every recorded attempt to answer, reject or cancel a bundle, \
-        with who, when, through which door, its outcome and digest (AUD-3).";
+        with who, when, through which door, its outcome and digest.";
     const ACCESS: crate::rules::capability::Access = HUMANS;
     type Args = BundleArgs;
     type Reply = Vec<AttemptView>;
@@ -239,7 +245,8 @@ impl Declared for Attempts {
     });
     const CLI: &'static [CliCommand] = &[CliCommand {
         args: &[positional("pending_id")],
-        ..CliCommand::new("attempts", "Show a bundle's attempt ledger (AUD-3).")
+        // AUD-3.
+        ..CliCommand::new("attempts", "Show a bundle's attempt ledger.")
     }];
 
     fn perform(
@@ -273,8 +280,9 @@ pub(crate) struct WaitBundle;
 
 impl Declared for WaitBundle {
     const NAME: &'static str = "wait_bundle";
+    // WIRE-3, HTTP-5.
     const SUMMARY: &'static str = "Waits for the bundle's resolution (`claimed: false`): 409 if \
-        it stops being active without one, 504 when the timeout passes first (WIRE-3, HTTP-5).";
+        it stops being active without one, 504 when the timeout passes first.";
     const ACCESS: crate::rules::capability::Access = READ;
     type Args = WaitArgs;
     type Reply = Resolved;
@@ -323,9 +331,10 @@ pub(crate) struct Summary;
 
 impl Declared for Summary {
     const NAME: &'static str = "summary";
+    // SUM-1.
     const SUMMARY: &'static str =
         "The caller's pending bundles and questions and the oldest one's age, always equal to \
-         what paging the listing would collect (SUM-1).";
+         what paging the listing would collect.";
     const ACCESS: crate::rules::capability::Access = READ;
     type Args = NoArgs;
     type Reply = Counts;
@@ -345,7 +354,7 @@ impl Declared for Summary {
     }
 }
 
-/// PA-1's arguments.
+/// `pending_actions`' arguments (PA-1).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct TasksArgs {
@@ -360,8 +369,9 @@ pub(crate) struct PendingActions;
 
 impl Declared for PendingActions {
     const NAME: &'static str = "pending_actions";
+    // PA-1.
     const SUMMARY: &'static str =
-        "For each visible requested task, what blocks it and its primary session (PA-1).";
+        "For each visible requested task, what blocks it and its primary session.";
     const ACCESS: crate::rules::capability::Access = READ;
     type Args = TasksArgs;
     type Reply = Vec<TaskPendingActions>;
@@ -449,13 +459,15 @@ pub(crate) struct ResolveBundle;
 
 impl Declared for ResolveBundle {
     const NAME: &'static str = "resolve_bundle";
+    // §8.
     const SUMMARY: &'static str = "Answers or rejects a bundle. Exactly one caller claims it; \
-        every other gets the winner's status and response with `claimed: false` (§8).";
+        every other gets the winner's status and response with `claimed: false`.";
     const ACCESS: crate::rules::capability::Access = ANSWER;
     type Args = ResolveArgs;
     type Reply = Resolved;
     type Body<'a> = ResolvedBody<'a>;
     const REFUSALS: &'static [Refusal] = &[Refusal::NotFound, Refusal::Conflict];
+    const COUNTED: Counted = Counted::Resolves;
     const HTTP: Option<Route> = Some(Route {
         method: Method::Post,
         path: "/api/v1/clarification/{pending_id}/respond",
@@ -484,6 +496,7 @@ impl Declared for ResolveBundle {
 
 impl Tooled for ResolveBundle {
     const TOOL: &'static str = "answer_question";
+    const LISTED: usize = 1;
     const DESCRIPTION: &'static str = "Answer or reject one clarification request. Give one \
         answer per question, or rejected=true with an optional reason. Exactly one caller \
         wins; if someone answered first you get claimed=false and their answer.";
@@ -495,13 +508,15 @@ pub(crate) struct CancelBundle;
 
 impl Declared for CancelBundle {
     const NAME: &'static str = "cancel_bundle";
+    // LIFE-6.
     const SUMMARY: &'static str =
-        "Cancels a bundle through the same claim (humans and the host only, LIFE-6).";
+        "Cancels a bundle through the same claim (humans and the host only).";
     const ACCESS: crate::rules::capability::Access = HUMANS;
     type Args = BundleArgs;
     type Reply = Resolved;
     type Body<'a> = ResolvedBody<'a>;
     const REFUSALS: &'static [Refusal] = &[Refusal::NotFound, Refusal::Conflict];
+    const COUNTED: Counted = Counted::Resolves;
     const HTTP: Option<Route> = Some(Route {
         method: Method::Post,
         path: "/api/v1/clarification/{pending_id}/cancel",
@@ -517,7 +532,7 @@ impl Declared for CancelBundle {
     }
 }
 
-/// EVT-2's arguments.
+/// `events_after`'s arguments (EVT-2).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct EventsArgs {
@@ -534,8 +549,9 @@ pub(crate) struct EventsAfter;
 
 impl Declared for EventsAfter {
     const NAME: &'static str = "events_after";
+    // EVT-2.
     const SUMMARY: &'static str = "The events after a position that the caller may see now, \
-        oldest first; `next` goes on from the last one examined (EVT-2).";
+        oldest first; `next` goes on from the last one examined.";
     const ACCESS: crate::rules::capability::Access = READ;
     type Args = EventsArgs;
     type Reply = EventPage;

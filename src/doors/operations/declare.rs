@@ -9,10 +9,12 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::domain::delivery::wait::Waiter;
 use crate::domain::engine::waiters::Wake;
 use crate::domain::engine::Engine;
+use crate::doors::args;
 use crate::error::Result;
 use crate::rules::capability::{admit, Access, Admitted};
 use crate::rules::principal::Principal;
@@ -58,6 +60,16 @@ impl Refusal {
             Refusal::TimedOut => 504,
         }
     }
+}
+
+/// What the HTTP door's `/metrics` counts of an operation's replies
+/// (HTTP-7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Counted {
+    /// Only the request (every route is counted by route).
+    Requests,
+    /// Also the outcome: a winner under its resolution, a loser as one.
+    Resolves,
 }
 
 /// How a command-line value is written.
@@ -156,6 +168,8 @@ pub(crate) trait Declared: 'static {
     const HTTP: Option<Route> = None;
     /// The subcommands that perform it.
     const CLI: &'static [CliCommand] = &[];
+    /// What `/metrics` counts of its replies.
+    const COUNTED: Counted = Counted::Requests;
 
     /// Performs it for an admitted caller.
     fn perform(engine: &Engine, caller: &Admitted<'_>, args: Self::Args) -> Result<Self::Reply>;
@@ -164,6 +178,25 @@ pub(crate) trait Declared: 'static {
     fn admit(principal: &Principal, channel: Channel) -> Result<Admitted<'_>> {
         admit(principal, Self::ACCESS, channel)
     }
+
+    /// WIRE-5's order: the capability first (before the arguments are
+    /// even read), then the arguments, then the domain.
+    fn run(
+        engine: &Engine,
+        principal: &Principal,
+        channel: Channel,
+        args: &Value,
+    ) -> Result<Self::Reply> {
+        let caller = Self::admit(principal, channel)?;
+        let args = read_args::<Self::Args>(args)?;
+        Self::perform(engine, &caller, args)
+    }
+}
+
+/// An operation's arguments, read by the one WIRE-5 reader; absent
+/// (`null`) arguments are `{}`.
+pub(crate) fn read_args<A: DeserializeOwned>(args: &Value) -> Result<A> {
+    Ok(args::read(args::or_empty(args), "args")?)
 }
 
 /// An operation an async door waits on without a thread (HTTP-5): the
@@ -194,4 +227,39 @@ pub(crate) trait Tooled: Declared {
     const DESCRIPTION: &'static str;
     /// Its successful result.
     type Result<'a>: Serialize + JsonSchema + From<&'a Self::Reply>;
+    /// Its place in `tools/list`: the order in which tools were added,
+    /// which clients have seen since (the registry's is the matrix's).
+    const LISTED: usize;
+}
+
+/// What an MCP door does after an asking tool's database part (MCPA-3).
+#[derive(Debug)]
+pub enum AskStep {
+    /// The call's result (success or error), an MCP `CallToolResult`.
+    Done(Value),
+    /// Wait on this bundle (the agent-side wait, [`crate::Clarion::begin_wait`])
+    /// for at most `wait`, then pass the outcome to
+    /// [`crate::mcp::wait_result`].
+    Wait {
+        /// The bundle to wait on.
+        pending_id: String,
+        /// How long, already clamped (MCPA-4).
+        wait: Duration,
+    },
+}
+
+/// An asking tool of `clarion mcp --ask-in` (MCPA-3): its name, what it
+/// tells a model, its schemas, and the database part of a call on the
+/// server's one session, as that session's host.
+pub(crate) trait Asking: 'static {
+    /// The tool's name.
+    const NAME: &'static str;
+    /// What the tool tells a model about itself.
+    const DESCRIPTION: &'static str;
+    /// The `structuredContent` of its success.
+    type Result: JsonSchema;
+    /// Its arguments' schema, self-contained.
+    fn input_schema() -> Value;
+    /// The call's database part: a result now, or a wait.
+    fn start(engine: &Engine, session_id: &str, arguments: &Value) -> Result<AskStep>;
 }

@@ -35,8 +35,8 @@ pub(crate) struct UpsertWorkspace;
 
 impl Declared for UpsertWorkspace {
     const NAME: &'static str = "upsert_workspace";
-    const SUMMARY: &'static str =
-        "Creates a workspace, or sets its owner and name where given (LIFE-1, LIFE-12).";
+    // LIFE-1, LIFE-12.
+    const SUMMARY: &'static str = "Creates a workspace, or sets its owner and name where given.";
     const ACCESS: Access = HOST;
     type Args = WorkspaceArgs;
     type Reply = ();
@@ -68,8 +68,9 @@ pub(crate) struct DeleteWorkspace;
 
 impl Declared for DeleteWorkspace {
     const NAME: &'static str = "delete_workspace";
+    // AUTH-3.
     const SUMMARY: &'static str =
-        "Deletes a workspace; its tasks' workspace ids then dangle (visible to every user, AUTH-3).";
+        "Deletes a workspace; its tasks' workspace ids then dangle (visible to every user).";
     const ACCESS: Access = HOST;
     type Args = IdArgs;
     type Reply = ();
@@ -100,8 +101,8 @@ pub(crate) struct UpsertTask;
 
 impl Declared for UpsertTask {
     const NAME: &'static str = "upsert_task";
-    const SUMMARY: &'static str =
-        "Creates a task, or moves and retitles it where given (LIFE-1, LIFE-12).";
+    // LIFE-1, LIFE-12.
+    const SUMMARY: &'static str = "Creates a task, or moves and retitles it where given.";
     const ACCESS: Access = HOST;
     type Args = TaskArgs;
     type Reply = ();
@@ -125,8 +126,9 @@ pub(crate) struct DeleteTask;
 
 impl Declared for DeleteTask {
     const NAME: &'static str = "delete_task";
+    // LIFE-1.
     const SUMMARY: &'static str =
-        "Deletes a task with its sessions, turns and bundles; their outbox entries go too (LIFE-1).";
+        "Deletes a task with its sessions, turns and bundles; their outbox entries go too.";
     const ACCESS: Access = HOST;
     type Args = IdArgs;
     type Reply = ();
@@ -159,8 +161,9 @@ pub(crate) struct UpsertSession;
 
 impl Declared for UpsertSession {
     const NAME: &'static str = "upsert_session";
+    // LIFE-1, LIFE-3.
     const SUMMARY: &'static str = "Creates or updates a session; a terminal state expires the \
-        current turn's pending questions (LIFE-1, LIFE-3).";
+        current turn's pending questions.";
     const ACCESS: Access = HOST;
     type Args = SessionArgs;
     type Reply = ();
@@ -184,7 +187,8 @@ pub(crate) struct DeleteSession;
 
 impl Declared for DeleteSession {
     const NAME: &'static str = "delete_session";
-    const SUMMARY: &'static str = "Deletes a session with its turns and bundles (LIFE-1).";
+    // LIFE-1.
+    const SUMMARY: &'static str = "Deletes a session with its turns and bundles.";
     const ACCESS: Access = HOST;
     type Args = IdArgs;
     type Reply = ();
@@ -208,8 +212,9 @@ pub(crate) struct BeginTurn;
 
 impl Declared for BeginTurn {
     const NAME: &'static str = "begin_turn";
+    // LIFE-2.
     const SUMMARY: &'static str =
-        "Starts a new turn of the session, superseding every bundle of older turns (LIFE-2).";
+        "Starts a new turn of the session, superseding every bundle of older turns.";
     const ACCESS: Access = HOST;
     type Args = SessionIdArgs;
     type Reply = String;
@@ -237,8 +242,9 @@ pub(crate) struct SetSessionState;
 
 impl Declared for SetSessionState {
     const NAME: &'static str = "set_session_state";
+    // LIFE-3, LIFE-10.
     const SUMMARY: &'static str = "Sets a session's state; a terminal one expires the current \
-        turn's pending questions (LIFE-3, LIFE-10).";
+        turn's pending questions.";
     const ACCESS: Access = HOST;
     type Args = StateArgs;
     type Reply = ();
@@ -257,8 +263,9 @@ pub(crate) struct DetachSession;
 
 impl Declared for DetachSession {
     const NAME: &'static str = "detach_session";
+    // LIFE-5.
     const SUMMARY: &'static str = "Marks the session's current-turn bundles detached: their \
-        resolutions go to the outbox (LIFE-5).";
+        resolutions go to the outbox.";
     const ACCESS: Access = HOST;
     type Args = SessionIdArgs;
     type Reply = ();

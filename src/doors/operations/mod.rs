@@ -22,6 +22,7 @@
 
 mod agent;
 mod answering;
+mod asking;
 pub(crate) mod declare;
 mod mirror;
 mod webhooks;
@@ -30,7 +31,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -47,49 +47,24 @@ use crate::rules::limits::WaitBounds;
 use crate::rules::principal::Principal;
 use crate::rules::vocabulary::Channel;
 
-pub use declare::{CliArg, CliCommand, CliValue};
-pub(crate) use declare::{Declared, Method, Refusal, Route, Tooled, Waits};
+pub(crate) use asking::{error_result, ok_result, session_bundle};
+pub(crate) use declare::{
+    read_args, Asking, Counted, Declared, Method, Refusal, Route, Tooled, Waits,
+};
+pub use declare::{AskStep, CliArg, CliCommand, CliValue};
+pub use schema::{Property, PropertyKind};
 
-/// WIRE-5 for one declared operation: the capability first (before the
-/// arguments are even read), then the arguments, then the domain; every
-/// error is its WIRE-1 envelope.
+/// WIRE-5 for one declared operation ([`Declared::run`]); every error
+/// is its WIRE-1 envelope.
 fn call<D: Declared>(
     engine: &Engine,
     principal: &Principal,
     channel: Channel,
     args: &Value,
 ) -> Envelope {
-    run::<D>(engine, principal, channel, args)
+    D::run(engine, principal, channel, args)
         .map(|reply| envelope::ok_with(&D::Body::from(&reply)))
         .unwrap_or_else(|error| envelope::error(&error))
-}
-
-fn run<D: Declared>(
-    engine: &Engine,
-    principal: &Principal,
-    channel: Channel,
-    args: &Value,
-) -> Result<D::Reply> {
-    let caller = D::admit(principal, channel)?;
-    let args = read_args::<D::Args>(args)?;
-    D::perform(engine, &caller, args)
-}
-
-/// `ask` as the host (MCPA-3's `ask_human`): its declared arguments,
-/// read by the one WIRE-5 reader, recording `channel`.
-pub(crate) fn ask(
-    engine: &Engine,
-    channel: Channel,
-    args: &Value,
-) -> Result<crate::domain::ask::Asked> {
-    run::<agent::Ask>(engine, &Principal::System, channel, args)
-}
-
-/// An operation's arguments; absent (`null`) arguments are `{}`.
-fn read_args<A: DeserializeOwned>(args: &Value) -> Result<A> {
-    let empty = Value::Object(Map::new());
-    let args = if args.is_null() { &empty } else { args };
-    Ok(args::read(args, "args")?)
 }
 
 /// A WIRE-4 tool call: the operation, its result as the tool's.
@@ -273,26 +248,15 @@ pub(crate) struct Entry {
     pub(crate) args_schema: Option<SchemaOf>,
     /// The `200` body's schema.
     pub(crate) body_schema: Option<SchemaOf>,
-    /// Its WIRE-4 tool, if it has one.
-    pub(crate) tool: Option<ToolEntry>,
-}
-
-/// The external tools (WIRE-4), each backed by the operation whose
-/// registry line names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tool {
-    /// `list_pending_questions`: LIST-4 arguments, a LIST-5 page.
-    ListPendingQuestions,
-    /// `answer_question`: answer or reject one bundle.
-    AnswerQuestion,
-    /// `list_settled_questions`: LIST-13 arguments, a page of what was
-    /// decided.
-    ListSettledQuestions,
+    /// What `/metrics` counts of its replies.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))] // the HTTP door's
+    pub(crate) counted: Counted,
 }
 
 /// A door's view of one WIRE-4 tool.
 pub(crate) struct ToolEntry {
-    pub(crate) tool: Tool,
+    /// The operation it performs, whose capability a caller needs.
+    pub(crate) operation: Operation,
     pub(crate) name: &'static str,
     pub(crate) description: &'static str,
     pub(crate) call: fn(&Engine, &Principal, &Value) -> Result<Value>,
@@ -319,6 +283,43 @@ fn result_schema<D: Tooled>() -> Value {
     schema::inline::<D::Result<'static>>(Side::Bodies)
 }
 
+impl ToolEntry {
+    const fn of<D: Tooled>(operation: Operation) -> ToolEntry {
+        ToolEntry {
+            operation,
+            name: D::TOOL,
+            description: D::DESCRIPTION,
+            call: call_tool::<D>,
+            result_schema: result_schema::<D>,
+        }
+    }
+}
+
+/// A door's view of one asking tool (MCPA-3).
+pub(crate) struct AskingEntry {
+    pub(crate) name: &'static str,
+    pub(crate) description: &'static str,
+    pub(crate) input_schema: fn() -> Value,
+    pub(crate) result_schema: fn() -> Value,
+    pub(crate) start: fn(&Engine, &str, &Value) -> Result<AskStep>,
+}
+
+impl AskingEntry {
+    const fn of<D: Asking>() -> AskingEntry {
+        AskingEntry {
+            name: D::NAME,
+            description: D::DESCRIPTION,
+            input_schema: D::input_schema,
+            result_schema: asking_result_schema::<D>,
+            start: D::start,
+        }
+    }
+}
+
+fn asking_result_schema<D: Asking>() -> Value {
+    schema::inline::<D::Result>(Side::Bodies)
+}
+
 impl Entry {
     const fn of<D: Declared>(operation: Operation) -> Entry {
         Entry {
@@ -333,26 +334,13 @@ impl Entry {
             begin_wait: None,
             args_schema: Some(args_schema::<D>),
             body_schema: Some(body_schema::<D>),
-            tool: None,
+            counted: D::COUNTED,
         }
     }
 
     const fn waiting<D: Waits>(self) -> Entry {
         Entry {
             begin_wait: Some(begin_wait::<D>),
-            ..self
-        }
-    }
-
-    const fn with_tool<D: Tooled>(self, tool: Tool) -> Entry {
-        Entry {
-            tool: Some(ToolEntry {
-                tool,
-                name: D::TOOL,
-                description: D::DESCRIPTION,
-                call: call_tool::<D>,
-                result_schema: result_schema::<D>,
-            }),
             ..self
         }
     }
@@ -376,7 +364,7 @@ impl Entry {
             begin_wait: None,
             args_schema: None,
             body_schema: None,
-            tool: None,
+            counted: Counted::Requests,
         }
     }
 }
@@ -391,7 +379,7 @@ impl Entry {
         "pending_id": {"enum": ["", null]}}},
 ]))]
 pub(crate) struct AuthorizeArgs {
-    /// The WIRE-5 name of the operation asked about.
+    /// The name of the operation asked about (WIRE-5).
     #[schemars(with = "Operation")]
     operation: Id,
     /// A bundle, by id.
@@ -405,8 +393,9 @@ pub(crate) struct Authorize;
 
 impl Declared for Authorize {
     const NAME: &'static str = "authorize";
+    // AUTH-8.
     const SUMMARY: &'static str = "May the caller perform an operation on a bundle or a task? \
-        A denial is the answer, never an error (AUTH-8).";
+        A denial is the answer, never an error.";
     const ACCESS: crate::rules::capability::Access = OPEN;
     type Args = AuthorizeArgs;
     type Reply = Authorization;
@@ -441,11 +430,15 @@ impl Declared for Authorize {
 
 /// The registry: every operation once, in the matrix's order, with what
 /// its declaration provides beyond [`Declared`] (`wait`: [`Waits`];
-/// `tool`: the WIRE-4 [`Tool`] it backs, [`Tooled`]).
+/// `tool`: the WIRE-4 [`Tool`] it backs, [`Tooled`]), and the asking
+/// tools of MCPA-3 ([`Asking`]). The enums [`Operation`], [`Tool`] and
+/// [`AskTool`], their lists and their entries are all made here, so none
+/// can name a declaration that is not registered.
 macro_rules! registry {
     (
         declared { $( $(#[$doc:meta])* $variant:ident => $decl:ty $([$($extra:tt)*])?, )* }
         capability_only { $( $(#[$cdoc:meta])* $cvariant:ident => $cname:literal, $csummary:literal, $caccess:expr, )* }
+        asking { $( $(#[$adoc:meta])* $avariant:ident => $adecl:ty, )* }
     ) => {
         /// Every operation clarion exposes (AUTH-2, WIRE-5), each declared
         /// once in `doors/operations/`.
@@ -455,18 +448,91 @@ macro_rules! registry {
             $( $(#[$cdoc])* $cvariant, )*
         }
 
-        /// Every declaration, in the matrix's order.
-        pub(crate) static ENTRIES: &[Entry] = &[
+        /// Every declaration, in the matrix's order: the variants' order, so
+        /// an operation's entry is found by its index (checked as the crate
+        /// compiles).
+        const ENTRY_LIST: &[Entry] = &[
             $( registry!(@entry $variant $decl $([$($extra)*])?), )*
             $( Entry::capability(Operation::$cvariant, $cname, $csummary, $caccess), )*
         ];
+
+        registry!(@tools [] $( $variant $decl $([$($extra)*])? ; )*);
+
+        /// The asking tools of `clarion mcp --ask-in` (MCPA-3).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum AskTool {
+            $( $(#[$adoc])* $avariant, )*
+        }
+
+        impl AskTool {
+            /// Every asking tool.
+            pub const ALL: [AskTool; registry!(@count $($avariant)*)] = [$(AskTool::$avariant),*];
+
+            pub(crate) fn entry(self) -> AskingEntry {
+                match self {
+                    $( AskTool::$avariant => AskingEntry::of::<$adecl>(), )*
+                }
+            }
+        }
     };
     (@entry $variant:ident $decl:ty) => { Entry::of::<$decl>(Operation::$variant) };
     (@entry $variant:ident $decl:ty [wait]) => { Entry::of::<$decl>(Operation::$variant).waiting::<$decl>() };
-    (@entry $variant:ident $decl:ty [tool $tool:ident]) => {
-        Entry::of::<$decl>(Operation::$variant).with_tool::<$decl>(Tool::$tool)
+    (@entry $variant:ident $decl:ty [tool $tool:ident]) => { Entry::of::<$decl>(Operation::$variant) };
+    // The WIRE-4 tools: the registry lines marked `[tool Name]`, gathered.
+    (@tools [$( ($tool:ident $tvariant:ident $tdecl:ty) )*]) => {
+        /// The external tools (WIRE-4), each backed by the operation whose
+        /// registry line names it.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum Tool {
+            $( #[doc = concat!("The tool of the operation `", stringify!($tvariant), "`.")] $tool, )*
+        }
+
+        impl Tool {
+            /// Every tool, in `tools/list`'s order (each declaration's `LISTED`).
+            pub const ALL: [Tool; registry!(@count $($tool)*)] = {
+                let mut all = [$(Tool::$tool),*];
+                $( all[<$tdecl as Tooled>::LISTED] = Tool::$tool; )*
+                // Each place taken once: no tool lost to another's place.
+                let mut i = 0;
+                while i < all.len() {
+                    let mut j = 0;
+                    while j < i {
+                        assert!(all[i] as usize != all[j] as usize);
+                        j += 1;
+                    }
+                    i += 1;
+                }
+                all
+            };
+
+            pub(crate) fn entry(self) -> ToolEntry {
+                match self {
+                    $( Tool::$tool => ToolEntry::of::<$tdecl>(Operation::$tvariant), )*
+                }
+            }
+        }
     };
+    (@tools [$($found:tt)*] $variant:ident $decl:ty [tool $tool:ident] ; $($rest:tt)*) => {
+        registry!(@tools [$($found)* ($tool $variant $decl)] $($rest)*);
+    };
+    (@tools [$($found:tt)*] $variant:ident $decl:ty $([$($extra:tt)*])? ; $($rest:tt)*) => {
+        registry!(@tools [$($found)*] $($rest)*);
+    };
+    (@count) => { 0 };
+    (@count $head:ident $($tail:ident)*) => { 1 + registry!(@count $($tail)*) };
 }
+
+/// Every declaration, in the matrix's order.
+pub(crate) static ENTRIES: &[Entry] = ENTRY_LIST;
+
+/// [`Operation::entry`] is exact: the `n`th entry is the `n`th variant's.
+const _: () = {
+    let mut index = 0;
+    while index < ENTRY_LIST.len() {
+        assert!(ENTRY_LIST[index].operation as usize == index);
+        index += 1;
+    }
+};
 
 registry! {
     declared {
@@ -542,6 +608,14 @@ registry! {
     /// operation: no JSON call performs it.
     Metrics => "metrics", "Prometheus text of the door's figures.", HOST,
     }
+    asking {
+    /// `ask_human`: asks on the server's session, then waits.
+    AskHuman => asking::AskHuman,
+    /// `wait_for_answer`: waits again on one of the session's bundles.
+    WaitForAnswer => asking::WaitForAnswer,
+    /// `cancel_question`: withdraws one of the session's pending bundles.
+    CancelQuestion => asking::CancelQuestion,
+    }
 }
 
 /// AUTH-2, the capability matrix: who may perform which operation, one
@@ -553,11 +627,10 @@ pub fn capabilities() -> impl Iterator<Item = (Operation, &'static str, Access)>
 }
 
 impl Operation {
+    /// Its declaration: the entry at its index (exact, checked as the
+    /// crate compiles).
     pub(crate) fn entry(self) -> &'static Entry {
-        ENTRIES
-            .iter()
-            .find(|entry| entry.operation == self)
-            .unwrap_or(&ENTRIES[0])
+        &ENTRIES[self as usize]
     }
 
     /// The operation's WIRE-5 name.
@@ -606,6 +679,15 @@ impl Operation {
         self.entry()
             .args_schema
             .map(|schema| schema(Shape::Inline, &mut Map::new()))
+    }
+
+    /// Its arguments' properties, read from [`Operation::args_schema`]:
+    /// what a door that reads them from words needs (the command line's
+    /// flags, a query string).
+    pub fn properties(self) -> Vec<Property> {
+        self.args_schema()
+            .map(|schema| schema::properties(&schema))
+            .unwrap_or_default()
     }
 
     /// The JSON Schema of its `200` body.

@@ -61,8 +61,9 @@ pub(crate) struct WebhookAddOp;
 
 impl Declared for WebhookAddOp {
     const NAME: &'static str = "webhook_add";
+    // HOOK-1.
     const SUMMARY: &'static str = "Adds a webhook endpoint, enabled, receiving the events \
-        appended from now on; returns its secret, shown once (HOOK-1).";
+        appended from now on; returns its secret, shown once.";
     const ACCESS: Access = HOST;
     type Args = WebhookAddArgs;
     type Reply = WebhookSecret;
@@ -107,8 +108,9 @@ pub(crate) struct WebhookListOp;
 
 impl Declared for WebhookListOp {
     const NAME: &'static str = "webhook_list";
+    // HOOK-6.
     const SUMMARY: &'static str = "Every webhook endpoint, oldest first, with its state, \
-        cursor, backlog, last error and attempts; never its secret (HOOK-6).";
+        cursor, backlog, last error and attempts; never its secret.";
     const ACCESS: Access = HOST;
     type Args = NoArgs;
     type Reply = Vec<WebhookView>;
@@ -165,8 +167,9 @@ by_id!(
     WebhookEnableOp,
     "webhook_enable",
     "enable",
+    // HOOK-5.
     "Delivers to the endpoint again: from its cursor, or from the head of the log if events \
-     after it were pruned (HOOK-5).",
+     after it were pruned.",
     "Enable an endpoint (a failing one is tried again).",
     webhook_enable
 );
@@ -174,7 +177,8 @@ by_id!(
     WebhookDisableOp,
     "webhook_disable",
     "disable",
-    "Stops delivering to the endpoint; its events are no longer kept for it (HOOK-5).",
+    // HOOK-5.
+    "Stops delivering to the endpoint; its events are no longer kept for it.",
     "Disable an endpoint.",
     webhook_disable
 );
@@ -182,7 +186,8 @@ by_id!(
     WebhookRemoveOp,
     "webhook_remove",
     "remove",
-    "Removes the endpoint and its secret (HOOK-1).",
+    // HOOK-1.
+    "Removes the endpoint and its secret.",
     "Remove an endpoint.",
     webhook_remove
 );
@@ -203,8 +208,9 @@ pub(crate) struct WebhookRotateOp;
 
 impl Declared for WebhookRotateOp {
     const NAME: &'static str = "webhook_rotate";
+    // HOOK-3.
     const SUMMARY: &'static str = "Gives the endpoint a new secret; during the overlap both \
-        sign each delivery (HOOK-3). Returns the new secret, shown once.";
+        sign each delivery. Returns the new secret, shown once.";
     const ACCESS: Access = HOST;
     type Args = WebhookRotateArgs;
     type Reply = WebhookSecret;

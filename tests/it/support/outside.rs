@@ -54,11 +54,20 @@ pub fn is_child(module: &str, test: &str) -> bool {
 /// This test binary as a child process that runs exactly one test, `test`
 /// of the module whose `module_path!()` is `module`, with output shown and
 /// [`CHILD_ROLE`] set. Callers add the child's own environment.
+///
+/// The child tests are ignored tests, so a run never counts them as passing
+/// tests; `--ignored` is what lets the child run its one.
 pub fn rerun(module: &str, test: &str) -> Command {
     let name = test_name(module, test);
     let mut command = Command::new(std::env::current_exe().unwrap());
     command
-        .args(["--exact", &name, "--nocapture", "--test-threads=1"])
+        .args([
+            "--ignored",
+            "--exact",
+            &name,
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_ROLE, &name);
     command
 }

@@ -281,6 +281,11 @@ fn apply_conditions(rng: &mut Rng, schema: &Value, value: &mut Value) {
                 if property["maxItems"] == json!(0) && value.get(name).is_some() {
                     value[name] = json!([]);
                 }
+                // A property the condition rules out: `null` (not given).
+                let nothing = json!([{"const": ""}, {"type": "null"}]);
+                if property["anyOf"] == nothing && value.get(name).is_some() {
+                    value[name] = Value::Null;
+                }
             }
         }
     }

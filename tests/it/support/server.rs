@@ -338,6 +338,9 @@ impl Served {
     }
 }
 
+/// How long a `clarion serve` of the tests may live at most.
+const SERVE_NET: Duration = Duration::from_secs(600);
+
 /// Starts `clarion serve` with `args` and reads its `listening on` line.
 pub fn serve(url: &str, args: &[&str]) -> Served {
     let mut child = Command::new(env!("CARGO_BIN_EXE_clarion"))
@@ -348,7 +351,10 @@ pub fn serve(url: &str, args: &[&str]) -> Served {
         .stderr(Stdio::inherit())
         .spawn()
         .expect("start clarion serve");
-    kill_after(child.id(), Duration::from_secs(120));
+    // Only a net for a test that dies without dropping its `Served` (whose
+    // drop kills the server): it must outlast every run a test bounds
+    // itself (Schemathesis's 150 s), also on a loaded machine.
+    kill_after(child.id(), SERVE_NET);
     let mut line = String::new();
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)

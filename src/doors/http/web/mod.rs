@@ -24,18 +24,22 @@ const PAGE: &str = include_str!("inbox.html");
 /// are relative (`./js/api.js`, `./state.js`), so they resolve against
 /// the page's URL under whatever prefix the router is nested at. The
 /// modules' JSDoc types are checked by `tsc` (`tools/web/`).
-const MODULES: [(&str, &str); 16] = [
+const MODULES: [(&str, &str); 20] = [
     ("/inbox.js", include_str!("inbox.js")),
     ("/js/answer.js", include_str!("js/answer.js")),
     ("/js/api.js", include_str!("js/api.js")),
     ("/js/attempts.js", include_str!("js/attempts.js")),
     ("/js/confirm.js", include_str!("js/confirm.js")),
+    ("/js/count.js", include_str!("js/count.js")),
     ("/js/dom.js", include_str!("js/dom.js")),
+    ("/js/format.js", include_str!("js/format.js")),
     ("/js/history.js", include_str!("js/history.js")),
     ("/js/keys.js", include_str!("js/keys.js")),
+    ("/js/limit.js", include_str!("js/limit.js")),
     ("/js/list.js", include_str!("js/list.js")),
     ("/js/live.js", include_str!("js/live.js")),
     ("/js/markdown.js", include_str!("js/markdown.js")),
+    ("/js/nav.js", include_str!("js/nav.js")),
     ("/js/notify.js", include_str!("js/notify.js")),
     ("/js/questions.js", include_str!("js/questions.js")),
     ("/js/session.js", include_str!("js/session.js")),

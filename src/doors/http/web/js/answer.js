@@ -1,38 +1,28 @@
 // @ts-check
 // The answer view (UI-4, UI-13..18): a bundle's questions, drafts kept
-// until sent, UI-7's limit at the input; sending through the confirmation
-// of empty questions (UI-13) or, for a permission request, only once every
-// question is decided (UI-15); reject (deny) and the two-step cancel, each
-// saying what the agent is told (UI-16); and the reply that decides what
-// was recorded (UI-6), shown on the settled panel (UI-18).
+// until sent, UI-7's limit at the input (limit.js); sending through the
+// confirmation of empty questions (UI-13) or, for a permission request,
+// only once every question is decided (UI-15); reject (deny) and the
+// two-step cancel, each saying what the agent is told (UI-16); and the
+// reply that decides what was recorded (UI-6), shown on the settled panel
+// (UI-18, settled.js). Other views are reached through nav.js.
 
 import { bundlePath, request } from './api.js';
-import { refreshAttempts, resetAttempts } from './attempts.js';
+import { resetAttempts } from './attempts.js';
 import { confirmEmpty } from './confirm.js';
-import { $, ageText, announce, el, localTime, show, timeEl, toast } from './dom.js';
-import { focusInbox, refreshCount, removeBundle, renderList } from './list.js';
+import { refreshCount } from './count.js';
+import { $, announce, el, show, timeEl, toast } from './dom.js';
+import { ageText, countdownChangesIn, countdownText, defaultSentence, listOf, questionName, secondsLeft } from './format.js';
+import { limitText } from './limit.js';
 import { renderMarkdown } from './markdown.js';
-import { collectAnswers, emptyQuestions, fieldsets, listOf, questionName, renderQuestions, toggleDigit, undecided } from './questions.js';
-import { renderClosed, renderSettled } from './settled.js';
+import { removeFromList, setRoute, showHistory, showList } from './nav.js';
+import { collectAnswers, emptyQuestions, fieldsets, renderQuestions, toggleDigit, undecided } from './questions.js';
+import { defaultNote, showClosed, showSettled, showSettledBy } from './settled.js';
 import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
 /** @typedef {import('./api.js').BundleDetail} BundleDetail */
-/** @typedef {import('./api.js').EventData} EventData */
-/** @typedef {import('./api.js').Response} Response */
 /** @typedef {import('./api.js').SettleReply} SettleReply */
-/** @typedef {import('./state.js').OpenBundle} OpenBundle */
-
-const limitMeta = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="clarion-text-limit"]'));
-if (!limitMeta) throw new Error('inbox.html has no clarion-text-limit');
-/** UI-7: VAL-5's limit in code points, as the server wrote it in. */
-const LIMIT = Number(limitMeta.content);
-
-/**
- * @param {string} text
- * @returns {number}
- */
-const codePoints = (text) => Array.from(text).length;
 
 /** UI-16: what each way out tells the agent. */
 const TOLD = {
@@ -57,9 +47,11 @@ export async function openBundle(id, origin = 'list') {
   const reply = await request('GET', bundlePath(id));
   // Signed out, or another open began, while this one was read.
   if (generation !== state.openGeneration || state.open || !state.principal) return;
+  const receivedAt = performance.now();
+  if (reply.status !== 200) leaveRoute(id);
   if (reply.status === 404) {
     state.settled.set(id, null);
-    removeBundle(id);
+    removeFromList(id);
     toast('That request is gone, or you can no longer see it.');
     return;
   }
@@ -69,7 +61,10 @@ export async function openBundle(id, origin = 'list') {
     return;
   }
   state.open = { bundle, done: false, sending: false, question: 0, from: origin };
+  // UI-18: the bundle's own address, for a link, a reload and "Back".
+  setRoute('#/b/' + encodeURIComponent(id));
   renderAnswer(bundle);
+  tickCountdown(state.open, receivedAt);
   resetAttempts(id);
   show('answer');
   window.scrollTo(0, 0);
@@ -92,39 +87,30 @@ export async function openBundle(id, origin = 'list') {
 }
 
 /**
- * The note of a bundle settled before it was opened: a deadline's default
- * says so (UI-11).
- * @param {Response} response
- * @returns {string}
+ * An open that failed leaves the bundle's address for the list's.
+ * @param {string} id
  */
-function defaultNote(response) {
-  return response.decided_by === 'deadline' ? DEFAULT_GIVEN : '';
+function leaveRoute(id) {
+  if (location.hash === '#/b/' + encodeURIComponent(id)) setRoute(state.tab === 'answered' ? '#/history' : '#/', true);
 }
 
+/** The answer view's countdown timer. */
+let countdownTimer = 0;
 /**
- * UI-11: what happens if nobody answers in time, in the browser's time.
- * @param {BundleDetail} bundle
- * @returns {string}
+ * UI-11: the answer view counts down too, refreshed when its text
+ * changes (each second in the last minute), while the bundle is open.
+ * @param {import('./state.js').OpenBundle} open
+ * @param {number} receivedAt
  */
-export function defaultSentence(bundle) {
-  const by = 'If nobody answers by ' + localTime(bundle.expires_at) + ', ';
-  const given = bundle.default_response;
-  if (bundle.on_expire === 'reject' && given) {
-    return by + 'the agent is told: Reject' + (given.reject_reason ? ' \u2014 ' + given.reject_reason : '') + '.';
-  }
-  if (bundle.on_expire === 'answer' && given) {
-    const parts = given.answers.map((answer) => {
-      const question = bundle.questions.find((q) => q.question_id === answer.question_id);
-      const labels = answer.selected_options.map((id) => {
-        const option = question && question.options.find((o) => o.option_id === id);
-        return option ? option.label : id;
-      });
-      const text = [labels.join(', '), answer.custom_text].filter(Boolean).join(' \u2014 ');
-      return (question && question.title ? question.title + ': ' : '') + (text || 'no answer');
-    });
-    return by + 'the agent is told: ' + parts.join('; ') + '.';
-  }
-  return by + 'the question is withdrawn.';
+function tickCountdown(open, receivedAt) {
+  clearTimeout(countdownTimer);
+  const chip = document.getElementById('answer-countdown');
+  const left = secondsLeft(open.bundle, receivedAt);
+  if (!chip || left === null || state.open !== open) return;
+  chip.textContent = open.done ? '' : countdownText(left);
+  chip.hidden = open.done;
+  const change = countdownChangesIn(left);
+  if (change !== null && !open.done) countdownTimer = setTimeout(() => tickCountdown(open, receivedAt), change * 1000 + 20);
 }
 
 /**
@@ -151,7 +137,11 @@ function renderAnswer(bundle) {
   if (task) meta.append(el('span', 'task', 'Task: ' + task));
   if (workspace) meta.append(el('span', 'workspace', 'Workspace: ' + workspace));
   if (isPermission(bundle)) meta.prepend(el('span', 'chip permission', 'Permission request'));
-  if (bundle.expires_at) meta.append(el('span', 'default', defaultSentence(bundle)));
+  if (bundle.expires_at && bundle.status === 'pending') {
+    const countdown = el('span', 'chip deadline');
+    countdown.id = 'answer-countdown';
+    meta.append(countdown, el('span', 'default', defaultSentence(bundle)));
+  }
   const context = $('answer-context');
   context.replaceChildren(renderMarkdown(bundle.context));
   context.hidden = !bundle.context;
@@ -189,7 +179,7 @@ export function syncSend() {
   const submit = /** @type {HTMLButtonElement} */ ($('submit'));
   submit.disabled = open.sending || blocked;
   submit.setAttribute('aria-describedby', blocked ? 'submit-help' : '');
-  $('submit-help').hidden = !blocked;
+  $('submit-help').hidden = !blocked || rejecting();
 }
 
 /**
@@ -244,64 +234,6 @@ export function digit(n) {
   control.focus();
   syncSend();
   return true;
-}
-
-/**
- * UI-7: at most LIMIT code points, counted on the value; an input
- * that would pass it is refused whole, with a message, never cut.
- * @param {HTMLTextAreaElement} area
- * @param {HTMLElement} count shows `n / LIMIT`.
- * @param {HTMLElement} message says why an input was refused.
- */
-export function limitText(area, count, message) {
-  let accepted = area.value;
-  const update = () => {
-    const n = codePoints(area.value);
-    count.textContent = n + ' / ' + LIMIT;
-    if (n === LIMIT && !message.dataset.refused) {
-      message.textContent = 'That is the limit: ' + LIMIT + ' characters.';
-    } else if (n < LIMIT) {
-      message.textContent = '';
-    }
-    delete message.dataset.refused;
-  };
-  /** @param {number} wouldBe */
-  const refuse = (wouldBe) => {
-    message.dataset.refused = '1';
-    message.textContent = 'At most ' + LIMIT + ' characters: that input was not added (it would make ' + wouldBe + ').';
-  };
-  area.addEventListener('beforeinput', (event) => {
-    if (event.isComposing || !event.inputType.startsWith('insert')) return;
-    let data = event.data;
-    if (data === null && event.dataTransfer) data = event.dataTransfer.getData('text/plain');
-    if (data === null) return; // the input event below still checks
-    const value = area.value;
-    const kept = codePoints(value.slice(0, area.selectionStart)) + codePoints(value.slice(area.selectionEnd));
-    const wouldBe = kept + codePoints(data);
-    if (wouldBe > LIMIT) {
-      event.preventDefault();
-      refuse(wouldBe);
-      count.textContent = codePoints(value) + ' / ' + LIMIT;
-    }
-  });
-  /** @param {Event} [event] */
-  const check = (event) => {
-    if (event instanceof InputEvent && event.isComposing) return;
-    const n = codePoints(area.value);
-    if (n > LIMIT) {
-      const caret = Math.max(0, area.selectionStart - (area.value.length - accepted.length));
-      area.value = accepted;
-      area.setSelectionRange(caret, caret);
-      refuse(n);
-      count.textContent = codePoints(area.value) + ' / ' + LIMIT;
-      return;
-    }
-    accepted = area.value;
-    update();
-  };
-  area.addEventListener('input', check);
-  area.addEventListener('compositionend', () => check());
-  update();
 }
 
 function saveDraft() {
@@ -463,95 +395,36 @@ async function settle(action, body) {
 function finish(id) {
   if (!state.settled.has(id)) state.settled.set(id, null);
   state.drafts.delete(id);
-  removeBundle(id);
+  removeFromList(id);
   refreshCount();
-}
-
-/**
- * The settled view for a `bundle.resolved` or `bundle.closed` event.
- * @param {string} type
- * @param {EventData} data
- * @param {string} note
- */
-export function showSettledBy(type, data, note) {
-  if (type === 'bundle.resolved' && data.response && data.status) {
-    const open = state.open;
-    const mine = Boolean(open && state.mine.has(open.bundle.pending_id));
-    // UI-11: a default given at the deadline says so, not "elsewhere".
-    const byDeadline = data.response.decided_by === 'deadline';
-    showSettled(data.status, data.response, mine ? 'own' : 'elsewhere', mine, byDeadline ? DEFAULT_GIVEN : note);
-  } else if (data.reason === 'deadline') {
-    showClosed('Nobody answered in time: the question was withdrawn at its deadline.');
-  } else {
-    showClosed('It is no longer active (' + (data.reason || 'closed') + ').');
-  }
-}
-
-/** UI-11: the note of a bundle its deadline settled. */
-const DEFAULT_GIVEN = 'Nobody answered in time: the agent was given the default at the deadline.';
-
-/**
- * UI-18: the settled panel, alone: what, who, when, and the way on.
- * @param {string} status
- * @param {Response} response
- * @param {'own' | 'elsewhere' | 'history'} how
- * @param {boolean} mine
- * @param {string} note
- */
-function showSettled(status, response, how, mine, note) {
-  const open = state.open;
-  if (!open) return;
-  open.done = true;
-  $('answer-form').hidden = true;
-  renderSettled(open.bundle, status, response, { how, mine, note });
-  showPanel(open);
-}
-
-/** @param {string} note */
-function showClosed(note) {
-  const open = state.open;
-  if (!open) return;
-  open.done = true;
-  $('answer-form').hidden = true;
-  renderClosed(note);
-  showPanel(open);
-}
-
-/**
- * Shows the panel with its ways on: the next waiting bundle, and back
- * to the view it was opened from.
- * @param {OpenBundle} open
- */
-function showPanel(open) {
-  const next = state.bundles.find((bundle) => bundle.pending_id !== open.bundle.pending_id);
-  $('settled-next').hidden = !next;
-  $('settled-close').textContent = open.from === 'history' ? 'Back to Answered' : 'Back to inbox';
-  $('settled').hidden = false;
-  $('settled').focus();
-  refreshAttempts();
 }
 
 /** UI-18: from the settled panel, the next waiting bundle. */
 export function openNext() {
   const open = state.open;
   const next = state.bundles.find((bundle) => !open || bundle.pending_id !== open.bundle.pending_id);
-  closeAnswer();
+  // The next bundle's address takes this one's place, not the list's.
+  closeAnswer(Boolean(next));
   if (next) {
     state.current = Math.max(0, state.bundles.indexOf(next));
     openBundle(next.pending_id);
   }
 }
 
-/** Closing sends nothing: it never answers, rejects or cancels (UI-8). */
-export function closeAnswer() {
+/**
+ * Closing sends nothing: it never answers, rejects or cancels (UI-8).
+ * @param {boolean} [routed] the address already moved (the back button).
+ */
+export function closeAnswer(routed = false) {
   saveDraft();
   resetCancel();
+  clearTimeout(countdownTimer);
   const from = state.open ? state.open.from : 'list';
   state.open = null;
+  if (!routed) setRoute(from === 'history' ? '#/history' : '#/');
   show('inbox');
-  renderList();
-  if (from === 'history') document.dispatchEvent(new CustomEvent('clarion:back-to-history'));
-  else focusInbox();
+  if (from === 'history') showHistory();
+  else showList();
 }
 
 /**
@@ -565,10 +438,11 @@ function setRejecting(rejecting) {
   $('submit').hidden = rejecting;
   $('reject-open').setAttribute('aria-expanded', String(rejecting));
   if (state.open) {
-    $('reject-open').textContent = rejecting
-      ? 'Back to answering'
-      : isPermission(state.open.bundle) ? 'Deny\u2026' : 'Reject\u2026';
+    // On a phone "Back" alone, so the bar keeps one row (UI-17).
+    if (rejecting) $('reject-open').replaceChildren('Back', el('span', 'wide', ' to answering'));
+    else $('reject-open').textContent = isPermission(state.open.bundle) ? 'Deny\u2026' : 'Reject\u2026';
   }
+  syncSend();
 }
 
 export function toggleReject() {

@@ -1,9 +1,10 @@
 // @ts-check
 // The API (UI-5): its base, the JSON it answers, and the one request
-// function every call goes through.
+// function every call goes through. A refused sign-in is said through a
+// hook inbox.js sets (onSignedOut), so this module, which every view
+// uses, imports no view.
 
 import { $ } from './dom.js';
-import { showSignIn } from './session.js';
 import { state } from './state.js';
 
 /**
@@ -178,6 +179,18 @@ const meta = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta
 // UI-5: the API may live on another origin of the same site.
 const apiBase = meta && meta.content ? meta.content.replace(/\/$/, '') + '/' : document.baseURI;
 
+/** What a 401 does; inbox.js sets it before the first request. @type {(message: string) => void} */
+let signedOut = () => {};
+
+/**
+ * Says what to do when the server no longer knows who this is (a 401):
+ * show the sign-in with the message given.
+ * @param {(message: string) => void} show
+ */
+export function onSignedOut(show) {
+  signedOut = show;
+}
+
 /**
  * @param {string} path relative to the API's base, like `api/v1/events`.
  * @returns {string}
@@ -214,8 +227,8 @@ export async function request(method, path, body) {
   if (response.status === 401 && !(method === 'POST' && path === 'api/v1/session')) {
     // The first refusal after a sign-in says why; the others in flight
     // with it leave the sign-in, and its message, as they are.
-    if (state.principal) showSignIn('Your session has ended. Sign in again.');
-    else if ($('sign-in').hidden) showSignIn('');
+    if (state.principal) signedOut('Your session has ended. Sign in again.');
+    else if ($('sign-in').hidden) signedOut('');
   }
   return { status: response.status, body: /** @type {T & ErrorBody} */ (data || {}) };
 }

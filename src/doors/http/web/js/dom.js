@@ -2,6 +2,8 @@
 // Helpers for the page's elements. Everything agent-written is set with
 // textContent, never as markup (UI-1).
 
+import { absoluteTime } from './format.js';
+
 /**
  * The page's element with this id; inbox.html has every id the script
  * names.
@@ -27,56 +29,6 @@ export function el(tag, className, text) {
   if (className) node.className = className;
   if (text !== undefined) node.textContent = text;
   return node;
-}
-
-/**
- * @param {number} seconds
- * @returns {string}
- */
-export function ageText(seconds) {
-  const s = Math.max(0, Math.floor(seconds));
-  if (s < 60) return 'just now';
-  if (s < 3600) return Math.floor(s / 60) + ' min ago';
-  if (s < 86400) return Math.floor(s / 3600) + ' h ago';
-  return Math.floor(s / 86400) + ' d ago';
-}
-
-/**
- * UI-11: how long until a deadline `seconds` away, in words.
- * @param {number} seconds
- * @returns {string}
- */
-export function countdownText(seconds) {
-  const s = Math.floor(seconds);
-  if (s <= 0) return 'due now';
-  if (s < 60) return 'due in ' + s + ' s';
-  if (s < 3600) return 'due in ' + Math.ceil(s / 60) + ' min';
-  if (s < 86400) return 'due in ' + Math.floor(s / 3600) + ' h ' + Math.floor((s % 3600) / 60) + ' min';
-  return 'due in ' + Math.floor(s / 86400) + ' d';
-}
-
-/**
- * An instant as the browser's clock shows it: the time, and the date when
- * it is not today.
- * @param {string} iso RFC 3339.
- * @returns {string}
- */
-export function localTime(iso) {
-  const at = new Date(iso);
-  if (Number.isNaN(at.getTime())) return iso;
-  const time = at.toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
-  return at.toDateString() === new Date().toDateString() ? time : at.toLocaleDateString() + ' ' + time;
-}
-
-/**
- * UI-18, UI-19: an instant as an absolute local date and time.
- * @param {string} iso RFC 3339.
- * @returns {string}
- */
-export function absoluteTime(iso) {
-  const at = new Date(iso);
-  if (Number.isNaN(at.getTime())) return iso;
-  return at.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
 }
 
 /**

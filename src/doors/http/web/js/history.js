@@ -5,9 +5,10 @@
 // it shows appearing at its top.
 
 import { bundlePath, listPath, request } from './api.js';
-import { openBundle } from './answer.js';
-import { $, ageText, el, setTimeText, timeEl, toast } from './dom.js';
-import { deciderText } from './settled.js';
+import { $, el, setTimeText, timeEl, toast } from './dom.js';
+import { ageText, deciderText, decisionText, placeText, trimmed } from './format.js';
+import { plainInline } from './markdown.js';
+import { openBundle } from './nav.js';
 import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
@@ -130,20 +131,13 @@ function decidedCard(detail) {
   const titles = el('span', 'titles');
   for (const question of detail.questions) titles.append(el('span', 'title', question.title || question.prompt));
   button.append(titles);
+  const first = detail.questions[0];
+  if (first && first.title && first.prompt) button.append(el('span', 'prompt-line', trimmed(plainInline(first.prompt), 140)));
+  // What was decided, in the words of the options.
+  button.append(el('span', 'decision', decisionText(detail)));
   button.addEventListener('click', () => openBundle(detail.pending_id, 'history'));
   item.append(button);
   return item;
-}
-
-/**
- * UI-19: the task's title in the workspace's name, ids where unnamed.
- * @param {import('./api.js').Bundle} bundle
- * @returns {string}
- */
-export function placeText(bundle) {
-  const task = bundle.task_title || bundle.task_id;
-  const workspace = bundle.workspace_name || bundle.workspace_id;
-  return workspace ? task + ' \u00b7 ' + workspace : task;
 }
 
 export function renderHistory() {

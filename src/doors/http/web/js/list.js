@@ -1,19 +1,19 @@
 // @ts-check
-// The inbox (UI-3): its pages, the catch-up after asked events, the
-// waiting count in the title, and one card per bundle.
+// The inbox (UI-3): its pages, the catch-up after asked events, and one
+// card per bundle.
 
 import { listPath, request } from './api.js';
-import { openBundle } from './answer.js';
-import { $, ageText, announce, countdownText, el, setTimeText, timeEl, toast } from './dom.js';
-import { placeText } from './history.js';
-import { renderInline } from './markdown.js';
-import { notifyArrival, showCountInIcon } from './notify.js';
+import { refreshCount } from './count.js';
+import { $, announce, el, setTimeText, timeEl, toast } from './dom.js';
+import { ageChangesIn, ageText, countOf, countdownChangesIn, countdownText, placeText, secondsLeft, titleOf, trimmed } from './format.js';
+import { plainInline, renderInline } from './markdown.js';
+import { openBundle } from './nav.js';
+import { notifyArrival } from './notify.js';
 import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
 /** @typedef {import('./api.js').Bundle} Bundle */
 /** @typedef {import('./api.js').ListPage} ListPage */
-/** @typedef {import('./api.js').Summary} Summary */
 /** @typedef {import('./state.js').ListedBundle} ListedBundle */
 
 const PAGE_SIZE = 50;
@@ -27,16 +27,11 @@ const CATCH_UP_SIZE = 200;
 const ageOf = (bundle) => bundle.age_seconds + (performance.now() - bundle.receivedAt) / 1000;
 
 /**
- * UI-11: seconds until its deadline, on the server's clock (its age says
- * where that clock stood when the bundle was received), or `null`.
+ * UI-11: seconds until its deadline, on the server's clock, or `null`.
  * @param {ListedBundle} bundle
  * @returns {number | null}
  */
-export function untilDeadline(bundle) {
-  if (!bundle.expires_at) return null;
-  const span = (Date.parse(bundle.expires_at) - Date.parse(bundle.created_at)) / 1000;
-  return Number.isFinite(span) ? span - ageOf(bundle) : null;
-}
+export const untilDeadline = (bundle) => secondsLeft(bundle, bundle.receivedAt);
 
 export async function reloadList() {
   const generation = ++state.listGeneration;
@@ -113,23 +108,6 @@ export function catchUp() {
   });
 }
 
-/** The count's pending timer; sign-out clears it. */
-export let countTimer = 0;
-/** The waiting count, in the heading and the title, a moment after a
- *  change (one request for a burst of them). */
-export function refreshCount() {
-  clearTimeout(countTimer);
-  countTimer = setTimeout(async () => {
-    /** @type {Reply<Summary>} */
-    const reply = await request('GET', 'api/v1/summary');
-    if (reply.status !== 200 || !Number.isInteger(reply.body.pending_bundles)) return;
-    const waiting = reply.body.pending_bundles;
-    document.title = waiting ? '(' + waiting + ') clarion inbox' : 'clarion inbox';
-    $('count').textContent = '(' + waiting + ')';
-    showCountInIcon(waiting);
-  }, 150);
-}
-
 /**
  * LIST-3: oldest first, ties by id (the timestamps sort as text).
  * @param {Bundle} a
@@ -140,16 +118,6 @@ function order(a, b) {
   if (a.created_at !== b.created_at) return a.created_at < b.created_at ? -1 : 1;
   if (a.pending_id !== b.pending_id) return a.pending_id < b.pending_id ? -1 : 1;
   return 0;
-}
-
-/**
- * A bundle's name for people: its first question's title (or prompt).
- * @param {Bundle} bundle
- * @returns {string}
- */
-export function titleOf(bundle) {
-  const first = bundle.questions[0];
-  return (first && (first.title || first.prompt)) || 'a request';
 }
 
 /**
@@ -226,7 +194,7 @@ function card(bundle) {
   age.className = 'age';
   line.append(age);
   const questions = bundle.questions.length;
-  line.append(el('span', '', questions + (questions === 1 ? ' question' : ' questions')));
+  line.append(el('span', '', countOf(questions, 'question')));
   if (bundle.expires_at) {
     line.append(el('span', 'chip deadline', ''));
     line.append(el('span', 'then', 'then ' + (bundle.on_expire || 'expire')));
@@ -244,6 +212,8 @@ function card(bundle) {
     titles.append(title);
   }
   button.append(titles);
+  const first = bundle.questions[0];
+  if (first && first.title && first.prompt) button.append(el('span', 'prompt-line', trimmed(plainInline(first.prompt), 140)));
   button.addEventListener('click', () => {
     const index = indexOf(bundle.pending_id);
     if (index >= 0) state.current = index;
@@ -286,16 +256,22 @@ export function renderList() {
   scheduleDeadline();
 }
 
-/** The timer of the nearest deadline among the cards. */
-let deadlineTimer = 0;
-/** UI-11: at the nearest deadline (at most 30 s ahead) the list is
- *  refreshed, so a due card leaves it then, not at the next age tick. */
+/** The timer of the next change of a card's text. */
+let tickTimer = 0;
+/** UI-11: the cards are refreshed when a text they show changes next:
+ *  each second for a deadline under a minute away, at the next minute
+ *  above it, and at a deadline (a due card leaves the list then). */
 function scheduleDeadline() {
-  clearTimeout(deadlineTimer);
-  const lefts = state.bundles.map(untilDeadline).filter((left) => left !== null);
-  if (!lefts.length) return;
-  const soonest = Math.max(0, Math.min(30, ...lefts));
-  deadlineTimer = setTimeout(refreshAges, soonest * 1000 + 50);
+  clearTimeout(tickTimer);
+  if (!state.bundles.length) return;
+  let next = 60;
+  for (const bundle of state.bundles) {
+    next = Math.min(next, ageChangesIn(ageOf(bundle)));
+    const left = untilDeadline(bundle);
+    const change = left === null ? null : countdownChangesIn(left);
+    if (change !== null) next = Math.min(next, change);
+  }
+  tickTimer = setTimeout(refreshAges, next * 1000 + 20);
 }
 
 /**

@@ -4,10 +4,12 @@
 // event changes and says.
 
 import { apiUrl, request } from './api.js';
-import { showSettledBy } from './answer.js';
+import { refreshCount } from './count.js';
 import { $, announce } from './dom.js';
+import { titleOf } from './format.js';
 import { historyLearns } from './history.js';
-import { catchUp, refreshCount, reloadList, removeBundle, titleOf } from './list.js';
+import { catchUp, reloadList, removeBundle } from './list.js';
+import { showSettledBy } from './settled.js';
 import { state } from './state.js';
 
 /** UI-20: the connection's state, in words. */

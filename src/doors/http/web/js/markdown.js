@@ -88,6 +88,16 @@ export function renderMarkdown(text) {
 }
 
 /**
+ * The subset's inline part as plain text (what {@link renderInline}
+ * shows, without its marks).
+ * @param {string} text
+ * @returns {string}
+ */
+export function plainInline(text) {
+  return renderInline(text || '').textContent || '';
+}
+
+/**
  * One line of the subset's inline part (code spans and emphasis; a link
  * shows its text only), for places where only phrasing content may go,
  * such as a card that is a button. Line breaks become spaces.

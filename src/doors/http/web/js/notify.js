@@ -1,9 +1,8 @@
 // @ts-check
 // Noticing new requests (UI-20): desktop notifications, asked for only
 // when the person clicks "Notify me", one per bundle that joins the
-// waiting list while the page is hidden; and the waiting count in the
-// favicon, from icons the router serves (so the policy keeps
-// `img-src 'self'`).
+// waiting list while the page is hidden. (The waiting count in the
+// favicon is count.js's.)
 
 import { $ } from './dom.js';
 
@@ -76,16 +75,4 @@ export function notifyArrival(bundle) {
     notification.close();
     opener(bundle.pending_id);
   };
-}
-
-/**
- * UI-20: the waiting count in the favicon: 1–9, then 9+; the plain icon
- * when nothing waits.
- * @param {number} waiting
- */
-export function showCountInIcon(waiting) {
-  const link = /** @type {HTMLLinkElement | null} */ (document.querySelector('link[rel="icon"]'));
-  if (!link) return;
-  const name = waiting <= 0 ? 'icon.svg' : 'icons/count-' + (waiting > 9 ? '9plus' : String(waiting)) + '.svg';
-  if (link.getAttribute('href') !== name) link.setAttribute('href', name);
 }

@@ -5,6 +5,7 @@
 // which questions are still empty or undecided.
 
 import { el } from './dom.js';
+import { questionName } from './format.js';
 import { renderMarkdown } from './markdown.js';
 
 /** @typedef {import('./api.js').Answer} Answer */
@@ -26,16 +27,6 @@ function styleOf(bundle, question) {
   if (bundle.kind === 'permission') return 'decision';
   // ASK-6: only an explicit false is single-select.
   return question.multi_select === false ? 'one' : 'several';
-}
-
-/**
- * A question's name for people: its title, else "Question n".
- * @param {Question} question
- * @param {number} index
- * @returns {string}
- */
-export function questionName(question, index) {
-  return question.title || 'Question ' + (index + 1);
 }
 
 /**
@@ -277,14 +268,4 @@ export function undecided(answers) {
   return answers
     .map((answer, index) => (answer.selected_options.length ? -1 : index))
     .filter((index) => index >= 0);
-}
-
-/**
- * "A", "A and B", "A, B and C".
- * @param {string[]} names
- * @returns {string}
- */
-export function listOf(names) {
-  if (names.length <= 1) return names.join('');
-  return names.slice(0, -1).join(', ') + ' and ' + names[names.length - 1];
 }

@@ -2,29 +2,16 @@
 // Sign-in, sign-out and the start of a session (UI-2).
 
 import { request } from './api.js';
+import { countTimer, showCountInIcon } from './count.js';
 import { $, show } from './dom.js';
+import { principalText } from './format.js';
 import { forgetHistory } from './history.js';
-import { cards, countTimer, reloadList } from './list.js';
-import { showCountInIcon } from './notify.js';
+import { cards, reloadList } from './list.js';
 import { closeStream, openStream } from './live.js';
 import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
-/** @typedef {import('./api.js').Principal} Principal */
 /** @typedef {import('./api.js').SessionReply} SessionReply */
-
-/**
- * @param {Principal | null} principal
- * @returns {string}
- */
-function principalText(principal) {
-  if (!principal) return '';
-  switch (principal.kind) {
-    case 'user': return 'user:' + principal.user_id;
-    case 'agent': return 'agent:' + principal.user_id + '/' + principal.agent_id;
-    default: return principal.kind;
-  }
-}
 
 /** Whether the signed-in principal may cancel a bundle. */
 const mayCancel = () => state.principal && ['user', 'system'].includes(state.principal.kind);
@@ -123,4 +110,6 @@ export async function start() {
   // before the stream's start.
   reloadList();
   openStream();
+  // UI-18: the address may name a view (a link, a reload).
+  document.dispatchEvent(new CustomEvent('clarion:started'));
 }

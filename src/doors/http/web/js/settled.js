@@ -7,32 +7,16 @@
 // nothing can be sent from it.
 
 import { bundlePath, request } from './api.js';
-import { $, absoluteTime, el, timeEl } from './dom.js';
-import { questionName } from './questions.js';
+import { refreshAttempts } from './attempts.js';
+import { $, el, timeEl } from './dom.js';
+import { absoluteTime, answerText, deciderText, questionName } from './format.js';
+import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
 /** @typedef {import('./api.js').BundleDetail} BundleDetail */
+/** @typedef {import('./api.js').EventData} EventData */
 /** @typedef {import('./api.js').Response} Response */
-
-/** @type {Record<string, string>} */
-const DECIDER = {
-  user: 'another person',
-  agent: 'an agent',
-  system: 'the host system',
-  deadline: 'its deadline',
-};
-
-/**
- * Who decided, in words (WIRE-2's `decided_by`, WIRE-6's
- * `decided_by_caller`).
- * @param {Response} response
- * @param {boolean} mine
- * @returns {string}
- */
-export function deciderText(response, mine) {
-  if (mine) return 'you';
-  return DECIDER[response.decided_by] || 'someone (not recorded)';
-}
+/** @typedef {import('./state.js').OpenBundle} OpenBundle */
 
 /**
  * The panel's heading for a resolution.
@@ -45,25 +29,6 @@ function headingOf(status, response, how) {
   const word = { answered: 'Answered', rejected: 'Rejected', cancelled: 'Cancelled' }[status] || 'Settled';
   if (response.decided_by === 'deadline') return word + ' by its deadline';
   return how === 'elsewhere' ? 'Already ' + word.toLowerCase() : word;
-}
-
-/**
- * One answer as the person reads it: the chosen options' labels, then
- * the typed text in quotes, so it does not read as one more option.
- * @param {BundleDetail} bundle
- * @param {import('./api.js').Answer} answer
- * @returns {string}
- */
-export function answerText(bundle, answer) {
-  const question = bundle.questions.find((q) => q.question_id === answer.question_id);
-  const labels = answer.selected_options.map((optionId) => {
-    const option = question && question.options.find((o) => o.option_id === optionId);
-    return option ? option.label : optionId;
-  });
-  const parts = [];
-  if (labels.length) parts.push(labels.join(', '));
-  if (answer.custom_text) parts.push('“' + answer.custom_text + '”');
-  return parts.length ? parts.join('\n') : '(no answer)';
 }
 
 /** Which bundle the panel shows, so a late read for another is dropped. */
@@ -79,7 +44,7 @@ let showing = '';
  * @param {boolean} how.mine the caller decided it.
  * @param {string} how.note
  */
-export function renderSettled(bundle, status, response, { how, mine, note }) {
+function renderSettled(bundle, status, response, { how, mine, note }) {
   showing = bundle.pending_id;
   $('settled-heading').textContent = headingOf(status, response, how);
   $('settled-note').textContent = note;
@@ -127,11 +92,87 @@ async function learnIfMine(id) {
  * Shows that it ended without a resolution.
  * @param {string} note
  */
-export function renderClosed(note) {
+function renderClosed(note) {
   showing = '';
   $('settled-heading').textContent = 'No longer active';
   $('settled-note').textContent = note;
   $('settled-note').hidden = false;
   $('settled-facts').replaceChildren();
   $('settled-answers').replaceChildren();
+}
+
+/**
+ * The note of a bundle settled before it was opened: a deadline's default
+ * says so (UI-11).
+ * @param {Response} response
+ * @returns {string}
+ */
+export function defaultNote(response) {
+  return response.decided_by === 'deadline' ? DEFAULT_GIVEN : '';
+}
+
+/**
+ * The settled view for a `bundle.resolved` or `bundle.closed` event.
+ * @param {string} type
+ * @param {EventData} data
+ * @param {string} note
+ */
+export function showSettledBy(type, data, note) {
+  if (type === 'bundle.resolved' && data.response && data.status) {
+    const open = state.open;
+    const mine = Boolean(open && state.mine.has(open.bundle.pending_id));
+    // UI-11: a default given at the deadline says so, not "elsewhere".
+    const byDeadline = data.response.decided_by === 'deadline';
+    showSettled(data.status, data.response, mine ? 'own' : 'elsewhere', mine, byDeadline ? DEFAULT_GIVEN : note);
+  } else if (data.reason === 'deadline') {
+    showClosed('Nobody answered in time: the question was withdrawn at its deadline.');
+  } else {
+    showClosed('It is no longer active (' + (data.reason || 'closed') + ').');
+  }
+}
+
+/** UI-11: the note of a bundle its deadline settled. */
+const DEFAULT_GIVEN = 'Nobody answered in time: the agent was given the default at the deadline.';
+
+/**
+ * UI-18: the settled panel, alone: what, who, when, and the way on.
+ * @param {string} status
+ * @param {Response} response
+ * @param {'own' | 'elsewhere' | 'history'} how
+ * @param {boolean} mine
+ * @param {string} note
+ */
+export function showSettled(status, response, how, mine, note) {
+  const open = state.open;
+  if (!open) return;
+  open.done = true;
+  $('answer-form').hidden = true;
+  renderSettled(open.bundle, status, response, { how, mine, note });
+  showPanel(open);
+}
+
+/** @param {string} note */
+export function showClosed(note) {
+  const open = state.open;
+  if (!open) return;
+  open.done = true;
+  $('answer-form').hidden = true;
+  renderClosed(note);
+  showPanel(open);
+}
+
+/**
+ * Shows the panel with its ways on: the next waiting bundle, and back
+ * to the view it was opened from.
+ * @param {OpenBundle} open
+ */
+function showPanel(open) {
+  const next = state.bundles.find((bundle) => bundle.pending_id !== open.bundle.pending_id);
+  $('settled-next').hidden = !next;
+  $('settled-close').textContent = open.from === 'history' ? 'Back to Answered' : 'Back to inbox';
+  const countdown = document.getElementById('answer-countdown');
+  if (countdown) countdown.hidden = true;
+  $('settled').hidden = false;
+  $('settled').focus();
+  refreshAttempts();
 }

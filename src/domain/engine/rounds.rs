@@ -1,7 +1,8 @@
 //! A handle's own background thread that runs one round of work, then
 //! sleeps for as long as the round says, until it is nudged awake or
-//! stopped (EXP-4's sweeper). It ends on close (REL-7), or by itself once
-//! its round says so (its handle is gone).
+//! stopped: EXP-4's deadline sweeper is one, HOOK-4's webhook worker
+//! another (woken by appended events too). It ends on close (REL-7), or by
+//! itself once its round says so (its handle is gone).
 
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -23,18 +24,18 @@ struct Shared {
 }
 
 /// The running thread and how to reach it.
-pub(crate) struct Sweeper {
+pub(crate) struct RoundThread {
     shared: Arc<Shared>,
     thread: Mutex<Option<JoinHandle<()>>>,
 }
 
-impl Sweeper {
+impl RoundThread {
     /// Starts the thread `name`: `round` runs, then the thread sleeps for
     /// what it returned (`None` ends the thread).
     pub(crate) fn start(
         name: &str,
         mut round: impl FnMut() -> Option<Duration> + Send + 'static,
-    ) -> std::io::Result<Sweeper> {
+    ) -> std::io::Result<RoundThread> {
         let shared = Arc::new(Shared::default());
         let signals = shared.clone();
         let thread = std::thread::Builder::new()
@@ -53,7 +54,7 @@ impl Sweeper {
                 }
                 guard.nudged = false;
             })?;
-        Ok(Sweeper {
+        Ok(RoundThread {
             shared,
             thread: Mutex::new(Some(thread)),
         })
@@ -97,32 +98,32 @@ impl Sweeper {
     }
 }
 
-/// A sweeper that every appended event nudges too (HOOK-4's webhook
+/// A round thread that every appended event nudges too (HOOK-4's webhook
 /// worker): the thread, and the subscription that wakes it, dropped with
 /// it.
 #[cfg(feature = "webhooks")]
-pub(crate) struct EventSweeper {
-    thread: Arc<Sweeper>,
+pub(crate) struct EventRoundThread {
+    thread: Arc<RoundThread>,
     _subscription: EventSubscription,
 }
 
 #[cfg(feature = "webhooks")]
-impl EventSweeper {
-    /// Starts the thread `name` as [`Sweeper::start`] does; `subscribe`
+impl EventRoundThread {
+    /// Starts the thread `name` as [`RoundThread::start`] does; `subscribe`
     /// is given the nudge to call whenever events may have been appended.
     pub(crate) fn start(
         name: &str,
         round: impl FnMut() -> Option<Duration> + Send + 'static,
         subscribe: impl FnOnce(Wake) -> EventSubscription,
-    ) -> std::io::Result<EventSweeper> {
-        let thread = Arc::new(Sweeper::start(name, round)?);
+    ) -> std::io::Result<EventRoundThread> {
+        let thread = Arc::new(RoundThread::start(name, round)?);
         let nudged = Arc::downgrade(&thread);
         let subscription = subscribe(Arc::new(move || {
             if let Some(thread) = nudged.upgrade() {
                 thread.nudge();
             }
         }));
-        Ok(EventSweeper {
+        Ok(EventRoundThread {
             thread,
             _subscription: subscription,
         })

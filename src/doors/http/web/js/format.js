@@ -1,0 +1,307 @@
+// @ts-check
+// The page's words for what the API answers: times, ages and deadlines,
+// who decided, where a bundle comes from, counts. Pure functions of
+// their arguments (and the browser's clock and locale) at the bottom of
+// the page's layers: this module imports no other (the types below are
+// comments, erased), so every module may use it.
+
+/** @typedef {import('./api.js').Answer} Answer */
+/** @typedef {import('./api.js').Bundle} Bundle */
+/** @typedef {import('./api.js').BundleDetail} BundleDetail */
+/** @typedef {import('./api.js').Principal} Principal */
+/** @typedef {import('./api.js').Question} Question */
+/** @typedef {import('./api.js').Response} Response */
+
+/**
+ * @param {number} seconds
+ * @returns {string}
+ */
+export function ageText(seconds) {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return 'just now';
+  if (s < 3600) return Math.floor(s / 60) + ' min ago';
+  if (s < 86400) return Math.floor(s / 3600) + ' h ago';
+  return Math.floor(s / 86400) + ' d ago';
+}
+
+/**
+ * UI-11: how long until a deadline `seconds` away, in words: whole
+ * seconds (rounded up, so "due in 1 s" is the last) in the last minute,
+ * minutes in the last hour.
+ * @param {number} seconds
+ * @returns {string}
+ */
+export function countdownText(seconds) {
+  if (seconds <= 0) return 'due now';
+  const s = Math.ceil(seconds);
+  if (s < 60) return 'due in ' + s + ' s';
+  if (s < 3600) return 'due in ' + Math.ceil(s / 60) + ' min';
+  if (s < 86400) return 'due in ' + Math.floor(s / 3600) + ' h ' + Math.floor((s % 3600) / 60) + ' min';
+  return 'due in ' + Math.floor(s / 86400) + ' d';
+}
+
+/**
+ * UI-11: in how many seconds {@link countdownText} of a deadline
+ * `seconds` away says something else: each second in the last minute,
+ * once a minute above it, so a long list is refreshed no more often than
+ * its texts change. `null` once it is due.
+ * @param {number} seconds
+ * @returns {number | null}
+ */
+export function countdownChangesIn(seconds) {
+  if (seconds <= 0) return null;
+  const s = Math.ceil(seconds);
+  let below = 86400 * Math.floor(s / 86400) - 1;
+  if (s <= 60) below = s - 1;
+  else if (s < 3600) below = 60 * (Math.ceil(s / 60) - 1);
+  else if (s < 86400) below = 60 * Math.floor(s / 60) - 1;
+  return Math.max(0.001, seconds - below);
+}
+
+/**
+ * In how many seconds {@link ageText} of an age of `seconds` says
+ * something else: at the next minute, hour or day it counts in.
+ * @param {number} seconds
+ * @returns {number}
+ */
+export function ageChangesIn(seconds) {
+  const s = Math.max(0, seconds);
+  const unit = s < 3600 ? 60 : s < 86400 ? 3600 : 86400;
+  return Math.max(0.001, unit - (s % unit));
+}
+
+/**
+ * Seconds until a bundle's deadline on the server's clock, or `null`
+ * without one. The bundle was received at `receivedAt` (a
+ * `performance.now()`); its `age_seconds`, whole seconds, says the
+ * server's clock then stood in the second after `created_at` plus that
+ * age. The browser's clock is taken where it agrees (to the second, and
+ * a moment for the reply's way), else the nearest instant that does: so
+ * the countdown is true to the second however far the clocks are apart,
+ * and exact where they agree.
+ * @param {Bundle} bundle
+ * @param {number} receivedAt
+ * @returns {number | null}
+ */
+export function secondsLeft(bundle, receivedAt) {
+  if (!bundle.expires_at) return null;
+  const expires = Date.parse(bundle.expires_at);
+  const earliest = Date.parse(bundle.created_at) + bundle.age_seconds * 1000;
+  if (!Number.isFinite(expires) || !Number.isFinite(earliest)) return null;
+  const since = performance.now() - receivedAt;
+  const then = Math.min(Math.max(Date.now() - since, earliest), earliest + 1500);
+  return (expires - then - since) / 1000;
+}
+
+/** The page's one way to write a time (UI-19): the browser's locale,
+ *  hours and minutes, seconds where they matter. */
+const TIME = writer({ timeStyle: 'short' });
+const TIME_S = writer({ timeStyle: 'medium' });
+const DATE_TIME = writer({ dateStyle: 'medium', timeStyle: 'short' });
+const DATE_TIME_S = writer({ dateStyle: 'medium', timeStyle: 'medium' });
+
+/**
+ * A writer of instants in the browser's locale; "9:24 PM" is never
+ * broken before its "PM".
+ * @param {Intl.DateTimeFormatOptions} options
+ * @returns {{ format: (at: Date) => string }}
+ */
+function writer(options) {
+  const format = new Intl.DateTimeFormat([], options);
+  return {
+    format: (at) => format.formatToParts(at).map((part, i, parts) => {
+      const next = parts[i + 1];
+      return part.type === 'literal' && next && next.type === 'dayPeriod' ? '\u00a0' : part.value;
+    }).join(''),
+  };
+}
+
+/**
+ * An instant as the browser's clock shows it: the time, and the date when
+ * it is not today; with seconds when `seconds` is set.
+ * @param {string} iso RFC 3339.
+ * @param {boolean} [seconds]
+ * @returns {string}
+ */
+export function localTime(iso, seconds = false) {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  if (at.toDateString() !== new Date().toDateString()) return (seconds ? DATE_TIME_S : DATE_TIME).format(at);
+  return (seconds ? TIME_S : TIME).format(at);
+}
+
+/**
+ * UI-18, UI-19: an instant as an absolute local date and time, in the
+ * same format as {@link localTime}.
+ * @param {string} iso RFC 3339.
+ * @param {boolean} [seconds]
+ * @returns {string}
+ */
+export function absoluteTime(iso, seconds = false) {
+  const at = new Date(iso);
+  if (Number.isNaN(at.getTime())) return iso;
+  return (seconds ? DATE_TIME_S : DATE_TIME).format(at);
+}
+
+/**
+ * Plain text, trimmed to about `max` characters at a word: a prompt's
+ * first words on a card.
+ * @param {string} text
+ * @param {number} max
+ * @returns {string}
+ */
+export function trimmed(text, max) {
+  const plain = text.replace(/\s+/g, ' ').trim();
+  if (plain.length <= max) return plain;
+  const cut = plain.slice(0, max);
+  const space = cut.lastIndexOf(' ');
+  return (space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:.]+$/, '') + '\u2026';
+}
+
+/**
+ * `n` and the noun, plural unless `n` is 1: "1 question", "3 attempts".
+ * @param {number} n
+ * @param {string} noun singular, made plural with an "s".
+ * @returns {string}
+ */
+export function countOf(n, noun) {
+  return n + ' ' + noun + (n === 1 ? '' : 's');
+}
+
+/**
+ * "A", "A and B", "A, B and C".
+ * @param {string[]} names
+ * @returns {string}
+ */
+export function listOf(names) {
+  if (names.length <= 1) return names.join('');
+  return names.slice(0, -1).join(', ') + ' and ' + names[names.length - 1];
+}
+
+/**
+ * Who is signed in, as the header shows it.
+ * @param {Principal | null} principal
+ * @returns {string}
+ */
+export function principalText(principal) {
+  if (!principal) return '';
+  switch (principal.kind) {
+    case 'user': return 'user:' + principal.user_id;
+    case 'agent': return 'agent:' + principal.user_id + '/' + principal.agent_id;
+    default: return principal.kind;
+  }
+}
+
+/**
+ * A bundle's name for people: its first question's title (or prompt).
+ * @param {Bundle} bundle
+ * @returns {string}
+ */
+export function titleOf(bundle) {
+  const first = bundle.questions[0];
+  return (first && (first.title || first.prompt)) || 'a request';
+}
+
+/**
+ * UI-19: the task's title in the workspace's name, ids where unnamed.
+ * @param {Bundle} bundle
+ * @returns {string}
+ */
+export function placeText(bundle) {
+  const task = bundle.task_title || bundle.task_id;
+  const workspace = bundle.workspace_name || bundle.workspace_id;
+  return workspace ? task + ' \u00b7 ' + workspace : task;
+}
+
+/**
+ * A question's name for people: its title, else "Question n".
+ * @param {Question} question
+ * @param {number} index
+ * @returns {string}
+ */
+export function questionName(question, index) {
+  return question.title || 'Question ' + (index + 1);
+}
+
+/** @type {Record<string, string>} */
+const DECIDER = {
+  user: 'another person',
+  agent: 'an agent',
+  system: 'the host system',
+  deadline: 'its deadline',
+};
+
+/**
+ * Who decided, in words (WIRE-2's `decided_by`, WIRE-6's
+ * `decided_by_caller`).
+ * @param {Response} response
+ * @param {boolean} mine
+ * @returns {string}
+ */
+export function deciderText(response, mine) {
+  if (mine) return 'you';
+  return DECIDER[response.decided_by] || 'someone (not recorded)';
+}
+
+/**
+ * One answer as the person reads it: the chosen options' labels, then
+ * the typed text in quotes, so it does not read as one more option.
+ * @param {BundleDetail} bundle
+ * @param {Answer} answer
+ * @returns {string}
+ */
+export function answerText(bundle, answer) {
+  const question = bundle.questions.find((q) => q.question_id === answer.question_id);
+  const labels = answer.selected_options.map((optionId) => {
+    const option = question && question.options.find((o) => o.option_id === optionId);
+    return option ? option.label : optionId;
+  });
+  const parts = [];
+  if (labels.length) parts.push(labels.join(', '));
+  if (answer.custom_text) parts.push('“' + answer.custom_text + '”');
+  return parts.length ? parts.join('\n') : '(no answer)';
+}
+
+/**
+ * What was decided, in one line: the answers' labels (typed text in
+ * quotes), "Rejected: reason" or "Cancelled".
+ * @param {BundleDetail} bundle
+ * @returns {string}
+ */
+export function decisionText(bundle) {
+  const response = bundle.response;
+  if (bundle.status === 'cancelled') return 'Cancelled';
+  if (!response) return '';
+  if (bundle.status === 'rejected' || response.rejected) {
+    return response.reject_reason ? 'Rejected: ' + response.reject_reason : 'Rejected';
+  }
+  const answers = Array.isArray(response.answers) ? response.answers : [];
+  const parts = answers.map((answer) => answerText(bundle, answer).split('\n').join(' '));
+  return parts.length ? parts.join('; ') : '(no answer)';
+}
+
+/**
+ * UI-11: what happens if nobody answers in time, in the browser's time.
+ * @param {BundleDetail} bundle
+ * @returns {string}
+ */
+export function defaultSentence(bundle) {
+  const by = 'If nobody answers by ' + localTime(bundle.expires_at) + ', ';
+  const given = bundle.default_response;
+  if (bundle.on_expire === 'reject' && given) {
+    return by + 'the agent is told: Reject' + (given.reject_reason ? ' \u2014 ' + given.reject_reason : '') + '.';
+  }
+  if (bundle.on_expire === 'answer' && given) {
+    const parts = given.answers.map((answer) => {
+      const question = bundle.questions.find((q) => q.question_id === answer.question_id);
+      const labels = answer.selected_options.map((id) => {
+        const option = question && question.options.find((o) => o.option_id === id);
+        return option ? option.label : id;
+      });
+      const text = [labels.join(', '), answer.custom_text].filter(Boolean).join(' \u2014 ');
+      return (question && question.title ? question.title + ': ' : '') + (text || 'no answer');
+    });
+    return by + 'the agent is told: ' + parts.join('; ') + '.';
+  }
+  return by + 'the question is withdrawn.';
+}
