@@ -143,24 +143,61 @@ fn mcp_tool_schemas_use_standard_formats_only() {
     assert_eq!(found, ["date-time"]);
 }
 
-/// What JSON Schema can say about `ask_human`'s arguments, it says:
-/// `expires_in_ms` and `expires_at` exclude each other.
+/// What JSON Schema can say between `ask_human`'s arguments, it says:
+/// `expires_in_ms` and `expires_at` exclude each other, an `answer` or
+/// `reject` default needs one of them, a permission bundle takes no
+/// `answer` default, and each `on_expire` action takes only its own keys.
+/// (`doors_schemas.rs` checks that the server refuses what they refuse.)
 #[test]
-fn ask_human_schema_states_exclusive_deadlines() {
+fn ask_human_schema_states_the_deadline_rules() {
     let definition = mcp::ask_tool_definitions()
         .into_iter()
         .find(|definition| definition["name"] == "ask_human")
         .unwrap();
     let schema = &definition["inputSchema"];
-    assert!(excludes_both_deadlines(schema), "{schema}");
+    assert!(states_the_deadline_rules(schema), "{schema}");
+    let on_expire = &schema["properties"]["on_expire"]["anyOf"][0];
+    assert!(states_the_action_keys(on_expire), "{schema}");
 }
 
-/// Whether `schema` refuses `expires_in_ms` and `expires_at` together:
-/// with an integer `expires_in_ms`, `expires_at` is `""` or `null`.
-fn excludes_both_deadlines(schema: &Value) -> bool {
-    schema["if"]["required"] == json!(["expires_in_ms"])
-        && schema["then"]["properties"]["expires_at"]
-            == json!({"anyOf": [{"const": ""}, {"type": "null"}]})
+/// The `then` of the condition in `schema`'s `allOf` whose `if` is `when`.
+fn then_of<'a>(schema: &'a Value, when: &Value) -> Option<&'a Value> {
+    schema["allOf"]
+        .as_array()?
+        .iter()
+        .find(|condition| &condition["if"] == when)
+        .map(|condition| &condition["then"])
+}
+
+/// `ask`'s three rules between arguments, as `allOf` conditions.
+fn states_the_deadline_rules(schema: &Value) -> bool {
+    let in_ms = json!({"required": ["expires_in_ms"], "properties": {"expires_in_ms": {"type": "integer"}}});
+    let with_default = json!({"required": ["on_expire"], "properties": {"on_expire": {
+        "type": "object", "required": ["action"], "properties": {"action": {"enum": ["answer", "reject"]}},
+    }}});
+    let permission = json!({"required": ["kind"], "properties": {"kind": {"const": "permission"}}});
+    then_of(schema, &in_ms).is_some_and(|then| {
+        then["properties"]["expires_at"] == json!({"anyOf": [{"const": ""}, {"type": "null"}]})
+    }) && then_of(schema, &with_default).is_some_and(|then| {
+        then["anyOf"][0] == in_ms && then["anyOf"][1]["required"] == json!(["expires_at"])
+    }) && then_of(schema, &permission).is_some_and(|then| {
+        then["properties"]["on_expire"]["properties"]["action"]["enum"]
+            == json!(["expire", "reject"])
+    })
+}
+
+/// `on_expire`'s keys by action, as `allOf` conditions.
+fn states_the_action_keys(schema: &Value) -> bool {
+    let action =
+        |word: &str| json!({"required": ["action"], "properties": {"action": {"const": word}}});
+    let absent = json!({"type": "null"});
+    then_of(schema, &action("answer")).is_some_and(|then| {
+        then["required"] == json!(["answers"]) && then["properties"]["reject_reason"] == absent
+    }) && then_of(schema, &action("reject"))
+        .is_some_and(|then| then["properties"]["answers"] == absent)
+        && then_of(schema, &action("expire")).is_some_and(|then| {
+            then["properties"]["answers"] == absent && then["properties"]["reject_reason"] == absent
+        })
 }
 
 /// The OpenAPI document a generated client reads: no requirement id in
@@ -177,11 +214,16 @@ fn openapi_document_names_no_requirement_and_has_a_server(db: &TestDb) {
     assert!(found.is_empty(), "{found:#?}");
     let ask = &document["paths"]["/api/v1/clarification/request"]["post"]["requestBody"]["content"]
         ["application/json"]["schema"];
-    let ask = match ask["$ref"].as_str() {
-        Some(reference) => document.pointer(reference.trim_start_matches('#')).unwrap(),
-        None => ask,
+    let resolve = |schema: &Value| match schema["$ref"].as_str() {
+        Some(reference) => document
+            .pointer(reference.trim_start_matches('#'))
+            .unwrap()
+            .clone(),
+        None => schema.clone(),
     };
-    assert!(excludes_both_deadlines(ask), "{ask}");
+    assert!(states_the_deadline_rules(&resolve(ask)), "{ask}");
+    let on_expire = resolve(&resolve(ask)["properties"]["on_expire"]["anyOf"][0]);
+    assert!(states_the_action_keys(&on_expire), "{on_expire}");
 }
 
 /// The string literals of a Rust source, outside comments and doc

@@ -17,19 +17,59 @@ use serde_json::{json, Value};
 use crate::support::schema_gen::{broken, valid, Rng};
 use crate::support::*;
 
-/// Requests generated per operation, and how many of them are also
-/// broken in every way the schema refuses.
+/// Requests generated per operation, and how many of them (the first, at
+/// the schema's edges, and the next ones) are also broken in every way the
+/// schema refuses.
 const VALID: usize = 40;
 const BROKEN_FROM: usize = 4;
 
 const OPAQUE: [&str; 2] = ["cursor", "after"];
 
-/// EXP-6's rules across fields, which no schema states: a deadline given
-/// once (`expires_in_ms` or `expires_at`), a default only with a deadline
-/// and answering the questions asked. The generated requests leave
-/// `expires_at` and `on_expire` out; `tests/it/deadlines_asking.rs` checks
-/// their refusals.
-const CROSS_FIELD: [&str; 2] = ["expires_at", "on_expire"];
+/// EXP-6's rules across fields are in the schema (one deadline, a default
+/// only with one, no `answer` default on a permission bundle); two are not,
+/// as no schema of the request can state them: an `expires_at` falls 1 s to
+/// 30 days after the ask (the generated one becomes `expires_in_ms`), and an
+/// `answer` default answers the questions being asked (VAL-1, VAL-2: the
+/// generated one is replaced by the first option of each question).
+/// `tests/it/deadlines_asking.rs` checks both refusals.
+fn deadline_of_now(value: &mut Value) {
+    let Some(map) = value.as_object_mut() else {
+        return;
+    };
+    if map
+        .get("expires_at")
+        .is_some_and(|at| at.as_str().is_some_and(|at| !at.is_empty()))
+    {
+        map.remove("expires_at");
+        if !map.get("expires_in_ms").is_some_and(Value::is_u64) {
+            map.insert("expires_in_ms".into(), json!(60_000));
+        }
+    }
+    let Some(questions) = map.get("questions").and_then(Value::as_array).cloned() else {
+        return;
+    };
+    if let Some(default) = map.get_mut("on_expire").filter(|d| d["action"] == "answer") {
+        default["answers"] = questions
+            .iter()
+            .enumerate()
+            .map(|(q, question)| {
+                let question_id = id_or(&question["question_id"], format!("q{}", q + 1));
+                let option = id_or(
+                    &question["options"][0]["option_id"],
+                    format!("{question_id}_opt1"),
+                );
+                json!({"question_id": question_id, "selected_options": [option]})
+            })
+            .collect();
+    }
+}
+
+/// ASK-3: an id as given, or its default when omitted or empty.
+fn id_or(id: &Value, default: String) -> String {
+    id.as_str()
+        .filter(|id| !id.is_empty())
+        .map_or(default, str::to_owned)
+}
 
 fn call(db: &TestDb, operation: Operation, args: &Value) -> (u16, Value) {
     let reply = db.call_value(&json!({
@@ -66,10 +106,8 @@ fn unique_ids(value: &mut Value) {
 
 fn without_opaque(mut value: Value) -> Value {
     unique_ids(&mut value);
+    deadline_of_now(&mut value);
     if let Some(map) = value.as_object_mut() {
-        for name in CROSS_FIELD {
-            map.remove(name);
-        }
         for name in OPAQUE {
             if map.contains_key(name) {
                 map.insert(name.into(), json!(""));
@@ -83,6 +121,7 @@ dual_backend!(wire_5_every_schema_agrees_with_its_parser);
 
 fn wire_5_every_schema_agrees_with_its_parser(db: &TestDb) {
     let mut checked = 0;
+    let mut conditions = std::collections::BTreeSet::new();
     for (seed, operation) in Operation::all().filter(|op| op.is_call()).enumerate() {
         let schema = operation
             .args_schema()
@@ -101,7 +140,7 @@ fn wire_5_every_schema_agrees_with_its_parser(db: &TestDb) {
                 "{operation} refused what its schema accepts: {args} → {body}"
             );
             assert!(status < 500, "{operation}: {args} → {status} {body}");
-            if round == 0 || round > BROKEN_FROM {
+            if round > BROKEN_FROM {
                 continue;
             }
             for mut change in broken(&schema, &args, "") {
@@ -124,11 +163,28 @@ fn wire_5_every_schema_agrees_with_its_parser(db: &TestDb) {
                     change.value
                 );
                 checked += 1;
+                if change.how.starts_with("condition") {
+                    conditions.insert(format!("{operation} {}", change.field));
+                }
             }
         }
     }
     eprintln!("{checked} refusals checked");
     assert!(checked > 300, "only {checked} refusals were checked");
+    // Every rule between arguments the schemas state was broken.
+    let expected = [
+        "ask expires_at",
+        "ask on_expire.action",
+        "ask on_expire.answers",
+        "ask on_expire.reject_reason",
+        "resolve_bundle answers",
+    ];
+    for rule in expected {
+        assert!(
+            conditions.contains(rule),
+            "{rule} never broken: {conditions:?}"
+        );
+    }
 }
 
 /// WIRE-4: each tool publishes exactly its operation's argument schema.

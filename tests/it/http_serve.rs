@@ -205,16 +205,26 @@ fn http_4_serve_refuses_without_tokens_and_open_as_binds_loopback_only(db: &Test
 }
 
 /// HTTP-8: SIGTERM answers an open wait with 503 and exits 0 well
-/// within the grace period.
+/// within the grace period. That 503, like a wait's 504 (WIRE-1), is an
+/// outcome the server documents, not a fault: both log at `info`, and
+/// nothing logs an error.
 fn http_8_serve_stops_gracefully_with_open_waits(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let pending = ask(db, &session, 1);
     let token = db.add_token(&alice(), "").unwrap().token;
     let system = db.add_token(&clarion::Principal::System, "").unwrap().token;
-    let mut served = serve(&db.url, &["--grace-period", "5"]);
-    let url = served.url(&format!(
-        "/api/v1/clarification/{pending}/wait?timeout_ms=50000"
-    ));
+    let place = tempfile::tempdir().unwrap();
+    let log_path = place.path().join("serve.log");
+    let log = std::fs::File::create(&log_path).unwrap();
+    let mut served = serve_logged(&db.url, &["--grace-period", "5"], &log);
+    let wait = |timeout_ms: u64| {
+        served.url(&format!(
+            "/api/v1/clarification/{pending}/wait?timeout_ms={timeout_ms}"
+        ))
+    };
+    let timed_out = send(client().get(wait(100)).bearer_auth(&token));
+    assert_eq!(timed_out.status, 504, "{}", timed_out.text());
+    let url = wait(50000);
     let waiter = std::thread::spawn(move || send(client().get(url).bearer_auth(token)));
     let metrics = served.url("/metrics");
     eventually(Duration::from_secs(30), "the wait began", || {
@@ -230,4 +240,11 @@ fn http_8_serve_stops_gracefully_with_open_waits(db: &TestDb) {
     );
     let reply = waiter.join().unwrap();
     assert_eq!(reply.text(), r#"503 {"error":"server shutting down"}"#);
+    let logged = std::fs::read_to_string(&log_path).unwrap();
+    let line = |words: &str| logged.lines().find(|line| line.contains(words));
+    for words in ["wait timed out", "service unavailable"] {
+        let found = line(words).unwrap_or_else(|| panic!("no {words:?} in the log:\n{logged}"));
+        assert!(found.contains(" INFO "), "{found}");
+    }
+    assert!(line("ERROR").is_none(), "{logged}");
 }

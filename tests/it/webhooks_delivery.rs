@@ -419,6 +419,7 @@ fn hook_2_an_open_transaction_delays_delivery_but_never_reorders_it(db: &TestDb)
             what(&deliveries),
             asked.map(|p| ("bundle.asked".to_owned(), p))
         );
+        drop(worker);
         return;
     }
     #[cfg(feature = "postgres")]

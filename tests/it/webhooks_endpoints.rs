@@ -314,6 +314,9 @@ fn hook_1_a_new_endpoint_starts_at_the_head(db: &TestDb) {
 fn hook_5_prune_keeps_what_an_enabled_endpoint_has_yet_to_deliver(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let before = ask(db, &session, 1);
+    // A new endpoint starts at the readable head: `before` must be behind
+    // it, whatever another test's open transaction holds back (EVT-1a).
+    wait_until_readable(db);
     let (id, _) = endpoint(db, "http://127.0.0.1:9/hook", &[], "");
     let kept = [ask(db, &session, 1), ask(db, &session, 1)];
     db.clock.advance_micros(3 * 24 * 3600 * 1_000_000);

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::json;
 
 use crate::domain::ask::{AskRequest, Asked, Expiry, OnExpire, OptionSpec, QuestionSpec};
 use crate::domain::delivery::wait::Waiter;
@@ -112,14 +113,13 @@ pub(crate) struct QuestionArgs {
 /// `ask`'s arguments (ASK-1..4). Question and option ids must be unique
 /// after the defaults are filled in, which a schema cannot say.
 // EXP-1, EXP-6: what the schema can say between arguments, it says (the
-// check in `expiry` makes the same refusal): a deadline is `expires_in_ms`
-// or `expires_at`, not both (`null` and `""` are "not given").
+// checks in `expiry` and `prepare_deadline` make the same refusals; `null`
+// and `""` are "not given"): a deadline is `expires_in_ms` or `expires_at`,
+// not both; an `answer` or `reject` default needs one; a `permission`
+// bundle never takes an `answer` default.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-#[schemars(extend(
-    "if" = {"required": ["expires_in_ms"], "properties": {"expires_in_ms": {"type": "integer"}}},
-    "then" = {"properties": {"expires_at": {"anyOf": [{"const": ""}, {"type": "null"}]}}},
-))]
+#[schemars(transform = ask_rules)]
 pub(crate) struct AskArgs {
     /// The asking session.
     session_id: Id,
@@ -154,8 +154,12 @@ pub(crate) struct AskArgs {
 }
 
 /// `ask`'s `on_expire` (EXP-1): an action and only that action's keys.
+// EXP-6: the schema says which keys each action takes (as `on_expire`
+// below refuses the others): `answers` for `answer` (required), a
+// `reject_reason` for `reject`, neither for `expire`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(transform = on_expire_rules)]
 pub(crate) struct OnExpireArgs {
     /// `expire`, `answer` or `reject`.
     #[schemars(schema_with = "expiry_action_schema")]
@@ -167,6 +171,69 @@ pub(crate) struct OnExpireArgs {
     /// For `reject`: why, at most 2000 characters (trimmed when stored).
     #[schemars(length(max = MAX_FREE_TEXT_RUNES))]
     reject_reason: Option<String>,
+}
+
+/// `null` or `""`: the argument is not given.
+fn not_given() -> serde_json::Value {
+    json!({"anyOf": [{"const": ""}, {"type": "null"}]})
+}
+
+/// A condition: each named property given and matching its schema.
+fn given_as(properties: serde_json::Value) -> serde_json::Value {
+    let names: Vec<_> = properties
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(name, _)| name.clone())
+        .collect();
+    json!({"required": names, "properties": properties})
+}
+
+/// `ask`'s rules between arguments (above), as `allOf` conditions.
+fn ask_rules(schema: &mut schemars::Schema) {
+    let (answer, reject) = (ExpiryAction::Answer.as_str(), ExpiryAction::Reject.as_str());
+    let in_ms = given_as(json!({"expires_in_ms": {"type": "integer"}}));
+    let at = given_as(json!({"expires_at": {"type": "string", "minLength": 1}}));
+    let with_default = given_as(json!({"on_expire": {
+        "type": "object",
+        "required": ["action"],
+        "properties": {"action": {"enum": [answer, reject]}},
+    }}));
+    let permission = given_as(json!({"kind": {"const": BundleKind::Permission.as_str()}}));
+    let never_approved = json!({"properties": {"on_expire": {"properties": {"action": {
+        "enum": [ExpiryAction::Expire.as_str(), reject],
+    }}}}});
+    schema.insert(
+        "allOf".into(),
+        json!([
+            {"if": in_ms.clone(), "then": {"properties": {"expires_at": not_given()}}},
+            {"if": with_default, "then": {"anyOf": [in_ms, at]}},
+            {"if": permission, "then": never_approved},
+        ]),
+    );
+}
+
+/// `on_expire`'s keys by action (above), as `allOf` conditions.
+fn on_expire_rules(schema: &mut schemars::Schema) {
+    let action = |word: ExpiryAction| given_as(json!({"action": {"const": word.as_str()}}));
+    let absent = json!({"type": "null"});
+    schema.insert(
+        "allOf".into(),
+        json!([
+            {
+                "if": action(ExpiryAction::Answer),
+                "then": {
+                    "required": ["answers"],
+                    "properties": {"answers": {"type": "array"}, "reject_reason": absent},
+                },
+            },
+            {"if": action(ExpiryAction::Reject), "then": {"properties": {"answers": absent}}},
+            {
+                "if": action(ExpiryAction::Expire),
+                "then": {"properties": {"answers": absent, "reject_reason": absent}},
+            },
+        ]),
+    );
 }
 
 /// The actions a caller may name: every `ExpiryAction` word but `""`.

@@ -6,8 +6,8 @@
 //! `additionalProperties: false`, `items`, `minItems`, `maxItems`,
 //! `minLength`, `maxLength`, `minimum`, `pattern`, `format: date-time`,
 //! a `pattern` that starts `^[Hh][Tt][Tt][Pp]` (an http URL),
-//! `if`/`then`) and fails loudly on any other, so a new keyword cannot
-//! slip past it untested.
+//! and conditions: `if`/`then`, alone or in an `allOf`) and fails loudly
+//! on any other, so a new keyword cannot slip past it untested.
 
 use serde_json::{json, Map, Value};
 
@@ -71,9 +71,10 @@ impl Rng {
 /// the Basic Multilingual Plane (runes, not bytes, are counted).
 const LETTERS: [&str; 12] = ["a", "b", "k", "z", "Q", "7", "_", "-", "é", "ß", "字", "😀"];
 
-const KNOWN: [&str; 23] = [
+const KNOWN: [&str; 24] = [
     "type",
     "anyOf",
+    "allOf",
     "oneOf",
     "enum",
     "const",
@@ -233,17 +234,28 @@ pub fn valid(rng: &mut Rng, schema: &Value) -> Value {
 
 fn object(rng: &mut Rng, schema: &Value) -> Value {
     let required = required(schema);
-    let mut out = Map::new();
-    if let Some(properties) = schema["properties"].as_object() {
-        for (name, property) in properties {
-            if required.contains(name) || rng.edges || rng.chance(2) {
-                out.insert(name.clone(), valid(rng, property));
+    // A condition the repairs cannot make hold (an `enum` its `then`
+    // narrows): draw again.
+    for _ in 0..200 {
+        let mut out = Map::new();
+        if let Some(properties) = schema["properties"].as_object() {
+            for (name, property) in properties {
+                if required.contains(name) || rng.edges || rng.chance(2) {
+                    out.insert(name.clone(), valid(rng, property));
+                }
             }
         }
+        let mut value = Value::Object(out);
+        apply_one_of(rng, schema, &mut value);
+        repair(rng, schema, &mut value, None);
+        if conditions(schema)
+            .iter()
+            .all(|(condition, then)| !matches(condition, &value) || matches(then, &value))
+        {
+            return value;
+        }
     }
-    let mut value = Value::Object(out);
-    apply_conditions(rng, schema, &mut value);
-    value
+    panic!("no value of 200 meets the conditions of {schema}")
 }
 
 fn required(schema: &Value) -> Vec<String> {
@@ -258,9 +270,9 @@ fn required(schema: &Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// `oneOf` (exactly one branch's `required` present) and `if`/`then`,
-/// as clarion's schemas use them, made to hold.
-fn apply_conditions(rng: &mut Rng, schema: &Value, value: &mut Value) {
+/// `oneOf` as clarion's schemas use it: exactly one branch's `required`
+/// present.
+fn apply_one_of(rng: &mut Rng, schema: &Value, value: &mut Value) {
     if let Some(branches) = schema["oneOf"].as_array() {
         let chosen = &branches[rng.below(branches.len() as u64) as usize];
         for (name, property) in chosen["properties"].as_object().into_iter().flatten() {
@@ -271,24 +283,129 @@ fn apply_conditions(rng: &mut Rng, schema: &Value, value: &mut Value) {
             }
         }
     }
-    if let Some(condition) = schema.get("if") {
-        if holds(condition, value) {
-            for (name, property) in schema["then"]["properties"]
-                .as_object()
-                .into_iter()
-                .flatten()
-            {
-                if property["maxItems"] == json!(0) && value.get(name).is_some() {
-                    value[name] = json!([]);
-                }
-                // A property the condition rules out: `null` (not given).
-                let nothing = json!([{"const": ""}, {"type": "null"}]);
-                if property["anyOf"] == nothing && value.get(name).is_some() {
-                    value[name] = Value::Null;
-                }
+}
+
+/// The schema's conditions, `(if, then)`: its own and its `allOf`'s.
+fn conditions(schema: &Value) -> Vec<(&Value, &Value)> {
+    let mut out = Vec::new();
+    if let (Some(condition), Some(then)) = (schema.get("if"), schema.get("then")) {
+        out.push((condition, then));
+    }
+    for part in schema["allOf"].as_array().into_iter().flatten() {
+        let keys: Vec<&String> = part
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(k, _)| k)
+            .collect();
+        assert_eq!(
+            keys,
+            ["if", "then"],
+            "the generator knows `allOf` of conditions only: {part}"
+        );
+        out.push((&part["if"], &part["then"]));
+    }
+    out
+}
+
+/// Whether a `then` names `property` only to rule it out: `null` (or
+/// `""`) or an empty list.
+fn rules_out(property: &Value) -> bool {
+    property == &json!({"type": "null"})
+        || property == &json!({"anyOf": [{"const": ""}, {"type": "null"}]})
+        || property["maxItems"] == json!(0)
+}
+
+/// Each condition's `then` made to hold where its `if` does (but the
+/// condition `skip`): what it rules out becomes `null` (or `[]`), what it
+/// requires is generated, an `anyOf` gets its first branch, a property
+/// it narrows to an `enum` gets the first word (and is repaired in turn).
+fn repair(rng: &mut Rng, schema: &Value, value: &mut Value, skip: Option<usize>) {
+    for (index, (condition, then)) in conditions(schema).into_iter().enumerate() {
+        if Some(index) == skip || !matches(condition, value) || matches(then, value) {
+            continue;
+        }
+        let properties = &schema["properties"];
+        for (name, property) in then["properties"].as_object().into_iter().flatten() {
+            let Some(current) = value.get(name).filter(|current| !current.is_null()) else {
+                continue;
+            };
+            if property["maxItems"] == json!(0) {
+                value[name] = json!([]);
+            } else if rules_out(property) {
+                value[name] = Value::Null;
+            } else if !matches(property, current) {
+                let base = object_branch(&properties[name]);
+                let mut inner = current.clone();
+                narrow(rng, &base, property, &mut inner);
+                value[name] = inner;
+            }
+        }
+        let needs = required(then).into_iter().chain(
+            then["anyOf"]
+                .as_array()
+                .filter(|branches| !branches.iter().any(|branch| matches(branch, value)))
+                .and_then(|branches| branches.first())
+                .map(required)
+                .unwrap_or_default(),
+        );
+        for name in needs {
+            if value.get(&name).is_none_or(Value::is_null) {
+                value[&name] = valid(rng, &present(&properties[&name]));
             }
         }
     }
+}
+
+/// `value`, an instance of the object `base`, changed so that each of its
+/// properties `narrowing` gives an `enum` for takes that enum's first word;
+/// then repaired against `base`'s own conditions.
+fn narrow(rng: &mut Rng, base: &Value, narrowing: &Value, value: &mut Value) {
+    for (name, property) in narrowing["properties"].as_object().into_iter().flatten() {
+        if let Some(word) = property["enum"].as_array().and_then(|words| words.first()) {
+            if value
+                .get(name)
+                .is_some_and(|current| !property["enum"].as_array().unwrap().contains(current))
+            {
+                value[name] = word.clone();
+            }
+        }
+    }
+    repair(rng, base, value, None);
+}
+
+/// The object branch of a property (`anyOf: [{object}, null]` or
+/// `type: [object, null]`), never `null`.
+fn object_branch(property: &Value) -> Value {
+    let mut object = property["anyOf"]
+        .as_array()
+        .and_then(|branches| {
+            branches
+                .iter()
+                .find(|branch| branch.get("properties").is_some())
+        })
+        .unwrap_or(property)
+        .clone();
+    if let Some(Value::Array(kinds)) = object.get_mut("type") {
+        kinds.retain(|kind| kind != "null");
+    }
+    object
+}
+
+/// A property's schema for a value that must be given: not `null`, not
+/// `""`.
+fn present(property: &Value) -> Value {
+    if let Some(branches) = property["anyOf"].as_array() {
+        let kept: Vec<Value> = branches
+            .iter()
+            .filter(|branch| types(branch) != ["null"] && branch.get("const") != Some(&json!("")))
+            .cloned()
+            .collect();
+        let mut out = property.clone();
+        out["anyOf"] = Value::Array(kept);
+        return out;
+    }
+    merge(property, &json!({"minLength": 1}))
 }
 
 fn merge(base: &Value, extra: &Value) -> Value {
@@ -305,20 +422,46 @@ fn merge(base: &Value, extra: &Value) -> Value {
     merged
 }
 
-/// The `if` of clarion's schemas: every named property equals its `const`.
-fn holds(condition: &Value, value: &Value) -> bool {
-    required(condition)
-        .iter()
-        .all(|name| value.get(name).is_some())
-        && condition["properties"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .all(|(name, property)| {
-                property
-                    .get("const")
-                    .is_none_or(|c| value.get(name) == Some(c))
-            })
+/// Whether `value` meets `schema`, for the keywords clarion's conditions
+/// use (`type`, `const`, `enum`, `required`, `properties`, `anyOf`,
+/// `minLength`, `maxItems`): the `if`s and `then`s.
+fn matches(schema: &Value, value: &Value) -> bool {
+    let kinds = types(schema);
+    let of_kind = |kind: &&str| match *kind {
+        "null" => value.is_null(),
+        "string" => value.is_string(),
+        "integer" => value.is_i64() || value.is_u64(),
+        "boolean" => value.is_boolean(),
+        "array" => value.is_array(),
+        "object" => value.is_object(),
+        other => panic!("no type {other} in a condition"),
+    };
+    (kinds.is_empty() || kinds.iter().any(of_kind))
+        && schema.get("const").is_none_or(|c| c == value)
+        && schema["enum"]
+            .as_array()
+            .is_none_or(|words| words.contains(value))
+        && schema["anyOf"]
+            .as_array()
+            .is_none_or(|branches| branches.iter().any(|branch| matches(branch, value)))
+        && schema["minLength"].as_u64().is_none_or(|min| {
+            value
+                .as_str()
+                .is_none_or(|text| text.chars().count() as u64 >= min)
+        })
+        && schema["maxItems"].as_u64().is_none_or(|max| {
+            value
+                .as_array()
+                .is_none_or(|items| items.len() as u64 <= max)
+        })
+        && value.as_object().is_none_or(|map| {
+            required(schema).iter().all(|name| map.contains_key(name))
+                && schema["properties"]
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .all(|(name, property)| map.get(name).is_none_or(|v| matches(property, v)))
+        })
 }
 
 /// One way to break a valid value: the value after the change, and the
@@ -478,19 +621,9 @@ pub fn broken(schema: &Value, value: &Value, path: &str) -> Vec<Broken> {
                     push(Value::Object(changed), inner.field, &inner.how);
                 }
             }
-            if let (Some(condition), Some(then)) = (schema.get("if"), schema.get("then")) {
-                for (name, property) in then["properties"].as_object().into_iter().flatten() {
-                    if property["maxItems"] == json!(0) {
-                        let mut changed = map.clone();
-                        for (key, part) in condition["properties"].as_object().into_iter().flatten()
-                        {
-                            changed.insert(key.clone(), part["const"].clone());
-                        }
-                        let filler = valid(&mut Rng::new(7), &properties[name]["items"]);
-                        changed.insert(name.clone(), json!([filler]));
-                        push(Value::Object(changed), join(path, name), "if/then");
-                    }
-                }
+            for (index, change) in condition_breaks(schema, value).into_iter().enumerate() {
+                let (value, name) = change;
+                push(value, join(path, &name), &format!("condition {index}"));
             }
             if let Some(branches) = schema["oneOf"].as_array() {
                 let mut both = map.clone();
@@ -508,11 +641,132 @@ pub fn broken(schema: &Value, value: &Value, path: &str) -> Vec<Broken> {
     out
 }
 
+/// For each of the schema's conditions: `value` changed so that its `if`
+/// holds (every other condition kept) and its `then` does not, with the
+/// field the refusal names (below `value`).
+fn condition_breaks(schema: &Value, value: &Value) -> Vec<(Value, String)> {
+    let mut rng = Rng::new(7);
+    let mut out = Vec::new();
+    for (index, (condition, then)) in conditions(schema).into_iter().enumerate() {
+        let mut held = value.clone();
+        make_hold(&mut rng, schema, condition, &mut held);
+        repair(&mut rng, schema, &mut held, None);
+        let mut each = |change: &dyn Fn(&mut Value, &mut Rng) -> String| {
+            let mut changed = held.clone();
+            let field = change(&mut changed, &mut rng);
+            repair(&mut rng, schema, &mut changed, Some(index));
+            assert!(
+                matches(condition, &changed) && !matches(then, &changed),
+                "{changed}"
+            );
+            out.push((changed, field));
+        };
+        for (name, property) in then["properties"].as_object().into_iter().flatten() {
+            let base = &schema["properties"][name];
+            if rules_out(property) {
+                each(&|changed, rng| {
+                    changed[name] = if property["maxItems"] == json!(0) {
+                        json!([valid(&mut Rng::new(7), &base["items"])])
+                    } else {
+                        valid(rng, &present(base))
+                    };
+                    name.clone()
+                });
+            }
+            for (leaf, narrowed) in property["properties"].as_object().into_iter().flatten() {
+                let object = object_branch(base);
+                let Some(outside) = object["properties"][leaf]["enum"]
+                    .as_array()
+                    .and_then(|words| words.iter().find(|word| !matches(narrowed, word)))
+                else {
+                    continue;
+                };
+                each(&|changed, rng| {
+                    if !changed[name].is_object() {
+                        changed[name] = valid(rng, &object);
+                    }
+                    changed[name][leaf] = outside.clone();
+                    repair(rng, &object, &mut changed[name], None);
+                    format!("{name}.{leaf}")
+                });
+            }
+        }
+        for name in required(then) {
+            each(&|changed, _| {
+                if let Some(map) = changed.as_object_mut() {
+                    map.remove(&name);
+                }
+                name.clone()
+            });
+        }
+        if let Some(branches) = then["anyOf"].as_array() {
+            each(&|changed, _| {
+                for name in branches.iter().flat_map(required) {
+                    if let Some(map) = changed.as_object_mut() {
+                        map.remove(&name);
+                    }
+                }
+                leaf_path(condition)
+            });
+        }
+    }
+    out
+}
+
+/// `value` changed so that `condition` holds: each named property takes
+/// its `const` or its `enum`'s first word, a nested condition is made to
+/// hold inside the property's object, any other given a value the
+/// condition accepts.
+fn make_hold(rng: &mut Rng, schema: &Value, condition: &Value, value: &mut Value) {
+    for (name, wanted) in condition["properties"].as_object().into_iter().flatten() {
+        let base = &schema["properties"][name];
+        if value
+            .get(name)
+            .is_some_and(|current| matches(wanted, current))
+        {
+            continue;
+        }
+        value[name] = if let Some(word) = wanted.get("const") {
+            word.clone()
+        } else if let Some(word) = wanted["enum"].as_array().and_then(|words| words.first()) {
+            word.clone()
+        } else if wanted.get("properties").is_some() {
+            let object = object_branch(base);
+            let mut inner = match value.get(name) {
+                Some(current) if current.is_object() => current.clone(),
+                _ => valid(rng, &object),
+            };
+            make_hold(rng, &object, wanted, &mut inner);
+            repair(rng, &object, &mut inner, None);
+            inner
+        } else {
+            valid(rng, &present(base))
+        };
+    }
+}
+
+/// The path to the first leaf a condition names (`on_expire.action`).
+fn leaf_path(condition: &Value) -> String {
+    let Some((name, inner)) = condition["properties"]
+        .as_object()
+        .and_then(|properties| properties.iter().next())
+    else {
+        return String::new();
+    };
+    match leaf_path(inner).as_str() {
+        "" => name.clone(),
+        rest => format!("{name}.{rest}"),
+    }
+}
+
 /// The schema a present value of `property` answers to: the non-null
 /// branch (a `null` was never broken further).
 fn property_schema(property: &Value, current: &Value) -> Value {
     if current.is_null() {
         return json!({});
+    }
+    if current.is_object() {
+        return object_branch(property);
     }
     if let Some(branches) = property["anyOf"].as_array() {
         let matching = branches.iter().find(|branch| match current {

@@ -343,12 +343,24 @@ const SERVE_NET: Duration = Duration::from_secs(600);
 
 /// Starts `clarion serve` with `args` and reads its `listening on` line.
 pub fn serve(url: &str, args: &[&str]) -> Served {
+    serve_to(url, args, Stdio::inherit(), "warn")
+}
+
+/// Starts `clarion serve` with `args`, logging at `info` and above into
+/// `log`.
+pub fn serve_logged(url: &str, args: &[&str], log: &std::fs::File) -> Served {
+    serve_to(url, args, log.try_clone().unwrap().into(), "info")
+}
+
+fn serve_to(url: &str, args: &[&str], stderr: Stdio, level: &str) -> Served {
     let mut child = Command::new(env!("CARGO_BIN_EXE_clarion"))
         .args(["serve", "--database-url", url, "--listen", "127.0.0.1:0"])
         .args(args)
         .env_remove("CLARION_DATABASE_URL")
+        .env("RUST_LOG", level)
+        .env("NO_COLOR", "1")
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .spawn()
         .expect("start clarion serve");
     // Only a net for a test that dies without dropping its `Served` (whose
