@@ -120,6 +120,7 @@ mod readme_run;
 mod web_inbox_answering;
 mod web_inbox_decisions;
 mod web_inbox_history;
+mod web_inbox_honest;
 mod web_inbox_keyboard;
 mod web_inbox_links;
 mod web_inbox_listing;

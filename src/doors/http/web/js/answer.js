@@ -11,7 +11,7 @@ import { bundlePath, request } from './api.js';
 import { resetAttempts } from './attempts.js';
 import { confirmEmpty } from './confirm.js';
 import { refreshCount } from './count.js';
-import { $, announce, el, show, timeEl, toast } from './dom.js';
+import { $, announce, el, setText, show, timeEl, toast } from './dom.js';
 import { ageText, countdownChangesIn, countdownText, defaultSentence, listOf, questionName, secondsLeft } from './format.js';
 import { limitText } from './limit.js';
 import { renderMarkdown } from './markdown.js';
@@ -127,7 +127,7 @@ function headingOf(bundle) {
 
 /** @param {BundleDetail} bundle */
 function renderAnswer(bundle) {
-  $('answer-heading').textContent = headingOf(bundle);
+  setText($('answer-heading'), headingOf(bundle));
   const meta = $('answer-meta');
   const task = bundle.task_title || bundle.task_id;
   const workspace = bundle.workspace_name || bundle.workspace_id;
@@ -190,7 +190,7 @@ export function syncSend() {
  */
 function showError(text, undecided) {
   const error = $('answer-error');
-  error.textContent = text;
+  setText(error, text);
   if (undecided) error.dataset.undecided = '1';
   else delete error.dataset.undecided;
 }

@@ -1,8 +1,9 @@
 // @ts-check
-// Helpers for the page's elements. Everything agent-written is set with
-// textContent, never as markup (UI-1).
+// Helpers for the page's elements. Everything agent-written is set as
+// text nodes, never as markup (UI-1), through textNodes, which shows its
+// hidden characters (PROD-7).
 
-import { absoluteTime } from './format.js';
+import { absoluteTime, shownPieces } from './format.js';
 
 /**
  * The page's element with this id; inbox.html has every id the script
@@ -17,7 +18,41 @@ export function $(id) {
 }
 
 /**
- * A new element, its text set as text (UI-1).
+ * PROD-7: the nodes that show `text`: text nodes (UI-1), each
+ * bidirectional or zero-width control character a visible marker
+ * (`⟨U+202E⟩`, its name in the title) so it cannot reorder or hide what
+ * is around it. Every agent- or user-written text goes into the page
+ * through here.
+ * @param {string} text
+ * @returns {DocumentFragment}
+ */
+export function textNodes(text) {
+  const fragment = document.createDocumentFragment();
+  for (const piece of shownPieces(text)) {
+    if (!piece.hidden) {
+      fragment.append(document.createTextNode(piece.text));
+      continue;
+    }
+    const marker = document.createElement('span');
+    marker.className = 'hidden-char';
+    marker.title = 'A hidden character: ' + piece.hidden;
+    marker.textContent = piece.text;
+    fragment.append(marker);
+  }
+  return fragment;
+}
+
+/**
+ * Sets an element's text (through {@link textNodes}).
+ * @param {Element} node
+ * @param {string} text
+ */
+export function setText(node, text) {
+  node.replaceChildren(textNodes(text));
+}
+
+/**
+ * A new element, its text set as text (UI-1, PROD-7).
  * @template {keyof HTMLElementTagNameMap} K
  * @param {K} tag
  * @param {string} [className]
@@ -27,7 +62,7 @@ export function $(id) {
 export function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
+  if (text) node.append(textNodes(text));
   return node;
 }
 
@@ -61,7 +96,7 @@ export function setTimeText(time, text) {
 let toastTimer = 0;
 /** @param {string} text */
 export function toast(text) {
-  $('toast').textContent = text;
+  setText($('toast'), text);
   clearTimeout(toastTimer);
   toastTimer = setTimeout(() => { $('toast').textContent = ''; }, 5000);
 }
@@ -76,5 +111,5 @@ export function show(section) {
 
 /** @param {string} text */
 export function announce(text) {
-  $('announce').textContent = text;
+  setText($('announce'), text);
 }

@@ -1,6 +1,7 @@
 // @ts-check
 // The page's words for what the API answers: times, ages and deadlines,
-// who decided, where a bundle comes from, counts. Pure functions of
+// who decided, where a bundle comes from, counts; and how written text
+// shows its hidden characters (PROD-7). Pure functions of
 // their arguments (and the browser's clock and locale) at the bottom of
 // the page's layers: this module imports no other (the types below are
 // comments, erased), so every module may use it.
@@ -304,4 +305,107 @@ export function defaultSentence(bundle) {
     return by + 'the agent is told: ' + parts.join('; ') + '.';
   }
   return by + 'the question is withdrawn.';
+}
+
+/**
+ * PROD-7: characters that change how text reads while showing nothing
+ * themselves: the bidirectional controls (embeddings, overrides,
+ * isolates, the direction marks) and the zero-width ones. `WS` + U+202E
+ * + `cod.exe` reads "WSexe.doc".
+ */
+const HIDDEN = /[\u061C\u200B-\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/g;
+
+/** @type {Record<number, string>} their names, for the marker's title. */
+const HIDDEN_NAMES = {
+  0x061C: 'Arabic letter mark',
+  0x200B: 'zero-width space',
+  0x200C: 'zero-width non-joiner',
+  0x200D: 'zero-width joiner',
+  0x200E: 'left-to-right mark',
+  0x200F: 'right-to-left mark',
+  0x202A: 'left-to-right embedding',
+  0x202B: 'right-to-left embedding',
+  0x202C: 'pop directional formatting',
+  0x202D: 'left-to-right override',
+  0x202E: 'right-to-left override',
+  0x2060: 'word joiner',
+  0x2066: 'left-to-right isolate',
+  0x2067: 'right-to-left isolate',
+  0x2068: 'first strong isolate',
+  0x2069: 'pop directional isolate',
+  0xFEFF: 'zero-width no-break space',
+};
+
+/** Letters of the scripts whose spelling needs the joiners (Persian's
+ *  non-joiner, the Indic half forms): between two of them a joiner
+ *  changes the letters' shapes, so it shows and stays. */
+const JOINED = /[\p{scx=Arab}\p{scx=Syrc}\p{scx=Nkoo}\p{scx=Mong}\p{scx=Deva}\p{scx=Beng}\p{scx=Guru}\p{scx=Gujr}\p{scx=Orya}\p{scx=Taml}\p{scx=Telu}\p{scx=Knda}\p{scx=Mlym}\p{scx=Sinh}]/u;
+/** An emoji (or its modifier or presentation selector) that a
+ *  zero-width joiner binds to the next into one picture. */
+const EMOJI = /[\p{Extended_Pictographic}\p{Emoji_Modifier}\uFE0F]/u;
+
+/**
+ * Whether the joiner at `at` does a visible job: between letters of a
+ * joining script, or (U+200D) between two emoji of one picture.
+ * @param {string} text
+ * @param {number} at
+ * @returns {boolean}
+ */
+function joins(text, at) {
+  const before = Array.from(text.slice(Math.max(0, at - 2), at)).pop() || '';
+  const next = text.codePointAt(at + 1);
+  const after = next === undefined ? '' : String.fromCodePoint(next);
+  if (JOINED.test(before) && JOINED.test(after)) return true;
+  return text[at] === '\u200D' && EMOJI.test(before) && /\p{Extended_Pictographic}/u.test(after);
+}
+
+/**
+ * PROD-7, the one rule for showing agent- and user-written text: `text`
+ * in pieces, each hidden character (above) a piece of its own shown as a
+ * visible marker, `⟨U+202E⟩`, with its name; the rest as it is. For
+ * display only: what is stored and sent stays unchanged.
+ * @param {string} text
+ * @returns {{ text: string, hidden: string }[]} `hidden` is the name of a
+ *   marker's character, `''` for plain text.
+ */
+export function shownPieces(text) {
+  if (text.search(HIDDEN) < 0) return [{ text, hidden: '' }];
+  /** @type {{ text: string, hidden: string }[]} */
+  const pieces = [];
+  let plain = 0;
+  for (const match of text.matchAll(HIDDEN)) {
+    const at = match.index || 0;
+    if (text[at] === '\u200C' || text[at] === '\u200D') {
+      if (joins(text, at)) continue;
+    }
+    if (at > plain) pieces.push({ text: text.slice(plain, at), hidden: '' });
+    const code = text.charCodeAt(at);
+    pieces.push({
+      text: '\u27e8U+' + code.toString(16).toUpperCase().padStart(4, '0') + '\u27e9',
+      hidden: HIDDEN_NAMES[code] || 'hidden character',
+    });
+    plain = at + 1;
+  }
+  if (plain < text.length) pieces.push({ text: text.slice(plain), hidden: '' });
+  return pieces;
+}
+
+/**
+ * PROD-7: `text` with its hidden characters as visible markers, as one
+ * string, for places that take no elements (attributes, notifications).
+ * @param {string} text
+ * @returns {string}
+ */
+export function shown(text) {
+  return shownPieces(text).map((piece) => piece.text).join('');
+}
+
+/**
+ * PROD-7: `text` without its hidden characters, to judge what it looks
+ * like (a link's text, say).
+ * @param {string} text
+ * @returns {string}
+ */
+export function withoutHidden(text) {
+  return text.replace(HIDDEN, '');
 }

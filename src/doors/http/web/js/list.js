@@ -4,7 +4,7 @@
 
 import { listPath, request } from './api.js';
 import { refreshCount } from './count.js';
-import { $, announce, el, setTimeText, timeEl, toast } from './dom.js';
+import { $, announce, el, setTimeText, textNodes, timeEl, toast } from './dom.js';
 import { ageChangesIn, ageText, countOf, countdownChangesIn, countdownText, placeText, secondsLeft, titleOf, trimmed } from './format.js';
 import { plainInline, renderInline } from './markdown.js';
 import { openBundle } from './nav.js';
@@ -208,7 +208,7 @@ function card(bundle) {
   const titles = el('span', 'titles');
   for (const question of bundle.questions) {
     const title = el('span', 'title');
-    title.append(question.title ? document.createTextNode(question.title) : renderInline(question.prompt));
+    title.append(question.title ? textNodes(question.title) : renderInline(question.prompt));
     titles.append(title);
   }
   button.append(titles);

@@ -7,6 +7,12 @@
 // anything else (raw HTML, headings, images, other links) stays literal
 // text. One pass over the lines, and inline closers found through tables
 // of next occurrences, so rendering takes time linear in the text.
+// Text goes in through textNodes, which shows hidden characters
+// (PROD-7), and a link whose text looks like an address other than its
+// own shows where it really goes.
+
+import { textNodes } from './dom.js';
+import { withoutHidden } from './format.js';
 
 /** A fenced code block's fence. */
 const FENCE = /^ {0,3}```/;
@@ -50,7 +56,7 @@ export function renderMarkdown(text) {
       while (index < lines.length && !FENCE.test(lines[index])) code.push(lines[index++]);
       const pre = document.createElement('pre');
       const element = document.createElement('code');
-      element.textContent = code.join('\n');
+      element.append(textNodes(code.join('\n')));
       pre.append(element);
       fragment.append(pre);
       continue;
@@ -94,7 +100,10 @@ export function renderMarkdown(text) {
  * @returns {string}
  */
 export function plainInline(text) {
-  return renderInline(text || '').textContent || '';
+  // Built from plain text nodes, so the hidden characters are still
+  // there for the element it goes into to show (PROD-7).
+  return inline((text || '').replace(/\s*\n\s*/g, ' '), false, (piece) => document.createTextNode(piece))
+    .textContent || '';
 }
 
 /**
@@ -106,6 +115,55 @@ export function plainInline(text) {
  */
 export function renderInline(text) {
   return inline(text.replace(/\s*\n\s*/g, ' '), false);
+}
+
+/** A scheme, as an address begins. */
+const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+/** Text that reads as an address: a scheme, or a dotted host name that
+ *  ends in letters (`host.tld`, `www.host.tld/path`); the ideographic and
+ *  full-width stops count as dots, as a browser takes them so. */
+const ADDRESS = /:\/\/|[\p{L}\p{N}-][.\u3002\uFF0E\uFF61](?:[\p{L}\p{N}-]+[.\u3002\uFF0E\uFF61])*\p{L}{2,}/u;
+
+/**
+ * A link's URL as the browser reads it (`href`), or `null` when it is
+ * not one: such a link stays literal text.
+ * @param {string} url
+ * @returns {string | null}
+ */
+function parsed(url) {
+  try {
+    return new URL(url).href;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * PROD-7: whether a link's text (as shown) looks like an address
+ * other than its target `target` (a URL's href). Text that is the
+ * target, or the target's site or a path of it cut at a `/`, `?` or `#`,
+ * is honest; anything else that looks like an address misleads.
+ * @param {string} said
+ * @param {string} target
+ * @returns {boolean}
+ */
+function misleads(said, target) {
+  const text = withoutHidden(said).trim();
+  if (!ADDRESS.test(text)) return false;
+  /** @type {URL} */
+  let claimed;
+  try {
+    claimed = new URL(SCHEME.test(text) ? text : 'https://' + text);
+  } catch {
+    return true;
+  }
+  const real = new URL(target);
+  if (SCHEME.test(text) && claimed.protocol !== real.protocol) return true;
+  if (claimed.host !== real.host || claimed.username || claimed.password) return true;
+  const path = claimed.pathname + claimed.search + claimed.hash;
+  const whole = real.pathname + real.search + real.hash;
+  if (path === '/' || path === whole) return false;
+  return !(whole.startsWith(path) && (path.endsWith('/') || '/?#'.includes(whole[path.length])));
 }
 
 /**
@@ -127,9 +185,10 @@ function nextTable(text, starts) {
  * rest as text.
  * @param {string} text
  * @param {boolean} [links] whether links are links (else their text).
+ * @param {(text: string) => Node} [toNodes] how text becomes nodes.
  * @returns {DocumentFragment}
  */
-function inline(text, links = true) {
+function inline(text, links = true, toNodes = textNodes) {
   /** @param {number} i */
   const at = (i) => text.charCodeAt(i);
   const STAR = 42, UNDER = 95, TICK = 96;
@@ -171,28 +230,36 @@ function inline(text, links = true) {
     }
     i += length;
   }
-  return spans(text, 0, text.length, next, closer, new Set(), links);
+  return spans({ text, next, closer, links, toNodes }, 0, text.length, new Set());
 }
 
 /**
- * The inline nodes of `text` from `start` to `end`; `inside` holds the
+ * What {@link spans} reads: the line, its tables, and how it shows.
+ * @typedef {object} Line
+ * @property {string} text
+ * @property {Record<string, Int32Array>} next
+ * @property {Map<number, number>} closer the code spans' closing runs.
+ * @property {boolean} links whether links are links (else their text).
+ * @property {(text: string) => Node} toNodes how text becomes nodes.
+ */
+
+/**
+ * The inline nodes of the line from `start` to `end`; `inside` holds the
  * delimiters already open around this range (they do not nest again, so
  * the depth, and with it the work per character, is bounded).
- * @param {string} text
+ * @param {Line} line
  * @param {number} start
  * @param {number} end
- * @param {Record<string, Int32Array>} next
- * @param {Map<number, number>} closer the code spans' closing runs.
  * @param {Set<string>} inside
- * @param {boolean} links
  * @returns {DocumentFragment}
  */
-function spans(text, start, end, next, closer, inside, links) {
+function spans(line, start, end, inside) {
+  const { text, next, closer, links, toNodes } = line;
   const fragment = document.createDocumentFragment();
   let plain = start;
   /** @param {number} upTo */
   const flush = (upTo) => {
-    if (upTo > plain) fragment.append(document.createTextNode(text.slice(plain, upTo)));
+    if (upTo > plain) fragment.append(toNodes(text.slice(plain, upTo)));
   };
   let i = start;
   while (i < end) {
@@ -204,7 +271,7 @@ function spans(text, start, end, next, closer, inside, links) {
       if (close !== undefined && close + length <= end) {
         flush(i);
         const code = document.createElement('code');
-        code.textContent = text.slice(i + length, close);
+        code.append(toNodes(text.slice(i + length, close)));
         fragment.append(code);
         i = close + length;
         plain = i;
@@ -225,7 +292,7 @@ function spans(text, start, end, next, closer, inside, links) {
         const element = document.createElement(marker.length === 2 ? 'strong' : 'em');
         const nested = new Set(inside);
         nested.add(marker);
-        element.append(spans(text, contentStart, close, next, closer, nested, links));
+        element.append(spans(line, contentStart, close, nested));
         fragment.append(element);
         i = close + marker.length;
         plain = i;
@@ -240,11 +307,21 @@ function spans(text, start, end, next, closer, inside, links) {
       if (label < end && text[label + 1] === '(') {
         const paren = next[')'][label + 2];
         const url = paren < end ? text.slice(label + 2, paren) : '';
-        if (paren < end && label > i + 1 && WEB_URL.test(url)) {
+        const target = paren < end && label > i + 1 && WEB_URL.test(url) ? parsed(url) : null;
+        if (target) {
           flush(i);
           const nested = new Set(inside);
           nested.add('[');
-          const shown = spans(text, i + 1, label, next, closer, nested, links);
+          const shown = spans(line, i + 1, label, nested);
+          const said = spans({ ...line, toNodes: (piece) => document.createTextNode(piece) }, i + 1, label, nested);
+          if (misleads(said.textContent || '', target)) {
+            // PROD-7: the text names another address: where the link
+            // really goes follows it, inside it, marked as the page's own.
+            const real = document.createElement('span');
+            real.className = 'real-target';
+            real.append('(goes to ', toNodes(target), ')');
+            shown.append(' ', real);
+          }
           if (links) {
             const link = document.createElement('a');
             link.href = url;

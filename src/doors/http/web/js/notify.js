@@ -5,6 +5,7 @@
 // favicon is count.js's.)
 
 import { $ } from './dom.js';
+import { shown } from './format.js';
 
 /** @typedef {import('./api.js').Bundle} Bundle */
 
@@ -66,8 +67,9 @@ export function notifyArrival(bundle) {
   const first = bundle.questions[0];
   const title = (first && (first.title || first.prompt)) || 'A new request';
   const task = bundle.task_title || bundle.task_id;
-  const notification = new Notification(title, {
-    body: task ? 'Task: ' + task : '',
+  // PROD-7: a notification takes no elements: the markers as text.
+  const notification = new Notification(shown(title), {
+    body: task ? shown('Task: ' + task) : '',
     tag: bundle.pending_id,
   });
   notification.onclick = () => {

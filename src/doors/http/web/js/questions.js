@@ -5,7 +5,7 @@
 // which questions are still empty or undecided.
 
 import { el } from './dom.js';
-import { questionName } from './format.js';
+import { questionName, shown } from './format.js';
 import { renderMarkdown } from './markdown.js';
 
 /** @typedef {import('./api.js').Answer} Answer */
@@ -148,7 +148,7 @@ export function renderQuestions(container, bundle, draft, onFocus, limitText) {
     const group = 'choice-' + qIndex;
     const options = el('div', style === 'decision' ? 'decisions' : 'options');
     if (style === 'one') options.setAttribute('role', 'radiogroup');
-    if (style !== 'several') options.setAttribute('aria-label', questionName(question, qIndex));
+    if (style !== 'several') options.setAttribute('aria-label', shown(questionName(question, qIndex)));
     question.options.forEach((option, oIndex) => {
       options.append(optionControl(style, group, option, oIndex, picked.includes(option.option_id)));
     });
@@ -161,7 +161,7 @@ export function renderQuestions(container, bundle, draft, onFocus, limitText) {
     if (style === 'one') {
       const clear = el('button', 'quiet clear-choice', 'Clear choice');
       clear.type = 'button';
-      clear.setAttribute('aria-label', 'Clear the choice of ' + questionName(question, qIndex));
+      clear.setAttribute('aria-label', shown('Clear the choice of ' + questionName(question, qIndex)));
       clear.addEventListener('click', () => {
         for (const control of choices(fieldset)) setChosen(control, false);
         fieldset.dispatchEvent(new Event('change', { bubbles: true }));

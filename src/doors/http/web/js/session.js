@@ -3,7 +3,7 @@
 
 import { request } from './api.js';
 import { countTimer, showCountInIcon } from './count.js';
-import { $, show } from './dom.js';
+import { $, setText, show } from './dom.js';
 import { principalText } from './format.js';
 import { forgetHistory } from './history.js';
 import { cards, reloadList } from './list.js';
@@ -99,7 +99,7 @@ export async function start() {
   }
   state.principal = me.body.principal;
   state.via = me.body.via;
-  $('who').textContent = principalText(state.principal);
+  setText($('who'), principalText(state.principal));
   $('sign-out').hidden = state.via !== 'session';
   $('cancel-bundle').hidden = !mayCancel();
   $('cancel-way').hidden = !mayCancel();
