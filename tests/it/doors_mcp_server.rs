@@ -301,3 +301,136 @@ fn error_of(result: &Value) -> Value {
     assert!(result.get("structuredContent").is_none(), "{result}");
     serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap()
 }
+
+dual_backend!(prod_6_mcp_answers_every_line_with_an_id);
+
+/// PROD-6 on both servers: a line the SDK cannot decode (nesting deeper
+/// than its decoder goes, an id no number type holds, a lone surrogate),
+/// or a known method whose params do not fit, gets a JSON-RPC error under
+/// the line's id (null when the id itself cannot be read); an undecodable
+/// notification gets nothing, and one before `initialize` does not end
+/// the server. After each bad line the next request is still answered.
+fn prod_6_mcp_answers_every_line_with_an_id(db: &TestDb) {
+    let session = mirror(db, "always", "alice");
+    let deep = |id: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list","params":{{"x":{}{}}}}}"#,
+            "[".repeat(200),
+            "]".repeat(200)
+        )
+    };
+    let bad_lines: Vec<(String, Value, i64)> = vec![
+        (deep("11"), json!(11), -32700),
+        (
+            format!("{}{}", "[".repeat(200), "]".repeat(200)),
+            Value::Null,
+            -32700,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":1e400,"method":"tools/list"}"#.to_owned(),
+            Value::Null,
+            -32700,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":12,"method":"tools/list","params":{"cursor":"\ud800"}}"#
+                .to_owned(),
+            json!(12),
+            -32700,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"s-13","method":"tools/call","params":{"name":"x\ud800","arguments":{}}}"#
+                .to_owned(),
+            json!("s-13"),
+            -32700,
+        ),
+        // Cut off after its id.
+        (
+            r#"{"jsonrpc":"2.0","id":18,"method":"tools/list","params":{"#.to_owned(),
+            json!(18),
+            -32700,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":14,"method":"tasks/get","params":{"taskId":null}}"#
+                .to_owned(),
+            json!(14),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":15,"method":"tasks/get","params":{}}"#.to_owned(),
+            json!(15),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":16,"method":"tasks/cancel"}"#.to_owned(),
+            json!(16),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":5}}"#.to_owned(),
+            json!(17),
+            -32602,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#.to_owned(),
+            Value::Null,
+            -32600,
+        ),
+    ];
+    for mode in [["--as", "user:alice"], ["--ask-in", session.as_str()]] {
+        let mut server = Server::start_with(&db.url, &mode);
+        // A notification before `initialize` would end the SDK's server.
+        server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        server.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}"#);
+        assert_eq!(server.receive()["id"], json!(1), "{mode:?}");
+        server.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let mut next_id = 100;
+        let mut still_served = |server: &mut Server, after: &str| {
+            next_id += 1;
+            server.send(
+                &json!({"jsonrpc": "2.0", "id": next_id, "method": "tools/list"}).to_string(),
+            );
+            let reply = server.receive();
+            assert_eq!(
+                reply["id"],
+                json!(next_id),
+                "{mode:?} after {after}: {reply}"
+            );
+            assert_eq!(
+                reply["result"]["tools"].as_array().map(Vec::len),
+                Some(3),
+                "{mode:?} after {after}: {reply}"
+            );
+        };
+        for (line, id, code) in &bad_lines {
+            server.send(line);
+            let reply = server.receive();
+            let shown = &line[..line.len().min(90)];
+            assert_eq!(reply["jsonrpc"], json!("2.0"), "{mode:?} {shown}: {reply}");
+            assert_eq!(reply.get("id"), Some(id), "{mode:?} {shown}: {reply}");
+            assert_eq!(
+                reply["error"]["code"],
+                json!(code),
+                "{mode:?} {shown}: {reply}"
+            );
+            assert!(reply["error"]["message"].is_string(), "{reply}");
+            assert!(reply.get("result").is_none(), "{reply}");
+            still_served(&mut server, shown);
+        }
+        // Undecodable notifications get no reply: the next line out is the
+        // next request's answer.
+        for notification in [
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"\ud800","progress":1}}"#.to_owned(),
+            format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{}1{}}}}}"#,
+                "[".repeat(200),
+                "]".repeat(200)
+            ),
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1e400}}"#
+                .to_owned(),
+        ] {
+            server.send(&notification);
+            still_served(&mut server, &notification[..60]);
+        }
+        assert_eq!(server.finish().code(), Some(0), "{mode:?}");
+    }
+}

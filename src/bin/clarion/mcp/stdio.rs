@@ -1,22 +1,198 @@
-//! `clarion mcp`'s stdio framing: one JSON-RPC message a line. Lines that
-//! are not JSON, or too long, are answered here with a parse error and
-//! never reach the SDK, which would drop them without a word.
+//! `clarion mcp`'s stdio framing: one JSON-RPC message a line. Every line
+//! is decoded here first, exactly as the SDK will decode it; what the SDK
+//! would drop without a word (a line that is not JSON, too long, too deep,
+//! with a number or string it cannot hold) or misroute (a known method
+//! with params it cannot read, which it answers as an unknown method) is
+//! answered here and never reaches it.
 
+use rmcp::model::{
+    CallToolRequestMethod, CancelTaskMethod, ClientJsonRpcMessage, ClientRequest,
+    CompleteRequestMethod, ConstString, DiscoverRequestMethod, GetMeta, GetPromptRequestMethod,
+    GetSkillRequestMethod, GetTaskMethod, InitializeResultMethod, ListPromptsRequestMethod,
+    ListResourceTemplatesRequestMethod, ListResourcesRequestMethod, ListSkillsRequestMethod,
+    ListToolsRequestMethod, PingRequestMethod, ReadResourceDirectoryRequestMethod,
+    ReadResourceRequestMethod, RequestId, SetLevelRequestMethod, SubscribeRequestMethod,
+    SubscriptionsListenRequestMethod, UnsubscribeRequestMethod, UpdateTaskMethod,
+};
 use rmcp::service::ServerInitializeError;
 use rmcp::{ServerHandler, ServiceExt};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::{json, Value};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 use tokio::sync::mpsc;
 
-/// JSON-RPC's reply to a line that is not JSON at all.
-const PARSE_ERROR: &str =
-    r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: not JSON"}}"#;
+/// JSON-RPC's error codes for what never reaches the SDK.
+const PARSE_ERROR: i32 = -32700;
+const INVALID_REQUEST: i32 = -32600;
+const INVALID_PARAMS: i32 = -32602;
 
 /// The longest message read from stdin: a request may be up to
 /// `MAX_REQUEST_BYTES`, and JSON-RPC's envelope around it is small.
 const MAX_LINE_BYTES: usize = 2 * clarion::limits::MAX_REQUEST_BYTES;
 
-/// JSON-RPC's reply to a line longer than [`MAX_LINE_BYTES`].
-const TOO_LARGE: &str = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error: message larger than 2 MiB"}}"#;
+/// RFC 8259 lets a parser skip a leading byte order mark; the SDK does.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// The client requests the SDK decodes into a typed request. One of these
+/// that it could not decode (its params did not fit) arrives as a custom
+/// request, which the servers answer as an unknown method: it is invalid
+/// params instead.
+const TYPED_METHODS: &[&str] = &[
+    InitializeResultMethod::VALUE,
+    PingRequestMethod::VALUE,
+    DiscoverRequestMethod::VALUE,
+    CompleteRequestMethod::VALUE,
+    SetLevelRequestMethod::VALUE,
+    GetPromptRequestMethod::VALUE,
+    ListPromptsRequestMethod::VALUE,
+    ListResourcesRequestMethod::VALUE,
+    ListResourceTemplatesRequestMethod::VALUE,
+    ReadResourceRequestMethod::VALUE,
+    SubscriptionsListenRequestMethod::VALUE,
+    SubscribeRequestMethod::VALUE,
+    UnsubscribeRequestMethod::VALUE,
+    CallToolRequestMethod::VALUE,
+    ListToolsRequestMethod::VALUE,
+    GetTaskMethod::VALUE,
+    UpdateTaskMethod::VALUE,
+    CancelTaskMethod::VALUE,
+    ListSkillsRequestMethod::VALUE,
+    GetSkillRequestMethod::VALUE,
+    ReadResourceDirectoryRequestMethod::VALUE,
+];
+
+/// What the framing does with one line of stdin.
+enum Verdict {
+    /// The SDK decodes it: pass it on. `starts` when it begins the
+    /// session's lifecycle (an `initialize`, or a request carrying its
+    /// protocol version); `needs_session` for notifications and responses,
+    /// which end the SDK's server if they come before that.
+    Forward { starts: bool, needs_session: bool },
+    /// Answered here with this JSON-RPC error.
+    Reply(Value),
+    /// A notification or a response that cannot be decoded: JSON-RPC
+    /// answers neither, so it is dropped.
+    Drop,
+}
+
+/// A JSON-RPC error reply; `id` null when it could not be read.
+fn error_reply(id: Option<RequestId>, code: i32, message: String) -> Verdict {
+    Verdict::Reply(json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": code, "message": message},
+    }))
+}
+
+/// PROD-6: every request gets an answer. The line is decoded as the SDK
+/// decodes it; when that fails, a lenient second read of the top level
+/// finds the id to answer (null when the id itself cannot be read) and
+/// whether the line was a notification or a response, which get none.
+fn judge(line: &[u8]) -> Verdict {
+    let line = line.strip_prefix(UTF8_BOM).unwrap_or(line);
+    let error = match serde_json::from_slice::<ClientJsonRpcMessage>(line) {
+        Ok(ClientJsonRpcMessage::Request(request)) => {
+            let method = request.request.method();
+            return match &request.request {
+                ClientRequest::CustomRequest(_) if TYPED_METHODS.contains(&method) => {
+                    let message = format!("Invalid params: {method} cannot read its params");
+                    error_reply(Some(request.id), INVALID_PARAMS, message)
+                }
+                ClientRequest::InitializeRequest(_) => Verdict::Forward {
+                    starts: true,
+                    needs_session: false,
+                },
+                ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => {
+                    Verdict::Forward {
+                        starts: false,
+                        needs_session: false,
+                    }
+                }
+                other => Verdict::Forward {
+                    starts: other.get_meta().protocol_version().is_some(),
+                    needs_session: false,
+                },
+            };
+        }
+        Ok(_) => {
+            return Verdict::Forward {
+                starts: false,
+                needs_session: true,
+            }
+        }
+        Err(error) => error,
+    };
+    let envelope = Envelope::read(line);
+    // Only a line read to its end is known to have no id.
+    let notification = envelope.whole && envelope.has_method && !envelope.has_id;
+    let response = envelope.whole && envelope.is_response && !envelope.has_method;
+    if notification || response {
+        tracing::debug!(%error, "undecodable notification or response dropped");
+        return Verdict::Drop;
+    }
+    match error.classify() {
+        serde_json::error::Category::Data => error_reply(
+            envelope.id,
+            INVALID_REQUEST,
+            format!("Invalid request: {error}"),
+        ),
+        _ => error_reply(envelope.id, PARSE_ERROR, format!("Parse error: {error}")),
+    }
+}
+
+/// The top level of a line that did not decode, read leniently: every
+/// value but the id is skipped unread, so whatever is wrong elsewhere
+/// (depth, numbers, escapes) does not stop the id being found, and an id
+/// found before the line breaks off is kept.
+#[derive(Default)]
+struct Envelope {
+    id: Option<RequestId>,
+    has_id: bool,
+    has_method: bool,
+    is_response: bool,
+    /// The top-level object was read to its end.
+    whole: bool,
+}
+
+impl Envelope {
+    fn read(line: &[u8]) -> Envelope {
+        let mut envelope = Envelope::default();
+        let mut reader = serde_json::Deserializer::from_slice(line);
+        envelope.whole = reader.deserialize_map(Keys(&mut envelope)).is_ok();
+        envelope
+    }
+}
+
+/// Fills an [`Envelope`] key by key, so what was read stays when a later
+/// value fails.
+struct Keys<'a>(&'a mut Envelope);
+
+impl<'de> Visitor<'de> for Keys<'_> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter) -> std::fmt::Result {
+        formatter.write_str("a JSON-RPC message")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "id" => {
+                    // An id that cannot be read is no id: the reply's is null.
+                    self.0.has_id = true;
+                    self.0.id = None;
+                    self.0.id = map.next_value()?;
+                    continue;
+                }
+                "method" => self.0.has_method = true,
+                "result" | "error" => self.0.is_response = true,
+                _ => {}
+            }
+            map.next_value::<IgnoredAny>()?;
+        }
+        Ok(())
+    }
+}
 
 /// One line of stdin into `line`, keeping at most `MAX_LINE_BYTES` of it;
 /// returns false at end of input. The rest of an overlong line is read and
@@ -50,35 +226,43 @@ async fn read_line(
     }
 }
 
-/// Feeds stdin to the server line by line. The SDK drops a line that is not
-/// JSON without a word; JSON-RPC wants a parse error, so such lines (and
-/// overlong ones) are answered here and never reach it. Bytes that are not
-/// UTF-8 are not JSON either, so nothing on stdin can end the server but
-/// end-of-file.
+/// Feeds stdin to the server line by line, each judged first (`judge`):
+/// what the SDK could not take is answered (overlong lines with a parse
+/// error) or dropped here and never reaches it. A notification or a
+/// response before the session begins would end the SDK's server, so it is
+/// dropped too: nothing on stdin can end the server but end-of-file.
 async fn read_requests(mut to_server: DuplexStream, replies: mpsc::UnboundedSender<Vec<u8>>) {
     let mut stdin = BufReader::new(tokio::io::stdin());
     let mut line = Vec::new();
+    let mut started = false;
     loop {
         let overlong = match read_line(&mut stdin, &mut line).await {
             Ok((true, overlong)) => overlong,
             Ok((false, _)) | Err(_) => break,
         };
-        let reply = if overlong {
-            Some(TOO_LARGE)
+        let verdict = if overlong {
+            let message = "Parse error: message larger than 2 MiB".to_owned();
+            error_reply(None, PARSE_ERROR, message)
         } else if line.iter().all(u8::is_ascii_whitespace) {
             continue;
-        } else if serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
-            None
         } else {
-            Some(PARSE_ERROR)
+            judge(&line)
         };
-        match reply {
-            Some(reply) => {
-                if replies.send(reply.as_bytes().to_vec()).is_err() {
+        match verdict {
+            Verdict::Reply(reply) => {
+                if replies.send(reply.to_string().into_bytes()).is_err() {
                     break;
                 }
             }
-            None => {
+            Verdict::Drop => {}
+            Verdict::Forward {
+                needs_session: true,
+                ..
+            } if !started => {
+                tracing::debug!("a notification or response before initialize dropped");
+            }
+            Verdict::Forward { starts, .. } => {
+                started |= starts;
                 if !line.ends_with(b"\n") {
                     line.push(b'\n');
                 }
@@ -102,7 +286,18 @@ async fn write_replies(from_server: DuplexStream, mut replies: mpsc::UnboundedRe
     loop {
         let message = tokio::select! {
             read = server_lines.read_until(b'\n', &mut line) => match read {
-                Ok(0) | Err(_) => break,
+                Ok(0) | Err(_) => {
+                    // The server ends after stdin did, and the replies to
+                    // every line before the end are queued by then.
+                    while let Ok(mut reply) = replies.try_recv() {
+                        reply.push(b'\n');
+                        if stdout.write_all(&reply).await.is_err() {
+                            break;
+                        }
+                    }
+                    let _ = stdout.flush().await;
+                    break;
+                }
                 Ok(_) => std::mem::take(&mut line),
             },
             Some(reply) = replies.recv() => {
@@ -135,7 +330,11 @@ pub(super) async fn run_stdio(
             let _ = writer.await;
             return Ok(());
         }
-        Err(error) => return Err(error.into()),
+        Err(error) => {
+            // What the server answered before it gave up is still sent.
+            let _ = writer.await;
+            return Err(error.into());
+        }
     };
     running.waiting().await?;
     // Flush whatever the server wrote last.
