@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
-use diesel::dsl::{count_star, min};
+use diesel::dsl::{count_star, min, sum};
 use diesel::prelude::*;
 use diesel::query_source::{Alias, AliasedField};
 
@@ -22,7 +22,7 @@ use crate::rules::limits::{check_text, page_size, MAX_TASK_IDS};
 use crate::rules::visibility::{self, Scope};
 use crate::rules::vocabulary::BundleKind;
 use crate::store::schema::{bundle_questions, bundles, tasks};
-use crate::store::{at_most_one, AnyConnection, Timestamp};
+use crate::store::{at_most_one, AnyConnection, AsInteger, Timestamp};
 
 /// Arguments of `list_pending` (LIST-4), all optional. The wire's strings
 /// are parsed at the door ([`Cursor::parse`], RFC 3339 for the time).
@@ -302,72 +302,52 @@ pub fn owner_page_query<'a>(scope: &'a Scope, filter: &'a ListFilter, owner_key:
     page.filter(bundles::owner_key.eq(owner_key))
 }
 
-/// SUM-1: the number of listable bundles and the oldest creation time.
-#[diesel::dsl::auto_type]
-pub fn summary_bundles_query<'a>(scope: &'a Scope, now: i64) -> _ {
-    let empty: &'static str = "";
-    let member: listable<'a> = listable(scope, empty, now);
-    let oldest: diesel::helper_types::min<bundles::created_at> = min(bundles::created_at);
-    bundles::table.filter(member).select((count_star(), oldest))
-}
-
-/// SUM-1, OPS-3a: the summary of a scoped principal, counted over its owner
-/// keys' index ranges only.
-#[diesel::dsl::auto_type]
-pub fn owner_summary_bundles_query<'a>(scope: &'a Scope, owner_keys: &'a [&'a str], now: i64) -> _ {
-    let summary: summary_bundles_query<'a> = summary_bundles_query(scope, now);
-    summary.filter(bundles::owner_key.eq_any(owner_keys))
-}
-
 diesel::alias!(bundle_questions as counted_rows: CountedRows);
 
-/// The question rows SUM-1 counts, through an alias, because the membership
-/// predicate itself looks at `bundle_questions`: the pending ones.
+/// SUM-1, OPS-3a: the pending questions of the bundle at hand, counted by
+/// a lookup of its own rows: a correlated subquery runs once per bundle
+/// the walk keeps, by the index on `pending_id`, so no plan (fresh
+/// statistics or none, custom or generic) can turn it into a join over
+/// every question row. Through an alias, because the membership predicate
+/// itself looks at `bundle_questions`.
 #[diesel::dsl::auto_type]
-fn pending_counted_rows() -> _ {
+fn pending_questions_of_bundle() -> _ {
     let rows: Alias<CountedRows> = counted_rows;
     let status: AliasedField<CountedRows, bundle_questions::status> =
         rows.field(bundle_questions::status);
+    let pending_id: AliasedField<CountedRows, bundle_questions::pending_id> =
+        rows.field(bundle_questions::pending_id);
     let pending: activeness::status_is_pending<
         AliasedField<CountedRows, bundle_questions::status>,
     > = activeness::status_is_pending(status);
-    rows.filter(pending)
-}
-
-/// The bundle a counted row belongs to.
-fn counted_pending_id() -> AliasedField<CountedRows, bundle_questions::pending_id> {
-    counted_rows.field(bundle_questions::pending_id)
-}
-
-/// SUM-1: the pending question rows of the listable bundles.
-#[diesel::dsl::auto_type]
-pub fn summary_questions_query<'a>(scope: &'a Scope, now: i64) -> _ {
-    let empty: &'static str = "";
-    let member: listable<'a> = listable(scope, empty, now);
-    let pending_id: AliasedField<CountedRows, bundle_questions::pending_id> = counted_pending_id();
-    pending_counted_rows()
-        .filter(pending_id.eq_any(bundles::table.filter(member).select(bundles::pending_id)))
+    let count = rows
+        .filter(pending)
+        .filter(pending_id.eq(bundles::pending_id))
         .select(count_star())
+        .single_value();
+    AsInteger(count)
 }
 
-/// SUM-1, OPS-3a: [`summary_questions_query`] over a scoped principal's
-/// owner keys only.
+/// SUM-1: in one walk of the listable bundles, how many there are, their
+/// pending questions and the oldest creation time.
 #[diesel::dsl::auto_type]
-pub fn owner_summary_questions_query<'a>(
-    scope: &'a Scope,
-    owner_keys: &'a [&'a str],
-    now: i64,
-) -> _ {
+pub fn summary_query<'a>(scope: &'a Scope, now: i64) -> _ {
     let empty: &'static str = "";
     let member: listable<'a> = listable(scope, empty, now);
-    let pending_id: AliasedField<CountedRows, bundle_questions::pending_id> = counted_pending_id();
-    let members = bundles::table
-        .filter(bundles::owner_key.eq_any(owner_keys))
+    let oldest: diesel::helper_types::min<bundles::created_at> = min(bundles::created_at);
+    let questions: diesel::helper_types::sum<pending_questions_of_bundle> =
+        sum(pending_questions_of_bundle());
+    bundles::table
         .filter(member)
-        .select(bundles::pending_id);
-    pending_counted_rows()
-        .filter(pending_id.eq_any(members))
-        .select(count_star())
+        .select((count_star(), oldest, questions))
+}
+
+/// SUM-1, OPS-3a: the summary of a scoped principal, over its owner keys'
+/// index ranges only.
+#[diesel::dsl::auto_type]
+pub fn owner_summary_query<'a>(scope: &'a Scope, owner_keys: &'a [&'a str], now: i64) -> _ {
+    let summary: summary_query<'a> = summary_query(scope, now);
+    summary.filter(bundles::owner_key.eq_any(owner_keys))
 }
 
 /// PA-1: for the requested tasks, the kind of each active bundle the scope
@@ -506,24 +486,18 @@ impl Engine {
         let scope = caller.scope()?;
         let now = self.now();
         let at = now.as_micros();
-        let ((bundles, oldest), questions) = self.read(|conn| {
-            // Aggregates return exactly one row.
-            let (bundles, questions) = match visibility::owner_keys(scope) {
-                None => (
-                    at_most_one(summary_bundles_query(scope, at), conn)?,
-                    at_most_one(summary_questions_query(scope, at), conn)?,
-                ),
-                Some(keys) => (
-                    at_most_one(owner_summary_bundles_query(scope, &keys, at), conn)?,
-                    at_most_one(owner_summary_questions_query(scope, &keys, at), conn)?,
-                ),
+        let (bundles, oldest, questions) = self.read(|conn| {
+            // An aggregate returns exactly one row.
+            let summary = match visibility::owner_keys(scope) {
+                None => at_most_one(summary_query(scope, at), conn)?,
+                Some(keys) => at_most_one(owner_summary_query(scope, &keys, at), conn)?,
             };
-            let bundles: (i64, Option<i64>) = bundles.unwrap_or((0, None));
-            Ok((bundles, questions.unwrap_or(0)))
+            let summary: (i64, Option<i64>, Option<i64>) = summary.unwrap_or((0, None, None));
+            Ok(summary)
         })?;
         Ok(Summary {
             pending_bundles: bundles,
-            pending_questions: questions,
+            pending_questions: questions.unwrap_or(0),
             oldest_age_seconds: oldest.map_or(0, |created| {
                 Timestamp::from_micros(created).whole_seconds_until(now)
             }),

@@ -98,3 +98,45 @@ where
     const HAS_STATIC_QUERY_ID: bool =
         T::HAS_STATIC_QUERY_ID && C::HAS_STATIC_QUERY_ID && P::HAS_STATIC_QUERY_ID;
 }
+
+/// `CAST(<expr> AS INTEGER)`: a 32-bit integer on PostgreSQL (SQLite has
+/// one integer type), so that `SUM` of it is a `BIGINT` there too, not the
+/// `NUMERIC` that `SUM` of a `BIGINT` (as `COUNT` returns) would be. Only
+/// for values that fit: counts of a bundle's questions.
+#[derive(Debug, Clone, Copy, diesel::expression::ValidGrouping)]
+pub struct AsInteger<E>(pub E);
+
+impl<E> diesel::Expression for AsInteger<E>
+where
+    E: diesel::Expression,
+{
+    type SqlType = diesel::sql_types::Nullable<diesel::sql_types::Integer>;
+}
+
+impl<E, QS> diesel::AppearsOnTable<QS> for AsInteger<E> where E: diesel::AppearsOnTable<QS> {}
+
+impl<E, QS> diesel::SelectableExpression<QS> for AsInteger<E> where
+    E: diesel::SelectableExpression<QS>
+{
+}
+
+impl<E: QueryId> QueryId for AsInteger<E> {
+    type QueryId = AsInteger<E::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = E::HAS_STATIC_QUERY_ID;
+}
+
+impl<E, DB> QueryFragment<DB> for AsInteger<E>
+where
+    DB: diesel::backend::Backend,
+    E: QueryFragment<DB>,
+{
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, DB>,
+    ) -> diesel::QueryResult<()> {
+        out.push_sql("CAST(");
+        self.0.walk_ast(out.reborrow())?;
+        out.push_sql(" AS INTEGER)");
+        Ok(())
+    }
+}

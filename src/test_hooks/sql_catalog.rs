@@ -140,20 +140,9 @@ macro_rules! catalog {
                 ),
             },
             Rendered {
-                name: "summary_bundles_owner",
+                name: "summary_owner",
                 sql: layout(
-                    debug_query::<$backend, _>(&listing::owner_summary_bundles_query(
-                        &scope,
-                        &owner_keys,
-                        NOW,
-                    ))
-                    .to_string(),
-                ),
-            },
-            Rendered {
-                name: "summary_questions_owner",
-                sql: layout(
-                    debug_query::<$backend, _>(&listing::owner_summary_questions_query(
+                    debug_query::<$backend, _>(&listing::owner_summary_query(
                         &scope,
                         &owner_keys,
                         NOW,
@@ -191,17 +180,9 @@ macro_rules! catalog {
                 ),
             },
             Rendered {
-                name: "summary_bundles",
+                name: "summary",
                 sql: layout(
-                    debug_query::<$backend, _>(&listing::summary_bundles_query(&scope, NOW))
-                        .to_string(),
-                ),
-            },
-            Rendered {
-                name: "summary_questions",
-                sql: layout(
-                    debug_query::<$backend, _>(&listing::summary_questions_query(&scope, NOW))
-                        .to_string(),
+                    debug_query::<$backend, _>(&listing::summary_query(&scope, NOW)).to_string(),
                 ),
             },
             Rendered {

@@ -127,6 +127,45 @@ fn plan_of<Q: Plannable>(conn: &mut AnyConnection, query: impl Fn() -> Q) -> Str
     lines.join("\n")
 }
 
+/// PostgreSQL only: how many rows the generic plan of `query` reads as it
+/// runs (`EXPLAIN ANALYZE`): rows each node returns, over all its loops,
+/// plus those its filters and join filters discard. The count does not
+/// depend on the machine's speed, so it can bound a cost without timing it.
+#[cfg(feature = "postgres")]
+fn rows_read<Q: Plannable>(conn: &mut AnyConnection, query: impl Fn() -> Q) -> u64 {
+    fn visit(node: &serde_json::Value) -> u64 {
+        let number = |key: &str| node[key].as_f64().unwrap_or(0.0);
+        let own = number("Actual Rows") * number("Actual Loops").max(1.0)
+            + number("Rows Removed by Filter")
+            + number("Rows Removed by Join Filter")
+            + number("Rows Removed by Index Recheck");
+        own as u64
+            + node["Plans"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(visit)
+                .sum::<u64>()
+    }
+    let AnyConnection::Postgres(conn) = conn else {
+        panic!("rows_read reads PostgreSQL plans");
+    };
+    diesel::sql_query("SET plan_cache_mode = force_generic_plan")
+        .execute(conn)
+        .unwrap();
+    let lines = Explain {
+        prefix: "EXPLAIN (ANALYZE, FORMAT JSON) ",
+        query: query(),
+    }
+    .load::<PgPlanLine>(conn)
+    .unwrap();
+    diesel::sql_query("RESET plan_cache_mode")
+        .execute(conn)
+        .unwrap();
+    let plan: serde_json::Value = serde_json::from_str(&lines[0].line).unwrap();
+    visit(&plan[0]["Plan"])
+}
+
 /// The plans of the page walks the library runs: `system` walks the
 /// listing index; a scoped principal walks each of its owner keys (OPS-3a).
 /// Each is `(name, index it must walk, plan)`.
@@ -298,13 +337,13 @@ dual_backend!(ops_3a_summary_and_pending_actions_use_their_indexes);
 /// pending actions find the requested tasks' bundles by `task_key`;
 /// neither reads the whole bundle table.
 fn ops_3a_summary_and_pending_actions_use_their_indexes(db: &TestDb) {
-    use clarion::test_hooks::{owner_summary_bundles_query, pending_actions_query};
+    use clarion::test_hooks::{owner_summary_query, pending_actions_query};
     populate(db, &WorldSpec::new(20_000, 200)).unwrap();
     let backend = db.backend();
     let scope = scopes().remove(1).1;
     let keys = ["", scope.user_id.as_str()];
     let task_ids = vec!["t3".to_owned(), "t13".to_owned()];
-    let summary = db.raw(|conn| plan_of(conn, || owner_summary_bundles_query(&scope, &keys, NOW)));
+    let summary = db.raw(|conn| plan_of(conn, || owner_summary_query(&scope, &keys, NOW)));
     let actions = db.raw(|conn| plan_of(conn, || pending_actions_query(&scope, &task_ids, NOW)));
     for (name, plan, index) in [
         ("summary", summary, "bundles_by_owner"),
@@ -359,40 +398,19 @@ fn assert_walks(backend: clarion::Backend, name: &str, plan: &str, index: &str) 
     }
 }
 
-dual_backend!(ops_3a_plans_keep_the_owner_walk_without_statistics);
+dual_backend!(
+    ops_3a_plans_keep_the_owner_walk_without_statistics,
+    prod_3_plans_hold_in_a_world_built_through_the_library
+);
 
 /// OPS-3a: in a crowded world no `ANALYZE` has seen since it was empty
-/// (100k active bundles over 1,000 workspaces, autovacuum off), a user's
-/// summary still counts
-/// over its owner keys' ranges and pending actions still find the tasks'
-/// bundles by `task_key`, in the custom and the generic plan alike:
-/// plans that do not hope for fresh statistics.
+/// (100k active bundles over 1,000 workspaces, generated in bulk,
+/// autovacuum off), a user's summary still counts over its owner keys'
+/// ranges and pending actions still find the tasks' bundles by
+/// `task_key`, in the custom and the generic plan alike: plans that do not
+/// hope for fresh statistics.
 fn ops_3a_plans_keep_the_owner_walk_without_statistics(db: &TestDb) {
-    use clarion::test_hooks::{
-        owner_summary_bundles_query, owner_summary_questions_query, pending_actions_query,
-    };
-    let backend = db.backend();
-    if backend == clarion::Backend::Postgres {
-        db.raw(|conn| {
-            for table in [
-                "workspaces",
-                "tasks",
-                "sessions",
-                "turns",
-                "bundles",
-                "bundle_questions",
-            ] {
-                // Statistics from when the table was empty, then none
-                // again: what an early ANALYZE leaves behind as it grows.
-                for statement in [
-                    format!("ALTER TABLE {table} SET (autovacuum_enabled = false)"),
-                    format!("ANALYZE {table}"),
-                ] {
-                    diesel::sql_query(statement).execute(conn).unwrap();
-                }
-            }
-        });
-    }
+    statistics_of_empty_tables(db);
     let world = WorldSpec {
         bundles: 100_000,
         sessions: 1_000,
@@ -402,22 +420,70 @@ fn ops_3a_plans_keep_the_owner_walk_without_statistics(db: &TestDb) {
         ..WorldSpec::new(100_000, 100_000)
     };
     populate(db, &world).unwrap();
+    // The user's workspace `w3` holds 100 active bundles of one question.
+    assert_owner_plans(db, "t3", 100);
+}
+
+/// PROD-3: the same in a world built as users build it, through the
+/// library (mirror, then asks: 200 workspaces of 25 bundles, each owned by
+/// its own user), with no `ANALYZE` since the tables were empty.
+fn prod_3_plans_hold_in_a_world_built_through_the_library(db: &TestDb) {
+    statistics_of_empty_tables(db);
+    for w in 0..200 {
+        let session = crate::support::mirror(db, &w.to_string(), &format!("user{w}"));
+        for _ in 0..25 {
+            crate::support::ask(db, &session, 1);
+        }
+    }
+    assert_owner_plans(db, "t-3", 25);
+}
+
+/// PostgreSQL: statistics from when the tables were empty, then none
+/// again (autovacuum off): what an early ANALYZE leaves behind as a
+/// database grows. SQLite gathers none unless asked.
+fn statistics_of_empty_tables(db: &TestDb) {
+    if db.backend() != clarion::Backend::Postgres {
+        return;
+    }
+    db.raw(|conn| {
+        for table in [
+            "workspaces",
+            "tasks",
+            "sessions",
+            "turns",
+            "bundles",
+            "bundle_questions",
+        ] {
+            for statement in [
+                format!("ALTER TABLE {table} SET (autovacuum_enabled = false)"),
+                format!("ANALYZE {table}"),
+            ] {
+                diesel::sql_query(statement).execute(conn).unwrap();
+            }
+        }
+    });
+}
+
+/// `user3`'s summary walks its owner keys' ranges and pending actions on
+/// `task` find its bundles by `task_key`, in every plan; the summary's
+/// generic plan reads O(the user's bundles) rows as it runs (a join over
+/// every question row, as a user's summary once made by
+/// `pending_id = ANY(…)`, reads them all for each bundle); and it counts
+/// the user's `bundles` of one question each.
+fn assert_owner_plans(db: &TestDb, task: &str, bundles: i64) {
+    use clarion::test_hooks::{owner_summary_query, pending_actions_query};
+    let backend = db.backend();
     let scope = Scope {
         unscoped: false,
         user_id: "user3".into(),
         sees_permission_bundles: true,
     };
     let keys = ["", scope.user_id.as_str()];
-    let task_ids = vec!["t3".to_owned()];
+    let task_ids = vec![task.to_owned()];
     let plans = [
         (
-            "summary bundles",
-            db.raw(|conn| plan_of(conn, || owner_summary_bundles_query(&scope, &keys, NOW))),
-            "bundles_by_owner",
-        ),
-        (
-            "summary questions",
-            db.raw(|conn| plan_of(conn, || owner_summary_questions_query(&scope, &keys, NOW))),
+            "summary",
+            db.raw(|conn| plan_of(conn, || owner_summary_query(&scope, &keys, NOW))),
             "bundles_by_owner",
         ),
         (
@@ -429,11 +495,20 @@ fn ops_3a_plans_keep_the_owner_walk_without_statistics(db: &TestDb) {
     for (name, plan, index) in plans {
         assert_walks(backend, name, &plan, index);
     }
-    // The user's workspace `w3` holds 100 active bundles of one question.
+    #[cfg(feature = "postgres")]
+    if backend == clarion::Backend::Postgres {
+        let read = db.raw(|conn| rows_read(conn, || owner_summary_query(&scope, &keys, NOW)));
+        // About 20 rows a bundle (its checks' lookups), against thousands
+        // a bundle for a join over every question row.
+        assert!(
+            read <= 40 * bundles as u64 + 200,
+            "the summary read {read} rows for {bundles} bundles"
+        );
+    }
     let user = clarion::Principal::user("user3");
     let summary = db.summary(&user).unwrap();
     assert_eq!(
         (summary.pending_bundles, summary.pending_questions),
-        (100, 100)
+        (bundles, bundles)
     );
 }

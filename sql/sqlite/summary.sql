@@ -1,12 +1,12 @@
-SELECT COUNT(*)
+SELECT COUNT(*), min(`bundles`.`created_at`), sum(CAST((SELECT COUNT(*)
 FROM `bundle_questions` AS `counted_rows`
 WHERE ((((`counted_rows`.`status` IS NULL)
 OR (`counted_rows`.`status` = ?))
 OR (`counted_rows`.`status` = ?))
-AND (`counted_rows`.`pending_id` IN (SELECT `bundles`.`pending_id`
+AND (`counted_rows`.`pending_id` = `bundles`.`pending_id`))
+LIMIT ?) AS INTEGER))
 FROM `bundles`
-WHERE ((`bundles`.`owner_key` IN (?, ?))
-AND (((((`bundles`.`may_be_active`
+WHERE (((((`bundles`.`may_be_active`
 AND ((?
 OR ((`bundles`.`owner_key` = ?)
 OR (`bundles`.`owner_key` = ?)))
@@ -50,5 +50,5 @@ AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (`bundle_questions`.`question_id` = ?))
-LIMIT -1  OFFSET ?)))))));
--- binds: ["", "pending", "", "<user_id>", false, "", "<user_id>", false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]
+LIMIT -1  OFFSET ?)));
+-- binds: ["", "pending", 1, false, "", "<user_id>", false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]

@@ -1,12 +1,12 @@
-SELECT COUNT(*)
+SELECT COUNT(*), min("bundles"."created_at"), sum(CAST((SELECT COUNT(*)
 FROM "bundle_questions" AS "counted_rows"
 WHERE (((("counted_rows"."status" IS NULL)
 OR ("counted_rows"."status" = $1))
 OR ("counted_rows"."status" = $2))
-AND ("counted_rows"."pending_id" = ANY(SELECT "bundles"."pending_id"
+AND ("counted_rows"."pending_id" = "bundles"."pending_id"))
+LIMIT $3) AS INTEGER))
 FROM "bundles"
-WHERE (("bundles"."owner_key" = ANY($3))
-AND ((((("bundles"."may_be_active"
+WHERE (((((("bundles"."may_be_active"
 AND (($4
 OR (("bundles"."owner_key" = $5)
 OR ("bundles"."owner_key" = $6)))
@@ -45,5 +45,6 @@ OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $22)))))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ("bundle_questions"."question_id" = $23)) OFFSET $24)))))));
--- binds: ["", "pending", ["", "<user_id>"], false, "", "<user_id>", false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]
+AND ("bundle_questions"."question_id" = $23)) OFFSET $24)))
+AND ("bundles"."owner_key" = ANY($25)));
+-- binds: ["", "pending", 1, false, "", "<user_id>", false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, ["", "<user_id>"]]
