@@ -6,7 +6,7 @@
 use std::fmt;
 
 use crate::store::failpoints::Injected;
-use crate::store::{DbError, Failure};
+use crate::store::{DbError, Failure, Outage};
 
 pub use crate::store::OpenError;
 
@@ -95,7 +95,17 @@ pub enum Error {
     SessionEnded,
     /// The database or the connection pool failed.
     #[error(transparent)]
-    Database(#[from] DbError),
+    Database(DbError),
+    /// PROD-2: the database is unreachable, full or read-only; the request
+    /// may succeed once it is back.
+    #[error("{}", outage.message())]
+    Unavailable {
+        /// Which outage.
+        outage: Outage,
+        /// What the database reported.
+        #[source]
+        cause: DbError,
+    },
     /// REL-7: the handle was closed; a wait blocked on it ends at once.
     #[error("handle closed")]
     HandleClosed,
@@ -126,11 +136,25 @@ pub enum ErrorCode {
     CapabilityDenied,
     /// `session_ended`: asking on a session that has ended (ASK-5).
     SessionEnded,
+    /// `unavailable`: the database is unreachable, full or read-only
+    /// (PROD-2); worth retrying later.
+    Unavailable,
     /// `internal`: everything unexpected.
     Internal,
 }
 
 impl ErrorCode {
+    /// Every code, in the order documents list them.
+    pub const ALL: [ErrorCode; 7] = [
+        ErrorCode::NotFound,
+        ErrorCode::NoLongerActive,
+        ErrorCode::Validation,
+        ErrorCode::CapabilityDenied,
+        ErrorCode::SessionEnded,
+        ErrorCode::Unavailable,
+        ErrorCode::Internal,
+    ];
+
     /// The word on the wire.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -139,6 +163,7 @@ impl ErrorCode {
             ErrorCode::Validation => "validation",
             ErrorCode::CapabilityDenied => "capability_denied",
             ErrorCode::SessionEnded => "session_ended",
+            ErrorCode::Unavailable => "unavailable",
             ErrorCode::Internal => "internal",
         }
     }
@@ -154,10 +179,17 @@ impl Error {
             Error::NoLongerActive | Error::SessionEnded => 409,
             Error::TimedOut => 504,
             Error::HandleClosed => 503,
+            Error::Unavailable { outage, .. } => outage_status(*outage),
             Error::Database(_) | Error::Internal(_) => 500,
             #[cfg(feature = "test-hooks")]
             Error::Injected(_) => 500,
         }
+    }
+
+    /// PROD-2: whether this is the database's outage (unreachable, full,
+    /// read-only), which the pool logs once rather than each caller.
+    pub fn is_outage(&self) -> bool {
+        matches!(self, Error::Unavailable { .. })
     }
 
     /// WIRE-4: the code word of this error. Errors without a word of their
@@ -169,20 +201,44 @@ impl Error {
             Error::Validation(_) => ErrorCode::Validation,
             Error::CapabilityDenied => ErrorCode::CapabilityDenied,
             Error::SessionEnded => ErrorCode::SessionEnded,
+            Error::Unavailable { .. } => ErrorCode::Unavailable,
             _ => ErrorCode::Internal,
+        }
+    }
+}
+
+/// PROD-2: the status an outage is reported with: `507` for a full
+/// database, `503` for one unreachable or read-only.
+pub(crate) fn outage_status(outage: Outage) -> u16 {
+    match outage {
+        Outage::Full => 507,
+        _ => 503,
+    }
+}
+
+impl From<DbError> for Error {
+    /// PROD-2: an outage is said as one; anything else stays a database
+    /// error (an internal error to callers).
+    fn from(error: DbError) -> Self {
+        match error.outage() {
+            Some(outage) => Error::Unavailable {
+                outage,
+                cause: error,
+            },
+            None => Error::Database(error),
         }
     }
 }
 
 impl From<diesel::result::Error> for Error {
     fn from(error: diesel::result::Error) -> Self {
-        Error::Database(DbError::from(error))
+        Error::from(DbError::from(error))
     }
 }
 
 impl From<diesel::r2d2::PoolError> for Error {
     fn from(error: diesel::r2d2::PoolError) -> Self {
-        Error::Database(DbError::from(error))
+        Error::from(DbError::from(error))
     }
 }
 
@@ -197,6 +253,10 @@ impl From<Injected> for Error {
 
 impl Failure for Error {
     fn lost_connection(&self) -> bool {
-        matches!(self, Error::Database(error) if error.connection_lost())
+        matches!(
+            self,
+            Error::Database(error) | Error::Unavailable { cause: error, .. }
+                if error.connection_lost()
+        )
     }
 }

@@ -88,7 +88,7 @@ pub use rules::vocabulary::{
     SessionState,
 };
 pub use store::{
-    Backend, Clock, DbError, IdKind, IdSource, ManualClock, SequentialIds, Synchronous,
+    Backend, Clock, DbError, IdKind, IdSource, ManualClock, Outage, SequentialIds, Synchronous,
     SystemClock, Timestamp, UuidV7Ids,
 };
 

@@ -105,7 +105,10 @@ impl Engine {
     /// the next deadline in the database.
     pub(crate) fn sweep(&self, interval: Duration) -> Duration {
         if let Err(error) = self.expire_due(None) {
-            tracing::warn!(%error, "the deadline sweep failed; it runs again");
+            // PROD-2: an outage is logged once, by the pool.
+            if !error.is_outage() {
+                tracing::warn!(%error, "the deadline sweep failed; it runs again");
+            }
         }
         let next = self.until_next_deadline().unwrap_or(None);
         next.map_or(interval, |next| next.min(interval))

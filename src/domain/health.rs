@@ -15,4 +15,10 @@ impl Engine {
             Ok(())
         })
     }
+
+    /// PROD-2: whether the database answered the pool's last try, known
+    /// without a connection.
+    pub(crate) fn database_answers(&self) -> bool {
+        self.pool.is_up()
+    }
 }

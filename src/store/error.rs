@@ -14,9 +14,54 @@ enum Cause {
     Query(#[from] diesel::result::Error),
     #[error("no database connection available: {0}")]
     Pool(#[from] diesel::r2d2::PoolError),
+    #[error("the database does not answer")]
+    Unreachable,
+}
+
+/// PROD-2: a failure that is the database's state, not the request's:
+/// callers are told so (and may retry), never an internal error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Outage {
+    /// The database cannot be reached, or dropped the connection.
+    Unavailable,
+    /// The database has no room to write (a full disk).
+    Full,
+    /// The database refuses writes (a read-only file or server).
+    ReadOnly,
+}
+
+impl Outage {
+    /// What a caller is told.
+    pub fn message(self) -> &'static str {
+        match self {
+            Outage::Unavailable => "database unavailable",
+            Outage::Full => "database full",
+            Outage::ReadOnly => "database read-only",
+        }
+    }
 }
 
 impl DbError {
+    /// The pool refused at once: the database did not answer its last try.
+    pub(crate) fn unavailable() -> DbError {
+        DbError(Cause::Unreachable)
+    }
+
+    /// Whether this failure is an outage of the database, and which.
+    pub fn outage(&self) -> Option<Outage> {
+        use diesel::result::DatabaseErrorKind::{ClosedConnection, UnableToSendCommand};
+        use diesel::result::Error::DatabaseError;
+        match &self.0 {
+            Cause::Pool(_) | Cause::Unreachable => Some(Outage::Unavailable),
+            Cause::Query(DatabaseError(ClosedConnection | UnableToSendCommand, _)) => {
+                Some(Outage::Unavailable)
+            }
+            Cause::Query(DatabaseError(_, info)) => outage_named(info.message()),
+            Cause::Query(_) => None,
+        }
+    }
+
     /// The server closed the connection (or it could not be written to):
     /// the pool must not hand it out again.
     pub(crate) fn connection_lost(&self) -> bool {
@@ -28,6 +73,27 @@ impl DbError {
                 _
             ))
         )
+    }
+}
+
+/// The outages a database names only in its message: SQLite's
+/// `SQLITE_FULL` and `SQLITE_READONLY`, PostgreSQL's disk full (53100),
+/// read-only transaction (25006) and shutdown (57P01, 57P03).
+fn outage_named(message: &str) -> Option<Outage> {
+    let message = message.to_ascii_lowercase();
+    let has = |words: &str| message.contains(words);
+    if has("database or disk is full") || has("no space left on device") {
+        Some(Outage::Full)
+    } else if has("readonly database") || has("read-only transaction") {
+        Some(Outage::ReadOnly)
+    } else if has("terminating connection due to administrator command")
+        || has("the database system is shutting down")
+        || has("the database system is starting up")
+        || has("server closed the connection unexpectedly")
+    {
+        Some(Outage::Unavailable)
+    } else {
+        None
     }
 }
 

@@ -15,6 +15,7 @@ pub(crate) mod clock;
 mod connection;
 mod error;
 pub(crate) mod failpoints;
+mod health;
 mod migrate;
 mod pool;
 #[cfg(any(feature = "postgres", feature = "test-hooks"))]
@@ -31,7 +32,7 @@ pub use clock::{
 };
 pub use connection::AnyConnection;
 pub(crate) use error::Failure;
-pub use error::{DbError, OpenError};
+pub use error::{DbError, OpenError, Outage};
 #[cfg(feature = "test-hooks")]
 pub use pool::StatementCounter;
 pub use pool::Synchronous;

@@ -1,6 +1,7 @@
 //! The connection pool: opening connections (with each backend's session
 //! settings), checking them cheaply, and discarding the ones that broke.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use diesel::connection::{SimpleConnection, TransactionManager};
@@ -8,7 +9,8 @@ use diesel::r2d2::{self, ManageConnection, Pool, PooledConnection};
 use diesel::{Connection, SqliteConnection};
 
 use super::connection::AnyConnection;
-use super::error::{ConnectError, Failure, OpenError};
+use super::error::{ConnectError, DbError, Failure, OpenError};
+use super::health::Health;
 use super::migrate::migrate;
 use super::url::{Backend, Target};
 
@@ -17,6 +19,7 @@ use super::url::{Backend, Target};
 #[derive(Debug)]
 pub(crate) struct Manager {
     target: Target,
+    health: Arc<Health>,
     busy_timeout: Duration,
     synchronous: Synchronous,
     #[cfg(feature = "test-hooks")]
@@ -217,7 +220,10 @@ impl ManageConnection for Manager {
 
     fn connect(&self) -> Result<PooledConn, ConnectError> {
         #[allow(unused_mut)] // mutated by the test hook only
-        let mut conn = self.connect_target()?;
+        let mut conn = self
+            .connect_target()
+            .inspect_err(|error| self.health.unreachable(error))?;
+        self.health.reached();
         #[cfg(feature = "test-hooks")]
         if let Some(counter) = &self.statements {
             conn.set_instrumentation(counter.clone());
@@ -260,8 +266,55 @@ impl ManageConnection for Manager {
     }
 }
 
-pub(crate) type DbPool = Pool<Manager>;
 pub(crate) type DbConn = PooledConnection<Manager>;
+
+/// How long a caller waits on the pool between looks at the database's
+/// health: a caller already waiting when the database goes away is
+/// refused within this, not at the end of the connection timeout.
+const HEALTH_SLICE: Duration = Duration::from_millis(250);
+
+/// The pool, and what it last learnt of the database (PROD-2).
+#[derive(Clone)]
+pub(crate) struct DbPool {
+    pool: Pool<Manager>,
+    health: Arc<Health>,
+    timeout: Duration,
+}
+
+impl DbPool {
+    /// A connection, waiting up to the connection timeout while the
+    /// database answers. While it does not, refused at once (but for one
+    /// probe every [`super::health::PROBE_EVERY`]) as unavailable.
+    pub(crate) fn get(&self) -> Result<DbConn, DbError> {
+        if !self.health.is_up() {
+            if !self.health.take_probe() {
+                return Err(DbError::unavailable());
+            }
+            return self
+                .pool
+                .get_timeout(Duration::from_secs(1).min(self.timeout))
+                .map_err(|_| DbError::unavailable());
+        }
+        let started = Instant::now();
+        loop {
+            let slice = self
+                .timeout
+                .saturating_sub(started.elapsed())
+                .min(HEALTH_SLICE);
+            match self.pool.get_timeout(slice) {
+                Ok(conn) => return Ok(conn),
+                Err(_) if !self.health.is_up() => return Err(DbError::unavailable()),
+                Err(error) if started.elapsed() >= self.timeout => return Err(error.into()),
+                Err(_) => {}
+            }
+        }
+    }
+
+    /// Whether the database answered the last time the pool tried it.
+    pub(crate) fn is_up(&self) -> bool {
+        self.health.is_up()
+    }
+}
 
 /// Settings that shape the pool.
 #[derive(Debug, Clone)]
@@ -280,8 +333,10 @@ pub(crate) fn open_pool(target: Target, settings: &PoolSettings) -> Result<DbPoo
     if settings.size == 0 {
         return Err(OpenError::Config("pool_size must be at least 1".into()));
     }
+    let health = Arc::new(Health::new(target.backend().name()));
     let manager = Manager {
         target,
+        health: health.clone(),
         busy_timeout: settings.busy_timeout,
         synchronous: settings.synchronous,
         #[cfg(feature = "test-hooks")]
@@ -290,12 +345,19 @@ pub(crate) fn open_pool(target: Target, settings: &PoolSettings) -> Result<DbPoo
     let mut first = manager.connect_target()?;
     migrate(&mut first)?;
     drop(first);
-    Pool::builder()
+    let pool = Pool::builder()
         .max_size(settings.size)
         .test_on_check_out(true)
         .min_idle(Some(0))
         .connection_timeout(settings.connection_timeout)
-        .error_handler(Box::new(r2d2::LoggingErrorHandler))
+        // Health logs the change once; r2d2's own handler would log every
+        // failed attempt of an outage.
+        .error_handler(Box::new(r2d2::NopErrorHandler))
         .build(manager)
-        .map_err(|e| OpenError::Pool(e.to_string()))
+        .map_err(|e| OpenError::Pool(e.to_string()))?;
+    Ok(DbPool {
+        pool,
+        health,
+        timeout: settings.connection_timeout,
+    })
 }

@@ -173,7 +173,14 @@ fn finish<T, E: From<DbError> + std::fmt::Display>(
             if let Err(rollback) =
                 <AnyConnection as Connection>::TransactionManager::rollback_transaction(conn)
             {
-                tracing::error!(%rollback, "rollback failed after {error}");
+                // On a connection the server dropped the rollback fails too,
+                // and the pool discards the connection (PROD-2: the outage is
+                // logged once, by the pool).
+                let gone = matches!(rollback, diesel::result::Error::BrokenTransactionManager)
+                    || DbError::from(rollback).outage().is_some();
+                if !gone {
+                    tracing::error!("rollback failed after {error}");
+                }
             }
             Err(error)
         }

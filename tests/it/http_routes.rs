@@ -578,7 +578,7 @@ fn http_7_operations(db: &TestDb) {
     db.close();
     assert_eq!(
         send(client().get(server.url("/readyz"))).text(),
-        r#"503 {"error":"database unreachable"}"#
+        r#"503 {"error":"database unavailable"}"#
     );
     assert_eq!(
         send(client().get(server.url("/healthz"))).text(),

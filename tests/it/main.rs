@@ -115,6 +115,7 @@ mod http_revocation;
 mod http_routes;
 mod http_serve;
 mod http_slow_clients;
+mod prod_outage;
 mod readme_examples;
 mod readme_run;
 mod web_inbox_answering;

@@ -135,6 +135,8 @@ impl Heartbeat {
                     Ok(()) => {
                         renewed_until.fetch_max(alive_until, Ordering::SeqCst);
                     }
+                    // PROD-2: an outage is logged once, by the pool.
+                    Err(error) if error.is_outage() => {}
                     Err(error) => {
                         tracing::warn!(%error, "heartbeat not renewed; attachments lapse if this goes on");
                     }

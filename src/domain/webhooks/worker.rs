@@ -212,7 +212,10 @@ impl Worker {
     /// One round, a failure logged: how long to sleep before the next.
     pub(crate) fn round_or_idle(&self, engine: &Engine) -> Duration {
         self.round(engine).unwrap_or_else(|error| {
-            tracing::warn!(%error, "a webhook round failed; it runs again");
+            // PROD-2: an outage is logged once, by the pool.
+            if !error.is_outage() {
+                tracing::warn!(%error, "a webhook round failed; it runs again");
+            }
             IDLE
         })
     }

@@ -474,18 +474,22 @@ pub(crate) struct CodedErrorBody {
     pub(crate) code: &'static str,
 }
 
-/// The error code words (WIRE-4).
-#[derive(JsonSchema)]
-#[schemars(rename = "ErrorCode")]
-#[allow(dead_code)] // only its schema is used; the word comes from `ErrorCode`
-#[serde(rename_all = "snake_case")]
-enum CodeWord {
-    NotFound,
-    NoLongerActive,
-    Validation,
-    CapabilityDenied,
-    SessionEnded,
-    Internal,
+/// The error code words (WIRE-4), as [`ErrorCode`] says them.
+struct CodeWord;
+
+impl JsonSchema for CodeWord {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorCode".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let words: Vec<&str> = ErrorCode::ALL.iter().map(|code| code.as_str()).collect();
+        schemars::json_schema!({
+            "type": "string",
+            "enum": words,
+            "description": "The error code words.",
+        })
+    }
 }
 
 impl CodedErrorBody {

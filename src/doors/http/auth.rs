@@ -11,6 +11,7 @@ use axum::http::request::Parts;
 use crate::domain::engine::Engine;
 use crate::domain::tokens::SESSION_LIFETIME;
 use crate::rules::principal::Principal;
+use crate::store::Outage;
 use crate::store::Timestamp;
 
 /// The cookie that names a web session (HTTP-4).
@@ -34,6 +35,20 @@ pub enum Authentication {
     /// The credential could not be checked (the database failed): `500`
     /// with a logged reference (REL-6). The message is logged, never shown.
     Failed(String),
+    /// PROD-2: the credential could not be checked because the database is
+    /// unreachable, full or read-only: `503` (or `507`) with its word.
+    Unavailable(Outage),
+}
+
+impl Authentication {
+    /// The authentication a failed lookup gives: an outage said as one,
+    /// anything else a failure.
+    pub fn failed(error: &crate::error::Error) -> Authentication {
+        match error {
+            crate::error::Error::Unavailable { outage, .. } => Authentication::Unavailable(*outage),
+            other => Authentication::Failed(other.to_string()),
+        }
+    }
 }
 
 /// A web session that [`Authenticator::sign_in`] opened: the cookie's
@@ -176,7 +191,7 @@ impl TokenAuthenticator {
                 Ok(Some(principal)) if as_cookie => Authentication::Cookie(principal),
                 Ok(Some(principal)) => Authentication::Bearer(principal),
                 Ok(None) => Authentication::Invalid,
-                Err(error) => Authentication::Failed(error.to_string()),
+                Err(error) => Authentication::failed(&error),
             };
         match bearer(request) {
             Some(Ok(bearer_token)) => return found(token(bearer_token), false),
@@ -216,7 +231,7 @@ impl Authenticator for TokenAuthenticator {
         let live = match self.engine.live_credentials(&tokens, &sessions) {
             Ok(live) => live,
             Err(error) => {
-                let failed = Authentication::Failed(error.to_string());
+                let failed = Authentication::failed(&error);
                 return vec![failed; requests.len()];
             }
         };

@@ -56,6 +56,7 @@ impl Caller {
             Authentication::Failed(cause) => Err(HttpError::internal(format!(
                 "authentication failed: {cause}"
             ))),
+            Authentication::Unavailable(outage) => Err(HttpError::Outage(outage)),
         }
     }
 
@@ -111,6 +112,7 @@ pub(crate) fn admitted(
         Authentication::Failed(cause) => Err(HttpError::internal(format!(
             "authentication failed: {cause}"
         ))),
+        Authentication::Unavailable(outage) => Err(HttpError::Outage(outage)),
     }
 }
 

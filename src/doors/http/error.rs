@@ -8,7 +8,8 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 
 use crate::doors::envelope::{self, Envelope};
-use crate::error::{Error, ValidationError};
+use crate::error::{outage_status, Error, ValidationError};
+use crate::store::Outage;
 
 /// A request the door refuses before (or instead of) an operation, in the
 /// order of HTTP-3, or an operation's own error.
@@ -35,6 +36,10 @@ pub enum HttpError {
     /// HTTP-3: `415`, a POST body that is not `application/json`.
     #[error("content type must be application/json")]
     UnsupportedMediaType,
+    /// PROD-2: the credential could not be checked, the database being
+    /// unreachable, full or read-only.
+    #[error("{}", .0.message())]
+    Outage(Outage),
     /// HTTP-12: `408`, the request did not arrive whole by its deadline;
     /// the connection closes.
     #[error("request timed out")]
@@ -75,6 +80,7 @@ impl HttpError {
             HttpError::Misdirected => 421,
             HttpError::TooManyStreams => 429,
             HttpError::ShuttingDown => 503,
+            HttpError::Outage(outage) => outage_status(*outage),
             HttpError::Library(error) => error.http_status(),
         }
     }

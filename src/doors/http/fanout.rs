@@ -27,13 +27,13 @@ use tokio::time::Instant;
 use crate::domain::engine::Engine;
 use crate::domain::events::{Event, EventPage, Position};
 use crate::doors::drive::sleep_until;
-use crate::doors::envelope;
+use crate::doors::envelope::{self, Envelope};
 use crate::doors::http::auth::Authentication;
 use crate::doors::http::error::HttpError;
 use crate::doors::http::places::{Joining, Message};
 use crate::doors::http::state::AppState;
 use crate::doors::operations::Operation;
-use crate::error::Result;
+use crate::error::{outage_status, Error, Result};
 use crate::rules::principal::Principal;
 use crate::rules::vocabulary::Channel;
 
@@ -57,6 +57,14 @@ pub(crate) fn comment_message() -> SseEvent {
 /// HTTP-6: `event: reset` (EVT-3, EVT-4): list again.
 pub(crate) fn reset_message() -> SseEvent {
     SseEvent::default().event("reset").data("{}")
+}
+
+/// PROD-2: `event: unavailable`, the last message of a stream whose log
+/// could not be read (the database is away): `data:` the error body.
+pub(crate) fn unavailable_message(error: &Envelope) -> SseEvent {
+    SseEvent::default()
+        .event("unavailable")
+        .data(error.body_text())
 }
 
 /// HTTP-6: one event: `id:` its position, `event:` its type, `data:` the
@@ -397,7 +405,7 @@ impl Follower {
                 // the others read from their own next.
                 Some(Ok(read)) if read.page.reset => soon(Instant::now()),
                 Some(Ok(_)) | None => {}
-                Some(Err(())) => self.end_streams_of(who),
+                Some(Err(why)) => self.end_streams_of(who, why.clone()),
             }
         }
         let read_of = |stream: &Stream| match reads.get(stream.who) {
@@ -447,7 +455,7 @@ impl Follower {
     /// position among its streams, on the streams' pool (at most
     /// `stream_reads` at once); by principal place, `None` for one not
     /// read, `Err` for a read that failed.
-    async fn read_dirty(&mut self) -> Vec<Option<Result<Read, ()>>> {
+    async fn read_dirty(&mut self) -> Vec<Option<Result<Read, SseEvent>>> {
         let mut lowest: Vec<Option<(Position, &str)>> = vec![None; self.principals.len()];
         for stream in &self.streams {
             if !self.dirty[stream.who] {
@@ -477,15 +485,18 @@ impl Follower {
                 let read = match page {
                     Ok(Ok(page)) => Ok(Read::new(after, page)),
                     Ok(Err(error)) => {
-                        tracing::warn!(%error, "event streams could not read the log; ending them");
-                        Err(())
+                        // PROD-2: an outage is logged once, by the pool.
+                        if !matches!(error, Error::Unavailable { .. }) {
+                            tracing::warn!(%error, "event streams could not read the log; ending them");
+                        }
+                        Err(unavailable_message(&envelope::error(&error)))
                     }
-                    Err(_) => Err(()),
+                    Err(error) => Err(unavailable_message(&error.envelope())),
                 };
                 (who, read)
             });
         }
-        let mut done: Vec<Option<Result<Read, ()>>> = std::iter::repeat_with(|| None)
+        let mut done: Vec<Option<Result<Read, SseEvent>>> = std::iter::repeat_with(|| None)
             .take(self.principals.len())
             .collect();
         while let Some(read) = reads.join_next().await {
@@ -496,7 +507,12 @@ impl Follower {
         done
     }
 
-    fn end_streams_of(&mut self, who: usize) {
+    /// PROD-2: the streams of `who` get `why` as their last message and
+    /// end; a client resumes from its position (`Last-Event-ID`).
+    fn end_streams_of(&mut self, who: usize, why: SseEvent) {
+        for stream in self.streams.iter_mut().filter(|stream| stream.who == who) {
+            let _ = stream.sender.try_send(Ok(why.clone()));
+        }
         self.streams.retain(|stream| stream.who != who);
     }
 
@@ -571,6 +587,11 @@ impl Follower {
                 // told it was signed out.
                 Some(Authentication::Failed(cause)) => {
                     tracing::warn!(%cause, "an event stream could not check its credential; ending it");
+                }
+                // PROD-2: said once by the pool; the client resumes later.
+                Some(Authentication::Unavailable(outage)) => {
+                    let envelope = envelope::refused(outage_status(*outage), outage.message());
+                    let _ = stream.sender.try_send(Ok(unavailable_message(&envelope)));
                 }
                 None => {}
                 Some(_) => stream.revoke(),

@@ -105,9 +105,15 @@ impl Document {
         responses.insert(
             "503".into(),
             error_response(
-                // HTTP-8, REL-7.
-                "The server is shutting down, or the database is closed.",
+                // HTTP-8, REL-7, PROD-2.
+                "The server is shutting down, the database is closed, or the database is \
+                 unavailable or read-only (`database unavailable`, `database read-only`): try again later.",
             ),
+        );
+        responses.insert(
+            "507".into(),
+            // PROD-2.
+            error_response("The database has no room left to write (`database full`)."),
         );
     }
 

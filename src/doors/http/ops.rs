@@ -14,6 +14,7 @@ use crate::doors::operations::Operation;
 use crate::error::Error;
 use crate::rules::principal::Principal;
 use crate::rules::vocabulary::Channel;
+use crate::store::Outage;
 
 fn text(content_type: &'static str, body: String) -> Response {
     let mut response = body.into_response();
@@ -28,13 +29,17 @@ pub(crate) async fn healthz() -> Envelope {
     envelope::ok()
 }
 
-/// The database answers (one trivial statement).
+/// The database answers (one trivial statement). PROD-2: while the pool
+/// knows it does not, `503` at once, queueing behind nothing.
 pub(crate) async fn readyz(State(state): State<AppState>) -> Envelope {
+    if !state.engine.database_answers() {
+        return envelope::refused(503, Outage::Unavailable.message());
+    }
     match state.blocking(|engine| engine.ping()).await {
         Ok(Ok(())) => envelope::ok(),
         Ok(Err(error)) => {
-            tracing::warn!(%error, "readiness check failed");
-            envelope::refused(503, "database unreachable")
+            tracing::info!(%error, "readiness check failed");
+            envelope::refused(503, Outage::Unavailable.message())
         }
         Err(error) => error.envelope(),
     }

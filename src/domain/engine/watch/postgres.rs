@@ -15,7 +15,10 @@ use crate::store::watch::{Heard, Listener, Stop};
 /// Listens, waking waiters as notifications arrive; polls once per poll
 /// interval; listens again when the connection drops.
 pub(super) fn watch(context: &Context, url: &str, stop: &Stop, ready: mpsc::SyncSender<()>) {
-    let mut listener = listen(context, url);
+    // PROD-2: an outage is logged once, when listening first fails, and
+    // its end once, when listening works again; not on every retry.
+    let mut deaf_said = false;
+    let mut listener = listen(context, url, &mut deaf_said);
     let _ = ready.send(());
     let poll = context.settings.poll_interval;
     let mut next_poll = Instant::now() + poll;
@@ -25,7 +28,7 @@ pub(super) fn watch(context: &Context, url: &str, stop: &Stop, ready: mpsc::Sync
             next_poll = now + poll;
             let deaf = listener.is_none();
             if deaf {
-                listener = listen(context, url);
+                listener = listen(context, url, &mut deaf_said);
             }
             // Deaf, announcements were missed: event readers read on
             // from their positions. (Not on every poll: each reader
@@ -58,10 +61,11 @@ pub(super) fn watch(context: &Context, url: &str, stop: &Stop, ready: mpsc::Sync
             }
             Err(error) => {
                 tracing::warn!(%error, "the listening connection dropped; polling until it is back");
+                deaf_said = true;
                 // Closed before a new one opens.
                 drop(listener.take());
                 context.stats.listener_pid.store(0, Ordering::SeqCst);
-                listener = listen(context, url);
+                listener = listen(context, url, &mut deaf_said);
                 // What was announced while deaf is read back.
                 context.events.notify();
                 let _ = recheck_logged(context, Reread::AfterChange);
@@ -70,7 +74,9 @@ pub(super) fn watch(context: &Context, url: &str, stop: &Stop, ready: mpsc::Sync
     }
 }
 
-fn listen(context: &Context, url: &str) -> Option<Listener> {
+/// A listening connection, or none (then the poll carries the waiters).
+/// `deaf_said`: whether the failure to listen has been logged already.
+fn listen(context: &Context, url: &str, deaf_said: &mut bool) -> Option<Listener> {
     if context.stats.block_listening.load(Ordering::SeqCst) {
         return None;
     }
@@ -80,10 +86,15 @@ fn listen(context: &Context, url: &str) -> Option<Listener> {
                 .stats
                 .listener_pid
                 .store(i64::from(listener.backend_pid()), Ordering::SeqCst);
+            if std::mem::take(deaf_said) {
+                tracing::info!("listening for other processes' changes again");
+            }
             Some(listener)
         }
         Err(error) => {
-            tracing::warn!(%error, "could not listen for other processes' changes; polling");
+            if !std::mem::replace(deaf_said, true) {
+                tracing::warn!(%error, "could not listen for other processes' changes; polling");
+            }
             None
         }
     }

@@ -88,7 +88,10 @@ pub(super) fn recheck_logged(context: &Context, why: Reread) -> bool {
     match recheck(context, why) {
         Ok(()) => true,
         Err(error) => {
-            tracing::warn!(%error, "could not re-read the waited-on bundles; retrying next tick");
+            // PROD-2: an outage is logged once, by the pool.
+            if !error.is_outage() {
+                tracing::warn!(%error, "could not re-read the waited-on bundles; retrying next tick");
+            }
             false
         }
     }

@@ -78,6 +78,12 @@ export function openStream() {
     stream.addEventListener(type, /** @param {MessageEvent<string>} message */ (message) => onEvent(type, message.data));
   }
   stream.addEventListener('reset', () => reloadList());
+  // PROD-2: the server's database is away and the stream ends; the
+  // browser reconnects from the last event it saw, and the page keeps
+  // retrying after a refusal.
+  stream.addEventListener('unavailable', () => {
+    $('live').textContent = 'Reconnecting\u2026 (the database is unavailable)';
+  });
   // HTTP-10: the sign-in ended (a token revoked, a session signed out or
   // expired) and the server closes the stream; asking who this is shows
   // the sign-in (request() does, on the 401).
