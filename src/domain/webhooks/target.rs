@@ -126,8 +126,9 @@ pub(crate) fn check_target(url: &str, allow_private: bool) -> Result<(), Validat
     let parts = parts(url).ok_or_else(|| refuse("must name a host and a valid port".into()))?;
     if parts.userinfo {
         return Err(refuse(
-            "must not carry a user name or password (put credentials in the receiver's own \
-             configuration)"
+            "must not carry a user name or password unless the endpoint is added with \
+             allow_private (--allow-private); a receiver's credentials belong in its own \
+             configuration"
                 .into(),
         ));
     }

@@ -156,10 +156,16 @@ impl Resolver for TargetResolver {
         for address in resolved.iter() {
             if let Some(what) = refused_address(address.ip()) {
                 let host = uri.host().unwrap_or_default();
-                return Err(refused_target(format!(
-                    "{host} resolved to {}, {what}",
-                    address.ip()
-                )));
+                let literal = host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<std::net::IpAddr>()
+                    .is_ok();
+                return Err(refused_target(if literal {
+                    format!("{host} is {what}")
+                } else {
+                    format!("{host} resolved to {}, {what}", address.ip())
+                }));
             }
         }
         Ok(resolved)
