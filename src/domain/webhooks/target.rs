@@ -133,8 +133,7 @@ pub(crate) fn check_target(url: &str, allow_private: bool) -> Result<(), Validat
         ));
     }
     let host = parts.host.trim_end_matches('.');
-    if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost")
-    {
+    if host.eq_ignore_ascii_case("localhost") || host.to_ascii_lowercase().ends_with(".localhost") {
         return Err(refuse(private_words("localhost", "a loopback address")));
     }
     if let Ok(ip) = host.parse::<IpAddr>() {
@@ -221,10 +220,17 @@ mod tests {
             "http://[::ffff:127.0.0.1]/",
             "http://2130706433/",
         ] {
-            assert_eq!(check_target(refused, false).unwrap_err().field, "url", "{refused}");
+            assert_eq!(
+                check_target(refused, false).unwrap_err().field,
+                "url",
+                "{refused}"
+            );
             assert!(check_target(refused, true).is_ok(), "{refused}");
         }
-        for public in ["https://93.184.216.34/hook", "http://[2606:4700::1111]:8080/x"] {
+        for public in [
+            "https://93.184.216.34/hook",
+            "http://[2606:4700::1111]:8080/x",
+        ] {
             assert!(check_target(public, false).is_ok(), "{public}");
         }
     }

@@ -14,8 +14,8 @@ use diesel::prelude::*;
 use crate::domain::engine::Engine;
 use crate::domain::events::{Logged, Position};
 use crate::domain::webhooks::endpoint::{endpoint_columns, load, Endpoint};
-use crate::domain::webhooks::target::refused_address;
 use crate::domain::webhooks::signing::{event_body, event_id, signature_header, test_body};
+use crate::domain::webhooks::target::refused_address;
 use crate::error::{Error, Result};
 use crate::rules::limits::{
     webhook_retry_delay, WEBHOOK_FIRST_RETRY, WEBHOOK_GIVE_UP, WEBHOOK_TIMEOUT,
