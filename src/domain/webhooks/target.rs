@@ -8,6 +8,8 @@
 //! resolves to after it was added is caught too.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use crate::error::ValidationError;
 
@@ -67,6 +69,10 @@ fn refused_v6(ip: Ipv6Addr) -> Option<&'static str> {
         Some("a link-local address")
     } else if ip.is_multicast() {
         Some("a multicast address")
+    } else if ip.segments()[..6] == [0x64, 0xff9b, 0, 0, 0, 0] {
+        // NAT64's well-known prefix reaches the IPv4 address it embeds.
+        let [.., a, b] = ip.segments();
+        refused_v4(Ipv4Addr::from((u32::from(a) << 16) | u32::from(b)))
     } else if let Some(v4) = ip.to_ipv4() {
         // ::a.b.c.d (deprecated IPv4-compatible form) is its IPv4 address.
         refused_v4(v4)
@@ -144,10 +150,7 @@ pub(crate) fn check_target(url: &str, allow_private: bool) -> Result<(), Validat
     }
     // IPv4 spelled another way (`http://2130706433/`, `http://0x7f.1/`)
     // reaches the same addresses; the resolver reads it as they would.
-    let resolved: Vec<SocketAddr> = (host, parts.port)
-        .to_socket_addrs()
-        .map(Iterator::collect)
-        .unwrap_or_default();
+    let resolved = resolve(host, parts.port);
     for address in resolved {
         if let Some(what) = refused_address(address.ip()) {
             return Err(refuse(private_words(
@@ -157,6 +160,31 @@ pub(crate) fn check_target(url: &str, allow_private: bool) -> Result<(), Validat
         }
     }
     Ok(())
+}
+
+/// How long `webhook_add` waits for the resolver: a name that takes
+/// longer is treated as one that does not resolve (checked at delivery).
+const RESOLVE_WAIT: Duration = Duration::from_secs(5);
+
+/// The addresses `host` resolves to now; none when it does not resolve
+/// within [`RESOLVE_WAIT`]. (The system resolver has no timeout of its
+/// own to give it, so it runs on a thread that is left to finish.)
+fn resolve(host: &str, port: u16) -> Vec<SocketAddr> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    let host = host.to_owned();
+    let spawned = std::thread::Builder::new()
+        .name("clarion-webhook-resolve".into())
+        .spawn(move || {
+            let resolved: Vec<SocketAddr> = (host.as_str(), port)
+                .to_socket_addrs()
+                .map(Iterator::collect)
+                .unwrap_or_default();
+            let _ = tx.send(resolved);
+        });
+    if spawned.is_err() {
+        return Vec::new();
+    }
+    rx.recv_timeout(RESOLVE_WAIT).unwrap_or_default()
 }
 
 fn private_words(host: &str, what: &str) -> String {
@@ -195,11 +223,19 @@ mod tests {
             "::ffff:127.0.0.1",
             "::ffff:169.254.169.254",
             "::ffff:10.0.0.1",
+            "64:ff9b::7f00:1",
+            "64:ff9b::a9fe:a9fe",
         ] {
             let ip: IpAddr = refused.parse().unwrap();
             assert!(refused_address(ip).is_some(), "{refused}");
         }
-        for public in ["93.184.216.34", "8.8.8.8", "2606:4700::1111", "100.128.0.1"] {
+        for public in [
+            "93.184.216.34",
+            "8.8.8.8",
+            "2606:4700::1111",
+            "100.128.0.1",
+            "64:ff9b::808:808",
+        ] {
             let ip: IpAddr = public.parse().unwrap();
             assert_eq!(refused_address(ip), None, "{public}");
         }
