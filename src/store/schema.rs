@@ -164,6 +164,7 @@ diesel::table! {
         lease_until -> Nullable<BigInt>,
         delivered -> BigInt,
         failed -> BigInt,
+        allow_private -> Bool,
     }
 }
 

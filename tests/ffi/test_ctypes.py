@@ -421,7 +421,7 @@ def test_webhooks_through_the_c_abi(db):
     once, listed without it, enabled, disabled, rotated, removed; a bad URL,
     an unknown event type, an unknown id and a user are refused."""
     url = f"http://127.0.0.1:9/hook-{RUN}"
-    added = ok(db, "webhook_add", SYSTEM, {"url": url, "events": ["bundle.resolved"]})
+    added = ok(db, "webhook_add", SYSTEM, {"url": url, "events": ["bundle.resolved"], "allow_private": True})
     assert list(added) == ["id", "secret"], added
     secret = added["secret"]
     assert secret.startswith("whsec_") and len(base64.b64decode(secret[6:], validate=True)) == 32, secret
@@ -431,7 +431,8 @@ def test_webhooks_through_the_c_abi(db):
     assert len(mine) == 1, listed
     assert list(mine[0]) == ["id", "url", "events", "workspace_id", "state", "cursor", "backlog",
                              "last_error", "last_attempt_at", "next_attempt_at", "skipped_after",
-                             "skipped_through"], mine
+                             "skipped_through", "allow_private"], mine
+    assert mine[0]["allow_private"] is True, mine
     assert (mine[0]["url"], mine[0]["events"], mine[0]["state"]) == (url, ["bundle.resolved"], "enabled"), mine
     assert "whsec_" not in json.dumps(listed), listed
     assert ok(db, "webhook_disable", SYSTEM, {"id": added["id"]}) == {"ok": True}
@@ -442,8 +443,10 @@ def test_webhooks_through_the_c_abi(db):
     for op in ("webhook_enable", "webhook_disable", "webhook_remove", "webhook_rotate"):
         expect_error(db, 404, "webhook not found", op, SYSTEM, {"id": added["id"]})
     expect_error(db, 400, "url: must be an absolute http or https URL", "webhook_add", SYSTEM, {"url": "ftp://x"})
+    # PROD-4: a loopback target without allow_private.
+    expect_error(db, 400, "url: 127.0.0.1 is a loopback address", "webhook_add", SYSTEM, {"url": url})
     expect_error(db, 400, "events[1]", "webhook_add", SYSTEM,
-                 {"url": url, "events": ["bundle.asked", "bundle.answered"]})
+                 {"url": url, "events": ["bundle.asked", "bundle.answered"], "allow_private": True})
     expect_error(db, 403, "capability not authorized", "webhook_add", user("alice"), {"url": url})
     expect_error(db, 403, "capability not authorized", "webhook_list", user("alice"))
 

@@ -130,3 +130,4 @@ mod web_inbox_security;
 mod web_inbox_support;
 mod webhooks_delivery;
 mod webhooks_endpoints;
+mod webhooks_targets;

@@ -79,7 +79,8 @@ fn hook_1_an_endpoint_is_added_with_a_secret_shown_once(db: &TestDb) {
             "last_attempt_at",
             "next_attempt_at",
             "skipped_after",
-            "skipped_through"
+            "skipped_through",
+            "allow_private"
         ]
     );
     assert_eq!(first["id"], added["id"]);
@@ -88,7 +89,9 @@ fn hook_1_an_endpoint_is_added_with_a_secret_shown_once(db: &TestDb) {
     assert_eq!(first["workspace_id"], "w-a");
     assert_eq!(first["state"], "enabled");
     assert_eq!(first["last_attempt_at"], "");
+    assert_eq!(first["allow_private"], false);
     assert_eq!(listed["webhooks"][1]["events"], json!([]));
+    assert_eq!(listed["webhooks"][1]["allow_private"], true);
 
     // HOOK-3: rotate shows the new secret once.
     let rotated = ok(
@@ -207,6 +210,7 @@ fn hook_1_the_command_line_manages_endpoints(db: &TestDb) {
         "bundle.resolved,bundle.closed",
         "--workspace",
         "w-a",
+        "--allow-private",
         "--text",
     ]);
     assert!(added.status.success(), "{added:?}");

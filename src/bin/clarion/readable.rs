@@ -444,6 +444,9 @@ fn webhook_lines(out: &mut Vec<String>, webhook: &Value) {
             workspace => workspace.to_owned(),
         }
     ));
+    if webhook["allow_private"] == true {
+        out.push("  may deliver to private and loopback addresses".to_owned());
+    }
     out.push(format!(
         "  cursor {:?}, {} after it; last attempt {}, next {}",
         s(&webhook["cursor"]),

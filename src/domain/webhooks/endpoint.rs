@@ -45,6 +45,10 @@ pub struct WebhookView {
     pub skipped_after: String,
     /// … through this one (both `""` when it skipped nothing).
     pub skipped_through: String,
+    /// Whether it may be delivered inside this machine or its network
+    /// (a loopback, private, link-local or metadata address) and carry
+    /// userinfo.
+    pub allow_private: bool,
 }
 
 /// One endpoint's row. (Without the `webhooks` feature nothing delivers,
@@ -68,6 +72,7 @@ pub(crate) struct Endpoint {
     pub skipped_through: String,
     pub delivered: i64,
     pub failed: i64,
+    pub allow_private: bool,
 }
 
 /// The columns of an [`Endpoint`].
@@ -90,6 +95,7 @@ pub(crate) fn endpoint_columns() -> _ {
         webhooks::skipped_through,
         webhooks::delivered,
         webhooks::failed,
+        webhooks::allow_private,
     )
 }
 
@@ -113,6 +119,7 @@ impl Endpoint {
             last_error: self.last_error,
             skipped_after: self.skipped_after,
             skipped_through: self.skipped_through,
+            allow_private: self.allow_private,
         }
     }
 }

@@ -6,6 +6,7 @@
 mod endpoint;
 #[cfg(feature = "webhooks")]
 pub(crate) mod signing;
+pub(crate) mod target;
 #[cfg(feature = "webhooks")]
 pub(crate) mod worker;
 
@@ -36,6 +37,10 @@ pub struct WebhookAdd {
     /// Only events whose bundle's workspace is this one; empty: every
     /// workspace.
     pub workspace_id: String,
+    /// Whether it may be delivered to a loopback, private, link-local or
+    /// cloud-metadata address, or carry userinfo (a local relay); false
+    /// refuses such a URL and fails a delivery that would reach one.
+    pub allow_private: bool,
 }
 
 /// An endpoint's id and its secret, shown once (`webhook_add`,
@@ -140,6 +145,8 @@ impl Engine {
     /// (it receives what is appended after it was added).
     pub(crate) fn webhook_add(&self, add: &WebhookAdd) -> Result<WebhookSecret> {
         check_url(&add.url)?;
+        // PROD-4: where it points, as it resolves now (again at delivery).
+        target::check_target(&add.url, add.allow_private)?;
         let events = stored_events(&add.events)?;
         check_text("workspace_id", &add.workspace_id)?;
         let secret = new_secret()?;
@@ -157,6 +164,7 @@ impl Engine {
                     webhooks::state.eq(WebhookState::Enabled.as_str()),
                     webhooks::cursor.eq(head.map(|head| head.to_string()).unwrap_or_default()),
                     webhooks::created_at.eq(now),
+                    webhooks::allow_private.eq(add.allow_private),
                 ))
                 .execute(conn)?;
             Ok(())

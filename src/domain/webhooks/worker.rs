@@ -15,6 +15,7 @@ use crate::domain::engine::Engine;
 use crate::domain::events::{Logged, Position};
 use crate::domain::webhooks::endpoint::{endpoint_columns, load, Endpoint};
 use crate::domain::webhooks::signing::{event_body, event_id, signature_header, test_body};
+use crate::domain::webhooks::target::refused_address;
 use crate::error::{Error, Result};
 use crate::rules::limits::{
     webhook_retry_delay, WEBHOOK_FIRST_RETRY, WEBHOOK_GIVE_UP, WEBHOOK_TIMEOUT,
@@ -24,6 +25,8 @@ use crate::rules::visibility::Scope;
 use crate::rules::vocabulary::WebhookState;
 use crate::store::schema::webhooks;
 use crate::store::{IdKind, IdSource, UuidV7Ids};
+use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
+use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 /// How the worker delivers (HOOK-2, HOOK-4): short values let tests run in
 /// seconds.
@@ -108,16 +111,73 @@ const IDLE: Duration = Duration::from_secs(1);
 const PAGE: i64 = 100;
 
 /// HOOK-2: a blocking client that never follows a redirect (a 3xx is a
-/// failure) and reads any status as an answer.
-fn agent(options: WebhookOptions) -> ureq::Agent {
-    ureq::Agent::config_builder()
+/// failure) and reads any status as an answer. PROD-4: unless
+/// `allow_private`, it connects only to the addresses its resolver
+/// checked ([`TargetResolver`]), directly (a proxy would be what is
+/// checked and connected to instead of the receiver).
+fn agent(options: WebhookOptions, allow_private: bool) -> ureq::Agent {
+    let config = ureq::Agent::config_builder()
         .timeout_global(Some(options.timeout))
         .max_redirects(0)
         .max_redirects_will_error(false)
         .http_status_as_error(false)
-        .user_agent(concat!("clarion-webhooks/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .into()
+        .user_agent(concat!("clarion-webhooks/", env!("CARGO_PKG_VERSION")));
+    if allow_private {
+        return config.build().into();
+    }
+    ureq::Agent::with_parts(
+        config.proxy(None).build(),
+        DefaultConnector::new(),
+        TargetResolver,
+    )
+}
+
+/// PROD-4: resolves a delivery's host as ureq would, then refuses the
+/// whole delivery when any address it resolved to is one inside this
+/// machine or its network (the connection is made only to the addresses
+/// returned here, so what is checked is what is connected to, even when
+/// the name resolves differently than when it was added).
+#[derive(Debug)]
+struct TargetResolver;
+
+impl Resolver for TargetResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: NextTimeout,
+    ) -> std::result::Result<ResolvedSocketAddrs, ureq::Error> {
+        if uri.authority().is_some_and(|a| a.as_str().contains('@')) {
+            return Err(refused_target(
+                "the URL carries a user name or password".to_owned(),
+            ));
+        }
+        let resolved = DefaultResolver::default().resolve(uri, config, timeout)?;
+        for address in resolved.iter() {
+            if let Some(what) = refused_address(address.ip()) {
+                let host = uri.host().unwrap_or_default();
+                let literal = host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<std::net::IpAddr>()
+                    .is_ok();
+                return Err(refused_target(if literal {
+                    format!("{host} is {what}")
+                } else {
+                    format!("{host} resolved to {}, {what}", address.ip())
+                }));
+            }
+        }
+        Ok(resolved)
+    }
+}
+
+/// The error a refused target is told apart by in [`post`].
+fn refused_target(why: String) -> ureq::Error {
+    ureq::Error::Io(std::io::Error::new(
+        std::io::ErrorKind::PermissionDenied,
+        format!("refused to deliver: {why} (the endpoint was not added with allow_private)"),
+    ))
 }
 
 /// What one attempt came to.
@@ -151,6 +211,9 @@ fn post(
     match sent {
         Ok(response) => Ok(response.status().as_u16()),
         Err(ureq::Error::Timeout(_)) => Err("timed out".to_owned()),
+        Err(ureq::Error::Io(error)) if error.kind() == std::io::ErrorKind::PermissionDenied => {
+            Err(error.to_string())
+        }
         Err(error) => Err(error.to_string()),
     }
 }
@@ -182,7 +245,10 @@ pub(crate) fn send_test(engine: &Engine, id: &str, timeout: Duration) -> Result<
     let body = test_body(now);
     let message = format!("evt_test_{}", UuidV7Ids.new_id(IdKind::Webhook));
     let secrets = endpoint.signing_secrets(now.as_micros());
-    let agent = agent(WebhookOptions::new().timeout(timeout));
+    let agent = agent(
+        WebhookOptions::new().timeout(timeout),
+        endpoint.allow_private,
+    );
     Ok(
         match post(&agent, &endpoint.url, &secrets, &message, &body) {
             Ok(status) => TestDelivery::Answered(status),
@@ -196,7 +262,10 @@ pub(crate) fn send_test(engine: &Engine, id: &str, timeout: Duration) -> Result<
 pub(crate) struct Worker {
     /// This worker's name in the leases it takes.
     id: String,
-    agent: ureq::Agent,
+    /// PROD-4: for endpoints without `allow_private` …
+    guarded: ureq::Agent,
+    /// … and for those with it.
+    open: ureq::Agent,
     options: WebhookOptions,
 }
 
@@ -204,7 +273,8 @@ impl Worker {
     pub(crate) fn new(options: WebhookOptions) -> Worker {
         Worker {
             id: UuidV7Ids.new_id(IdKind::Webhook),
-            agent: agent(options),
+            guarded: agent(options, false),
+            open: agent(options, true),
             options,
         }
     }
@@ -321,8 +391,13 @@ impl Worker {
                 }
                 let now = engine.now().as_micros();
                 let body = event_body(event);
+                let agent = if endpoint.allow_private {
+                    &self.open
+                } else {
+                    &self.guarded
+                };
                 let answer = post(
-                    &self.agent,
+                    agent,
                     &endpoint.url,
                     &endpoint.signing_secrets(now),
                     &event_id(event),

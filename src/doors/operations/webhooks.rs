@@ -35,6 +35,10 @@ pub(crate) struct WebhookAddArgs {
     /// Only events of bundles in this workspace; `""` or omitted: every
     /// workspace.
     workspace_id: Option<String>,
+    /// Deliver even to a loopback, private, link-local or cloud-metadata
+    /// address, and allow a user name and password in the URL (a relay on
+    /// this machine or network); default false: such a URL is refused.
+    allow_private: Option<bool>,
 }
 
 /// HOOK-1: an absolute http or https URL of at most 2,000 characters.
@@ -94,6 +98,7 @@ impl Declared for WebhookAddOp {
             url: args.url.0,
             events: args.events.unwrap_or_default(),
             workspace_id: given(args.workspace_id).unwrap_or_default(),
+            allow_private: args.allow_private.unwrap_or(false),
         })
     }
 }

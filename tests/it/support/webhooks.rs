@@ -143,13 +143,15 @@ pub fn worker(db: &TestDb, options: WebhookOptions) -> Clarion {
     handle
 }
 
-/// An endpoint for `url` with these filters; its id and secret.
+/// An endpoint for `url` with these filters; its id and secret. Added
+/// with `allow_private`: the receivers listen on loopback (PROD-4).
 pub fn endpoint(db: &Clarion, url: &str, events: &[&str], workspace_id: &str) -> (String, String) {
     let added = db
         .webhook_add(&WebhookAdd {
             url: url.to_owned(),
             events: events.iter().map(|event| (*event).to_owned()).collect(),
             workspace_id: workspace_id.to_owned(),
+            allow_private: true,
         })
         .expect("add the endpoint");
     (added.id, added.secret)
