@@ -15,7 +15,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use crate::doors::http::input::RequestDeadline;
+use crate::doors::http::deadline::{Clock, ClockedStream, Tracked};
 use crate::doors::http::options::Shutdown;
 
 /// Descriptors kept free beside the connections (HTTP-12): the database,
@@ -147,16 +147,16 @@ pub async fn serve(
                         continue;
                     }
                 };
-                // Each request carries when its receiving must be over.
-                let app = tower::ServiceExt::map_request(
-                    app.clone(),
-                    move |mut request: hyper::Request<hyper::body::Incoming>| {
-                        let deadline = tokio::time::Instant::now() + request_timeout;
-                        request.extensions_mut().insert(RequestDeadline(deadline));
-                        request
-                    },
+                // PROD-5: the stream counts each request's deadline from
+                // its first byte; the service tells it when the headers
+                // are in and when the response is over.
+                let clock = Arc::new(Clock::default());
+                let service = Tracked::new(
+                    TowerToHyperService::new(app.clone()),
+                    clock.clone(),
+                    request_timeout,
                 );
-                let service = TowerToHyperService::new(app);
+                let stream = ClockedStream::new(stream, clock, request_timeout);
                 let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
                 tokio::spawn(async move {
                     let _place = place;
