@@ -122,6 +122,17 @@ fn read_until_closed(mut connection: TcpStream, until: Instant) -> String {
             Ok(0) => return String::from_utf8_lossy(&seen).into_owned(),
             Ok(n) => seen.extend_from_slice(&chunk[..n]),
             Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error)
+                if matches!(
+                    error.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
+                panic!(
+                    "neither answered nor closed in time; got {:?}",
+                    String::from_utf8_lossy(&seen)
+                )
+            }
             Err(error) => panic!("{error} after {:?}", String::from_utf8_lossy(&seen)),
         }
     }
