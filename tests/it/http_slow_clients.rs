@@ -23,8 +23,67 @@ dual_backend!(
     http_12_no_accept_at_the_connection_cap,
     http_12_idle_keep_alives_close_after_the_header_timeout,
     http_12_serve_raises_its_descriptor_limit,
-    prod_5_stalled_headers_get_408_and_free_their_places
+    prod_5_stalled_headers_get_408_and_free_their_places,
+    prod_5_a_later_request_stalled_mid_headers_gets_408
 );
+
+/// PROD-5 on a keep-alive connection: the first request is answered; the
+/// second stops mid-headers and gets `408` and a closed connection within
+/// the deadline of its first byte, although the connection as a whole has
+/// been open longer and the header timeout is far off.
+fn prod_5_a_later_request_stalled_mid_headers_gets_408(db: &TestDb) {
+    let deadline = Duration::from_millis(800);
+    let server = serve_with(
+        db,
+        ServeOptions::new()
+            .request_timeout(deadline)
+            .header_read_timeout(Duration::from_secs(60)),
+    );
+    let mut connection = TcpStream::connect(server.authority()).unwrap();
+    let first = format!(
+        "GET /healthz HTTP/1.1\r\nHost: {}\r\n\r\n",
+        server.authority()
+    );
+    connection.write_all(first.as_bytes()).unwrap();
+    let answered = read_one_reply(&mut connection);
+    assert!(answered.starts_with("HTTP/1.1 200"), "{answered}");
+    connection
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    let sent = Instant::now();
+    // Generous: a loaded machine may be slow to fire the timer.
+    let reply = read_until_closed(connection, sent + Duration::from_secs(20));
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply:?}");
+    assert!(
+        reply.ends_with(r#"{"error":"request timed out"}"#),
+        "{reply}"
+    );
+    assert!(sent.elapsed() >= deadline - Duration::from_millis(100));
+}
+
+/// One reply read off a keep-alive connection: its head, then as many
+/// body bytes as its `Content-Length` says.
+fn read_one_reply(connection: &mut TcpStream) -> String {
+    connection
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !seen.ends_with(b"\r\n\r\n") {
+        assert_eq!(connection.read(&mut byte).unwrap(), 1, "closed mid-head");
+        seen.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&seen).to_ascii_lowercase();
+    let length: usize = head
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .map(|value| value.trim().parse().unwrap())
+        .unwrap_or(0);
+    let mut body = vec![0u8; length];
+    connection.read_exact(&mut body).unwrap();
+    seen.extend_from_slice(&body);
+    String::from_utf8_lossy(&seen).into_owned()
+}
 
 /// PROD-5: with a 2 s deadline and a cap of 8, twenty clients that stop
 /// mid-headers cannot hold `clarion serve`: each is answered `408` and
