@@ -38,8 +38,9 @@ pub struct ServeArgs {
     /// Seconds a client gets to send a request's headers.
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     header_timeout: u64,
-    /// Seconds a client gets to send a whole request, its body included;
-    /// then 408 and the connection closes.
+    /// Seconds a client gets to send a whole request, headers and body,
+    /// from its first byte; then 408 and the connection closes. A
+    /// connection that sends nothing for that long is closed.
     #[arg(long, default_value_t = 30, value_name = "SECS")]
     request_timeout: u64,
     /// Connections open at once; at the cap nothing more is accepted until

@@ -14,6 +14,7 @@
 
 mod auth;
 mod caller;
+mod deadline;
 mod error;
 mod events;
 mod fanout;

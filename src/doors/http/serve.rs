@@ -1,9 +1,10 @@
-//! Serving a router on a listener (HTTP-8, HTTP-9, HTTP-12): hyper's
-//! HTTP/1 connections with a header-read timeout (a client that never
-//! finishes its headers is disconnected), a deadline for receiving each
-//! request's body, a cap on open connections, and a graceful stop: on
-//! [`Shutdown::begin`] no more connections are accepted, idle ones close,
-//! and requests in flight get the grace period to finish.
+//! Serving a router on a listener (HTTP-8, HTTP-9, HTTP-12, PROD-5):
+//! hyper's HTTP/1 connections with a header-read timeout (a client that
+//! never finishes its headers is disconnected), a deadline for receiving
+//! each request, headers and body, from its first byte (late headers get
+//! `408`, see `deadline.rs`), a cap on open connections, and a graceful
+//! stop: on [`Shutdown::begin`] no more connections are accepted, idle
+//! ones close, and requests in flight get the grace period to finish.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +16,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
-use crate::doors::http::input::RequestDeadline;
+use crate::doors::http::deadline::{Clock, ClockedStream, Tracked};
 use crate::doors::http::options::Shutdown;
 
 /// Descriptors kept free beside the connections (HTTP-12): the database,
@@ -50,8 +51,10 @@ impl ServeOptions {
         ServeOptions::default()
     }
 
-    /// How long receiving a request may take, its body included (HTTP-12):
-    /// past it the server answers `408` and closes the connection. It
+    /// How long receiving a request may take, headers and body, counted
+    /// from its first byte (HTTP-12, PROD-5): past it the server answers
+    /// `408` and closes the connection. A connection that sends nothing
+    /// for as long (after it opened or after a response) is closed. It
     /// never cuts an operation that has begun, a wait or an event stream.
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
@@ -61,7 +64,7 @@ impl ServeOptions {
     /// How many connections may be open at once (HTTP-12); at the cap the
     /// server accepts nothing until one closes (new clients wait in the
     /// listen backlog). Idle keep-alive connections count, and close after
-    /// the header timeout. Default: the soft descriptor limit less 256;
+    /// the header timeout or the request timeout, whichever is shorter. Default: the soft descriptor limit less 256;
     /// this library never changes a process limit.
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.max_connections = Some(connections.max(1));
@@ -147,16 +150,16 @@ pub async fn serve(
                         continue;
                     }
                 };
-                // Each request carries when its receiving must be over.
-                let app = tower::ServiceExt::map_request(
-                    app.clone(),
-                    move |mut request: hyper::Request<hyper::body::Incoming>| {
-                        let deadline = tokio::time::Instant::now() + request_timeout;
-                        request.extensions_mut().insert(RequestDeadline(deadline));
-                        request
-                    },
+                // PROD-5: the stream counts each request's deadline from
+                // its first byte; the service tells it when the headers
+                // are in and when the response is over.
+                let clock = Arc::new(Clock::default());
+                let service = Tracked::new(
+                    TowerToHyperService::new(app.clone()),
+                    clock.clone(),
+                    request_timeout,
                 );
-                let service = TowerToHyperService::new(app);
+                let stream = ClockedStream::new(stream, clock, request_timeout);
                 let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
                 tokio::spawn(async move {
                     let _place = place;
