@@ -498,6 +498,12 @@ fn assert_owner_plans(db: &TestDb, task: &str, bundles: i64) {
     #[cfg(feature = "postgres")]
     if backend == clarion::Backend::Postgres {
         let read = db.raw(|conn| rows_read(conn, || owner_summary_query(&scope, &keys, NOW)));
+        let actions =
+            db.raw(|conn| rows_read(conn, || pending_actions_query(&scope, &task_ids, NOW)));
+        assert!(
+            actions <= 40 * bundles as u64 + 200,
+            "pending actions read {actions} rows for {bundles} bundles"
+        );
         // About 20 rows a bundle (its checks' lookups), against thousands
         // a bundle for a join over every question row.
         assert!(
