@@ -253,11 +253,15 @@ mod postgres {
                 clarion::Target::Bundle("no-such-bundle"),
             )
         };
+        // PROD-2: a connection found closed is an outage, said as one.
         let first = ask();
         assert!(
             matches!(
                 first,
-                Err(clarion::Error::Database(_)) | Ok(clarion::Authorization::Denied(_))
+                Err(clarion::Error::Unavailable {
+                    outage: clarion::Outage::Unavailable,
+                    ..
+                }) | Ok(clarion::Authorization::Denied(_))
             ),
             "{first:?}"
         );
