@@ -43,7 +43,8 @@
 //! Environment: CLARION_BENCH_SIZES (default "10000,1000000"; "0" skips),
 //! CLARION_BENCH_RUNS (default 21), CLARION_BENCH_CROWDED (default 1; 0
 //! skips), CLARION_BENCH_SETTLED (default 1; 0 skips the `list_settled`
-//! pages), CLARION_BENCH_BACKEND, CLARION_TEST_DATABASE_URL.
+//! pages), CLARION_BENCH_BACKEND, CLARION_TEST_DATABASE_URL,
+//! CLARION_BENCH_POOLED (1: pooler mode, PROD-1).
 
 mod common;
 

@@ -31,7 +31,7 @@
 //! Environment: CLARION_BENCH_BUNDLES (default 2000 per run, asked and
 //! resolved), CLARION_BENCH_CONTENDED (default 100 contested bundles per
 //! run), CLARION_BENCH_RUNS (default 5; the median run is reported),
-//! CLARION_TEST_DATABASE_URL.
+//! CLARION_TEST_DATABASE_URL, CLARION_BENCH_POOLED (1: pooler mode, PROD-1).
 
 mod common;
 

@@ -35,7 +35,9 @@ const char *clarion_abi_version(void);
 
 /**
  * Opens (and migrates) a database. `config_json` is
- * `{"database_url": "...", "pool_size": 8}` (`pool_size` optional).
+ * `{"database_url": "...", "pool_size": 8, "direct_database_url": "..."}`
+ * (`pool_size` and `direct_database_url`, PostgreSQL beside a pooled
+ * URL, optional).
  * Returns NULL on error; `clarion_last_error` then says why.
  *
  * # Safety

@@ -89,7 +89,8 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
-/// `clarion_open`'s configuration: `{"database_url": ..., "pool_size": 8}`.
+/// `clarion_open`'s configuration: `{"database_url": ..., "pool_size": 8,
+/// "direct_database_url": ...}`.
 fn open_from_config(config: &str) -> Result<Clarion, String> {
     let value: Value =
         serde_json::from_str(config).map_err(|e| format!("config: not valid JSON: {e}"))?;
@@ -98,7 +99,7 @@ fn open_from_config(config: &str) -> Result<Clarion, String> {
     };
     if let Some(key) = fields
         .keys()
-        .find(|key| !["database_url", "pool_size"].contains(&key.as_str()))
+        .find(|key| !["database_url", "direct_database_url", "pool_size"].contains(&key.as_str()))
     {
         return Err(format!("config.{key}: unknown setting"));
     }
@@ -110,6 +111,12 @@ fn open_from_config(config: &str) -> Result<Clarion, String> {
         Some(_) => return Err("config.database_url: expected a string".to_owned()),
     };
     let mut builder = Clarion::builder(url);
+    // PROD-1: PostgreSQL straight, beside a pooled `database_url`.
+    match fields.get("direct_database_url") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(direct)) => builder = builder.direct_url(direct),
+        Some(_) => return Err("config.direct_database_url: expected a string".to_owned()),
+    }
     match fields.get("pool_size") {
         None | Some(Value::Null) => {}
         Some(size) => {
@@ -134,7 +141,9 @@ pub extern "C" fn clarion_abi_version() -> *const c_char {
 }
 
 /// Opens (and migrates) a database. `config_json` is
-/// `{"database_url": "...", "pool_size": 8}` (`pool_size` optional).
+/// `{"database_url": "...", "pool_size": 8, "direct_database_url": "..."}`
+/// (`pool_size` and `direct_database_url`, PostgreSQL beside a pooled
+/// URL, optional).
 /// Returns NULL on error; `clarion_last_error` then says why.
 ///
 /// # Safety

@@ -81,7 +81,12 @@ pub fn postgres(name: &str) -> Scratch {
         ))
         .unwrap();
     let separator = if base.contains('?') { '&' } else { '?' };
-    let url = format!("{base}{separator}options=-c%20search_path%3D{schema}");
+    let mut url = format!("{base}{separator}options=-c%20search_path%3D{schema}");
+    // PROD-1: `CLARION_BENCH_POOLED=1` measures pooler mode's cost on the
+    // server itself: no named prepared statements, no session settings.
+    if std::env::var("CLARION_BENCH_POOLED").is_ok_and(|pooled| pooled == "1") {
+        url.push_str("&pooler=transaction");
+    }
     if std::env::var("CLARION_BENCH_KEEP").is_ok_and(|keep| keep == "1") {
         eprintln!("keeping schema {schema}");
         return Scratch { url, cleanup: None };

@@ -27,6 +27,8 @@ use crate::store::{
 /// Everything an engine is opened with: the public `Builder`'s settings.
 pub(crate) struct EngineOptions {
     pub(crate) database_url: String,
+    /// PROD-1: PostgreSQL straight, beside a pooled `database_url`.
+    pub(crate) direct_url: Option<String>,
     pub(crate) pool_size: u32,
     pub(crate) busy_timeout: Duration,
     pub(crate) connection_timeout: Duration,
@@ -49,6 +51,7 @@ impl EngineOptions {
     pub(crate) fn new(database_url: &str) -> EngineOptions {
         EngineOptions {
             database_url: database_url.to_owned(),
+            direct_url: None,
             pool_size: 8,
             busy_timeout: Duration::from_secs(5),
             connection_timeout: Duration::from_secs(30),
@@ -75,7 +78,8 @@ fn could_not_start(what: &str) -> impl FnOnce(std::io::Error) -> OpenError + '_ 
 impl Engine {
     /// Connects, migrates, and starts the threads the options ask for.
     pub(crate) fn open(options: EngineOptions) -> Result<Arc<Engine>, OpenError> {
-        let target = DbTarget::parse(&options.database_url)?;
+        let target = DbTarget::parse(&options.database_url)?
+            .with_direct_url(options.direct_url.as_deref())?;
         let backend = target.backend();
         let pool = open_pool(
             target.clone(),
@@ -100,9 +104,10 @@ impl Engine {
             .map_err(could_not_start("dispatch thread"))?;
         let announcer = match &target {
             DbTarget::Sqlite { .. } => None,
-            DbTarget::Postgres { url } => {
-                Some(Announcer::start(url.clone()).map_err(could_not_start("announcing thread"))?)
-            }
+            DbTarget::Postgres(target) => Some(
+                Announcer::start(target.url.clone(), target.pooled)
+                    .map_err(could_not_start("announcing thread"))?,
+            ),
         };
         let handle_id = UuidV7Ids.new_id(IdKind::Bundle);
         let waiters = Arc::new(Waiters::default());

@@ -100,6 +100,17 @@ impl Builder {
         self
     }
 
+    /// PROD-1: a URL that reaches the PostgreSQL server directly, beside a
+    /// database URL that goes through a transaction-mode pooler
+    /// (`?pooler=transaction`): migrations run on it, and one connection
+    /// per handle `LISTEN`s on it so that other processes' changes wake
+    /// waiters at once. Without it, such a handle polls (every
+    /// [`poll_interval`](Self::poll_interval)).
+    pub fn direct_url(mut self, url: &str) -> Self {
+        self.options.direct_url = Some(url.to_owned());
+        self
+    }
+
     /// Maximum number of pooled connections (default 8).
     pub fn pool_size(mut self, size: u32) -> Self {
         self.options.pool_size = size;
@@ -152,7 +163,8 @@ impl Builder {
 impl Clarion {
     /// Opens (and migrates) the database at `database_url` with default
     /// settings: `sqlite:///abs/path.db`, a plain file path, or
-    /// `postgres://user@host/db`.
+    /// `postgres://user@host/db` (with `?pooler=transaction` behind a
+    /// transaction-mode pooler such as PgBouncer: PROD-1).
     pub fn open(database_url: &str) -> Result<Clarion, OpenError> {
         Clarion::builder(database_url).open()
     }

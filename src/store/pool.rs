@@ -91,22 +91,50 @@ impl Manager {
                 Ok(AnyConnection::Sqlite(conn))
             }
             #[cfg(feature = "postgres")]
-            Target::Postgres { url } => {
-                let mut conn =
-                    diesel::PgConnection::establish(url).map_err(|source| OpenError::Connect {
-                        backend: "PostgreSQL",
-                        message: source.to_string(),
-                    })?;
-                configure_postgres(&mut conn).map_err(|source| OpenError::Configure {
-                    backend: "PostgreSQL",
-                    message: source.to_string(),
-                })?;
-                Ok(AnyConnection::Postgres(conn))
+            Target::Postgres(target) => {
+                connect_postgres(&target.url, target.pooled).map(AnyConnection::Postgres)
             }
             #[cfg(not(feature = "postgres"))]
-            Target::Postgres { url } => Err(OpenError::PostgresNotCompiled { url: url.clone() }),
+            Target::Postgres(target) => Err(OpenError::PostgresNotCompiled {
+                url: target.url.clone(),
+            }),
         }
     }
+
+    /// The connection migrations run on: PostgreSQL's direct URL when
+    /// there is one (PROD-1), else a connection like the pool's.
+    fn connect_to_migrate(&self) -> Result<AnyConnection, OpenError> {
+        match &self.target {
+            #[cfg(feature = "postgres")]
+            Target::Postgres(target) => {
+                let (url, pooled) = target.migrate_url();
+                connect_postgres(url, pooled).map(AnyConnection::Postgres)
+            }
+            _ => self.connect_target(),
+        }
+    }
+}
+
+/// A PostgreSQL connection with clarion's session settings; behind a
+/// transaction pooler (PROD-1), one that keeps nothing between
+/// transactions instead: every statement unnamed (parsed, bound and run in
+/// one round trip) and no session settings, which would land on whichever
+/// server connection the pooler lent and stay there for its other clients.
+#[cfg(feature = "postgres")]
+pub(crate) fn connect_postgres(url: &str, pooled: bool) -> Result<diesel::PgConnection, OpenError> {
+    let mut conn = diesel::PgConnection::establish(url).map_err(|source| OpenError::Connect {
+        backend: "PostgreSQL",
+        message: source.to_string(),
+    })?;
+    if pooled {
+        conn.set_prepared_statement_cache_size(diesel::connection::CacheSize::Disabled);
+        return Ok(conn);
+    }
+    configure_postgres(&mut conn).map_err(|source| OpenError::Configure {
+        backend: "PostgreSQL",
+        message: source.to_string(),
+    })?;
+    Ok(conn)
 }
 
 /// `busy_timeout` goes first and alone: switching to WAL may itself need the
@@ -343,7 +371,7 @@ pub(crate) fn open_pool(target: Target, settings: &PoolSettings) -> Result<DbPoo
         #[cfg(feature = "test-hooks")]
         statements: settings.statements.clone(),
     };
-    let mut first = manager.connect_target()?;
+    let mut first = manager.connect_to_migrate()?;
     migrate(&mut first)?;
     drop(first);
     let pool = Pool::builder()

@@ -60,14 +60,15 @@ impl Announcer {
     /// How long dropping the handle waits for queued announcements.
     const FLUSH: Duration = Duration::from_secs(2);
 
-    /// Starts the announcing thread for the PostgreSQL database at `url`.
-    pub(crate) fn start(url: String) -> std::io::Result<Announcer> {
+    /// Starts the announcing thread for the PostgreSQL database at `url`
+    /// (`pooled`: behind a transaction pooler, PROD-1).
+    pub(crate) fn start(url: String, pooled: bool) -> std::io::Result<Announcer> {
         let (queue, payloads) = std::sync::mpsc::channel::<String>();
         let (done, finished) = std::sync::mpsc::channel::<()>();
         std::thread::Builder::new()
             .name("clarion-announce".to_owned())
             .spawn(move || {
-                announce_until_closed(&url, &payloads);
+                announce_until_closed(&url, pooled, &payloads);
                 let _ = done.send(());
             })?;
         Ok(Announcer {
@@ -98,14 +99,14 @@ impl Drop for Announcer {
 /// The announcing thread's loop: until the queue closes, each batch of
 /// payloads in one statement.
 #[cfg(feature = "postgres")]
-fn announce_until_closed(url: &str, payloads: &std::sync::mpsc::Receiver<String>) {
+fn announce_until_closed(url: &str, pooled: bool, payloads: &std::sync::mpsc::Receiver<String>) {
     let mut conn: Option<diesel::PgConnection> = None;
     while let Ok(first) = payloads.recv() {
         let mut batch = vec![first];
         batch.extend(payloads.try_iter());
         let sent = match conn.as_mut() {
             Some(conn) => announce(conn, &batch).map_err(|error| error.to_string()),
-            None => diesel::PgConnection::establish(url)
+            None => super::pool::connect_postgres(url, pooled)
                 .map_err(|error| error.to_string())
                 .and_then(|opened| {
                     announce(conn.insert(opened), &batch).map_err(|error| error.to_string())
@@ -120,7 +121,7 @@ fn announce_until_closed(url: &str, payloads: &std::sync::mpsc::Receiver<String>
 }
 
 #[cfg(not(feature = "postgres"))]
-fn announce_until_closed(_url: &str, payloads: &std::sync::mpsc::Receiver<String>) {
+fn announce_until_closed(_url: &str, _pooled: bool, payloads: &std::sync::mpsc::Receiver<String>) {
     // Only PostgreSQL handles announce; nothing is ever queued here.
     while payloads.recv().is_ok() {}
 }

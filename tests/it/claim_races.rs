@@ -660,7 +660,7 @@ fn holding_the_claim_lock<T>(db: &TestDb, session: &str, body: impl FnOnce() -> 
         }
         #[cfg(feature = "postgres")]
         clarion::Backend::Postgres => {
-            let mut holder = diesel::PgConnection::establish(&db.url).unwrap();
+            let mut holder = diesel::PgConnection::establish(db.server_url()).unwrap();
             holder
                 .batch_execute(&format!(
                     "BEGIN; SELECT id FROM sessions WHERE id = '{session}' FOR UPDATE"

@@ -116,6 +116,7 @@ mod http_routes;
 mod http_serve;
 mod http_slow_clients;
 mod prod_outage;
+mod prod_pooler;
 mod readme_examples;
 mod readme_run;
 mod web_inbox_answering;

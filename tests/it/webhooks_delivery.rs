@@ -428,7 +428,7 @@ fn hook_2_an_open_transaction_delays_delivery_but_never_reorders_it(db: &TestDb)
         use diesel::Connection;
         // A transaction with an id older than the ask's, which appends an
         // event after the ask committed: it comes first in position order.
-        let mut held = diesel::PgConnection::establish(&db.url).unwrap();
+        let mut held = diesel::PgConnection::establish(db.server_url()).unwrap();
         held.batch_execute("BEGIN; SELECT pg_current_xact_id();")
             .unwrap();
         let asked = ask(db, &session, 1);

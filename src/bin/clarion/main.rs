@@ -9,6 +9,7 @@
 //! JSON layer (`Clarion::call`), so the command line answers exactly what
 //! the C ABI and a REST host would.
 
+mod database;
 mod demo;
 mod mcp;
 mod mirroring;
@@ -20,7 +21,7 @@ mod webhook;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use clarion::{Channel, Clarion, Timestamp};
+use clarion::{Channel, Timestamp};
 
 #[derive(Parser)]
 #[command(
@@ -95,7 +96,7 @@ fn export(
     until: Option<Timestamp>,
 ) -> Result<u64, Box<dyn std::error::Error>> {
     use std::io::Write;
-    let clarion = Clarion::open(database_url)?.via(Channel::Cli);
+    let clarion = database::builder(database_url).open()?.via(Channel::Cli);
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let written = clarion.export_attempts(since, until, |entry| {
         serde_json::to_writer(&mut out, entry)?;

@@ -416,7 +416,7 @@ pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> 
 /// they write are the same on every run and backend.
 fn open(database_url: &str) -> Result<(Clarion, Timestamp), OpenError> {
     #[allow(unused_mut)]
-    let mut builder = Clarion::builder(database_url);
+    let mut builder = crate::database::builder(database_url);
     #[cfg(feature = "test-hooks")]
     if let Some(at) = std::env::var("CLARION_TEST_NOW")
         .ok()

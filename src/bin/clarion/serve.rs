@@ -135,7 +135,9 @@ fn describe(token: &TokenInfo) -> String {
 }
 
 fn open(database_url: &str) -> Result<Clarion, String> {
-    Clarion::open(database_url).map_err(|error| error.to_string())
+    crate::database::builder(database_url)
+        .open()
+        .map_err(|error| error.to_string())
 }
 
 /// How often `clarion serve`'s sweeper looks at the least (EXP-4: 250 ms
@@ -146,7 +148,7 @@ fn open_sweeping(
     database_url: &str,
     sweep: Option<std::time::Duration>,
 ) -> Result<Clarion, String> {
-    let mut builder = Clarion::builder(database_url);
+    let mut builder = crate::database::builder(database_url);
     if let Some(interval) = sweep {
         builder = builder.sweep_deadlines(interval);
     }

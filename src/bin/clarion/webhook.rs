@@ -76,7 +76,7 @@ pub fn run(name: &str, matches: &ArgMatches) -> Option<ExitCode> {
         .get_one::<String>("database_url")
         .cloned()
         .unwrap_or_default();
-    let clarion = match Clarion::open(&database_url) {
+    let clarion = match crate::database::builder(&database_url).open() {
         Ok(clarion) => clarion.via(Channel::Cli),
         Err(error) => {
             eprintln!("clarion webhook {name}: {error}");

@@ -9,7 +9,11 @@
 //! PostgreSQL: `CLARION_TEST_DATABASE_URL` (default
 //! `postgres://postgres@127.0.0.1:5432/test`). When it is unreachable the
 //! PostgreSQL half is skipped with a message — except under `CI=true`, where
-//! that is a failure.
+//! that is a failure. With `CLARION_TEST_POOLER_URL` set (a transaction-mode
+//! PgBouncer in front of that server, `.ci/setup`'s `ensure_pgbouncer`), the
+//! PostgreSQL half runs through it instead (PROD-1): a fresh database per
+//! case (a pooler forwards no `search_path`), opened with
+//! `?pooler=transaction` and the server's own URL as the direct URL.
 
 pub mod abi;
 pub mod browser;
@@ -47,6 +51,8 @@ pub struct TestDb {
     /// Shared by every handle on this database, so ids never collide.
     pub ids: Arc<SequentialIds>,
     pub url: String,
+    /// PROD-1: the server itself, when `url` goes through a pooler.
+    pub direct_url: Option<String>,
     _place: Place,
 }
 
@@ -57,16 +63,33 @@ enum Place {
         base_url: String,
         schema: String,
     },
+    /// A database of its own, reached through a pooler.
+    #[cfg(feature = "postgres")]
+    Pooled {
+        base_url: String,
+        database: String,
+    },
 }
 
 impl Drop for Place {
     fn drop(&mut self) {
         #[cfg(feature = "postgres")]
-        if let Place::Postgres { base_url, schema } = self {
+        {
             use diesel::connection::SimpleConnection;
             use diesel::Connection;
+            let (base_url, drop) = match self {
+                Place::Postgres { base_url, schema } => {
+                    (base_url, format!("DROP SCHEMA IF EXISTS {schema} CASCADE"))
+                }
+                // The pooler's server connections to it end with it.
+                Place::Pooled { base_url, database } => (
+                    base_url,
+                    format!("DROP DATABASE IF EXISTS {database} WITH (FORCE)"),
+                ),
+                Place::Sqlite(_) => return,
+            };
             if let Ok(mut conn) = diesel::PgConnection::establish(base_url) {
-                let _ = conn.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE"));
+                let _ = conn.batch_execute(&drop);
             }
         }
     }
@@ -83,9 +106,13 @@ impl TestDb {
     /// A builder for another handle on the same database, sharing its clock
     /// and id source.
     pub fn builder(&self) -> Builder {
-        Clarion::builder(&self.url)
+        let builder = Clarion::builder(&self.url)
             .clock(self.clock.clone())
-            .ids(self.ids.clone())
+            .ids(self.ids.clone());
+        match &self.direct_url {
+            Some(direct) => builder.direct_url(direct),
+            None => builder,
+        }
     }
 
     /// Opens another handle on the same database (a second "process").
@@ -101,6 +128,13 @@ impl TestDb {
             .expect("open a waiting handle")
     }
 
+    /// The URL a raw connection of a test takes to this database: the
+    /// server itself, also when the handle goes through a pooler (PROD-1;
+    /// libpq knows no `pooler` parameter).
+    pub fn server_url(&self) -> &str {
+        self.direct_url.as_deref().unwrap_or(&self.url)
+    }
+
     /// Runs `body` on a raw connection, for rows clarion never writes (DM-1).
     pub fn raw<T>(&self, body: impl FnOnce(&mut AnyConnection) -> T) -> T {
         self.clarion
@@ -109,10 +143,14 @@ impl TestDb {
     }
 }
 
-fn open(url: &str) -> (Clarion, Arc<ManualClock>, Arc<SequentialIds>) {
+fn open(url: &str, direct_url: Option<&str>) -> (Clarion, Arc<ManualClock>, Arc<SequentialIds>) {
     let clock = Arc::new(ManualClock::new(EPOCH));
     let ids = Arc::new(SequentialIds::default());
-    let clarion = Clarion::builder(url)
+    let mut builder = Clarion::builder(url);
+    if let Some(direct) = direct_url {
+        builder = builder.direct_url(direct);
+    }
+    let clarion = builder
         .clock(clock.clone())
         .ids(ids.clone())
         .open()
@@ -123,12 +161,13 @@ fn open(url: &str) -> (Clarion, Arc<ManualClock>, Arc<SequentialIds>) {
 pub fn sqlite() -> TestDb {
     let dir = tempfile::tempdir().expect("temp dir");
     let url = format!("sqlite://{}", dir.path().join("clarion.db").display());
-    let (clarion, clock, ids) = open(&url);
+    let (clarion, clock, ids) = open(&url, None);
     TestDb {
         clarion,
         clock,
         ids,
         url,
+        direct_url: None,
         _place: Place::Sqlite(dir),
     }
 }
@@ -146,7 +185,6 @@ pub fn postgres_base_url() -> String {
 /// unreachable outside CI.
 #[cfg(feature = "postgres")]
 pub fn postgres() -> Option<TestDb> {
-    use diesel::connection::SimpleConnection;
     use diesel::Connection;
     let base_url = postgres_base_url();
     let mut admin = match diesel::PgConnection::establish(&base_url) {
@@ -168,19 +206,121 @@ pub fn postgres() -> Option<TestDb> {
             .map(|d| d.subsec_nanos())
             .unwrap_or(0)
     );
+    if let Some(pooler_url) = pooler_url() {
+        return Some(pooled(&mut admin, base_url, &pooler_url, schema));
+    }
+    Some(in_schema(&mut admin, base_url, schema))
+}
+
+/// PROD-1: a fresh database reached through the transaction-mode pooler
+/// (`CLARION_TEST_POOLER_URL`, else `.ci/setup`'s PgBouncer on port 6432),
+/// or `None` (skip) when it is unreachable outside CI.
+#[cfg(feature = "postgres")]
+pub fn postgres_through_pooler() -> Option<TestDb> {
+    use diesel::Connection;
+    let pooler_url =
+        pooler_url().unwrap_or_else(|| "postgres://postgres@127.0.0.1:6432".to_owned());
+    let reachable = diesel::PgConnection::establish(&with_database(&pooler_url, "test"));
+    match reachable {
+        Ok(_) => {}
+        Err(e) if under_ci() => {
+            panic!("the pooler at {pooler_url} is unreachable under CI=true: {e}")
+        }
+        Err(e) => {
+            eprintln!("skipping: the pooler at {pooler_url} is unreachable: {e}");
+            return None;
+        }
+    }
+    let base_url = postgres_base_url();
+    let mut admin = diesel::PgConnection::establish(&base_url).ok()?;
+    let database = format!(
+        "clarion_p{}_{}_{}",
+        std::process::id(),
+        SCHEMA_COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0)
+    );
+    Some(pooled(&mut admin, base_url, &pooler_url, database))
+}
+
+/// A fresh schema of the test database, named by the URL's `search_path`.
+#[cfg(feature = "postgres")]
+fn in_schema(admin: &mut diesel::PgConnection, base_url: String, schema: String) -> TestDb {
+    use diesel::connection::SimpleConnection;
     admin
         .batch_execute(&format!("CREATE SCHEMA {schema}"))
         .expect("create test schema");
     let separator = if base_url.contains('?') { '&' } else { '?' };
     let url = format!("{base_url}{separator}options=-c%20search_path%3D{schema}");
-    let (clarion, clock, ids) = open(&url);
-    Some(TestDb {
+    let (clarion, clock, ids) = open(&url, None);
+    TestDb {
         clarion,
         clock,
         ids,
         url,
+        direct_url: None,
         _place: Place::Postgres { base_url, schema },
-    })
+    }
+}
+
+/// PROD-1: the transaction-mode pooler the PostgreSQL half goes through,
+/// when `CLARION_TEST_POOLER_URL` names one (`postgres://user@host:port`,
+/// no database).
+#[cfg(feature = "postgres")]
+pub fn pooler_url() -> Option<String> {
+    std::env::var("CLARION_TEST_POOLER_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+}
+
+/// `base_url` with its database (the path) replaced by `database`.
+#[cfg(feature = "postgres")]
+pub fn with_database(base_url: &str, database: &str) -> String {
+    let (url, query) = base_url
+        .split_once('?')
+        .map_or((base_url, None), |(url, query)| (url, Some(query)));
+    let authority_end = url
+        .find("://")
+        .map(|scheme| scheme + 3)
+        .and_then(|start| url[start..].find('/').map(|slash| start + slash))
+        .unwrap_or(url.len());
+    let mut out = format!("{}/{database}", &url[..authority_end]);
+    if let Some(query) = query {
+        out.push('?');
+        out.push_str(query);
+    }
+    out
+}
+
+/// A fresh database reached through the pooler, with the server's own URL
+/// as the direct one.
+#[cfg(feature = "postgres")]
+fn pooled(
+    admin: &mut diesel::PgConnection,
+    base_url: String,
+    pooler_url: &str,
+    database: String,
+) -> TestDb {
+    use diesel::connection::SimpleConnection;
+    admin
+        .batch_execute(&format!("CREATE DATABASE {database}"))
+        .expect("create test database");
+    let url = format!(
+        "{}?pooler=transaction",
+        with_database(pooler_url, &database)
+    );
+    let direct_url = with_database(&base_url, &database);
+    let (clarion, clock, ids) = open(&url, Some(&direct_url));
+    TestDb {
+        clarion,
+        clock,
+        ids,
+        url,
+        direct_url: Some(direct_url),
+        _place: Place::Pooled { base_url, database },
+    }
 }
 
 /// Runs each named case on both backends. Beside a plain function

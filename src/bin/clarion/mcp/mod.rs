@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clarion::drive::BlockingPool;
-use clarion::{Clarion, Error, Principal};
+use clarion::{Error, Principal};
 use rmcp::model::{ListToolsResult, Tool};
 use rmcp::ErrorData;
 use serde_json::Value;
@@ -70,7 +70,7 @@ pub fn run(args: McpArgs) -> ExitCode {
 
 fn serve(args: McpArgs) -> Result<(), Box<dyn std::error::Error>> {
     // AUD-4: the tools record `mcp` whatever the handle.
-    let mut builder = Clarion::builder(&args.database_url);
+    let mut builder = crate::database::builder(&args.database_url);
     if let Some(lease) = args.attachment_lease {
         builder = builder.attachment_lease(Duration::from_millis(lease));
     }

@@ -157,13 +157,13 @@ fn start(context: Context) -> std::io::Result<Running> {
             })
         }
         #[cfg(feature = "postgres")]
-        Target::Postgres { url } => {
-            let url = url.clone();
+        Target::Postgres(target) => {
+            let url = target.listen_url().map(str::to_owned);
             let pipe = Arc::new(crate::store::watch::Stop::new()?);
             let (ready, listening) = mpsc::sync_channel::<()>(1);
             let thread = {
                 let pipe = pipe.clone();
-                builder.spawn(move || postgres::watch(&context, &url, &pipe, ready))?
+                builder.spawn(move || postgres::watch(&context, url.as_deref(), &pipe, ready))?
             };
             // The first LISTEN, or its failure; a server that does not
             // answer in time leaves the poll in charge meanwhile.

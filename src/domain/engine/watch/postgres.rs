@@ -2,7 +2,9 @@
 //! wakes the waiters a notification names at once; once per poll interval
 //! the one re-read covers a notification lost to a crash between a commit
 //! and its `NOTIFY`; a dropped connection is listened again while the poll
-//! carries the waiters.
+//! carries the waiters. Behind a transaction pooler with no direct URL
+//! (PROD-1) nothing can listen: the poll alone carries waiters and event
+//! readers, so other processes' changes are seen within a poll interval.
 
 use std::time::Instant;
 
@@ -13,11 +15,24 @@ use crate::domain::engine::watch::tick::{heard, recheck_logged, Context, Reread}
 use crate::store::watch::{Heard, Listener, Stop};
 
 /// Listens, waking waiters as notifications arrive; polls once per poll
-/// interval; listens again when the connection drops.
-pub(super) fn watch(context: &Context, url: &str, stop: &Stop, ready: mpsc::SyncSender<()>) {
+/// interval; listens again when the connection drops. With no `url` to
+/// listen on, polls only.
+pub(super) fn watch(
+    context: &Context,
+    url: Option<&str>,
+    stop: &Stop,
+    ready: mpsc::SyncSender<()>,
+) {
     // PROD-2: an outage is logged once, when listening first fails, and
     // its end once, when listening works again; not on every retry.
     let mut deaf_said = false;
+    if url.is_none() {
+        tracing::info!(
+            poll_interval_ms = context.settings.poll_interval.as_millis() as u64,
+            "behind a transaction pooler with no direct URL: other processes' changes \
+             are seen by polling"
+        );
+    }
     let mut listener = listen(context, url, &mut deaf_said);
     let _ = ready.send(());
     let poll = context.settings.poll_interval;
@@ -76,7 +91,8 @@ pub(super) fn watch(context: &Context, url: &str, stop: &Stop, ready: mpsc::Sync
 
 /// A listening connection, or none (then the poll carries the waiters).
 /// `deaf_said`: whether the failure to listen has been logged already.
-fn listen(context: &Context, url: &str, deaf_said: &mut bool) -> Option<Listener> {
+fn listen(context: &Context, url: Option<&str>, deaf_said: &mut bool) -> Option<Listener> {
+    let url = url?;
     if context.stats.block_listening.load(Ordering::SeqCst) {
         return None;
     }
