@@ -115,6 +115,10 @@ impl Endpoint {
 /// which an event reaches an endpoint when no wake-up came.
 const IDLE: Duration = Duration::from_secs(1);
 
+/// How soon a round looks again while events are held back by a
+/// transaction still open elsewhere (EVT-1a: nobody announces its end).
+const HELD_BACK: Duration = Duration::from_millis(50);
+
 /// Events read per page of the log.
 const PAGE: i64 = 100;
 
@@ -325,6 +329,9 @@ enum Served {
     Done,
     /// An attempt failed: the event is tried again at `next_attempt_at`.
     Retry,
+    /// What follows is held back by a transaction still open elsewhere:
+    /// a round looks again soon.
+    HeldBack,
     /// The worker stopped: nothing was recorded of the attempt.
     Cancelled,
 }
@@ -402,6 +409,9 @@ impl Worker {
                 Some(waiting) => *waiting,
                 None => {
                     let page = engine.read_log(&scope, cursor, 1)?;
+                    if page.held_back {
+                        sleep = sleep.min(HELD_BACK);
+                    }
                     let waiting = page.reset || !page.rows.is_empty();
                     followed.insert(cursor, waiting);
                     waiting
@@ -476,8 +486,13 @@ impl Worker {
     /// An endpoint's thread: delivers it as far as it goes, lets go of its
     /// lease, and asks for a round when one is wanted.
     fn serve(&self, engine: &Weak<Engine>, id: &str) {
-        let retry = match self.deliver_held(engine, id) {
-            Ok(Served::Retry) => true,
+        // A panic must not leave the endpoint marked as served forever.
+        let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.deliver_held(engine, id)
+        }))
+        .unwrap_or_else(|_| Err(Error::Internal("a webhook delivery panicked".into())));
+        let soon = match served {
+            Ok(Served::Retry | Served::HeldBack) => true,
             Ok(Served::Done | Served::Cancelled) => false,
             Err(error) => {
                 if !quiet(&error) && !self.is_stopping() {
@@ -503,7 +518,7 @@ impl Worker {
             let again = tasks.running.remove(id).unwrap_or(false);
             let waiting = std::mem::take(&mut tasks.waiting);
             self.ended.notify_all();
-            again || waiting || retry
+            again || waiting || soon
         };
         if wanted && !self.is_stopping() {
             self.nudge();
@@ -691,7 +706,11 @@ impl Worker {
             cursor = end;
             stored = end;
             if !page.full {
-                return Ok(Served::Done);
+                return Ok(if page.held_back {
+                    Served::HeldBack
+                } else {
+                    Served::Done
+                });
             }
         }
     }
