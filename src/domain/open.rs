@@ -182,15 +182,25 @@ impl Engine {
         options: crate::domain::webhooks::worker::WebhookOptions,
     ) -> std::io::Result<()> {
         use crate::domain::engine::rounds::EventRoundThread;
-        use crate::domain::webhooks::worker::Worker;
+        use crate::domain::webhooks::worker::{Stopper, Worker};
         if self.webhook_worker.get().is_some() {
             return Ok(());
         }
-        let worker = Worker::new(options);
-        let round = while_open(self, move |engine| worker.round_or_idle(engine));
-        let thread = EventRoundThread::start("clarion-webhooks", round, |wake| {
-            self.subscribe_events(wake)
-        })?;
+        let worker = Arc::new(Worker::new(options));
+        let rounds = worker.clone();
+        let round = while_open(self, move |engine| rounds.round_or_idle(engine));
+        // PROD-4: stopping cancels the deliveries in flight; dropped
+        // without a stop (the handle gone), it cancels them too.
+        let stopper = Stopper::new(worker.clone());
+        let thread = EventRoundThread::start(
+            "clarion-webhooks",
+            round,
+            |wake| {
+                worker.wake_with(wake.clone());
+                self.subscribe_events(wake)
+            },
+            move || stopper.stop(),
+        )?;
         // Two started at once: the later one stops at once.
         if let Err(thread) = self.webhook_worker.set(thread) {
             thread.stop();
@@ -222,7 +232,7 @@ impl Engine {
 /// dropped handle alive, and ends once the handle is closed or gone.
 fn while_open(
     engine: &Arc<Engine>,
-    mut round: impl FnMut(&Engine) -> Duration + Send + 'static,
+    mut round: impl FnMut(&Arc<Engine>) -> Duration + Send + 'static,
 ) -> impl FnMut() -> Option<Duration> + Send + 'static {
     let weak: Weak<Engine> = Arc::downgrade(engine);
     move || {

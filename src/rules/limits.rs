@@ -115,6 +115,10 @@ pub const WEBHOOK_MAX_DELAY: Duration = Duration::from_secs(3600);
 pub const WEBHOOK_GIVE_UP: Duration = Duration::from_secs(3 * 24 * 3600);
 /// HOOK-3: how long both secrets sign after a rotation, by default.
 pub const WEBHOOK_OVERLAP: Duration = Duration::from_secs(24 * 3600);
+/// PROD-4: how many endpoints one webhook worker delivers to at once,
+/// each on a thread of its own; past it, endpoints with events wait their
+/// turn, the least recently tried first.
+pub const WEBHOOK_ENDPOINTS_AT_ONCE: usize = 64;
 /// HOOK-1: the longest endpoint URL accepted, in characters.
 pub const MAX_WEBHOOK_URL: usize = 2000;
 

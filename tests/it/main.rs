@@ -131,4 +131,5 @@ mod web_inbox_security;
 mod web_inbox_support;
 mod webhooks_delivery;
 mod webhooks_endpoints;
+mod webhooks_isolation;
 mod webhooks_targets;

@@ -11,7 +11,10 @@ It prints `listening on <port>` once ready. Routes:
     POST /redirect…   the same, answered 301 to /elsewhere
     POST /gone…       the same, answered 410
     GET  /deliveries  every delivery so far, as JSON, in arrival order
-                      (each recorded as it arrives, before it is answered)
+                      (each recorded as it arrives, before it is answered,
+                      with `arrived`, its time in Unix seconds, and
+                      `concurrent_path`, the deliveries in flight to its
+                      path then, itself included)
     POST /control     {"status": 200, "delay": 0.0, "fail": 0}: the status
                       to answer, seconds to wait first, and how many
                       deliveries to answer 500 before that
@@ -32,6 +35,7 @@ from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 LOCK = threading.Lock()
 STATE = {"status": 200, "delay": 0.0, "fail": 0, "secrets": [], "in_flight": 0}
+IN_FLIGHT_AT = {}
 DELIVERIES = []
 FOLLOWED = []
 
@@ -106,9 +110,12 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(404)
             return
         headers = {name.lower(): value for name, value in self.headers.items()}
+        arrived = time.time()
         with LOCK:
             STATE["in_flight"] += 1
             concurrent = STATE["in_flight"]
+            IN_FLIGHT_AT[self.path] = IN_FLIGHT_AT.get(self.path, 0) + 1
+            concurrent_path = IN_FLIGHT_AT[self.path]
             secrets = list(STATE["secrets"])
             delay = STATE["delay"]
             if STATE["fail"] > 0:
@@ -132,6 +139,8 @@ class Handler(BaseHTTPRequestHandler):
             "verified": verified_with(secrets, body, headers),
             "body": payload,
             "concurrent": concurrent,
+            "concurrent_path": concurrent_path,
+            "arrived": arrived,
             "answered": status,
             "path": self.path,
         }
@@ -147,6 +156,7 @@ class Handler(BaseHTTPRequestHandler):
         finally:
             with LOCK:
                 STATE["in_flight"] -= 1
+                IN_FLIGHT_AT[self.path] -= 1
 
 
 def main():

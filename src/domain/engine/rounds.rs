@@ -99,22 +99,27 @@ impl RoundThread {
 }
 
 /// A round thread that every appended event nudges too (HOOK-4's webhook
-/// worker): the thread, and the subscription that wakes it, dropped with
-/// it.
+/// worker): the thread, the subscription that wakes it, and what stops
+/// the work its rounds handed to threads of their own (PROD-4), dropped
+/// with it.
 #[cfg(feature = "webhooks")]
 pub(crate) struct EventRoundThread {
     thread: Arc<RoundThread>,
     _subscription: EventSubscription,
+    stopping: Box<dyn Fn() + Send + Sync>,
 }
 
 #[cfg(feature = "webhooks")]
 impl EventRoundThread {
     /// Starts the thread `name` as [`RoundThread::start`] does; `subscribe`
-    /// is given the nudge to call whenever events may have been appended.
+    /// is given the nudge to call whenever events may have been appended
+    /// (or the rounds' own work wants another round); `stopping` runs
+    /// first when it is stopped.
     pub(crate) fn start(
         name: &str,
         round: impl FnMut() -> Option<Duration> + Send + 'static,
         subscribe: impl FnOnce(Wake) -> EventSubscription,
+        stopping: impl Fn() + Send + Sync + 'static,
     ) -> std::io::Result<EventRoundThread> {
         let thread = Arc::new(RoundThread::start(name, round)?);
         let nudged = Arc::downgrade(&thread);
@@ -126,10 +131,12 @@ impl EventRoundThread {
         Ok(EventRoundThread {
             thread,
             _subscription: subscription,
+            stopping: Box::new(stopping),
         })
     }
 
     pub(crate) fn stop(&self) {
+        (self.stopping)();
         self.thread.stop();
     }
 

@@ -1,16 +1,23 @@
-//! HOOK-2, HOOK-4: the webhook worker. A thread of the handle reads the
-//! event log as `system` (EVT-1a's order, through the one reader) from
-//! each enabled endpoint's cursor and delivers what matches, one event at
-//! a time, signed (HOOK-3), with a blocking HTTP client. An endpoint is
-//! delivered by one worker at a time, under a lease in the database; the
-//! cursor moves past an event once it is delivered or does not match, and
-//! only while the lease is this worker's. It ends when the handle closes
-//! (REL-7).
+//! HOOK-2, HOOK-4, PROD-4: the webhook worker. A thread of the handle
+//! finds the enabled endpoints with events after their cursors and hands
+//! each to a thread of its own, which reads the event log as `system`
+//! (EVT-1a's order, through the one reader) from the endpoint's cursor and
+//! delivers what matches, one event at a time, signed (HOOK-3), with a
+//! blocking HTTP client: a slow or hanging endpoint delays only itself. An
+//! endpoint is delivered by one worker at a time, under a lease in the
+//! database, and by one thread of it; the cursor moves past an event once
+//! it is delivered or does not match, and only while the lease is this
+//! worker's. Closing the handle (REL-7) cancels the requests in flight.
 
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use diesel::prelude::*;
 
+use crate::domain::engine::signal::Wake;
 use crate::domain::engine::Engine;
 use crate::domain::events::{Logged, Position};
 use crate::domain::webhooks::endpoint::{endpoint_columns, load, Endpoint};
@@ -18,7 +25,8 @@ use crate::domain::webhooks::signing::{event_body, event_id, signature_header, t
 use crate::domain::webhooks::target::refused_address;
 use crate::error::{Error, Result};
 use crate::rules::limits::{
-    webhook_retry_delay, WEBHOOK_FIRST_RETRY, WEBHOOK_GIVE_UP, WEBHOOK_TIMEOUT,
+    webhook_retry_delay, WEBHOOK_ENDPOINTS_AT_ONCE, WEBHOOK_FIRST_RETRY, WEBHOOK_GIVE_UP,
+    WEBHOOK_TIMEOUT,
 };
 use crate::rules::principal::Principal;
 use crate::rules::visibility::Scope;
@@ -106,6 +114,10 @@ impl Endpoint {
 /// How long a round sleeps when nothing is due sooner: the bound within
 /// which an event reaches an endpoint when no wake-up came.
 const IDLE: Duration = Duration::from_secs(1);
+
+/// How soon a round looks again while events are held back by a
+/// transaction still open elsewhere (EVT-1a: nobody announces its end).
+const HELD_BACK: Duration = Duration::from_millis(50);
 
 /// Events read per page of the log.
 const PAGE: i64 = 100;
@@ -257,8 +269,17 @@ pub(crate) fn send_test(engine: &Engine, id: &str, timeout: Duration) -> Result<
     )
 }
 
-/// HOOK-4: the worker a thread of the handle runs (`domain/open.rs`
-/// starts it), round after round.
+/// PROD-4: how long a stop waits for the deliveries it cancelled to end.
+/// A request cancelled mid-flight ends at once; one still connecting
+/// (which nothing interrupts) is left to end by its timeout, delivering
+/// nothing (the client fails every request once it is shut down).
+const STOP_WAIT: Duration = Duration::from_secs(1);
+
+/// HOOK-4, PROD-4: the worker a thread of the handle runs (`domain/open.rs`
+/// starts it), round after round. A round hands each endpoint with
+/// something to deliver to a thread of its own, so a slow, hanging or
+/// failing endpoint holds up only itself; an endpoint is served by one
+/// thread at a time, under its lease, in order.
 pub(crate) struct Worker {
     /// This worker's name in the leases it takes.
     id: String,
@@ -267,6 +288,52 @@ pub(crate) struct Worker {
     /// … and for those with it.
     open: ureq::Agent,
     options: WebhookOptions,
+    /// Set by a stop: no attempt starts any more, and one in flight was
+    /// cancelled rather than failed.
+    stopping: AtomicBool,
+    tasks: Mutex<Tasks>,
+    /// Signalled whenever an endpoint's thread lets go of it.
+    ended: Condvar,
+}
+
+/// The endpoints this worker is delivering, and how to ask for a round.
+#[derive(Default)]
+struct Tasks {
+    /// Each endpoint a thread serves, and whether a round found it had
+    /// more while that thread ran (the round left it alone).
+    running: HashMap<String, bool>,
+    /// Every thread started that may not have ended.
+    threads: Vec<JoinHandle<()>>,
+    /// A round passed over endpoints because enough were served at once.
+    waiting: bool,
+    /// The round thread's nudge …
+    wake: Option<Wake>,
+    /// … and whether one was wanted before it was given.
+    missed: bool,
+}
+
+/// Whether a round may hand an endpoint to a thread of its own.
+enum Slot {
+    Free,
+    /// A thread serves it already.
+    Busy,
+    /// As many endpoints as may be are being served.
+    Full,
+    Stopping,
+}
+
+/// What serving an endpoint came to.
+enum Served {
+    /// The log was read to its end (or the lease was lost, or the endpoint
+    /// answered `410`).
+    Done,
+    /// An attempt failed: the event is tried again at `next_attempt_at`.
+    Retry,
+    /// What follows is held back by a transaction still open elsewhere:
+    /// a round looks again soon.
+    HeldBack,
+    /// The worker stopped: nothing was recorded of the attempt.
+    Cancelled,
 }
 
 impl Worker {
@@ -276,51 +343,238 @@ impl Worker {
             guarded: agent(options, false),
             open: agent(options, true),
             options,
+            stopping: AtomicBool::new(false),
+            tasks: Mutex::default(),
+            ended: Condvar::new(),
+        }
+    }
+
+    /// The round thread's nudge: an endpoint's thread asks for a round
+    /// with it when it ends (a retry's time, or what a round found for it
+    /// meanwhile).
+    pub(crate) fn wake_with(&self, wake: Wake) {
+        let missed = {
+            let mut tasks = self.tasks();
+            tasks.wake = Some(wake.clone());
+            std::mem::take(&mut tasks.missed)
+        };
+        if missed {
+            wake();
         }
     }
 
     /// One round, a failure logged: how long to sleep before the next.
-    pub(crate) fn round_or_idle(&self, engine: &Engine) -> Duration {
+    pub(crate) fn round_or_idle(self: &Arc<Self>, engine: &Arc<Engine>) -> Duration {
         self.round(engine).unwrap_or_else(|error| {
-            // PROD-2: an outage is logged once, by the pool.
-            if !error.is_outage() {
+            if !quiet(&error) && !self.is_stopping() {
                 tracing::warn!(%error, "a webhook round failed; it runs again");
             }
             IDLE
         })
     }
 
-    /// One round: every enabled endpoint that is due is delivered as far
-    /// as it goes; returns how long to sleep before the next.
-    fn round(&self, engine: &Engine) -> Result<Duration> {
+    /// One round: every enabled endpoint that is due and has events after
+    /// its cursor is handed to a thread of its own, which delivers it as
+    /// far as it goes; returns how long to sleep before the next.
+    fn round(self: &Arc<Self>, engine: &Arc<Engine>) -> Result<Duration> {
         let now = engine.now().as_micros();
-        let enabled: Vec<Endpoint> = engine.read(|conn| {
+        let mut enabled: Vec<Endpoint> = engine.read(|conn| {
             Ok(webhooks::table
                 .filter(webhooks::state.eq(WebhookState::Enabled.as_str()))
                 .order((webhooks::created_at, webhooks::id))
                 .select(endpoint_columns())
                 .load(conn)?)
         })?;
+        // PROD-4: the least recently tried first (then the oldest), so
+        // when more endpoints have work than are served at once, each gets
+        // its turn.
+        enabled.sort_by_key(|endpoint| endpoint.last_attempt_at.unwrap_or(i64::MIN));
+        let scope = system_scope()?;
+        // Whether anything follows a cursor: one read for each cursor, as
+        // endpoints that are caught up share the head.
+        let mut followed: BTreeMap<Option<Position>, bool> = BTreeMap::new();
         let mut sleep = IDLE;
         for endpoint in enabled {
             if let Some(next) = endpoint.next_attempt_at.filter(|next| *next > now) {
                 sleep = sleep.min(micros(next - now));
                 continue;
             }
-            if !self.take_lease(engine, &endpoint.id)? {
-                continue;
+            match self.slot(&endpoint.id) {
+                Slot::Free => {}
+                Slot::Busy | Slot::Full => continue,
+                Slot::Stopping => return Ok(IDLE),
             }
-            // Read again under the lease: another worker may have moved the
-            // cursor since the list was read.
-            let delivered = engine
-                .read(|conn| load(conn, &endpoint.id))
-                .and_then(|endpoint| self.deliver(engine, endpoint));
-            self.release(engine)?;
-            if let Some(retry) = delivered? {
-                sleep = sleep.min(retry);
+            let cursor = endpoint.cursor_position();
+            let waiting = match followed.get(&cursor) {
+                Some(waiting) => *waiting,
+                None => {
+                    let page = engine.read_log(&scope, cursor, 1)?;
+                    if page.held_back {
+                        sleep = sleep.min(HELD_BACK);
+                    }
+                    let waiting = page.reset || !page.rows.is_empty();
+                    followed.insert(cursor, waiting);
+                    waiting
+                }
+            };
+            if waiting && self.take_lease(engine, &endpoint.id)? {
+                self.spawn(engine, endpoint.id)?;
             }
         }
         Ok(sleep)
+    }
+
+    fn tasks(&self) -> std::sync::MutexGuard<'_, Tasks> {
+        self.tasks.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn is_stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    /// PROD-4: whether the endpoint may get a thread now; a busy one is
+    /// marked to be looked at again when its thread ends, and so is the
+    /// round when enough are served at once.
+    fn slot(&self, id: &str) -> Slot {
+        let mut tasks = self.tasks();
+        if self.is_stopping() {
+            return Slot::Stopping;
+        }
+        if let Some(again) = tasks.running.get_mut(id) {
+            *again = true;
+            return Slot::Busy;
+        }
+        if tasks.running.len() >= WEBHOOK_ENDPOINTS_AT_ONCE {
+            tasks.waiting = true;
+            return Slot::Full;
+        }
+        Slot::Free
+    }
+
+    /// Starts the thread that delivers the endpoint, whose lease this
+    /// worker holds. The thread holds the handle only while it reads or
+    /// writes, never across a request.
+    fn spawn(self: &Arc<Self>, engine: &Arc<Engine>, id: String) -> Result<()> {
+        let mut tasks = self.tasks();
+        // Checked under the lock a stop sets it under: a stop waits for
+        // every thread started before it.
+        if self.is_stopping() {
+            return Ok(());
+        }
+        let worker = self.clone();
+        let handle = Arc::downgrade(engine);
+        let served = id.clone();
+        let started = std::thread::Builder::new()
+            .name("clarion-webhook".to_owned())
+            .spawn(move || worker.serve(&handle, &served));
+        let thread = match started {
+            Ok(thread) => thread,
+            Err(error) => {
+                drop(tasks);
+                let _ = self.release(engine, &id);
+                return Err(Error::Internal(format!(
+                    "could not start a webhook delivery thread: {error}"
+                )));
+            }
+        };
+        tasks.running.insert(id, false);
+        tasks.threads.retain(|thread| !thread.is_finished());
+        tasks.threads.push(thread);
+        Ok(())
+    }
+
+    /// An endpoint's thread: delivers it as far as it goes, lets go of its
+    /// lease, and asks for a round when one is wanted.
+    fn serve(&self, engine: &Weak<Engine>, id: &str) {
+        // A panic must not leave the endpoint marked as served forever.
+        let served = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.deliver_held(engine, id)
+        }))
+        .unwrap_or_else(|_| Err(Error::Internal("a webhook delivery panicked".into())));
+        let soon = match served {
+            Ok(Served::Retry | Served::HeldBack) => true,
+            Ok(Served::Done | Served::Cancelled) => false,
+            Err(error) => {
+                if !quiet(&error) && !self.is_stopping() {
+                    tracing::warn!(endpoint = id, %error, "a webhook delivery stopped on an error; it runs again");
+                }
+                false
+            }
+        };
+        // The lease goes before the endpoint is free here, or a round
+        // could take it again and then lose it to this release. A stopped
+        // worker writes nothing: its lease lapses, as a crashed one's.
+        if !self.is_stopping() {
+            if let Some(engine) = engine.upgrade() {
+                if let Err(error) = self.release(&engine, id) {
+                    if !quiet(&error) {
+                        tracing::warn!(endpoint = id, %error, "a webhook lease was not let go; it lapses");
+                    }
+                }
+            }
+        }
+        let wanted = {
+            let mut tasks = self.tasks();
+            let again = tasks.running.remove(id).unwrap_or(false);
+            let waiting = std::mem::take(&mut tasks.waiting);
+            self.ended.notify_all();
+            again || waiting || soon
+        };
+        if wanted && !self.is_stopping() {
+            self.nudge();
+        }
+    }
+
+    /// Asks the round thread for a round now.
+    fn nudge(&self) {
+        let wake = {
+            let mut tasks = self.tasks();
+            if tasks.wake.is_none() {
+                tasks.missed = true;
+            }
+            tasks.wake.clone()
+        };
+        if let Some(wake) = wake {
+            wake();
+        }
+    }
+
+    /// PROD-4: no attempt starts from now on, and every request in flight
+    /// fails at once (its connection is shut down), to be taken as
+    /// cancelled.
+    fn cancel(&self) {
+        {
+            let _tasks = self.tasks();
+            self.stopping.store(true, Ordering::SeqCst);
+        }
+        self.guarded.clone().shutdown();
+        self.open.clone().shutdown();
+    }
+
+    /// Waits, at most `within`, for every endpoint's thread to end.
+    fn wait_for_tasks(&self, within: Duration) {
+        let tasks = self.tasks();
+        let (mut tasks, _) = self
+            .ended
+            .wait_timeout_while(tasks, within, |tasks| !tasks.running.is_empty())
+            .unwrap_or_else(|p| p.into_inner());
+        let left = tasks.running.len();
+        let threads = std::mem::take(&mut tasks.threads);
+        drop(tasks);
+        if left > 0 {
+            tracing::info!(
+                deliveries = left,
+                "webhook deliveries still connecting were cancelled; they end by their timeout, delivering nothing"
+            );
+            return;
+        }
+        // Each has let go of its endpoint: it ends at once.
+        let current = std::thread::current().id();
+        for thread in threads {
+            if thread.thread().id() != current {
+                let _ = thread.join();
+            }
+        }
     }
 
     /// HOOK-2: the endpoint's lease, if no other worker holds one.
@@ -348,10 +602,10 @@ impl Worker {
         Ok(taken == 1)
     }
 
-    /// Lets go of every lease this worker holds.
-    fn release(&self, engine: &Engine) -> Result<()> {
+    /// Lets go of the endpoint's lease, if this worker still holds it.
+    fn release(&self, engine: &Engine, id: &str) -> Result<()> {
         engine.write(|conn| {
-            diesel::update(webhooks::table.filter(webhooks::lease_owner.eq(&self.id)))
+            diesel::update(held_row(id, &self.id))
                 .set((
                     webhooks::lease_owner.eq(None::<String>),
                     webhooks::lease_until.eq(None::<i64>),
@@ -361,17 +615,22 @@ impl Worker {
         })
     }
 
+    /// The endpoint read again under the lease (another worker may have
+    /// moved its cursor since the round listed it), then delivered.
+    fn deliver_held(&self, engine: &Weak<Engine>, id: &str) -> Result<Served> {
+        let endpoint = live(engine)?.read(|conn| load(conn, id))?;
+        self.deliver(engine, endpoint)
+    }
+
     /// HOOK-2: delivers the endpoint's events from its cursor on, one at a
-    /// time, until the log is read or an attempt fails; `Some(delay)` when
-    /// a failed event is to be tried again after it.
-    fn deliver(&self, engine: &Engine, endpoint: Endpoint) -> Result<Option<Duration>> {
-        let scope = Scope::of(&Principal::System)
-            .ok_or_else(|| Error::Internal("no scope for system".into()))?;
+    /// time, until the log is read or an attempt fails.
+    fn deliver(&self, engine: &Weak<Engine>, endpoint: Endpoint) -> Result<Served> {
+        let scope = system_scope()?;
         let mut cursor = endpoint.cursor_position();
         // What the row holds: the cursor is written only when it moved.
         let mut stored = cursor;
         loop {
-            let page = engine.read_log(&scope, cursor, PAGE)?;
+            let page = live(engine)?.read_log(&scope, cursor, PAGE)?;
             if page.reset {
                 tracing::warn!(
                     endpoint = endpoint.id,
@@ -386,11 +645,15 @@ impl Worker {
                 // The events passed over before it are done with. Every
                 // write under the lease also extends it, so the lease
                 // covers the post that follows (a lost lease stops here).
-                if cursor != stored && !self.move_cursor(engine, &endpoint.id, cursor)? {
-                    return Ok(None);
+                if cursor != stored && !self.move_cursor(&*live(engine)?, &endpoint.id, cursor)? {
+                    return Ok(Served::Done);
                 }
-                let now = engine.now().as_micros();
+                if self.is_stopping() {
+                    return Ok(Served::Cancelled);
+                }
+                let now = live(engine)?.now().as_micros();
                 let body = event_body(event);
+                let message = event_id(event);
                 let agent = if endpoint.allow_private {
                     &self.open
                 } else {
@@ -400,35 +663,54 @@ impl Worker {
                     agent,
                     &endpoint.url,
                     &endpoint.signing_secrets(now),
-                    &event_id(event),
+                    &message,
                     &body,
                 );
+                // PROD-4: no answer because the worker stopped is not the
+                // endpoint's failure: nothing is recorded, and the event
+                // is delivered again, with the same id.
+                if answer.is_err() && self.is_stopping() {
+                    tracing::info!(
+                        endpoint = endpoint.id,
+                        webhook_id = message,
+                        "webhook delivery cancelled: the worker is stopping; the event is \
+                         delivered again, with the same webhook-id, by the next worker \
+                         once this one's lease lapses"
+                    );
+                    return Ok(Served::Cancelled);
+                }
+                let engine = live(engine)?;
                 match outcome(answer) {
                     Outcome::Delivered => {
-                        if !self.delivered(engine, &endpoint.id, event)? {
-                            return Ok(None);
+                        if !self.delivered(&engine, &endpoint.id, event)? {
+                            return Ok(Served::Done);
                         }
                         cursor = Some(event.position);
                         stored = cursor;
                     }
                     Outcome::Gone => {
-                        self.gone(engine, &endpoint.id)?;
-                        return Ok(None);
+                        self.gone(&engine, &endpoint.id)?;
+                        return Ok(Served::Done);
                     }
                     Outcome::Failed(why) => {
-                        return self.failed(engine, &endpoint.id, &why).map(Some)
+                        self.failed(&engine, &endpoint.id, &why)?;
+                        return Ok(Served::Retry);
                     }
                 }
             }
             // The examined tail (and, after a reset, the head) is done with.
             let end = page.next.or(cursor);
-            if end != stored && !self.move_cursor(engine, &endpoint.id, end)? {
-                return Ok(None);
+            if end != stored && !self.move_cursor(&*live(engine)?, &endpoint.id, end)? {
+                return Ok(Served::Done);
             }
             cursor = end;
             stored = end;
             if !page.full {
-                return Ok(None);
+                return Ok(if page.held_back {
+                    Served::HeldBack
+                } else {
+                    Served::Done
+                });
             }
         }
     }
@@ -509,8 +791,7 @@ impl Worker {
     /// HOOK-2: a failure: tried again after the first retry delay, each
     /// later delay twice the previous (at most an hour); once the event
     /// has been failing for the give-up time, the endpoint is `failing`.
-    /// Returns the delay.
-    fn failed(&self, engine: &Engine, id: &str, why: &str) -> Result<Duration> {
+    fn failed(&self, engine: &Engine, id: &str, why: &str) -> Result<()> {
         let now = engine.now().as_micros();
         let options = self.options;
         engine.write(|conn| {
@@ -519,7 +800,7 @@ impl Worker {
                 .first(conn)
                 .optional()?;
             let Some((failures, since)) = row else {
-                return Ok(IDLE);
+                return Ok(());
             };
             let failures = failures.saturating_add(1);
             let since = since.unwrap_or(now);
@@ -542,9 +823,47 @@ impl Worker {
                         .eq((!gave_up).then(|| now.saturating_add(as_micros(delay)))),
                 ))
                 .execute(conn)?;
-            Ok(delay)
+            Ok(())
         })
     }
+}
+
+/// PROD-4: stops a worker's deliveries: [`Stopper::stop`] cancels them
+/// and waits (a second at most) for their threads to end; dropped (the
+/// handle gone without a close), it cancels them.
+pub(crate) struct Stopper(Arc<Worker>);
+
+impl Stopper {
+    pub(crate) fn new(worker: Arc<Worker>) -> Stopper {
+        Stopper(worker)
+    }
+
+    pub(crate) fn stop(&self) {
+        self.0.cancel();
+        self.0.wait_for_tasks(STOP_WAIT);
+    }
+}
+
+impl Drop for Stopper {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// The handle, while it is open anywhere.
+fn live(engine: &Weak<Engine>) -> Result<Arc<Engine>> {
+    engine.upgrade().ok_or(Error::HandleClosed)
+}
+
+/// Errors that are no webhook's failure: an outage (PROD-2: the pool logs
+/// it once) and a closed handle (a stop).
+fn quiet(error: &Error) -> bool {
+    error.is_outage() || matches!(error, Error::HandleClosed)
+}
+
+/// The worker reads the log as `system` (HOOK-2).
+fn system_scope() -> Result<Scope> {
+    Scope::of(&Principal::System).ok_or_else(|| Error::Internal("no scope for system".into()))
 }
 
 /// The endpoint's row while `worker` holds its lease: a worker that lost
