@@ -16,7 +16,7 @@ use crate::support::*;
 const LONG_POLL: Duration = Duration::from_secs(30);
 
 /// A waiter on its own thread: its outcome and when it returned.
-fn waiting(
+pub(crate) fn waiting(
     clarion: &Clarion,
     pending_id: &str,
 ) -> std::thread::JoinHandle<(clarion::Result<WaitOutcome>, Instant)> {

@@ -8,28 +8,17 @@
 
 #![cfg(feature = "postgres")]
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use clarion::{Clarion, WaitOutcome};
 use diesel::sql_types::BigInt;
 use diesel::RunQueryDsl;
 
+use crate::delivery_push::waiting;
 use crate::support::*;
 
 /// Far longer than any push takes: a waiter that woke sooner was pushed.
 const LONG_POLL: Duration = Duration::from_secs(30);
-
-/// A waiter on its own thread: its outcome and when it returned.
-fn waiting(
-    clarion: &Clarion,
-    pending_id: &str,
-) -> std::thread::JoinHandle<(clarion::Result<WaitOutcome>, Instant)> {
-    let (clarion, pending_id) = (clarion.clone(), pending_id.to_owned());
-    std::thread::spawn(move || {
-        let outcome = clarion.wait(&pending_id, Duration::from_secs(120));
-        (outcome, Instant::now())
-    })
-}
 
 /// Until `clarion`'s waiters have read their bundles once: they sleep.
 fn until_read(clarion: &Clarion) {

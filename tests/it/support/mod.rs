@@ -181,6 +181,20 @@ pub fn postgres_base_url() -> String {
         .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_owned())
 }
 
+/// A schema or database name no other case of any run uses.
+#[cfg(feature = "postgres")]
+fn fresh_name(prefix: &str) -> String {
+    format!(
+        "{prefix}{}_{}_{}",
+        std::process::id(),
+        SCHEMA_COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0)
+    )
+}
+
 /// A fresh schema on the test server, or `None` (skip) when the server is
 /// unreachable outside CI.
 #[cfg(feature = "postgres")]
@@ -197,15 +211,7 @@ pub fn postgres() -> Option<TestDb> {
             return None;
         }
     };
-    let schema = format!(
-        "clarion_t{}_{}_{}",
-        std::process::id(),
-        SCHEMA_COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0)
-    );
+    let schema = fresh_name("clarion_t");
     if let Some(pooler_url) = pooler_url() {
         return Some(pooled(&mut admin, base_url, &pooler_url, schema));
     }
@@ -233,15 +239,7 @@ pub fn postgres_through_pooler() -> Option<TestDb> {
     }
     let base_url = postgres_base_url();
     let mut admin = diesel::PgConnection::establish(&base_url).ok()?;
-    let database = format!(
-        "clarion_p{}_{}_{}",
-        std::process::id(),
-        SCHEMA_COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.subsec_nanos())
-            .unwrap_or(0)
-    );
+    let database = fresh_name("clarion_p");
     Some(pooled(&mut admin, base_url, &pooler_url, database))
 }
 
