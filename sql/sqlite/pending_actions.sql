@@ -4,7 +4,7 @@ WHERE (`sessions`.`id` = `bundles`.`session_id`)
 LIMIT ?)
 FROM `bundles`
 WHERE (((((`bundles`.`task_key` IN (?))
-AND `bundles`.`may_be_active`)
+AND (CAST(`bundles`.`may_be_active` AS INTEGER) = ?))
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
 AND ((?
 OR ((`bundles`.`owner_key` = ?)
@@ -38,4 +38,4 @@ WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
 LIMIT -1  OFFSET ?)))));
--- binds: [1, "<task_id>", "", false, "", "<user_id>", false, "permission", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]
+-- binds: [1, "<task_id>", 1, "", false, "", "<user_id>", false, "permission", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]

@@ -102,7 +102,9 @@ where
 /// `CAST(<expr> AS INTEGER)`: a 32-bit integer on PostgreSQL (SQLite has
 /// one integer type), so that `SUM` of it is a `BIGINT` there too, not the
 /// `NUMERIC` that `SUM` of a `BIGINT` (as `COUNT` returns) would be. Only
-/// for values that fit: counts of a bundle's questions.
+/// for values that fit: counts of a bundle's questions, and a boolean
+/// compared as a number so that no partial index's predicate follows from
+/// it (pending actions' hint, PROD-3).
 #[derive(Debug, Clone, Copy, diesel::expression::ValidGrouping)]
 pub struct AsInteger<E>(pub E);
 

@@ -9,7 +9,8 @@ pub use crate::domain::claim::statements::{claim_rows_statement, RowWrite};
 pub use crate::domain::deadline::{due_batch_query, next_deadline_query};
 pub use crate::domain::history::{owner_settled_page_query, settled_page_query, SettledFilter};
 pub use crate::domain::listing::{
-    owner_page_query, owner_summary_query, page_query, pending_actions_query, ListFilter,
+    owner_page_query, owner_summary_query, page_query, pending_actions_query, visible_tasks_query,
+    ListFilter,
 };
 pub use crate::rules::activeness::{active_bundle_ids, due_bundle_ids};
 pub use crate::rules::visibility::Scope;

@@ -195,6 +195,13 @@ macro_rules! catalog {
                 ),
             },
             Rendered {
+                name: "pending_actions_tasks",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::visible_tasks_query(&scope, &task_ids))
+                        .to_string(),
+                ),
+            },
+            Rendered {
                 name: "standing",
                 sql: layout(
                     debug_query::<$backend, _>(&bundle::standing_query(PENDING, NOW)).to_string(),
