@@ -62,6 +62,7 @@ pub use domain::lifecycle::{SessionUpsert, TaskUpsert, WorkspaceUpsert};
 pub use domain::listing::{
     Cursor, ListPage, ListRequest, PendingAction, Summary, TaskPendingActions,
 };
+pub use domain::people::{Caller, Person, User, UserCursor, UserField, UserPage, UserUpsert};
 pub use domain::resolve::{AnswerInput, ResolveRequest};
 pub use domain::resume::{Delivery, DeliveryReport, DispatchError, ResumeDispatcher};
 #[cfg(feature = "http")]

@@ -6,7 +6,7 @@
 //! Import order inside the domain (each imports only those before it):
 //! `views` → `engine` (its waiters first) → `bundle` → `answers` → `claim` →
 //! `delivery::outbox` → `change` → `deadline` → `lifecycle` → `ask`, `listing`,
-//! `authorize`, `resolve`, `attempts`, `delivery::wait`; last `open`,
+//! `authorize`, `resolve`, `attempts`, `people`, `delivery::wait`; last `open`,
 //! which opens the engine and starts every thread it runs.
 
 pub(crate) mod answers;
@@ -27,6 +27,7 @@ pub(crate) mod lifecycle;
 pub(crate) mod listing;
 pub(crate) mod names;
 pub(crate) mod open;
+pub(crate) mod people;
 pub(crate) mod resolve;
 pub(crate) mod resume;
 pub(crate) mod retention;

@@ -14,6 +14,7 @@ mod events;
 #[cfg(feature = "http")]
 mod http;
 mod mirror;
+mod people;
 mod upkeep;
 
 pub use builder::Builder;

@@ -202,6 +202,48 @@ pub fn check_id(field: &str, value: &str) -> Result<(), ValidationError> {
     check_text(field, value)
 }
 
+/// PPL-1: a person's name in the directory, in runes.
+pub const MAX_PERSON_NAME_RUNES: usize = 120;
+/// PPL-1: an email address, in bytes (RFC 5321's path limit).
+pub const MAX_EMAIL_BYTES: usize = 254;
+/// PPL-2: the most members a workspace may have.
+pub const MAX_MEMBERS: usize = 1000;
+/// PPL-2: how many members a workspace may have.
+pub const MEMBERS: RangeInclusive<usize> = 0..=MAX_MEMBERS;
+/// PPL-1a: the most ids one `people` call names.
+pub const MAX_PEOPLE_IDS: usize = 100;
+/// PPL-1a: how many ids one `people` call names.
+pub const PEOPLE_IDS: RangeInclusive<usize> = 1..=MAX_PEOPLE_IDS;
+
+/// PPL-1: an email address as the directory keeps it: at most 254 bytes,
+/// exactly one `@`, and no whitespace, control character or angle bracket
+/// (nothing that could break a mail header or a page). Nothing more is
+/// guessed: the host's address book is the source of truth.
+pub fn check_email(field: &str, value: &str) -> Result<(), ValidationError> {
+    if value.len() > MAX_EMAIL_BYTES {
+        return Err(ValidationError::new(
+            field,
+            format!(
+                "must be at most {MAX_EMAIL_BYTES} bytes, got {}",
+                value.len()
+            ),
+        ));
+    }
+    if value.matches('@').count() != 1 {
+        return Err(ValidationError::new(field, "must contain exactly one @"));
+    }
+    if let Some(bad) = value
+        .chars()
+        .find(|c| c.is_whitespace() || c.is_control() || matches!(c, '<' | '>'))
+    {
+        return Err(ValidationError::new(
+            field,
+            format!("must not contain {bad:?} (whitespace, control characters and angle brackets are refused)"),
+        ));
+    }
+    Ok(())
+}
+
 /// LIST-4, DEL-3: default when absent or below 1, clamped at the maximum.
 pub fn page_size(limit: Option<i64>) -> i64 {
     match limit {

@@ -286,6 +286,8 @@ pub enum EventType {
     Resolved,
     /// An active bundle stopped being active without a resolution.
     Closed,
+    /// A workspace's member set was replaced (PPL-2).
+    Members,
 }
 
 impl EventType {
@@ -295,6 +297,7 @@ impl EventType {
             EventType::Asked => "bundle.asked",
             EventType::Resolved => "bundle.resolved",
             EventType::Closed => "bundle.closed",
+            EventType::Members => "workspace.members",
         }
     }
 }
@@ -302,7 +305,12 @@ impl EventType {
 impl EventType {
     /// Every type of the log, the words a webhook may subscribe to
     /// (HOOK-1).
-    pub const ALL: [EventType; 3] = [EventType::Asked, EventType::Resolved, EventType::Closed];
+    pub const ALL: [EventType; 4] = [
+        EventType::Asked,
+        EventType::Resolved,
+        EventType::Closed,
+        EventType::Members,
+    ];
 
     /// The type this word names, if any.
     pub fn from_word(word: &str) -> Option<EventType> {

@@ -133,6 +133,14 @@ diesel::table! {
 }
 
 diesel::table! {
+    users (user_id) {
+        user_id -> Text,
+        name -> Text,
+        email -> Text,
+    }
+}
+
+diesel::table! {
     web_sessions (digest) {
         digest -> Text,
         token_digest -> Text,
@@ -169,6 +177,13 @@ diesel::table! {
 }
 
 diesel::table! {
+    workspace_members (workspace_id, user_id) {
+        workspace_id -> Text,
+        user_id -> Text,
+    }
+}
+
+diesel::table! {
     workspaces (id) {
         id -> Text,
         owner_id -> Text,
@@ -182,6 +197,7 @@ diesel::joinable!(bundles -> sessions (session_id));
 diesel::joinable!(sessions -> tasks (task_id));
 diesel::joinable!(turns -> sessions (session_id));
 diesel::joinable!(web_sessions -> api_tokens (token_digest));
+diesel::joinable!(workspace_members -> workspaces (workspace_id));
 
 diesel::allow_tables_to_appear_in_same_query!(
     api_tokens,
@@ -195,7 +211,9 @@ diesel::allow_tables_to_appear_in_same_query!(
     sessions,
     tasks,
     turns,
+    users,
     web_sessions,
     webhooks,
+    workspace_members,
     workspaces,
 );

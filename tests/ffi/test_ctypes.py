@@ -451,6 +451,36 @@ def test_webhooks_through_the_c_abi(db):
     expect_error(db, 403, "capability not authorized", "webhook_list", user("alice"))
 
 
+def test_people_through_the_c_abi(db):
+    """PPL-1, PPL-1a, PPL-2: the directory and members are the host's; a
+    duplicate member is a 400 naming it, an unknown workspace the 404, a
+    user and an agent are refused; people names whom the caller may know
+    and never an email."""
+    alice, bob, carol = f"alice-{RUN}", f"bob-{RUN}", f"carol-{RUN}"
+    for person in (alice, bob, carol):
+        assert ok(db, "upsert_user", SYSTEM,
+                  {"user_id": person, "name": person.title(), "email": f"{person}@x.org"}) == {"ok": True}
+    ws = f"w-people-{RUN}"
+    assert ok(db, "upsert_workspace", SYSTEM, {"id": ws, "owner_id": alice}) == {"ok": True}
+    assert ok(db, "set_members", SYSTEM, {"workspace_id": ws, "members": [bob]}) == {"ok": True}
+    assert ok(db, "members", SYSTEM, {"workspace_id": ws}) == {"members": [bob]}
+    expect_error(db, 400, "members[2]", "set_members", SYSTEM, {"workspace_id": ws, "members": [bob, carol, bob]})
+    expect_error(db, 404, "workspace not found", "set_members", SYSTEM,
+                 {"workspace_id": f"nowhere-{RUN}", "members": []})
+    expect_error(db, 400, "email: must contain exactly one @", "upsert_user", SYSTEM, {"user_id": alice, "email": "x"})
+    for op, args in (("upsert_user", {"user_id": alice}), ("set_members", {"workspace_id": ws, "members": []}),
+                     ("list_users", {}), ("delete_user", {"user_id": alice}), ("members", {"workspace_id": ws})):
+        expect_error(db, 403, "capability not authorized", op, user(alice), args)
+        expect_error(db, 403, "capability not authorized", op, agent(alice, "questions:read"), args)
+    named = ok(db, "people", user(alice), {"user_ids": [carol, bob, alice]})
+    assert named == {"people": [{"user_id": bob, "name": bob.title()}, {"user_id": alice, "name": alice.title()}]}, named
+    assert "@x.org" not in json.dumps(ok(db, "people", SYSTEM, {"user_ids": [alice, bob, carol]}))
+    me = ok(db, "whoami", agent(bob, "questions:read"))
+    assert me == {"kind": "agent", "user_id": bob, "agent_id": "bot", "name": bob.title()}, me
+    assert ok(db, "delete_user", SYSTEM, {"user_id": bob}) == {"ok": True}
+    assert ok(db, "members", SYSTEM, {"workspace_id": ws}) == {"members": []}
+
+
 def test_internal_error_is_500():
     """A database broken under the handle: 500, no crash, and the database's
     message stays in the log: the caller sees only a reference (REL-6)."""
@@ -508,6 +538,7 @@ def main():
         ("single-select through the C ABI", lambda: test_single_select_through_the_c_abi(db)),
         ("history through the C ABI", lambda: test_history_through_the_c_abi(db)),
         ("webhooks through the C ABI", lambda: test_webhooks_through_the_c_abi(db)),
+        ("people through the C ABI", lambda: test_people_through_the_c_abi(db)),
         ("internal error is 500", test_internal_error_is_500),
         ("32 threads race one bundle", lambda: test_thirty_two_threads_race_one_bundle(db)),
     ]

@@ -104,8 +104,46 @@ fn unique_ids(value: &mut Value) {
     }
 }
 
+/// PPL-1, PPL-2: the rules of the people operations no schema of the
+/// request states: an email's shape (exactly one `@`, 254 bytes rather
+/// than characters; the generated one becomes an address), `clear` naming
+/// no field also given (the generated list drops those), and distinct
+/// members (the generated list keeps each once). `tests/it/people.rs`
+/// checks each refusal.
+fn people_rules(value: &mut Value) {
+    let Some(map) = value.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::String(email)) = map.get_mut("email") {
+        if !email.is_empty() {
+            *email = "x@example.com".to_owned();
+        }
+    }
+    let given: Vec<String> = ["name", "email"]
+        .into_iter()
+        .filter(|field| {
+            map.get(*field)
+                .and_then(Value::as_str)
+                .is_some_and(|v| !v.is_empty())
+        })
+        .map(str::to_owned)
+        .collect();
+    if let Some(Value::Array(clear)) = map.get_mut("clear") {
+        clear.retain(|word| {
+            !word
+                .as_str()
+                .is_some_and(|word| given.iter().any(|g| g == word))
+        });
+    }
+    if let Some(Value::Array(members)) = map.get_mut("members") {
+        let mut seen = std::collections::HashSet::new();
+        members.retain(|member| seen.insert(member.to_string()));
+    }
+}
+
 fn without_opaque(mut value: Value) -> Value {
     unique_ids(&mut value);
+    people_rules(&mut value);
     deadline_of_now(&mut value);
     if let Some(map) = value.as_object_mut() {
         for name in OPAQUE {

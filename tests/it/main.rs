@@ -75,6 +75,7 @@ mod listing_support;
 mod listing_visibility_order;
 mod mcp_asking;
 mod mcp_tasks;
+mod people;
 mod resolve_auth;
 mod resolve_cancel;
 mod resolve_claim_replay;

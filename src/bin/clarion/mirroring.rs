@@ -5,7 +5,7 @@
 use clarion::{Clarion, Error, SessionUpsert, TaskUpsert, WorkspaceUpsert};
 
 /// `--task T [--task-title TITLE] [--workspace W [--workspace-name NAME]
-/// [--owner U]]`.
+/// [--owner U] [--members U,U]]`.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct MirrorArgs {
     /// Mirror this task first, and the session on it (created if new).
@@ -23,11 +23,19 @@ pub struct MirrorArgs {
     /// With --workspace: the workspace's name, which the inbox shows instead of its id.
     #[arg(long, value_name = "NAME", requires = "workspace")]
     pub workspace_name: Option<String>,
+    /// With --workspace: its whole member set, replacing the one it had ("" for none).
+    #[arg(
+        long,
+        value_name = "USER,USER",
+        requires = "workspace",
+        value_delimiter = ','
+    )]
+    pub members: Option<Vec<String>>,
 }
 
 impl MirrorArgs {
     /// MCPA-1: with `--task`, mirrors what was given (the workspace with
-    /// its owner and name, the task with its title, the session naming
+    /// its owner, name and members, the task with its title, the session naming
     /// only its task; LIFE-12: a name or title not given is kept as it
     /// is); without it the session must exist. Never begins a turn or
     /// changes a state.
@@ -44,6 +52,15 @@ impl MirrorArgs {
                 upsert = upsert.name(name);
             }
             clarion.upsert_workspace(upsert)?;
+            if let Some(members) = &self.members {
+                // PPL-2: the whole set, as `members set` replaces it.
+                let members: Vec<String> = members
+                    .iter()
+                    .map(|member| member.trim().to_owned())
+                    .filter(|member| !member.is_empty())
+                    .collect();
+                clarion.set_members(workspace, &members)?;
+            }
         }
         let mut upsert = TaskUpsert::new(task);
         if let Some(workspace) = &self.workspace {

@@ -1,7 +1,8 @@
 //! The subcommands that perform an operation (`list`, `get`, `answer`,
-//! `reject`, `cancel`, `summary`, `ask`, `deliveries`, `ack`, `prune`),
-//! made from the operations' declarations: each declaration names its
-//! subcommands ([`Operation::cli`]), and their flags are its arguments as
+//! `reject`, `cancel`, `summary`, `ask`, `deliveries`, `ack`, `prune`,
+//! `webhook …`, `user …`, `members …`, `whoami`), made from the
+//! operations' declarations: each declaration names its subcommands
+//! ([`Operation::cli`]), and their flags are its arguments as
 //! its published schema describes them (type, help, required), so a new
 //! argument is on the command line with nothing written here. The
 //! arguments go through the WIRE-5 JSON call (`Clarion::call_value`), so
@@ -206,7 +207,11 @@ fn subcommand(operation: Operation, command: &CliCommand) -> Command {
                 arg = arg.conflicts_with(b.clone());
             }
         }
+        let list = spelt.is_some_and(|spelt| spelt.value == CliValue::List);
         arg = match spelt {
+            // A positional list takes the rest of the words, maybe none
+            // (`members set W`: no members).
+            Some(CliArg { flag: "", .. }) if list => arg.num_args(0..).action(ArgAction::Append),
             Some(CliArg { flag: "", .. }) => arg.required(true),
             Some(CliArg { flag, .. }) => arg.long(*flag),
             None => arg.long(property.name.replace('_', "-")),
@@ -214,9 +219,10 @@ fn subcommand(operation: Operation, command: &CliCommand) -> Command {
         if spelt.is_none_or(|spelt| !spelt.flag.is_empty()) && property.required {
             arg = arg.required(true);
         }
-        let list = spelt.is_some_and(|spelt| spelt.value == CliValue::List);
+        let positional = spelt.is_some_and(|spelt| spelt.flag.is_empty());
         arg = match property.kind {
             _ if age => arg.value_name("AGE").value_parser(parse_age),
+            _ if list && positional => arg,
             _ if list => arg.value_name("WORD,WORD"),
             PropertyKind::Flag => arg.action(ArgAction::SetTrue),
             PropertyKind::Integer => arg.value_parser(clap::value_parser!(i64)),
@@ -257,12 +263,23 @@ pub fn commands(extra: Vec<(&'static str, Command)>) -> Vec<Command> {
     for (group, command) in extra {
         add(group, command);
     }
-    top.extend(groups.into_iter().map(|(group, commands)| {
-        Command::new(group)
-            .about(group_about(group))
-            .subcommand_required(true)
-            .subcommands(commands)
-    }));
+    for (group, commands) in groups {
+        // A group named like a command of its own (`members W` beside
+        // `members set W USER…`) is that command with subcommands.
+        if let Some(command) = top.iter_mut().find(|command| command.get_name() == group) {
+            *command = std::mem::take(command)
+                .args_conflicts_with_subcommands(true)
+                .subcommand_negates_reqs(true)
+                .subcommands(commands);
+        } else {
+            top.push(
+                Command::new(group)
+                    .about(group_about(group))
+                    .subcommand_required(true)
+                    .subcommands(commands),
+            );
+        }
+    }
     top
 }
 
@@ -270,6 +287,7 @@ pub fn commands(extra: Vec<(&'static str, Command)>) -> Vec<Command> {
 fn group_about(group: &str) -> String {
     match group {
         "webhook" => "Manage the webhook endpoints, test them, and deliver to them.".to_owned(),
+        "user" => "Manage the directory of people (names and email addresses).".to_owned(),
         _ => format!("The {group} subcommands."),
     }
 }
@@ -312,6 +330,14 @@ fn arguments(
             if let Some(ms) = matches.get_one::<u64>(name) {
                 args.insert(property.name.clone(), json!(ms));
             }
+            continue;
+        }
+        if spelt.is_some_and(|spelt| spelt.value == CliValue::List && spelt.flag.is_empty()) {
+            let words: Vec<&String> = matches
+                .get_many::<String>(name)
+                .map(Iterator::collect)
+                .unwrap_or_default();
+            args.insert(property.name.clone(), json!(words));
             continue;
         }
         if spelt.is_some_and(|spelt| spelt.value == CliValue::List) {

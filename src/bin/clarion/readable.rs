@@ -705,6 +705,43 @@ pub fn render(operation: Operation, body: &Value, seen: &Seen) -> String {
             }
         }
         "Ok" => out.push("ok".to_owned()),
+        // PPL-1: the directory, one person a line.
+        "UserPage" => {
+            out.push(count_of(&body["count"], "person", "people"));
+            for user in body["users"].as_array().into_iter().flatten() {
+                let mut line = format!("  {}", s(&user["user_id"]));
+                if !s(&user["name"]).is_empty() {
+                    line.push_str(&format!("  {}", s(&user["name"])));
+                }
+                if !s(&user["email"]).is_empty() {
+                    line.push_str(&format!("  <{}>", s(&user["email"])));
+                }
+                out.push(line);
+            }
+            more(&mut out, body);
+        }
+        // PPL-2: the members, one a line.
+        "Members" => {
+            let members: Vec<&Value> = body["members"].as_array().into_iter().flatten().collect();
+            if members.is_empty() {
+                out.push("no members".to_owned());
+            }
+            out.extend(members.into_iter().map(s));
+        }
+        // PPL-1a: who the caller is.
+        "Caller" => {
+            let mut line = s(&body["kind"]);
+            if !s(&body["user_id"]).is_empty() {
+                line.push_str(&format!(" {}", s(&body["user_id"])));
+            }
+            if !s(&body["agent_id"]).is_empty() {
+                line.push_str(&format!(" (agent {})", s(&body["agent_id"])));
+            }
+            if !s(&body["name"]).is_empty() {
+                line.push_str(&format!(": {}", s(&body["name"])));
+            }
+            out.push(line);
+        }
         _ if operation == Operation::Attempts => attempts(&mut out, body, seen),
         _ => out.push(serde_json::to_string_pretty(body).unwrap_or_default()),
     }

@@ -92,18 +92,20 @@ impl fmt::Display for Position {
 pub struct Event {
     /// Its position: pass it as `after` to read what follows.
     pub position: String,
-    /// `bundle.asked`, `bundle.resolved` or `bundle.closed`.
+    /// `bundle.asked`, `bundle.resolved`, `bundle.closed` or
+    /// `workspace.members`.
     #[serde(rename = "type")]
     pub event_type: String,
     /// When it was appended.
     pub at: Timestamp,
-    /// The bundle it is about.
+    /// The bundle it is about; `""` for `workspace.members`.
     pub pending_id: String,
     /// The bundle's task (AUTH-4) when it was appended; empty if none.
     pub task_id: String,
     /// Frozen at append: the bundle as the inbox lists it (`bundle.asked`,
     /// LIST-6), `{"status",
-    /// "response"}` (`bundle.resolved`) or `{"reason"}` (`bundle.closed`).
+    /// "response"}` (`bundle.resolved`), `{"reason"}` (`bundle.closed`) or
+    /// `{"members"}` (`workspace.members`, PPL-2).
     pub data: Value,
 }
 
@@ -263,6 +265,37 @@ impl Changes {
         for chunk in ids.chunks(10_000) {
             append(conn, EventType::Closed, at, chunk, &data)?;
         }
+        Ok(())
+    }
+}
+
+impl Changes {
+    /// PPL-2: `workspace.members` for a member set this transaction
+    /// replaced. It is about a workspace, not a bundle: no `pending_id` or
+    /// task, and the recorded `workspace_id` is the one whose owner (and,
+    /// once visibility knows them, members) read it, as for a bundle of
+    /// that workspace.
+    pub(crate) fn append_members(
+        &mut self,
+        conn: &mut AnyConnection,
+        workspace_id: &str,
+        members: &[&str],
+        at: Timestamp,
+    ) -> Result<()> {
+        let data = json!({"members": members}).to_string();
+        self.appended_events = true;
+        diesel::insert_into(events::table)
+            .values((
+                events::event_type.eq(EventType::Members.as_str()),
+                events::at.eq(at.as_micros()),
+                events::pending_id.eq(""),
+                events::task_id.eq(""),
+                events::workspace_id.eq(workspace_id),
+                events::task_exists.eq(true),
+                events::kind.eq(""),
+                events::data.eq(&data),
+            ))
+            .execute(conn)?;
         Ok(())
     }
 }

@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::domain::events::{Event, EventPage};
 use crate::domain::history::{SettledCursor, SettledPage};
 use crate::domain::listing::{Cursor, ListPage, TaskPendingActions};
+use crate::domain::people::{Caller, Person, User, UserCursor, UserPage};
 use crate::domain::resume::Delivery;
 use crate::domain::views::{AttemptView, Resolved, Response, WaitOutcome};
 use crate::domain::webhooks::{WebhookSecret, WebhookView};
@@ -498,5 +499,85 @@ impl CodedErrorBody {
             error,
             code: code.as_str(),
         }
+    }
+}
+
+/// PPL-1: `list_users`'s page; `count` is the length of `users`, and
+/// `next_cursor` is `""` when nothing follows.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "UserPage")]
+pub(crate) struct UserPageBody<'a> {
+    /// The entries, by `user_id`.
+    users: &'a [User],
+    /// How many entries this page holds.
+    count: usize,
+    /// Pass it back as `cursor` for the next page; `""` at the end.
+    next_cursor: String,
+}
+
+impl<'a> From<&'a UserPage> for UserPageBody<'a> {
+    fn from(page: &'a UserPage) -> Self {
+        UserPageBody {
+            users: &page.users,
+            count: page.users.len(),
+            next_cursor: page
+                .next_cursor
+                .as_ref()
+                .map(UserCursor::encode)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+/// PPL-1a: `people`'s body: names, in the order asked, never an email.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "People")]
+pub(crate) struct PeopleBody<'a> {
+    /// The ids the caller may read that are in the directory.
+    people: &'a [Person],
+}
+
+impl<'a> From<&'a Vec<Person>> for PeopleBody<'a> {
+    fn from(people: &'a Vec<Person>) -> Self {
+        PeopleBody { people }
+    }
+}
+
+/// PPL-1a: `whoami`'s body.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Caller")]
+pub(crate) struct CallerBody<'a> {
+    /// `system`, `user` or `agent`.
+    kind: &'a str,
+    /// The user (an agent's too); `""` for `system`.
+    user_id: &'a str,
+    /// The agent; `""` unless the caller is one.
+    agent_id: &'a str,
+    /// The user's name in the directory; `""` if none.
+    name: &'a str,
+}
+
+impl<'a> From<&'a Caller> for CallerBody<'a> {
+    fn from(caller: &'a Caller) -> Self {
+        CallerBody {
+            kind: &caller.kind,
+            user_id: &caller.user_id,
+            agent_id: &caller.agent_id,
+            name: &caller.name,
+        }
+    }
+}
+
+/// PPL-2: `members`'s body.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "Members")]
+pub(crate) struct MembersBody<'a> {
+    /// The workspace's members, sorted.
+    members: &'a [String],
+}
+
+impl<'a> From<&'a Vec<String>> for MembersBody<'a> {
+    fn from(members: &'a Vec<String>) -> Self {
+        MembersBody { members }
     }
 }

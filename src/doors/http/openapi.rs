@@ -16,6 +16,7 @@ use crate::doors::http::routes::{path_names, properties, rpc_path};
 use crate::doors::http::session::{SessionBody, SignInArgs};
 use crate::doors::operations::{Entry, Method, Refusal, ENTRIES};
 use crate::rules::limits::NO_NUL_PATTERN;
+use crate::rules::vocabulary::EventType;
 
 /// What the document's operations share while it is built: the named
 /// schemas they refer to.
@@ -315,7 +316,7 @@ impl Document {
         let mut stream = Map::new();
         stream.insert("200".into(), json!({
             // HTTP-10, HTTP-16.
-            "description": "`text/event-stream`: `id:` the position, `event:` the type (`bundle.asked`, `bundle.resolved`, `bundle.closed`, or `reset` when events after the position were pruned or the position is past the head, which the stream then follows from), `data:` the event, as `events_after` lists it. When the credential stops naming the caller (revoked, signed out, expired), the last message is `event: revoked` with the 401's body. A `Last-Event-ID` that is no position is a 400.",
+            "description": "`text/event-stream`: `id:` the position, `event:` the type (`bundle.asked`, `bundle.resolved`, `bundle.closed`, `workspace.members`, or `reset` when events after the position were pruned or the position is past the head, which the stream then follows from), `data:` the event, as `events_after` lists it. When the credential stops naming the caller (revoked, signed out, expired), the last message is `event: revoked` with the 401's body. A `Last-Event-ID` that is no position is a 400.",
             "content": {"text/event-stream": {"schema": stream_event()}},
         }));
         stream.insert(
@@ -423,7 +424,7 @@ fn stream_event() -> Value {
             "required": ["id", "event", "data"],
             "properties": {
                 "id": {"type": "string"},
-                "event": {"enum": ["bundle.asked", "bundle.resolved", "bundle.closed"]},
+                "event": {"enum": EventType::ALL.iter().map(|t| t.as_str()).collect::<Vec<_>>()},
                 "data": {"type": "string", "contentMediaType": "application/json", "contentSchema": reference("Event")},
             },
         },

@@ -25,6 +25,7 @@ mod answering;
 mod asking;
 pub(crate) mod declare;
 mod mirror;
+mod people;
 mod webhooks;
 
 use std::sync::Arc;
@@ -602,6 +603,20 @@ registry! {
     WebhookRemove => webhooks::WebhookRemoveOp,
     /// `webhook_rotate` (HOOK-3).
     WebhookRotate => webhooks::WebhookRotateOp,
+    /// `upsert_user` (PPL-1).
+    UpsertUser => people::UpsertUser,
+    /// `delete_user` (PPL-1).
+    DeleteUser => people::DeleteUser,
+    /// `list_users` (PPL-1).
+    ListUsers => people::ListUsers,
+    /// `set_members` (PPL-2).
+    SetMembers => people::SetMembers,
+    /// `members` (PPL-2).
+    Members => people::Members,
+    /// `people` (PPL-1a).
+    People => people::People,
+    /// `whoami` (PPL-1a).
+    Whoami => people::Whoami,
     }
     capability_only {
     /// Reading the operational metrics (HTTP-7, `/metrics`). Not a WIRE-5

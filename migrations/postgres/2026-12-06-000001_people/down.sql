@@ -1,0 +1,2 @@
+DROP TABLE workspace_members;
+DROP TABLE users;
