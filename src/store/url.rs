@@ -50,6 +50,7 @@ impl PgTarget {
     /// Where `LISTEN` can work: the direct URL, else the URL itself unless
     /// a transaction pooler stands in front of it (then, none: other
     /// processes' changes are seen by polling).
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // PostgreSQL only
     pub(crate) fn listen_url(&self) -> Option<&str> {
         match (&self.direct_url, self.pooled) {
             (Some(direct), _) => Some(direct),
@@ -61,6 +62,7 @@ impl PgTarget {
     /// Where migrations run: the direct URL when there is one (a pooler's
     /// query timeouts are not meant for DDL). Through a transaction pooler
     /// they work too: their lock is the transaction's own.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))] // PostgreSQL only
     pub(crate) fn migrate_url(&self) -> (&str, bool) {
         match &self.direct_url {
             Some(direct) => (direct, false),
