@@ -211,7 +211,8 @@ impl Engine {
     /// REL-7: closes the handle for every clone: new calls fail with
     /// `HandleClosed`, blocked waits wake to return it at once, and every
     /// thread this handle started ends (the ledger's appender writes what
-    /// it holds first).
+    /// it holds first), connections being opened for it included (waited
+    /// for at most [`CONNECTS_SETTLE`]).
     pub(crate) fn close(&self) {
         self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
         self.waiters.notify_all();
@@ -224,8 +225,13 @@ impl Engine {
             worker.stop();
         }
         self.ledger.close();
+        self.pool.settle_connects(CONNECTS_SETTLE);
     }
 }
+
+/// How long closing a handle waits for connections being opened for it: a
+/// server that does not answer holds an opening until its own timeout.
+const CONNECTS_SETTLE: Duration = Duration::from_secs(2);
 
 /// A round thread's body: `round` on the engine while it is open. The
 /// thread holds the engine only during a round, so it never keeps a

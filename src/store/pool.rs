@@ -22,8 +22,52 @@ pub(crate) struct Manager {
     health: Arc<Health>,
     busy_timeout: Duration,
     synchronous: Synchronous,
+    connecting: Arc<Connecting>,
     #[cfg(feature = "test-hooks")]
     statements: Option<StatementCounter>,
+}
+
+/// How many connections are being opened right now. r2d2 opens them on
+/// threads of its own, which nothing joins: a process that exits while
+/// one is still in libpq's TLS handshake crashes in OpenSSL's teardown, so
+/// closing a handle waits for them (REL-7: nothing a handle started
+/// outlives it).
+#[derive(Debug, Default)]
+struct Connecting {
+    count: std::sync::Mutex<usize>,
+    settled: std::sync::Condvar,
+}
+
+impl Connecting {
+    fn count(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.count.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Counts one opening until the returned guard drops.
+    fn start(self: &Arc<Self>) -> ConnectingGuard {
+        *self.count() += 1;
+        ConnectingGuard(self.clone())
+    }
+
+    /// Waits until none is being opened, at most `timeout`.
+    fn settle(&self, timeout: Duration) {
+        let count = self.count();
+        let _ = self
+            .settled
+            .wait_timeout_while(count, timeout, |count| *count > 0);
+    }
+}
+
+struct ConnectingGuard(Arc<Connecting>);
+
+impl Drop for ConnectingGuard {
+    fn drop(&mut self) {
+        let mut count = self.0.count();
+        *count -= 1;
+        if *count == 0 {
+            self.0.settled.notify_all();
+        }
+    }
 }
 
 /// Test hook: counts the statements the pool's connections start (LIST-11:
@@ -247,6 +291,7 @@ impl ManageConnection for Manager {
     type Error = ConnectError;
 
     fn connect(&self) -> Result<PooledConn, ConnectError> {
+        let _opening = self.connecting.start();
         #[allow(unused_mut)] // mutated by the test hook only
         let mut conn = self
             .connect_target()
@@ -306,6 +351,7 @@ const HEALTH_SLICE: Duration = Duration::from_millis(250);
 pub(crate) struct DbPool {
     pool: Pool<Manager>,
     health: Arc<Health>,
+    connecting: Arc<Connecting>,
     timeout: Duration,
 }
 
@@ -338,6 +384,12 @@ impl DbPool {
         }
     }
 
+    /// Waits, at most `timeout`, until no connection is being opened on
+    /// the pool's own threads (see [`Connecting`]).
+    pub(crate) fn settle_connects(&self, timeout: Duration) {
+        self.connecting.settle(timeout);
+    }
+
     /// Whether the database answered the last time the pool tried it.
     #[cfg_attr(not(feature = "http"), allow(dead_code))] // `/readyz` asks
     pub(crate) fn is_up(&self) -> bool {
@@ -363,11 +415,13 @@ pub(crate) fn open_pool(target: Target, settings: &PoolSettings) -> Result<DbPoo
         return Err(OpenError::Config("pool_size must be at least 1".into()));
     }
     let health = Arc::new(Health::new(target.backend().name()));
+    let connecting = Arc::new(Connecting::default());
     let manager = Manager {
         target,
         health: health.clone(),
         busy_timeout: settings.busy_timeout,
         synchronous: settings.synchronous,
+        connecting: connecting.clone(),
         #[cfg(feature = "test-hooks")]
         statements: settings.statements.clone(),
     };
@@ -387,6 +441,7 @@ pub(crate) fn open_pool(target: Target, settings: &PoolSettings) -> Result<DbPoo
     Ok(DbPool {
         pool,
         health,
+        connecting,
         timeout: settings.connection_timeout,
     })
 }

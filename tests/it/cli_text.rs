@@ -192,7 +192,37 @@ fn ops_1b_text_views_in_labels(db: &TestDb) {
     );
 }
 
-dual_backend!(ops_1b_usage_errors_exit_2);
+dual_backend!(
+    ops_1b_usage_errors_exit_2,
+    rel_7_a_serve_refused_after_opening_exits_cleanly
+);
+
+/// REL-7: `clarion serve` refused after opening its database (no tokens)
+/// closes the handle before it exits, so no connection is still being
+/// opened by the pool, or used by the deadline sweeper, when the process
+/// exits. On PostgreSQL over TLS one such connection crashed the process
+/// in OpenSSL's teardown (SIGSEGV) in about one exit of thirty; here 45
+/// exits, three at a time, each must be the usage error's 2.
+fn rel_7_a_serve_refused_after_opening_exits_cleanly(db: &TestDb) {
+    for _ in 0..15 {
+        let runs: Vec<_> = (0..3)
+            .map(|_| {
+                let url = db.url.clone();
+                std::thread::spawn(move || {
+                    Command::new(env!("CARGO_BIN_EXE_clarion"))
+                        .args(["serve", "--listen", "127.0.0.1:0", "--database-url", &url])
+                        .env_remove("CLARION_DATABASE_URL")
+                        .output()
+                        .unwrap()
+                })
+            })
+            .collect();
+        for run in runs {
+            let output = run.join().unwrap();
+            assert_eq!(output.status.code(), Some(2), "{output:?}");
+        }
+    }
+}
 
 /// OPS-1b: every refusal of a flag, or of flags together, is a usage
 /// error: exit 2, nothing done, the reason on stderr.

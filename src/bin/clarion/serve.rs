@@ -277,7 +277,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Refused> {
     // EXP-4: outcomes of deadlines reach waiters, the outbox and the
     // event log within about a second, whoever else is connected.
     let sweep = (!args.no_sweep).then_some(SWEEP_INTERVAL);
-    let inbox = open_sweeping(&args.database_url, sweep)?;
+    let inbox = ClosedOnReturn(open_sweeping(&args.database_url, sweep)?);
     // HTTP-4: a server nobody can sign in to is a mistake, unless it is
     // told whom to serve, and then only to this machine: as given, the
     // command cannot run (a usage error).
@@ -351,6 +351,26 @@ pub fn serve(args: ServeArgs) -> Result<(), Refused> {
     inbox.close();
     runtime.shutdown_timeout(Duration::from_secs(1));
     Ok(served?)
+}
+
+/// REL-7: however `serve` returns once the database is open (a refusal
+/// too), the handle closes first, so its threads (the sweeper's round, a
+/// connection being opened) end before the process exits: one still in
+/// libpq's TLS handshake at exit crashes it in OpenSSL's teardown.
+struct ClosedOnReturn(Clarion);
+
+impl std::ops::Deref for ClosedOnReturn {
+    type Target = Clarion;
+
+    fn deref(&self) -> &Clarion {
+        &self.0
+    }
+}
+
+impl Drop for ClosedOnReturn {
+    fn drop(&mut self) {
+        self.0.close();
+    }
 }
 
 /// HTTP-12: raises the soft descriptor limit to the hard one (a server
