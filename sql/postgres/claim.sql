@@ -33,16 +33,28 @@ AND (("bundle_questions"."session_id" != "bundles"."session_id")
 OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $26))))
 AND ("bundles"."pending_id" = $27))
 AND (($28
-OR (("bundles"."owner_key" = $29)
-OR ("bundles"."owner_key" = $30)))
-AND ($31
-OR ("bundles"."kind" != $32)))))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
-SET "reject_reason" = $33, "responded_at" = $34, "resolved_by_kind" = $35, "resolved_by_id" = $36, "response_delivery_pending" = $37, "may_be_active" = $38
-WHERE (("bundles"."pending_id" = $39)
+OR ((("bundles"."access_key" = $29)
+OR (EXISTS (SELECT "workspaces"."id"
+FROM "workspaces"
+WHERE (("workspaces"."id" = "bundles"."access_key")
+AND ("workspaces"."owner_id" = $30)) OFFSET $31)
+OR EXISTS (SELECT "workspace_members"."workspace_id"
+FROM "workspace_members"
+WHERE (("workspace_members"."workspace_id" = "bundles"."access_key")
+AND ("workspace_members"."user_id" = $32)) OFFSET $33)))
+OR EXISTS (SELECT "escalation_grants"."pending_id"
+FROM "escalation_grants"
+WHERE ((("escalation_grants"."pending_id" = "bundles"."pending_id")
+AND ("escalation_grants"."user_id" = $34))
+AND ("escalation_grants"."visible_from" <= $35)) OFFSET $36)))
+AND ($37
+OR ("bundles"."kind" != $38)))))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
+SET "reject_reason" = $39, "responded_at" = $40, "resolved_by_kind" = $41, "resolved_by_id" = $42, "response_delivery_pending" = $43, "may_be_active" = $44
+WHERE (("bundles"."pending_id" = $45)
 AND EXISTS (SELECT "claimed"."id"
-FROM "claimed"))), "logged" AS (INSERT INTO "attempts" ("pending_id", "at", "principal_kind", "user_id", "agent_id", "channel", "outcome", "digest") SELECT $40, $41, $42, $43, $44, $45, $46, $47
+FROM "claimed"))), "logged" AS (INSERT INTO "attempts" ("pending_id", "at", "principal_kind", "user_id", "agent_id", "channel", "outcome", "digest") SELECT $46, $47, $48, $49, $50, $51, $52, $53
 FROM "claimed"
-WHERE $48
-LIMIT $49) SELECT "claimed"."id"
+WHERE $54
+LIMIT $55) SELECT "claimed"."id"
 FROM "claimed";
--- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>", "<pending_id>", 1000000, "<principal_kind>", "<user_id>", "<agent_id>", "<channel>", "won", "<digest>", true, 1]
+-- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>", "<pending_id>", 1000000, "<principal_kind>", "<user_id>", "<agent_id>", "<channel>", "won", "<digest>", true, 1]

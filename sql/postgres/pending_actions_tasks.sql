@@ -2,12 +2,17 @@ SELECT "tasks"."id"
 FROM "tasks"
 WHERE (("tasks"."id" = ANY($1))
 AND ($2
-OR ((CASE WHEN (("tasks"."workspace_id" = $3)) THEN ($4) ELSE (coalesce((SELECT "workspaces"."owner_id"
+OR ((("tasks"."workspace_id" = $3)
+OR (coalesce((SELECT "workspaces"."owner_id"
 FROM "workspaces"
 WHERE ("workspaces"."id" = "tasks"."workspace_id")
-LIMIT $5), $6)) END = $7)
-OR (CASE WHEN (("tasks"."workspace_id" = $8)) THEN ($9) ELSE (coalesce((SELECT "workspaces"."owner_id"
+LIMIT $4), $5) = $6))
+OR (EXISTS (SELECT "workspaces"."id"
 FROM "workspaces"
-WHERE ("workspaces"."id" = "tasks"."workspace_id")
-LIMIT $10), $11)) END = $12))));
--- binds: [["<task_id>"], false, "", "", 1, "", "", "", "", 1, "", "<user_id>"]
+WHERE (("workspaces"."id" = "tasks"."workspace_id")
+AND ("workspaces"."owner_id" = $7)) OFFSET $8)
+OR EXISTS (SELECT "workspace_members"."workspace_id"
+FROM "workspace_members"
+WHERE (("workspace_members"."workspace_id" = "tasks"."workspace_id")
+AND ("workspace_members"."user_id" = $9)) OFFSET $10)))));
+-- binds: [["<task_id>"], false, "", 1, "", "", "<user_id>", 0, "<user_id>", 0]

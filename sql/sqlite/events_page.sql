@@ -1,13 +1,26 @@
 SELECT `events`.`txid`, `events`.`seq`, `events`.`event_type`, `events`.`at`, `events`.`pending_id`, `events`.`task_id`, `events`.`workspace_id`, `events`.`kind`, `events`.`data`, ((?
 OR (`events`.`task_exists`
-AND ((CASE WHEN ((`events`.`workspace_id` = ?)) THEN (?) ELSE (coalesce((SELECT `workspaces`.`owner_id`
+AND ((((`events`.`workspace_id` = ?)
+OR (coalesce((SELECT `workspaces`.`owner_id`
 FROM `workspaces`
 WHERE (`workspaces`.`id` = `events`.`workspace_id`)
-LIMIT ?), ?)) END = ?)
-OR (CASE WHEN ((`events`.`workspace_id` = ?)) THEN (?) ELSE (coalesce((SELECT `workspaces`.`owner_id`
+LIMIT ?), ?) = ?))
+OR (EXISTS (SELECT `workspaces`.`id`
 FROM `workspaces`
-WHERE (`workspaces`.`id` = `events`.`workspace_id`)
-LIMIT ?), ?)) END = ?))))
+WHERE ((`workspaces`.`id` = `events`.`workspace_id`)
+AND (`workspaces`.`owner_id` = ?))
+LIMIT -1  OFFSET ?)
+OR EXISTS (SELECT `workspace_members`.`workspace_id`
+FROM `workspace_members`
+WHERE ((`workspace_members`.`workspace_id` = `events`.`workspace_id`)
+AND (`workspace_members`.`user_id` = ?))
+LIMIT -1  OFFSET ?)))
+OR EXISTS (SELECT `escalation_grants`.`pending_id`
+FROM `escalation_grants`
+WHERE (((`escalation_grants`.`pending_id` = `events`.`pending_id`)
+AND (`escalation_grants`.`user_id` = ?))
+AND (`escalation_grants`.`visible_from` <= ?))
+LIMIT -1  OFFSET ?))))
 AND (?
 OR (`events`.`kind` != ?)))
 FROM `events`
@@ -17,4 +30,4 @@ OR (`events`.`seq` > ?)))
 AND (`events`.`txid` < ?))
 ORDER BY `events`.`txid`, `events`.`seq`
 LIMIT ?;
--- binds: [false, "", "", 1, "", "", "", "", 1, "", "<user_id>", false, "permission", 0, 0, 0, 9223372036854775807, 100]
+-- binds: [false, "", 1, "", "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", 0, 0, 0, 9223372036854775807, 100]

@@ -2,12 +2,19 @@ SELECT `tasks`.`id`
 FROM `tasks`
 WHERE ((`tasks`.`id` IN (?))
 AND (?
-OR ((CASE WHEN ((`tasks`.`workspace_id` = ?)) THEN (?) ELSE (coalesce((SELECT `workspaces`.`owner_id`
+OR (((`tasks`.`workspace_id` = ?)
+OR (coalesce((SELECT `workspaces`.`owner_id`
 FROM `workspaces`
 WHERE (`workspaces`.`id` = `tasks`.`workspace_id`)
-LIMIT ?), ?)) END = ?)
-OR (CASE WHEN ((`tasks`.`workspace_id` = ?)) THEN (?) ELSE (coalesce((SELECT `workspaces`.`owner_id`
+LIMIT ?), ?) = ?))
+OR (EXISTS (SELECT `workspaces`.`id`
 FROM `workspaces`
-WHERE (`workspaces`.`id` = `tasks`.`workspace_id`)
-LIMIT ?), ?)) END = ?))));
--- binds: ["<task_id>", false, "", "", 1, "", "", "", "", 1, "", "<user_id>"]
+WHERE ((`workspaces`.`id` = `tasks`.`workspace_id`)
+AND (`workspaces`.`owner_id` = ?))
+LIMIT -1  OFFSET ?)
+OR EXISTS (SELECT `workspace_members`.`workspace_id`
+FROM `workspace_members`
+WHERE ((`workspace_members`.`workspace_id` = `tasks`.`workspace_id`)
+AND (`workspace_members`.`user_id` = ?))
+LIMIT -1  OFFSET ?)))));
+-- binds: ["<task_id>", false, "", 1, "", "", "<user_id>", 0, "<user_id>", 0]

@@ -396,7 +396,7 @@ impl Engine {
                     // OPS-3a: the session is locked, so its task and that
                     // task's workspace cannot change before the commit.
                     bundles::task_key.eq(&task_id),
-                    bundles::owner_key.eq(visibility::owner_key_of_task(&task_id)),
+                    bundles::access_key.eq(visibility::access_key_of_task(&task_id)),
                     bundles::turn_id.eq(&turn_id),
                     bundles::kind.eq(request.kind.as_str()),
                     bundles::context.eq(&request.context),

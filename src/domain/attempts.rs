@@ -99,8 +99,10 @@ impl Engine {
         let scope = caller.scope()?;
         self.ledger.flush();
         let (visible, entries) = self.read(|conn| {
-            let bundle: Option<crate::domain::bundle::BundleRecord> =
-                at_most_one(visible_bundle_query(scope, pending_id), conn)?;
+            let bundle: Option<crate::domain::bundle::BundleRecord> = at_most_one(
+                visible_bundle_query(scope, pending_id, self.now().as_micros()),
+                conn,
+            )?;
             let entries: Vec<Columns> = attempts_of_bundle_query(pending_id).load(conn)?;
             Ok((bundle.is_some(), entries))
         })?;

@@ -42,7 +42,8 @@ impl Engine {
         let visible = self.read_one(|conn| {
             Ok(match target {
                 Target::Bundle(pending_id) => {
-                    bundle_visibility_query(&scope, pending_id).get_result::<bool>(conn)?
+                    bundle_visibility_query(&scope, pending_id, self.now().as_micros())
+                        .get_result::<bool>(conn)?
                 }
                 Target::Task(task_id) => {
                     task_visibility_query(&scope, task_id).get_result::<bool>(conn)?

@@ -342,8 +342,8 @@ pub fn standing_query<'a>(pending_id: &'a str, now: i64) -> _ {
 
 /// One bundle, if the scope may see it.
 #[diesel::dsl::auto_type]
-pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
-    let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id);
+pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str, now: i64) -> _ {
+    let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id, now);
     bundle.select(bundle_record_columns())
 }
 
@@ -365,7 +365,7 @@ pub(crate) fn load_detail(
 ) -> Result<Option<(BundleRecord, Standing, Vec<QuestionRecord>)>> {
     let record: Option<BundleRecord> = match scope {
         None => stored_record(conn, pending_id)?,
-        Some(scope) => at_most_one(visible_bundle_query(scope, pending_id), conn)?,
+        Some(scope) => at_most_one(visible_bundle_query(scope, pending_id, now), conn)?,
     };
     let Some(record) = record else {
         return Ok(None);
@@ -404,8 +404,10 @@ pub(crate) fn load_visible(
     conn: &mut AnyConnection,
     scope: &Scope,
     pending_id: &str,
+    now: i64,
 ) -> Result<Option<(BundleRecord, Vec<QuestionRecord>)>> {
-    let record: Option<BundleRecord> = at_most_one(visible_bundle_query(scope, pending_id), conn)?;
+    let record: Option<BundleRecord> =
+        at_most_one(visible_bundle_query(scope, pending_id, now), conn)?;
     let Some(record) = record else {
         return Ok(None);
     };

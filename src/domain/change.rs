@@ -82,15 +82,20 @@ impl Engine {
     pub(crate) fn change_claiming<T>(
         &self,
         session_id: &str,
+        pending_id: &str,
         queue: bool,
         body: impl FnOnce(&mut AnyConnection, &mut Changes) -> Result<T>,
     ) -> Result<Option<T>> {
         let mut changes = Changes::default();
         let mut conn = self.conn()?;
         let value = conn.run(|conn| {
-            claim_transaction::<T, crate::error::Error>(conn, session_id, queue, |conn| {
-                body(conn, &mut changes)
-            })
+            claim_transaction::<T, crate::error::Error>(
+                conn,
+                session_id,
+                pending_id,
+                queue,
+                |conn| body(conn, &mut changes),
+            )
         })?;
         let Some(value) = value else {
             return Ok(None);

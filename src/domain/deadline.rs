@@ -85,7 +85,7 @@ impl Engine {
         })?;
         let mut settled = 0;
         for (pending_id, session_id) in batch {
-            let won = self.change_claiming(&session_id, true, |conn, changes| {
+            let won = self.change_claiming(&session_id, &pending_id, true, |conn, changes| {
                 settle_due_in(self, conn, changes, &pending_id, &session_id, self.now())
             })?;
             settled += u64::from(won == Some(true));

@@ -17,13 +17,14 @@ use crate::domain::engine::Engine;
 use crate::domain::listing::{encode_position, parse_position, rows_by_bundle};
 use crate::domain::names;
 use crate::domain::views::BundleDetail;
+use crate::domain::walk;
 use crate::error::{Result, ValidationError};
 use crate::rules::activeness;
 use crate::rules::capability::Admitted;
 use crate::rules::limits::{check_text, page_size};
 use crate::rules::visibility::{self, Scope};
 use crate::store::schema::bundles;
-use crate::store::AnyConnection;
+use crate::store::{AnyConnection, Timestamp};
 
 /// Arguments of `list_settled` (LIST-13), all optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -109,15 +110,19 @@ pub struct SettledFilter {
     pub after: Option<SettledCursor>,
     /// The page size, clamped.
     pub limit: i64,
+    /// The handle's clock, in microseconds: escalation grants count from
+    /// their time (PPL-6).
+    pub now: i64,
 }
 
 impl SettledFilter {
     /// LIST-13: defaults and the page clamp applied.
-    pub fn from_request(request: &SettledRequest) -> SettledFilter {
+    pub fn from_request(request: &SettledRequest, now: Timestamp) -> SettledFilter {
         SettledFilter {
             workspace_id: request.workspace_id.clone().unwrap_or_default(),
             after: request.cursor.clone(),
             limit: page_size(request.limit),
+            now: now.as_micros(),
         }
     }
 }
@@ -128,11 +133,12 @@ impl SettledFilter {
 /// with a resolution status and no pending row, so `get_bundle` reads its
 /// status as that resolution whatever its turn — and has a resolvable
 /// task, visible to the scope, in the requested workspace (empty: any).
-/// Expired, superseded and due-but-unsettled bundles carry none. No clock:
-/// listings never write, and nothing here changes with time.
+/// Expired, superseded and due-but-unsettled bundles carry none. The clock
+/// `now` only decides which escalation grants count (PPL-6): a settled
+/// bundle stays settled.
 #[diesel::dsl::auto_type]
-pub fn settled<'a>(scope: &'a Scope, workspace_id: &'a str) -> _ {
-    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+pub fn settled<'a>(scope: &'a Scope, workspace_id: &'a str, now: i64) -> _ {
+    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope, now);
     let in_workspace: visibility::bundle_in_workspace<'a> =
         visibility::bundle_in_workspace(workspace_id);
     // Cheapest rejections first, as in the inbox's predicate.
@@ -200,11 +206,11 @@ where
 }
 
 /// LIST-12/13: one page, newest resolution first, strictly after the
-/// cursor; `limit + 1` rows tell whether more exist. The first page starts
-/// after the largest position there is.
+/// cursor, at most `fetch` rows (`limit + 1` tell whether more exist). The
+/// first page starts after the largest position there is.
 #[diesel::dsl::auto_type]
-pub fn settled_page_query<'a>(scope: &'a Scope, filter: &'a SettledFilter) -> _ {
-    let member: settled<'a> = settled(scope, &filter.workspace_id);
+pub fn settled_page_query<'a>(scope: &'a Scope, filter: &'a SettledFilter, fetch: i64) -> _ {
+    let member: settled<'a> = settled(scope, &filter.workspace_id, filter.now);
     let before: ResolvedBefore<'a> = match &filter.after {
         Some(cursor) => ResolvedBefore {
             responded_at: cursor.responded_at,
@@ -215,7 +221,6 @@ pub fn settled_page_query<'a>(scope: &'a Scope, filter: &'a SettledFilter) -> _ 
             pending_id: "",
         },
     };
-    let fetch: i64 = filter.limit + 1;
     bundles::table
         .filter(before)
         .filter(member)
@@ -224,36 +229,68 @@ pub fn settled_page_query<'a>(scope: &'a Scope, filter: &'a SettledFilter) -> _ 
         .limit(fetch)
 }
 
-/// LIST-14, OPS-3a: a scoped page walks the resolution-time index of one
-/// owner key; the page is the merge of those walks.
+/// LIST-14, PPL-5: one arm of a scoped history page, the resolution-time
+/// index range of one access key (see [`walk`]).
 #[diesel::dsl::auto_type]
-pub fn owner_settled_page_query<'a>(
+pub fn key_settled_page_query<'a>(
     scope: &'a Scope,
     filter: &'a SettledFilter,
-    owner_key: &'a str,
+    access_key: &'a str,
+    fetch: i64,
 ) -> _ {
-    let page: settled_page_query<'a> = settled_page_query(scope, filter);
-    page.filter(bundles::owner_key.eq(owner_key))
+    let page: settled_page_query<'a> = settled_page_query(scope, filter, fetch);
+    page.filter(bundles::access_key.eq(access_key))
 }
 
-/// LIST-14: the page's records, `limit + 1` at most: `system` walks one
-/// range, a scoped principal each of its owner keys' ranges (each in order
-/// and cut at `limit + 1`), merged newest first.
+/// PPL-6: the arm of a scoped history page that reads the bundles granted
+/// to its user whose time has come.
+#[diesel::dsl::auto_type]
+pub fn granted_settled_page_query<'a>(
+    scope: &'a Scope,
+    filter: &'a SettledFilter,
+    fetch: i64,
+) -> _ {
+    let page: settled_page_query<'a> = settled_page_query(scope, filter, fetch);
+    let granted: visibility::granted_bundles<'a> =
+        visibility::granted_bundles(&scope.user_id, filter.now);
+    page.filter(bundles::pending_id.eq_any(granted))
+}
+
+/// LIST-14, PPL-5: the page's records, `limit + 1` at most: `system` walks
+/// one range, a scoped principal merges the walks of its access keys and
+/// its grants ([`walk::merge`]), newest first.
 fn load_settled_page(
     conn: &mut AnyConnection,
     scope: &Scope,
     filter: &SettledFilter,
 ) -> Result<Vec<BundleRecord>> {
-    let Some(keys) = visibility::owner_keys(scope) else {
-        return Ok(settled_page_query(scope, filter).load(conn)?);
-    };
-    let mut records: Vec<BundleRecord> = Vec::new();
-    for key in keys {
-        records.extend(owner_settled_page_query(scope, filter, key).load::<BundleRecord>(conn)?);
+    let fetch = filter.limit + 1;
+    if scope.unscoped {
+        return Ok(settled_page_query(scope, filter, fetch).load(conn)?);
     }
-    records.sort_by(|a, b| (b.responded_at, &b.pending_id).cmp(&(a.responded_at, &a.pending_id)));
-    records.truncate(filter.limit as usize + 1);
-    Ok(records)
+    let keys = walk::access_keys(conn, scope)?;
+    let grants_arm = keys.len();
+    walk::merge(
+        keys.len() + 1,
+        fetch as usize,
+        |arms, budget| {
+            let round = walk::Round {
+                keys: arms
+                    .iter()
+                    .filter_map(|&arm| keys.get(arm).map(|key| (arm as i32, key)))
+                    .map(|(arm, key)| (arm, key_settled_page_query(scope, filter, key, budget)))
+                    .collect(),
+                grants: arms.contains(&grants_arm).then(|| {
+                    (
+                        grants_arm as i32,
+                        granted_settled_page_query(scope, filter, budget),
+                    )
+                }),
+            };
+            Ok(round.load::<(i32, BundleRecord)>(conn)?)
+        },
+        |record| std::cmp::Reverse((record.responded_at, record.pending_id.clone())),
+    )
 }
 
 /// Where a settled bundle stands: [`settled`] admits only bundles without
@@ -282,7 +319,7 @@ impl Engine {
             request.workspace_id.as_deref().unwrap_or_default(),
         )?;
         let now = self.now();
-        let filter = SettledFilter::from_request(request);
+        let filter = SettledFilter::from_request(request, now);
         let page = filter.limit as usize;
         let (mut records, rows, names) = self.read(|conn| {
             let records = load_settled_page(conn, scope, &filter)?;

@@ -15,6 +15,7 @@ use crate::domain::bundle::{self, bundle_record_columns, BundleRecord};
 use crate::domain::engine::Engine;
 use crate::domain::names;
 use crate::domain::views::BundleView;
+use crate::domain::walk;
 use crate::error::{Result, ValidationError};
 use crate::rules::activeness;
 use crate::rules::capability::Admitted;
@@ -259,7 +260,7 @@ impl ListFilter {
 /// bundles than ACT-1 (ACT-4).
 #[diesel::dsl::auto_type]
 pub fn listable<'a>(scope: &'a Scope, workspace_id: &'a str, now: i64) -> _ {
-    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope, now);
     let active: activeness::is_active = activeness::is_active(now);
     let in_workspace: visibility::bundle_in_workspace<'a> =
         visibility::bundle_in_workspace(workspace_id);
@@ -273,14 +274,14 @@ pub fn listable<'a>(scope: &'a Scope, workspace_id: &'a str, now: i64) -> _ {
         .and(activeness::is_answerable())
 }
 
-/// LIST-2/3: one page in one query; `limit + 1` rows tell whether more exist.
+/// LIST-2/3: one page in one query, at most `fetch` rows (`limit + 1` tell
+/// whether more exist).
 #[diesel::dsl::auto_type]
-pub fn page_query<'a>(scope: &'a Scope, filter: &'a ListFilter) -> _ {
+pub fn page_query<'a>(scope: &'a Scope, filter: &'a ListFilter, fetch: i64) -> _ {
     let member: listable<'a> = listable(scope, &filter.workspace_id, filter.now);
     let from: i64 = filter.lower_bound();
     let after_created_at: i64 = filter.after.as_ref().map_or(i64::MIN, |c| c.created_at);
     let after_pending_id: &'a str = filter.after.as_ref().map_or("", |c| c.pending_id.as_str());
-    let fetch: i64 = filter.limit + 1;
     bundles::table
         .filter(bundles::created_at.ge(from))
         .filter(
@@ -294,12 +295,27 @@ pub fn page_query<'a>(scope: &'a Scope, filter: &'a ListFilter) -> _ {
         .limit(fetch)
 }
 
-/// OPS-3a: a scoped page walks the index range of one owner key (see
-/// [`visibility::owner_keys`]); the page is the merge of those walks.
+/// OPS-3a, PPL-5: one arm of a scoped page, the index range of one access
+/// key (see [`walk`]).
 #[diesel::dsl::auto_type]
-pub fn owner_page_query<'a>(scope: &'a Scope, filter: &'a ListFilter, owner_key: &'a str) -> _ {
-    let page: page_query<'a> = page_query(scope, filter);
-    page.filter(bundles::owner_key.eq(owner_key))
+pub fn key_page_query<'a>(
+    scope: &'a Scope,
+    filter: &'a ListFilter,
+    access_key: &'a str,
+    fetch: i64,
+) -> _ {
+    let page: page_query<'a> = page_query(scope, filter, fetch);
+    page.filter(bundles::access_key.eq(access_key))
+}
+
+/// PPL-6: the arm of a scoped page that reads the bundles granted to its
+/// user whose time has come.
+#[diesel::dsl::auto_type]
+pub fn granted_page_query<'a>(scope: &'a Scope, filter: &'a ListFilter, fetch: i64) -> _ {
+    let page: page_query<'a> = page_query(scope, filter, fetch);
+    let granted: visibility::granted_bundles<'a> =
+        visibility::granted_bundles(&scope.user_id, filter.now);
+    page.filter(bundles::pending_id.eq_any(granted))
 }
 
 diesel::alias!(bundle_questions as counted_rows: CountedRows);
@@ -342,12 +358,23 @@ pub fn summary_query<'a>(scope: &'a Scope, now: i64) -> _ {
         .select((count_star(), oldest, questions))
 }
 
-/// SUM-1, OPS-3a: the summary of a scoped principal, over its owner keys'
+/// SUM-1, PPL-5: the summary of a scoped principal over its access keys'
 /// index ranges only.
 #[diesel::dsl::auto_type]
-pub fn owner_summary_query<'a>(scope: &'a Scope, owner_keys: &'a [&'a str], now: i64) -> _ {
+pub fn keys_summary_query<'a>(scope: &'a Scope, access_keys: &'a [String], now: i64) -> _ {
     let summary: summary_query<'a> = summary_query(scope, now);
-    summary.filter(bundles::owner_key.eq_any(owner_keys))
+    summary.filter(bundles::access_key.eq_any(access_keys))
+}
+
+/// SUM-1, PPL-6: the summary of the bundles granted to a scoped principal
+/// that its access keys do not already cover.
+#[diesel::dsl::auto_type]
+pub fn granted_summary_query<'a>(scope: &'a Scope, access_keys: &'a [String], now: i64) -> _ {
+    let summary: summary_query<'a> = summary_query(scope, now);
+    let granted: visibility::granted_bundles<'a> = visibility::granted_bundles(&scope.user_id, now);
+    summary
+        .filter(bundles::pending_id.eq_any(granted))
+        .filter(bundles::access_key.ne_all(access_keys))
 }
 
 /// ACT-4's index hint as a per-row test only, never an index's way in.
@@ -370,7 +397,7 @@ fn may_be_active_per_row() -> _ {
 pub fn pending_actions_query<'a>(scope: &'a Scope, task_ids: &'a [String], now: i64) -> _ {
     // ACT-1 and visibility: what blocks a task, answerable or not (the
     // same rule as LIFE-7's workflow guard, seen through the principal).
-    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope, now);
     let task_id: visibility::resolved_task_id = visibility::resolved_task_id();
     let primary: visibility::session_is_primary = visibility::session_is_primary();
     let active: activeness::is_active = activeness::is_active(now);
@@ -411,24 +438,38 @@ fn check_task_ids(task_ids: &[String]) -> Result<(), ValidationError> {
     Ok(())
 }
 
-/// LIST-2/3, OPS-3a: the page's records, `limit + 1` at most. `system` walks
-/// the listing index; a scoped principal walks each of its owner keys'
-/// ranges (each already in order and cut at `limit + 1`) and merges them.
+/// LIST-2/3, OPS-3a, PPL-5: the page's records, `limit + 1` at most.
+/// `system` walks the listing index; a scoped principal merges the walks
+/// of its access keys and its grants ([`walk::merge`]).
 fn load_page(
     conn: &mut AnyConnection,
     scope: &Scope,
     filter: &ListFilter,
 ) -> Result<Vec<BundleRecord>> {
-    let Some(keys) = visibility::owner_keys(scope) else {
-        return Ok(page_query(scope, filter).load(conn)?);
-    };
-    let mut records: Vec<BundleRecord> = Vec::new();
-    for key in keys {
-        records.extend(owner_page_query(scope, filter, key).load::<BundleRecord>(conn)?);
+    let fetch = filter.limit + 1;
+    if scope.unscoped {
+        return Ok(page_query(scope, filter, fetch).load(conn)?);
     }
-    records.sort_by(|a, b| (a.created_at, &a.pending_id).cmp(&(b.created_at, &b.pending_id)));
-    records.truncate(filter.limit as usize + 1);
-    Ok(records)
+    let keys = walk::access_keys(conn, scope)?;
+    let grants_arm = keys.len();
+    walk::merge(
+        keys.len() + 1,
+        fetch as usize,
+        |arms, budget| {
+            let round = walk::Round {
+                keys: arms
+                    .iter()
+                    .filter_map(|&arm| keys.get(arm).map(|key| (arm as i32, key)))
+                    .map(|(arm, key)| (arm, key_page_query(scope, filter, key, budget)))
+                    .collect(),
+                grants: arms
+                    .contains(&grants_arm)
+                    .then(|| (grants_arm as i32, granted_page_query(scope, filter, budget))),
+            };
+            Ok(round.load::<(i32, BundleRecord)>(conn)?)
+        },
+        |record| (record.created_at, record.pending_id.clone()),
+    )
 }
 
 /// Groups DM-4-ordered rows by bundle.
@@ -504,12 +545,20 @@ impl Engine {
         let at = now.as_micros();
         let (bundles, oldest, questions) = self.read(|conn| {
             // An aggregate returns exactly one row.
-            let summary = match visibility::owner_keys(scope) {
-                None => at_most_one(summary_query(scope, at), conn)?,
-                Some(keys) => at_most_one(owner_summary_query(scope, &keys, at), conn)?,
-            };
-            let summary: (i64, Option<i64>, Option<i64>) = summary.unwrap_or((0, None, None));
-            Ok(summary)
+            if scope.unscoped {
+                let summary = at_most_one(summary_query(scope, at), conn)?;
+                return Ok(summary.unwrap_or((0, None, None)));
+            }
+            let keys = walk::access_keys(conn, scope)?;
+            let keyed = at_most_one(keys_summary_query(scope, &keys, at), conn)?;
+            let granted = at_most_one(granted_summary_query(scope, &keys, at), conn)?;
+            let (a, b) = (
+                keyed.unwrap_or((0, None, None)),
+                granted.unwrap_or((0, None, None)),
+            );
+            let oldest = a.1.into_iter().chain(b.1).min();
+            let questions = a.2.into_iter().chain(b.2).reduce(|x, y| x + y);
+            Ok((a.0 + b.0, oldest, questions))
         })?;
         Ok(Summary {
             pending_bundles: bundles,

@@ -34,4 +34,5 @@ pub(crate) mod retention;
 #[cfg(feature = "http")]
 pub(crate) mod tokens;
 pub(crate) mod views;
+pub(crate) mod walk;
 pub(crate) mod webhooks;

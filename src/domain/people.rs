@@ -286,6 +286,16 @@ impl Engine {
     pub(crate) fn delete_user(&self, user_id: &str) -> Result<()> {
         check_id("user_id", user_id)?;
         self.change(|conn, _| {
+            // PPL-4: each membership removed serializes with claims in its
+            // workspace, as `set_members` does (in id order: no cycles).
+            let joined: Vec<String> = workspace_members::table
+                .filter(workspace_members::user_id.eq(user_id))
+                .select(workspace_members::workspace_id)
+                .order(workspace_members::workspace_id)
+                .load(conn)?;
+            for workspace_id in &joined {
+                hold(conn, Reach::Workspace(workspace_id), Hold::Exclusive)?;
+            }
             diesel::delete(users::table.find(user_id)).execute(conn)?;
             diesel::delete(workspace_members::table.filter(workspace_members::user_id.eq(user_id)))
                 .execute(conn)?;

@@ -107,9 +107,9 @@ fn prepare(request: &ResolveRequest, rows: &[QuestionRecord]) -> Result<Decision
 /// The read goes through the principal's scope again: a bundle deleted,
 /// or moved out of the principal's sight, since the claim's read is
 /// not-found (AUTH-5), and its winner is never revealed.
-fn replay(conn: &mut AnyConnection, scope: &Scope, pending_id: &str) -> Result<Resolved> {
+fn replay(conn: &mut AnyConnection, scope: &Scope, pending_id: &str, now: i64) -> Result<Resolved> {
     let (fresh, rows) =
-        claim::read_again(conn, scope, pending_id)?.ok_or(Error::NotFound(Entity::Bundle))?;
+        claim::read_again(conn, scope, pending_id, now)?.ok_or(Error::NotFound(Entity::Bundle))?;
     replayed(&fresh, &rows)
 }
 
@@ -256,9 +256,9 @@ impl Engine {
         let polling_until = Instant::now() + QUEUE_AFTER;
         let mut pause = FIRST_PAUSE;
         loop {
-            let first = self
-                .conn()?
-                .run(|conn| claim::read_first(conn, scope, pending_id, &decide))?;
+            let first = self.conn()?.run(|conn| {
+                claim::read_first(conn, scope, pending_id, self.now().as_micros(), &decide)
+            })?;
             let opened = match first {
                 FirstRead::Open(opened) => opened,
                 // Already settled: this read is the replay's (REPLAY-1).
@@ -279,7 +279,9 @@ impl Engine {
             pause = (pause * 2).min(LONGEST_PAUSE);
         }
         self.failpoint(points::RESOLVE_BEFORE_REPLAY)?;
-        self.conn()?.run(|conn| replay(conn, scope, pending_id))
+        let now = self.now().as_micros();
+        self.conn()?
+            .run(|conn| replay(conn, scope, pending_id, now))
     }
 
     /// The claim in its write transaction: won, lost (the caller
@@ -346,7 +348,7 @@ impl Engine {
             }))
         };
         Ok(self
-            .change_claiming(&opened.record.session_id, queue, body)?
+            .change_claiming(&opened.record.session_id, pending_id, queue, body)?
             .unwrap_or(Attempt::LockBusy))
     }
 }

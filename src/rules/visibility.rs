@@ -8,12 +8,14 @@
 use diesel::dsl::{case_when, AsExprOf};
 use diesel::expression::IntoSql;
 use diesel::prelude::*;
-use diesel::sql_types::{Bool, Nullable, Text};
+use diesel::sql_types::{Bool, IntoNullable, Nullable, Text};
 
 use crate::rules::activeness::exists_per_row;
 use crate::rules::principal::Principal;
 use crate::rules::vocabulary::BundleKind;
-use crate::store::schema::{bundles, events, sessions, tasks, workspaces};
+use crate::store::schema::{
+    bundles, escalation_grants, events, sessions, tasks, workspace_members, workspaces,
+};
 
 /// The principal as the visibility fragments see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,26 +60,6 @@ fn flag(value: bool) -> flag<bool> {
     value.into_sql::<Bool>()
 }
 
-/// AUTH-3 for a scoped owner: the task in the enclosing query is visible iff
-/// its owner key ([`task_owner_key`], the one definition of AUTH-3) is `''`
-/// (no workspace, a dangling or an unowned one) or `user_id`.
-#[diesel::dsl::auto_type]
-pub fn task_visible_to_owner<'a>(user_id: &'a str) -> _ {
-    let everyone: &'static str = "";
-    let key: task_owner_key = task_owner_key();
-    let again: task_owner_key = task_owner_key();
-    key.eq(everyone).or(again.eq(user_id))
-}
-
-/// AUTH-3: the task in the enclosing query is visible to the scope.
-#[diesel::dsl::auto_type]
-pub fn task_visible<'a>(scope: &'a Scope) -> _ {
-    let user_id: &'a str = &scope.user_id;
-    let unscoped: bool = scope.unscoped;
-    let owner_rule: task_visible_to_owner<'a> = task_visible_to_owner(user_id);
-    flag(unscoped).or(owner_rule)
-}
-
 /// The task id of the bundle's session, if the session row exists.
 #[diesel::dsl::auto_type]
 fn session_task_id() -> _ {
@@ -101,52 +83,136 @@ diesel::define_sql_function! {
     fn coalesce(value: Nullable<Text>, fallback: Text) -> Text;
 }
 
-/// AUTH-3 as a key of the task in the enclosing query: `''` when every user
-/// sees it (no workspace, a dangling one, or one owned by nobody), else the
-/// owner of its workspace. Task visibility and the bundles' stored keys
-/// both derive from this.
-#[diesel::dsl::auto_type]
-fn task_owner_key() -> _ {
-    owner_key_of_workspace(tasks::workspace_id)
+/// The columns that name a workspace: a workspace id or a bundle's stored
+/// key (text, or nullable text).
+pub trait KeyColumn:
+    diesel::Column<SqlType: IntoNullable<Nullable = Nullable<Text>>>
+    + Copy
+    + Default
+    + diesel::expression::ValidGrouping<(), IsAggregate = diesel::expression::is_aggregate::No>
+{
 }
 
-/// AUTH-3 as a key of the workspace id in `workspace_id` (a column of the
-/// enclosing query): `''` when it is empty, dangling or owned by nobody,
-/// else its owner. Tasks read it through their own column; events
-/// (EVT-2) through the workspace id they recorded.
-#[diesel::dsl::auto_type]
-fn owner_key_of_workspace<W>(workspace_id: W) -> _
-where
-    W: diesel::Column<SqlType = Text>
+impl<C> KeyColumn for C where
+    C: diesel::Column<SqlType: IntoNullable<Nullable = Nullable<Text>>>
         + Copy
         + Default
-        + diesel::expression::ValidGrouping<(), IsAggregate = diesel::expression::is_aggregate::No>,
+        + diesel::expression::ValidGrouping<(), IsAggregate = diesel::expression::is_aggregate::No>
+{
+}
+
+/// PPL-3: the workspace named by `key` (a column of the enclosing query)
+/// is owned by `user_id`.
+#[diesel::dsl::auto_type]
+fn owned_by<'a, K: KeyColumn>(key: K, user_id: &'a str) -> _ {
+    let id: diesel::dsl::Nullable<workspaces::id> = workspaces::id.nullable();
+    let key: diesel::dsl::Nullable<K> = key.nullable();
+    exists_per_row(
+        workspaces::table
+            .filter(id.eq(key))
+            .filter(workspaces::owner_id.eq(user_id))
+            .select(workspaces::id),
+    )
+}
+
+/// PPL-3: the workspace named by `key` (a column of the enclosing query)
+/// counts `user_id` among its members.
+#[diesel::dsl::auto_type]
+fn has_member<'a, K: KeyColumn>(key: K, user_id: &'a str) -> _ {
+    let id: diesel::dsl::Nullable<workspace_members::workspace_id> =
+        workspace_members::workspace_id.nullable();
+    let key: diesel::dsl::Nullable<K> = key.nullable();
+    exists_per_row(
+        workspace_members::table
+            .filter(id.eq(key))
+            .filter(workspace_members::user_id.eq(user_id))
+            .select(workspace_members::workspace_id),
+    )
+}
+
+/// AUTH-3, PPL-3: `user_id` sees what lies in the workspace `key` names —
+/// its owner or one of its members. The one definition of who sees a
+/// workspace; keys visible to everyone (`''`) are tested by the callers.
+#[diesel::dsl::auto_type]
+fn sees_workspace<'a, K: KeyColumn>(key: K, user_id: &'a str) -> _ {
+    let owner: owned_by<'a, K> = owned_by(key, user_id);
+    let member: has_member<'a, K> = has_member(key, user_id);
+    owner.or(member)
+}
+
+/// AUTH-3: the workspace with the id in `workspace_id` (a column of the
+/// enclosing query) is visible to every user: the id is empty, dangling,
+/// or names a workspace owned by nobody.
+#[diesel::dsl::auto_type]
+fn open_to_everyone<W>(workspace_id: W) -> _
+where
+    W: KeyColumn<SqlType = Text>,
 {
     let empty: &'static str = "";
     let owner = workspaces::table
         .filter(workspaces::id.eq(workspace_id))
         .select(workspaces::owner_id)
         .single_value();
-    case_when(workspace_id.eq(empty), empty.into_sql::<Text>()).otherwise(coalesce(owner, empty))
+    workspace_id.eq(empty).or(coalesce(owner, empty).eq(empty))
 }
 
-/// OPS-3a: the owner key of the task with this id, NULL when no such task
-/// exists. What `ask` stores on a new bundle of a task it just read.
+/// AUTH-3, PPL-3: what lies in the workspace with the id in `workspace_id`
+/// is visible to `user_id`. Tasks read it through their own column; events
+/// (EVT-2) through the workspace id they recorded.
 #[diesel::dsl::auto_type]
-pub fn owner_key_of_task<'a>(task_id: &'a str) -> _ {
+fn workspace_visible_to<'a, W>(workspace_id: W, user_id: &'a str) -> _
+where
+    W: KeyColumn<SqlType = Text>,
+{
+    let everyone: open_to_everyone<W> = open_to_everyone(workspace_id);
+    let sees: sees_workspace<'a, W> = sees_workspace(workspace_id, user_id);
+    everyone.or(sees)
+}
+
+/// AUTH-3, PPL-3: the task in the enclosing query is visible to the scope.
+#[diesel::dsl::auto_type]
+pub fn task_visible<'a>(scope: &'a Scope) -> _ {
+    let user_id: &'a str = &scope.user_id;
+    let unscoped: bool = scope.unscoped;
+    let rule: workspace_visible_to<'a, tasks::workspace_id> =
+        workspace_visible_to(tasks::workspace_id, user_id);
+    flag(unscoped).or(rule)
+}
+
+/// OPS-3a, PPL-5: the access key of the workspace with the id in
+/// `workspace_id`: `''` when every user sees what lies in it
+/// ([`open_to_everyone`]), else the id itself.
+#[diesel::dsl::auto_type]
+fn access_key_of_workspace<W>(workspace_id: W) -> _
+where
+    W: KeyColumn<SqlType = Text>,
+{
+    let empty: &'static str = "";
+    let everyone: open_to_everyone<W> = open_to_everyone(workspace_id);
+    case_when(everyone, empty.into_sql::<Text>()).otherwise(workspace_id)
+}
+
+/// OPS-3a: the access key of the task with this id, NULL when no such
+/// task exists. What `ask` stores on a new bundle of a task it just read.
+#[diesel::dsl::auto_type]
+pub fn access_key_of_task<'a>(task_id: &'a str) -> _ {
+    let key: access_key_of_workspace<tasks::workspace_id> =
+        access_key_of_workspace(tasks::workspace_id);
     tasks::table
         .filter(tasks::id.eq(task_id))
-        .select(task_owner_key())
+        .select(key)
         .single_value()
 }
 
-/// OPS-3a: the owner key the bundle in the enclosing query must carry:
-/// its task's (AUTH-4) key, NULL when that task does not exist.
+/// OPS-3a: the access key the bundle in the enclosing query must carry:
+/// its task's (AUTH-4), NULL when that task does not exist.
 #[diesel::dsl::auto_type]
-pub fn owner_key_of_bundle() -> _ {
+pub fn access_key_of_bundle() -> _ {
+    let key: access_key_of_workspace<tasks::workspace_id> =
+        access_key_of_workspace(tasks::workspace_id);
     tasks::table
         .filter(tasks::id.nullable().eq(bundle_task_id()))
-        .select(task_owner_key())
+        .select(key)
         .single_value()
 }
 
@@ -154,37 +220,55 @@ pub fn owner_key_of_bundle() -> _ {
 /// exists, else NULL.
 #[diesel::dsl::auto_type]
 pub fn resolved_task_id() -> _ {
-    case_when(bundles::owner_key.is_not_null(), bundles::task_key)
+    case_when(bundles::access_key.is_not_null(), bundles::task_key)
 }
 
 /// AUTH-4, LIST-9: the bundle's task exists. A bundle without one is never
-/// listed, not even for `system`. Written as `owner_key || ''` so that SQLite
-/// does not take "not null" for a range of `bundles_by_owner` and walk every
-/// tenant's bundles with it (measured: it preferred that range to the task
-/// key's index in pending actions).
+/// listed, not even for `system`. Written as `access_key || ''` so that
+/// SQLite does not take "not null" for a range of `bundles_by_access_key`
+/// and walk every tenant's bundles with it (measured: it preferred that
+/// range to the task key's index in pending actions).
 #[diesel::dsl::auto_type]
 pub fn bundle_task_resolves() -> _ {
     let nothing: &'static str = "";
-    bundles::owner_key.concat(nothing).is_not_null()
+    bundles::access_key.concat(nothing).is_not_null()
 }
 
-/// AUTH-3/4/6: the bundle in the enclosing query is visible to the scope.
-/// `system` sees every bundle, resolvable or not (it may still resolve or
-/// cancel one by id, AUTH-4); a scoped principal needs a resolvable task
-/// visible to everyone (key `''`) or owned by them (OPS-3a: read from the
-/// bundle's own row, which [`refresh_keys`] keeps exact); agents never see
-/// `permission` bundles.
+/// PPL-6: `user_id` holds an escalation grant for the bundle whose id is
+/// in `pending_id` (a column of the enclosing query) whose time has come
+/// by the handle's clock `now` (as ACT-1 binds it).
 #[diesel::dsl::auto_type]
-pub fn bundle_visible<'a>(scope: &'a Scope) -> _ {
+fn granted<'a, P>(pending_id: P, user_id: &'a str, now: i64) -> _
+where
+    P: KeyColumn<SqlType = Text>,
+{
+    exists_per_row(
+        escalation_grants::table
+            .filter(escalation_grants::pending_id.eq(pending_id))
+            .filter(escalation_grants::user_id.eq(user_id))
+            .filter(escalation_grants::visible_from.le(now))
+            .select(escalation_grants::pending_id),
+    )
+}
+
+/// AUTH-3/4/6, PPL-3, PPL-6: the bundle in the enclosing query is visible
+/// to the scope at `now`. `system` sees every bundle, resolvable or not (it
+/// may still resolve or cancel one by id, AUTH-4); a scoped principal
+/// needs a resolvable task whose access key (kept exact by
+/// [`refresh_keys`]) is `''` or names a workspace it owns or belongs to,
+/// or a grant whose time has come; agents never see `permission` bundles.
+#[diesel::dsl::auto_type]
+pub fn bundle_visible<'a>(scope: &'a Scope, now: i64) -> _ {
     let user_id: &'a str = &scope.user_id;
     let unscoped: bool = scope.unscoped;
     let sees_permission: bool = scope.sees_permission_bundles;
     let permission: &'static str = BundleKind::PERMISSION_WORD;
     let everyone: &'static str = "";
+    let sees: sees_workspace<'a, bundles::access_key> =
+        sees_workspace(bundles::access_key, user_id);
+    let grant: granted<'a, bundles::pending_id> = granted(bundles::pending_id, user_id, now);
     flag(unscoped)
-        .or(bundles::owner_key
-            .eq(everyone)
-            .or(bundles::owner_key.eq(user_id)))
+        .or(bundles::access_key.eq(everyone).or(sees).or(grant))
         .and(flag(sees_permission).or(bundles::kind.ne(permission)))
 }
 
@@ -207,37 +291,49 @@ pub fn event_subject() -> _ {
     )
 }
 
-/// EVT-2: the event in the enclosing query is visible to the scope now —
-/// AUTH-3 applied to the workspace id it recorded (the same key as tasks
-/// and bundles, [`owner_key_of_workspace`]), AUTH-4 to whether its bundle
-/// had a task, AUTH-6 to the kind it recorded.
+/// EVT-2, PPL-3: the event in the enclosing query is visible to the scope
+/// now — AUTH-3 with members applied to the workspace id it recorded and
+/// its workspace's owner and members as they are now, or a grant of its
+/// bundle whose time has come (PPL-6); AUTH-4 to whether its bundle had a
+/// task, AUTH-6 to the kind it recorded.
 #[diesel::dsl::auto_type]
-pub fn event_visible<'a>(scope: &'a Scope) -> _ {
+pub fn event_visible<'a>(scope: &'a Scope, now: i64) -> _ {
     let user_id: &'a str = &scope.user_id;
     let unscoped: bool = scope.unscoped;
     let sees_permission: bool = scope.sees_permission_bundles;
     let permission: &'static str = BundleKind::PERMISSION_WORD;
-    let everyone: &'static str = "";
-    let key: owner_key_of_workspace<events::workspace_id> =
-        owner_key_of_workspace(events::workspace_id);
-    let again: owner_key_of_workspace<events::workspace_id> =
-        owner_key_of_workspace(events::workspace_id);
+    let rule: workspace_visible_to<'a, events::workspace_id> =
+        workspace_visible_to(events::workspace_id, user_id);
+    let grant: granted<'a, events::pending_id> = granted(events::pending_id, user_id, now);
     flag(unscoped)
-        .or(events::task_exists.and(key.eq(everyone).or(again.eq(user_id))))
+        .or(events::task_exists.and(rule.or(grant)))
         .and(flag(sees_permission).or(events::kind.ne(permission)))
 }
 
-/// OPS-3a: the owner keys whose bundles a scoped principal may see — the
-/// index ranges its page and summary walk. `None` for `system`, which walks
-/// everything.
-pub fn owner_keys(scope: &Scope) -> Option<Vec<&str>> {
-    if scope.unscoped {
-        None
-    } else if scope.user_id.is_empty() {
-        Some(vec![""])
-    } else {
-        Some(vec!["", scope.user_id.as_str()])
-    }
+/// PPL-5: the workspaces `user_id` owns, then those it belongs to — with
+/// `''`, the access keys whose index ranges its page and summary walk.
+#[diesel::dsl::auto_type]
+pub fn owned_workspaces<'a>(user_id: &'a str) -> _ {
+    workspaces::table
+        .filter(workspaces::owner_id.eq(user_id))
+        .select(workspaces::id)
+}
+
+/// PPL-5: the workspaces `user_id` is a member of.
+#[diesel::dsl::auto_type]
+pub fn joined_workspaces<'a>(user_id: &'a str) -> _ {
+    workspace_members::table
+        .filter(workspace_members::user_id.eq(user_id))
+        .select(workspace_members::workspace_id)
+}
+
+/// PPL-6: the bundles granted to `user_id` whose time has come.
+#[diesel::dsl::auto_type]
+pub fn granted_bundles<'a>(user_id: &'a str, now: i64) -> _ {
+    escalation_grants::table
+        .filter(escalation_grants::user_id.eq(user_id))
+        .filter(escalation_grants::visible_from.le(now))
+        .select(escalation_grants::pending_id)
 }
 
 /// OPS-3a: rewrites the keys of the bundles in `target` from the mirror.
@@ -249,8 +345,8 @@ where
     T: diesel::query_builder::IntoUpdateTarget<Table = bundles::table>,
 {
     let task: bundle_task_id = bundle_task_id();
-    let owner: owner_key_of_bundle = owner_key_of_bundle();
-    diesel::dsl::update(target).set((bundles::task_key.eq(task), bundles::owner_key.eq(owner)))
+    let key: access_key_of_bundle = access_key_of_bundle();
+    diesel::dsl::update(target).set((bundles::task_key.eq(task), bundles::access_key.eq(key)))
 }
 
 /// LIST-4: the bundle's task (AUTH-4) is in `workspace_id`; an empty
@@ -278,8 +374,8 @@ pub fn session_is_primary() -> _ {
 /// The bundle with this id, if the scope may see it (AUTH-5: invisible and
 /// absent are alike). Every read of one bundle starts here.
 #[diesel::dsl::auto_type]
-pub fn visible_bundle<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
-    let visible: bundle_visible<'a> = bundle_visible(scope);
+pub fn visible_bundle<'a>(scope: &'a Scope, pending_id: &'a str, now: i64) -> _ {
+    let visible: bundle_visible<'a> = bundle_visible(scope, now);
     bundles::table
         .filter(bundles::pending_id.eq(pending_id))
         .filter(visible)
@@ -287,8 +383,8 @@ pub fn visible_bundle<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
 
 /// AUTH-8: is the bundle visible to the scope?
 #[diesel::dsl::auto_type]
-pub fn bundle_visibility_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
-    let bundle: visible_bundle<'a> = visible_bundle(scope, pending_id);
+pub fn bundle_visibility_query<'a>(scope: &'a Scope, pending_id: &'a str, now: i64) -> _ {
+    let bundle: visible_bundle<'a> = visible_bundle(scope, pending_id, now);
     diesel::dsl::select(diesel::dsl::exists(bundle.select(bundles::pending_id)))
 }
 

@@ -69,10 +69,18 @@ diesel::table! {
         resolved_by_id -> Nullable<Text>,
         delivery_lease_until -> Nullable<BigInt>,
         task_key -> Nullable<Text>,
-        owner_key -> Nullable<Text>,
+        access_key -> Nullable<Text>,
         expires_at -> Nullable<BigInt>,
         on_expire -> Text,
         default_response -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    escalation_grants (pending_id, user_id) {
+        pending_id -> Text,
+        user_id -> Text,
+        visible_from -> BigInt,
     }
 }
 
@@ -194,6 +202,7 @@ diesel::table! {
 diesel::joinable!(attachments -> bundles (pending_id));
 diesel::joinable!(bundle_questions -> bundles (pending_id));
 diesel::joinable!(bundles -> sessions (session_id));
+diesel::joinable!(escalation_grants -> bundles (pending_id));
 diesel::joinable!(sessions -> tasks (task_id));
 diesel::joinable!(turns -> sessions (session_id));
 diesel::joinable!(web_sessions -> api_tokens (token_digest));
@@ -205,6 +214,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     attempts,
     bundle_questions,
     bundles,
+    escalation_grants,
     event_horizon,
     events,
     handles,

@@ -57,11 +57,16 @@ pub(crate) fn write_transaction<T, E: From<DbError> + std::fmt::Display>(
 /// row `FOR SHARE`: what [`lock_session`] and [`lock_sessions_reached`]
 /// lock `FOR UPDATE` — state changes, new turns, asks, task moves, owner
 /// changes — then waits for the claim, and the claim for them, while
-/// claims do not wait for each other. Every statement of `body` starts
-/// after the lock was granted.
+/// claims do not wait for each other. The same batch takes the advisory
+/// lock of the bundle's workspace (its access key) in shared mode, which
+/// member changes ([`hold`] exclusive: `set_members`, `delete_user`) take
+/// exclusively, so a member's claim and that member's removal are
+/// serialized (PPL-4). Every statement of `body` starts after both locks
+/// were granted.
 pub(crate) fn claim_transaction<T, E: From<DbError> + std::fmt::Display>(
     conn: &mut AnyConnection,
     session_id: &str,
+    pending_id: &str,
     queue: bool,
     body: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
 ) -> Result<Option<T>, E> {
@@ -78,17 +83,33 @@ pub(crate) fn claim_transaction<T, E: From<DbError> + std::fmt::Display>(
         AnyConnection::Postgres(inner) => {
             // A simple-protocol batch (no parameters): the id goes in as an
             // escape string literal, whatever `standard_conforming_strings`.
-            let literal = session_id.replace('\\', "\\\\").replace('\'', "''");
+            let session = escaped_literal(session_id);
+            let bundle = escaped_literal(pending_id);
             let begin = format!(
                 "BEGIN ISOLATION LEVEL READ COMMITTED; \
-                 SELECT 1 FROM sessions WHERE id = E'{literal}' FOR SHARE"
+                 SELECT 1 FROM sessions WHERE id = {session} FOR SHARE; \
+                 SELECT pg_advisory_xact_lock_shared({WORKSPACE_LOCKS}, hashtext(access_key)) \
+                 FROM bundles WHERE pending_id = {bundle} AND access_key <> ''"
             );
             AnsiTransactionManager::begin_transaction_sql(inner, &begin).map_err(DbError::from)?
         }
     }
-    let _ = session_id;
+    let _ = (session_id, pending_id);
     finish(conn, body).map(Some)
 }
+
+/// A text as an escape string literal, whatever
+/// `standard_conforming_strings`.
+#[cfg(feature = "postgres")]
+fn escaped_literal(text: &str) -> String {
+    format!("E'{}'", text.replace('\\', "\\\\").replace('\'', "''"))
+}
+
+/// The advisory locks' namespaces ([`hold`]).
+#[cfg(feature = "postgres")]
+const TASK_LOCKS: i32 = 1;
+#[cfg(feature = "postgres")]
+const WORKSPACE_LOCKS: i32 = 2;
 
 #[derive(diesel::QueryableByName)]
 struct BusyTimeout {
@@ -312,8 +333,8 @@ pub(crate) fn hold(conn: &mut AnyConnection, key: Reach<'_>, mode: Hold) -> Resu
         use diesel::prelude::*;
         use diesel::sql_types::{Integer, Text};
         let (namespace, id) = match key {
-            Reach::Task(id) => (1, id),
-            Reach::Workspace(id) => (2, id),
+            Reach::Task(id) => (TASK_LOCKS, id),
+            Reach::Workspace(id) => (WORKSPACE_LOCKS, id),
         };
         let statement = match mode {
             Hold::Exclusive => "SELECT pg_advisory_xact_lock($1, hashtext($2))",

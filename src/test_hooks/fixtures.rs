@@ -136,7 +136,7 @@ pub struct Drift {
     /// active again", what the library's own writes leave (ACT-4).
     pub may_be_active: Option<(bool, bool)>,
     pub task_key: Option<(Option<String>, Option<String>)>,
-    pub owner_key: Option<(Option<String>, Option<String>)>,
+    pub access_key: Option<(Option<String>, Option<String>)>,
 }
 
 type DerivedRow = (
@@ -162,8 +162,8 @@ pub fn drift(engine: &Engine) -> Result<Vec<Drift>> {
                 activeness::permanently_inactive(),
                 bundles::task_key,
                 visibility::bundle_task_id(),
-                bundles::owner_key,
-                visibility::owner_key_of_bundle(),
+                bundles::access_key,
+                visibility::access_key_of_bundle(),
             ))
             .order_by(bundles::pending_id)
             .load(conn)?)
@@ -171,17 +171,17 @@ pub fn drift(engine: &Engine) -> Result<Vec<Drift>> {
     Ok(rows
         .into_iter()
         .filter_map(
-            |(pending_id, hint, inactive, task, task_derived, owner, owner_derived)| {
+            |(pending_id, hint, inactive, task, task_derived, key, key_derived)| {
                 let derived_hint = inactive != Some(true);
                 let drift = Drift {
                     pending_id,
                     may_be_active: (hint != derived_hint).then_some((hint, derived_hint)),
                     task_key: (task != task_derived).then_some((task, task_derived)),
-                    owner_key: (owner != owner_derived).then_some((owner, owner_derived)),
+                    access_key: (key != key_derived).then_some((key, key_derived)),
                 };
                 let drifted = drift.may_be_active.is_some()
                     || drift.task_key.is_some()
-                    || drift.owner_key.is_some();
+                    || drift.access_key.is_some();
                 drifted.then_some(drift)
             },
         )

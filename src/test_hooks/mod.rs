@@ -7,10 +7,12 @@ pub mod sql_catalog;
 pub use crate::domain::claim::guard::{active_in_the_write, RowSlots};
 pub use crate::domain::claim::statements::{claim_rows_statement, RowWrite};
 pub use crate::domain::deadline::{due_batch_query, next_deadline_query};
-pub use crate::domain::history::{owner_settled_page_query, settled_page_query, SettledFilter};
+pub use crate::domain::history::{
+    granted_settled_page_query, key_settled_page_query, settled_page_query, SettledFilter,
+};
 pub use crate::domain::listing::{
-    owner_page_query, owner_summary_query, page_query, pending_actions_query, visible_tasks_query,
-    ListFilter,
+    granted_page_query, granted_summary_query, key_page_query, keys_summary_query, page_query,
+    pending_actions_query, visible_tasks_query, ListFilter,
 };
 pub use crate::rules::activeness::{active_bundle_ids, due_bundle_ids};
 pub use crate::rules::visibility::Scope;

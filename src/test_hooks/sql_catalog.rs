@@ -8,7 +8,7 @@
 use diesel::debug_query;
 
 use crate::domain::claim::statements as claim;
-use crate::domain::{bundle, events, history, lifecycle, listing};
+use crate::domain::{bundle, events, history, lifecycle, listing, walk};
 use crate::rules::visibility::{self, Scope};
 use crate::rules::{activeness, outbox};
 
@@ -78,7 +78,7 @@ fn sample_resolver() -> claim::Resolver<'static> {
 const PENDING: &str = "<pending_id>";
 const TASK: &str = "<task_id>";
 const WORKSPACE: &str = "<workspace_id>";
-const OWNER_KEY: &str = "<owner_key>";
+const ACCESS_KEY: &str = "<access_key>";
 /// The handle's clock, bound wherever ACT-1.5 asks it (DM-2); a number
 /// no other sample bind uses, so a reader can tell it in the binds.
 const NOW: i64 = 1_000_000;
@@ -98,7 +98,7 @@ macro_rules! catalog {
             now: NOW,
         };
         let task_ids = vec![TASK.to_owned()];
-        let owner_keys = ["", "<user_id>"];
+        let access_keys = vec!["".to_owned(), ACCESS_KEY.to_owned()];
         let settled = history::SettledFilter {
             workspace_id: "<workspace_id>".to_owned(),
             after: Some(history::SettledCursor {
@@ -106,54 +106,92 @@ macro_rules! catalog {
                 pending_id: PENDING.to_owned(),
             }),
             limit: 50,
+            now: NOW,
         };
         vec![
             Rendered {
                 name: "list_settled",
                 sql: layout(
-                    debug_query::<$backend, _>(&history::settled_page_query(&scope, &settled))
+                    debug_query::<$backend, _>(&history::settled_page_query(&scope, &settled, 51))
                         .to_string(),
                 ),
             },
             Rendered {
-                name: "list_settled_owner",
+                name: "list_settled_round",
                 sql: layout(
-                    debug_query::<$backend, _>(&history::owner_settled_page_query(
-                        &scope, &settled, OWNER_KEY,
-                    ))
+                    debug_query::<$backend, _>(&walk::Round {
+                        keys: vec![
+                            (0, history::key_settled_page_query(&scope, &settled, "", 2)),
+                            (
+                                1,
+                                history::key_settled_page_query(&scope, &settled, ACCESS_KEY, 2),
+                            ),
+                        ],
+                        grants: Some((2, history::granted_settled_page_query(&scope, &settled, 2))),
+                    })
                     .to_string(),
                 ),
             },
             Rendered {
                 name: "list_pending",
                 sql: layout(
-                    debug_query::<$backend, _>(&listing::page_query(&scope, &filter)).to_string(),
+                    debug_query::<$backend, _>(&listing::page_query(&scope, &filter, 51))
+                        .to_string(),
                 ),
             },
             Rendered {
-                name: "list_pending_owner",
+                name: "list_pending_round",
                 sql: layout(
-                    debug_query::<$backend, _>(&listing::owner_page_query(
-                        &scope, &filter, OWNER_KEY,
-                    ))
+                    debug_query::<$backend, _>(&walk::Round {
+                        keys: vec![
+                            (0, listing::key_page_query(&scope, &filter, "", 2)),
+                            (1, listing::key_page_query(&scope, &filter, ACCESS_KEY, 2)),
+                        ],
+                        grants: Some((2, listing::granted_page_query(&scope, &filter, 2))),
+                    })
                     .to_string(),
                 ),
             },
             Rendered {
-                name: "summary_owner",
+                name: "summary_keys",
                 sql: layout(
-                    debug_query::<$backend, _>(&listing::owner_summary_query(
+                    debug_query::<$backend, _>(&listing::keys_summary_query(
                         &scope,
-                        &owner_keys,
+                        &access_keys,
                         NOW,
                     ))
                     .to_string(),
                 ),
             },
             Rendered {
+                name: "summary_granted",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::granted_summary_query(
+                        &scope,
+                        &access_keys,
+                        NOW,
+                    ))
+                    .to_string(),
+                ),
+            },
+            Rendered {
+                name: "access_keys_owned",
+                sql: layout(
+                    debug_query::<$backend, _>(&visibility::owned_workspaces("<user_id>"))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "access_keys_joined",
+                sql: layout(
+                    debug_query::<$backend, _>(&visibility::joined_workspaces("<user_id>"))
+                        .to_string(),
+                ),
+            },
+            Rendered {
                 name: "keys_of_new_bundle",
                 sql: layout(
-                    debug_query::<$backend, _>(&diesel::select(visibility::owner_key_of_task(
+                    debug_query::<$backend, _>(&diesel::select(visibility::access_key_of_task(
                         TASK,
                     )))
                     .to_string(),
@@ -222,7 +260,7 @@ macro_rules! catalog {
                 name: "visibility_bundle",
                 sql: layout(
                     debug_query::<$backend, _>(&visibility::bundle_visibility_query(
-                        &scope, PENDING,
+                        &scope, PENDING, NOW,
                     ))
                     .to_string(),
                 ),
@@ -235,6 +273,7 @@ macro_rules! catalog {
                         events::Position::default(),
                         i64::MAX,
                         100,
+                        NOW,
                     ))
                     .to_string(),
                 ),
@@ -268,7 +307,7 @@ macro_rules! catalog {
             Rendered {
                 name: "get_bundle",
                 sql: layout(
-                    debug_query::<$backend, _>(&bundle::visible_bundle_query(&scope, PENDING))
+                    debug_query::<$backend, _>(&bundle::visible_bundle_query(&scope, PENDING, NOW))
                         .to_string(),
                 ),
             },
@@ -417,7 +456,11 @@ pub fn postgres() -> Vec<Rendered> {
         name: "claim_first_read",
         sql: layout(
             debug_query::<diesel::pg::Pg, _>(
-                &crate::domain::claim::postgres::claim_first_read_query(&sample_scope(), PENDING),
+                &crate::domain::claim::postgres::claim_first_read_query(
+                    &sample_scope(),
+                    PENDING,
+                    NOW,
+                ),
             )
             .to_string(),
         ),

@@ -31,7 +31,7 @@ pub type RowSlots = [RowWrite; ROWS_PER_STATEMENT];
 /// still visible to the claimer (AUTH-3..6, from the one visibility rule).
 #[diesel::dsl::auto_type]
 pub fn bundle_is_active<'a>(scope: &'a Scope, pending_id: &'a str, now: i64) -> _ {
-    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope);
+    let visible: visibility::bundle_visible<'a> = visibility::bundle_visible(scope, now);
     let active: activeness::active_bundle_ids = activeness::active_bundle_ids(now);
     exists(
         active

@@ -134,9 +134,10 @@ pub(crate) fn read_first(
     conn: &mut AnyConnection,
     scope: &Scope,
     pending_id: &str,
+    now: i64,
     decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
 ) -> Result<FirstRead> {
-    let (record, rows) = read_again(conn, scope, pending_id)?
+    let (record, rows) = read_again(conn, scope, pending_id, now)?
         .ok_or(Error::NotFound(crate::error::Entity::Bundle))?;
     let decision = decide(&rows)?;
     if !rows
@@ -180,13 +181,14 @@ pub(crate) fn read_again(
     conn: &mut AnyConnection,
     scope: &Scope,
     pending_id: &str,
+    now: i64,
 ) -> Result<Option<(BundleRecord, Vec<QuestionRecord>)>> {
     match conn {
         AnyConnection::Sqlite(_) => read_snapshot(conn, |conn| {
-            crate::domain::bundle::load_visible(conn, scope, pending_id)
+            crate::domain::bundle::load_visible(conn, scope, pending_id, now)
         }),
         #[cfg(feature = "postgres")]
-        AnyConnection::Postgres(conn) => postgres::read_first(conn, scope, pending_id),
+        AnyConnection::Postgres(conn) => postgres::read_first(conn, scope, pending_id, now),
     }
 }
 

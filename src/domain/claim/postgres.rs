@@ -30,8 +30,8 @@ diesel::alias!(bundle_questions as claim_rows: ClaimRows);
 /// question rows joined (one result row per question), run as a statement
 /// of its own outside any transaction: one round trip, one snapshot.
 #[diesel::dsl::auto_type]
-pub fn claim_first_read_query<'a>(scope: &'a Scope, pending_id: &'a str) -> _ {
-    let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id);
+pub fn claim_first_read_query<'a>(scope: &'a Scope, pending_id: &'a str, now: i64) -> _ {
+    let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id, now);
     let rows_of_this_bundle: diesel::dsl::Eq<
         diesel::query_source::AliasedField<ClaimRows, bundle_questions::pending_id>,
         bundles::pending_id,
@@ -52,9 +52,10 @@ pub(crate) fn read_first(
     conn: &mut PgConnection,
     scope: &Scope,
     pending_id: &str,
+    now: i64,
 ) -> Result<Option<(BundleRecord, Vec<QuestionRecord>)>> {
     let joined: Vec<(BundleRecord, Option<QuestionRecord>)> =
-        claim_first_read_query(scope, pending_id).load(conn)?;
+        claim_first_read_query(scope, pending_id, now).load(conn)?;
     let mut joined = joined.into_iter();
     let Some((record, first)) = joined.next() else {
         return Ok(None);

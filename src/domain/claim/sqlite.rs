@@ -53,7 +53,7 @@ impl<DB: diesel::backend::Backend> QueryFragment<DB> for ReadUnderWriteLock {
 /// columns would be evaluated once per question row).
 #[diesel::dsl::auto_type]
 pub fn claim_target_query<'a>(scope: &'a Scope, pending_id: &'a str, now: i64) -> _ {
-    let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id);
+    let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id, now);
     let active: activeness::is_active = activeness::is_active(now);
     bundle.select((bundle_record_columns(), active))
 }

@@ -74,7 +74,7 @@ fn observe(
             // agent receives the default like any resolution), then reads
             // what was written.
             let session = record.session_id.clone();
-            engine.change_claiming(&session, true, |conn, changes| {
+            engine.change_claiming(&session, pending_id, true, |conn, changes| {
                 deadline::settle_due_in(engine, conn, changes, pending_id, &session, engine.now())
             })?;
             loaded = engine.read(|conn| bundle::load_detail(conn, scope, pending_id, now))?;
@@ -258,7 +258,7 @@ impl Engine {
         check_text("pending_id", pending_id)?;
         let scope = caller.scope()?.clone();
         let (record, _) = self
-            .read(|conn| bundle::load_visible(conn, &scope, pending_id))?
+            .read(|conn| bundle::load_visible(conn, &scope, pending_id, self.now().as_micros()))?
             .ok_or(Error::NotFound(Entity::Bundle))?;
         let side = Side::External { scope };
         let mut waiter = self.enter(pending_id, &record.session_id, side, EXTERNAL, wake);

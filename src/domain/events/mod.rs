@@ -352,8 +352,14 @@ pub fn event_rows_query<'a>(
 /// `below` (EVT-1a), in position order, each with whether `scope` may see
 /// it now. Walks `events_by_position` from `start`.
 #[diesel::dsl::auto_type]
-pub fn events_page_query<'a>(scope: &'a Scope, start: Position, below: i64, limit: i64) -> _ {
-    let visible: event_visible<'a> = event_visible(scope);
+pub fn events_page_query<'a>(
+    scope: &'a Scope,
+    start: Position,
+    below: i64,
+    limit: i64,
+    now: i64,
+) -> _ {
+    let visible: event_visible<'a> = event_visible(scope, now);
     let (txid, seq): (i64, i64) = (start.txid, start.seq);
     events::table
         .filter(events::txid.ge(txid))
@@ -489,9 +495,11 @@ impl Engine {
     ) -> Result<LogPage> {
         let start = after.unwrap_or_default();
         self.event_signal.count_read();
+        let now = self.now().as_micros();
         let (rows, standing, held_back) = self.read(|conn| {
             let below = readable_below(conn)?;
-            let rows: Vec<EventRow> = events_page_query(scope, start, below, limit).load(conn)?;
+            let rows: Vec<EventRow> =
+                events_page_query(scope, start, below, limit, now).load(conn)?;
             let held_back = (rows.len() as i64) < limit
                 && below != i64::MAX
                 && diesel::select(diesel::dsl::exists(

@@ -1,12 +1,30 @@
-SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
+SELECT COUNT(*), min(`bundles`.`created_at`), sum(CAST((SELECT COUNT(*)
+FROM `bundle_questions` AS `counted_rows`
+WHERE ((((`counted_rows`.`status` IS NULL)
+OR (`counted_rows`.`status` = ?))
+OR (`counted_rows`.`status` = ?))
+AND (`counted_rows`.`pending_id` = `bundles`.`pending_id`))
+LIMIT ?) AS INTEGER))
 FROM `bundles`
-WHERE ((((`bundles`.`created_at` >= ?)
-AND ((`bundles`.`created_at` > ?)
-OR (`bundles`.`pending_id` > ?)))
-AND (((((`bundles`.`may_be_active`
+WHERE ((((((`bundles`.`may_be_active`
 AND ((?
-OR ((`bundles`.`owner_key` = ?)
-OR (`bundles`.`owner_key` = ?)))
+OR (((`bundles`.`access_key` = ?)
+OR (EXISTS (SELECT `workspaces`.`id`
+FROM `workspaces`
+WHERE ((`workspaces`.`id` = `bundles`.`access_key`)
+AND (`workspaces`.`owner_id` = ?))
+LIMIT -1  OFFSET ?)
+OR EXISTS (SELECT `workspace_members`.`workspace_id`
+FROM `workspace_members`
+WHERE ((`workspace_members`.`workspace_id` = `bundles`.`access_key`)
+AND (`workspace_members`.`user_id` = ?))
+LIMIT -1  OFFSET ?)))
+OR EXISTS (SELECT `escalation_grants`.`pending_id`
+FROM `escalation_grants`
+WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
+AND (`escalation_grants`.`user_id` = ?))
+AND (`escalation_grants`.`visible_from` <= ?))
+LIMIT -1  OFFSET ?)))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
@@ -15,7 +33,7 @@ FROM `tasks`
 WHERE ((`tasks`.`id` = `bundles`.`task_key`)
 AND (`tasks`.`workspace_id` = ?))
 LIMIT -1  OFFSET ?)))
-AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
+AND (((`bundles`.`access_key` || ?)) IS NOT NULL))
 AND (((`bundles`.`expires_at` IS NULL)
 OR (`bundles`.`expires_at` > ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
@@ -47,8 +65,6 @@ AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (`bundle_questions`.`question_id` = ?))
-LIMIT -1  OFFSET ?))))
-AND (`bundles`.`owner_key` = ?))
-ORDER BY `bundles`.`created_at` ASC, `bundles`.`pending_id` ASC
-LIMIT ?;
--- binds: [0, 0, "<pending_id>", false, "", "<user_id>", false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<owner_key>", 51]
+LIMIT -1  OFFSET ?)))
+AND (`bundles`.`access_key` IN (?, ?)));
+-- binds: ["", "pending", 1, false, "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "", "<access_key>"]

@@ -6,10 +6,25 @@ OR (`counted_rows`.`status` = ?))
 AND (`counted_rows`.`pending_id` = `bundles`.`pending_id`))
 LIMIT ?) AS INTEGER))
 FROM `bundles`
-WHERE ((((((`bundles`.`may_be_active`
+WHERE (((((((`bundles`.`may_be_active`
 AND ((?
-OR ((`bundles`.`owner_key` = ?)
-OR (`bundles`.`owner_key` = ?)))
+OR (((`bundles`.`access_key` = ?)
+OR (EXISTS (SELECT `workspaces`.`id`
+FROM `workspaces`
+WHERE ((`workspaces`.`id` = `bundles`.`access_key`)
+AND (`workspaces`.`owner_id` = ?))
+LIMIT -1  OFFSET ?)
+OR EXISTS (SELECT `workspace_members`.`workspace_id`
+FROM `workspace_members`
+WHERE ((`workspace_members`.`workspace_id` = `bundles`.`access_key`)
+AND (`workspace_members`.`user_id` = ?))
+LIMIT -1  OFFSET ?)))
+OR EXISTS (SELECT `escalation_grants`.`pending_id`
+FROM `escalation_grants`
+WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
+AND (`escalation_grants`.`user_id` = ?))
+AND (`escalation_grants`.`visible_from` <= ?))
+LIMIT -1  OFFSET ?)))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
@@ -18,7 +33,7 @@ FROM `tasks`
 WHERE ((`tasks`.`id` = `bundles`.`task_key`)
 AND (`tasks`.`workspace_id` = ?))
 LIMIT -1  OFFSET ?)))
-AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
+AND (((`bundles`.`access_key` || ?)) IS NOT NULL))
 AND (((`bundles`.`expires_at` IS NULL)
 OR (`bundles`.`expires_at` > ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
@@ -51,5 +66,9 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?)))
-AND (`bundles`.`owner_key` IN (?, ?)));
--- binds: ["", "pending", 1, false, "", "<user_id>", false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "", "<user_id>"]
+AND (`bundles`.`pending_id` IN (SELECT `escalation_grants`.`pending_id`
+FROM `escalation_grants`
+WHERE ((`escalation_grants`.`user_id` = ?)
+AND (`escalation_grants`.`visible_from` <= ?)))))
+AND (`bundles`.`access_key` NOT IN (?, ?)));
+-- binds: ["", "pending", 1, false, "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<user_id>", 1000000, "", "<access_key>"]

@@ -1,0 +1,4 @@
+SELECT `workspace_members`.`workspace_id`
+FROM `workspace_members`
+WHERE (`workspace_members`.`user_id` = ?);
+-- binds: ["<user_id>"]
