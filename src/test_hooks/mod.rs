@@ -61,6 +61,29 @@ pub fn refresh_keys_of_bundle(conn: &mut AnyConnection, pending_id: &str) {
         .expect("refresh the keys of a test row");
 }
 
+/// PPL-6: stores an escalation grant, as the reminders' `escalate` will at
+/// ask: `user_id` sees the bundle from `visible_from` on, by the handle's
+/// clock. Tests write grants past and future with it.
+pub fn grant_escalation(
+    clarion: &Clarion,
+    pending_id: &str,
+    user_id: &str,
+    visible_from: crate::store::Timestamp,
+) -> Result<()> {
+    use crate::store::schema::escalation_grants;
+    use diesel::prelude::*;
+    clarion.engine.write(|conn| {
+        diesel::insert_into(escalation_grants::table)
+            .values((
+                escalation_grants::pending_id.eq(pending_id),
+                escalation_grants::user_id.eq(user_id),
+                escalation_grants::visible_from.eq(visible_from.as_micros()),
+            ))
+            .execute(conn)?;
+        Ok(())
+    })
+}
+
 /// See [`Clarion::watch_counts`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct WatchCounts {
