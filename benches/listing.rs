@@ -753,6 +753,7 @@ fn bench_tenants(name: &str, place_for: common::Place, runs: usize) {
         }
     }
     let crowded = &worlds[1].clarion;
+    bench_member(name, &worlds[0].clarion, crowded, runs);
     let page = crowded.list_pending(&user, &first).expect("list");
     assert_eq!(page.bundles.len(), 50, "user0 sees its own bundles");
     let everyone = worlds[2].clarion.summary(&user).expect("summary");
@@ -768,6 +769,94 @@ fn bench_tenants(name: &str, place_for: common::Place, runs: usize) {
         ms(row.floor),
         median_ratio(row.ratios.clone()),
         show_ratios(&row.ratios)
+    );
+}
+
+/// Workspaces the member of the crowded world belongs to (PPL-5).
+const MEMBER_OF: u64 = 50;
+
+/// PPL-5: `member`, who owns nothing and belongs to 50 of the crowded
+/// world's workspaces (5,000 active bundles), beside `user0` alone with
+/// its one workspace (100); and `set_members` itself, which rewrites no
+/// bundle row whatever the workspace holds.
+fn bench_member(name: &str, alone: &Clarion, crowded: &Clarion, runs: usize) {
+    let member = Principal::user("member");
+    let owner = Principal::user("user0");
+    for w in 1..=MEMBER_OF {
+        crowded
+            .set_members(&format!("w{w}"), &["member".to_owned()])
+            .expect("members");
+    }
+    let first = ListRequest::default();
+    let page = crowded.list_pending(&member, &first).expect("list");
+    assert_eq!(page.bundles.len(), 50, "the member sees its workspaces");
+    let second = ListRequest {
+        cursor: page.next_cursor.clone(),
+        ..ListRequest::default()
+    };
+    let owner_second = ListRequest {
+        cursor: alone
+            .list_pending(&owner, &first)
+            .expect("list")
+            .next_cursor,
+        ..ListRequest::default()
+    };
+    let seen = crowded.summary(&member).expect("summary");
+    assert_eq!(
+        seen.pending_bundles,
+        (MEMBER_OF as i64) * TENANT_BUNDLES as i64
+    );
+    println!(
+        "\n{name}: PPL-5, a member of {MEMBER_OF} workspaces in the crowded world vs user0 alone"
+    );
+    println!(
+        "{:<16} {:>12} {:>12} {:>7}  per-run ratios",
+        "operation", "member", "owner alone", "ratio"
+    );
+    let operations: [(&str, Box<dyn Fn() + '_>, Box<dyn Fn() + '_>); 3] = [
+        (
+            "first page",
+            Box::new(|| drop(std::hint::black_box(crowded.list_pending(&member, &first)))),
+            Box::new(|| drop(std::hint::black_box(alone.list_pending(&owner, &first)))),
+        ),
+        (
+            "second page",
+            Box::new(|| drop(std::hint::black_box(crowded.list_pending(&member, &second)))),
+            Box::new(|| {
+                drop(std::hint::black_box(
+                    alone.list_pending(&owner, &owner_second),
+                ))
+            }),
+        ),
+        (
+            "summary (5,000)",
+            Box::new(|| drop(std::hint::black_box(crowded.summary(&member)))),
+            Box::new(|| drop(std::hint::black_box(alone.summary(&owner)))),
+        ),
+    ];
+    for (operation, ours, theirs) in &operations {
+        let [m, o] = alternate(runs, [&mut || ours(), &mut || theirs()]);
+        let per_run = ratios(&m, &o);
+        println!(
+            "{:<16} {:>10.3}ms {:>10.3}ms {:>6.2}x  {}",
+            operation,
+            ms(median(m.clone())),
+            ms(median(o.clone())),
+            median_ratio(per_run.clone()),
+            show_ratios(&per_run)
+        );
+    }
+    let mut times = Vec::new();
+    for run in 0..runs {
+        let members: Vec<String> = (0..10).map(|i| format!("u{run}-{i}")).collect();
+        let start = std::time::Instant::now();
+        crowded.set_members("w0", &members).expect("set_members");
+        times.push(start.elapsed());
+    }
+    println!(
+        "set_members of 10 on a workspace of {TENANT_BUNDLES} active bundles: median {:.3}ms, max {:.3}ms",
+        ms(median(times.clone())),
+        ms(times.iter().max().copied().unwrap_or_default())
     );
 }
 

@@ -111,12 +111,15 @@ fn by_hand(conn: &mut AnyConnection, statements: Vec<Raw>) {
     }
 }
 
-/// OPS-3a: a bundle carries its task and its workspace owner's key, read
-/// from the mirror as it is written.
+/// OPS-3a, PPL-5: a bundle carries its task, its workspace owner's key and
+/// its workspace key, read from the mirror as it is written.
 const INSERT_BUNDLE: &str = "INSERT INTO bundles
-    (pending_id, session_id, task_id, turn_id, kind, context, created_at, task_key, owner_key)
+    (pending_id, session_id, task_id, turn_id, kind, context, created_at, task_key, owner_key,
+     workspace_key)
     VALUES (?, ?, 't', ?, 'question', '', ?, 't',
             (SELECT COALESCE(w.owner_id, '') FROM tasks t
+             LEFT JOIN workspaces w ON w.id = t.workspace_id WHERE t.id = 't'),
+            (SELECT CASE WHEN COALESCE(w.owner_id, '') = '' THEN '' ELSE w.id END FROM tasks t
              LEFT JOIN workspaces w ON w.id = t.workspace_id WHERE t.id = 't'))";
 /// DEL-3: an asked bundle is attached to the handle that asked it.
 const INSERT_ATTACHMENT: &str = "INSERT INTO attachments (pending_id, handle_id) VALUES (?, ?)";

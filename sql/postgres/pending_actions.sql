@@ -1,50 +1,47 @@
-SELECT DISTINCT CASE WHEN (("bundles"."access_key" IS NOT NULL)) THEN ("bundles"."task_key") END, "bundles"."kind", (SELECT "sessions"."is_primary"
+SELECT DISTINCT CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END, "bundles"."kind", (SELECT "sessions"."is_primary"
 FROM "sessions"
 WHERE ("sessions"."id" = "bundles"."session_id")
 LIMIT $1)
 FROM "bundles"
 WHERE ((((("bundles"."task_key" = ANY($2))
 AND (CAST("bundles"."may_be_active" AS INTEGER) = $3))
-AND ((("bundles"."access_key" || $4)) IS NOT NULL))
+AND ((("bundles"."owner_key" || $4)) IS NOT NULL))
 AND (($5
-OR ((("bundles"."access_key" = $6)
-OR (EXISTS (SELECT "workspaces"."id"
-FROM "workspaces"
-WHERE (("workspaces"."id" = "bundles"."access_key")
-AND ("workspaces"."owner_id" = $7)) OFFSET $8)
+OR (((("bundles"."owner_key" = $6)
+OR ("bundles"."owner_key" = $7))
 OR EXISTS (SELECT "workspace_members"."workspace_id"
 FROM "workspace_members"
-WHERE (("workspace_members"."workspace_id" = "bundles"."access_key")
-AND ("workspace_members"."user_id" = $9)) OFFSET $10)))
+WHERE (("workspace_members"."workspace_id" = "bundles"."workspace_key")
+AND ("workspace_members"."user_id" = $8)) OFFSET $9))
 OR EXISTS (SELECT "escalation_grants"."pending_id"
 FROM "escalation_grants"
 WHERE ((("escalation_grants"."pending_id" = "bundles"."pending_id")
-AND ("escalation_grants"."user_id" = $11))
-AND ("escalation_grants"."visible_from" <= $12)) OFFSET $13)))
-AND ($14
-OR ("bundles"."kind" != $15))))
+AND ("escalation_grants"."user_id" = $10))
+AND ("escalation_grants"."visible_from" <= $11)) OFFSET $12)))
+AND ($13
+OR ("bundles"."kind" != $14))))
 AND ((("bundles"."expires_at" IS NULL)
-OR ("bundles"."expires_at" > $16))
+OR ("bundles"."expires_at" > $15))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $17))
-OR ("bundle_questions"."status" = $18))) OFFSET $19)
+OR ("bundle_questions"."status" = $16))
+OR ("bundle_questions"."status" = $17))) OFFSET $18)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $20)))
+LIMIT $19)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (((("sessions"."id" = "bundles"."session_id")
+AND ("sessions"."state" != $20))
 AND ("sessions"."state" != $21))
-AND ("sessions"."state" != $22))
-AND ("sessions"."state" != $23)) OFFSET $24))
+AND ("sessions"."state" != $22)) OFFSET $23))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $25)))));
--- binds: [1, ["<task_id>"], 1, "", false, "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $24)))));
+-- binds: [1, ["<task_id>"], 1, "", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]

@@ -1,4 +1,10 @@
-SELECT (SELECT CASE WHEN (((`tasks`.`workspace_id` = ?)
+SELECT (SELECT CASE WHEN ((`tasks`.`workspace_id` = ?)) THEN (?) ELSE (coalesce((SELECT `workspaces`.`owner_id`
+FROM `workspaces`
+WHERE (`workspaces`.`id` = `tasks`.`workspace_id`)
+LIMIT ?), ?)) END
+FROM `tasks`
+WHERE (`tasks`.`id` = ?)
+LIMIT ?), (SELECT CASE WHEN (((`tasks`.`workspace_id` = ?)
 OR (coalesce((SELECT `workspaces`.`owner_id`
 FROM `workspaces`
 WHERE (`workspaces`.`id` = `tasks`.`workspace_id`)
@@ -6,4 +12,4 @@ LIMIT ?), ?) = ?))) THEN (?) ELSE (`tasks`.`workspace_id`) END
 FROM `tasks`
 WHERE (`tasks`.`id` = ?)
 LIMIT ?);
--- binds: ["", 1, "", "", "", "<task_id>", 1]
+-- binds: ["", "", 1, "", "<task_id>", 1, "", 1, "", "", "", "<task_id>", 1]

@@ -1,21 +1,17 @@
-SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`access_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
+SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
 FROM `bundles`
 WHERE (((`bundles`.`created_at` >= ?)
 AND ((`bundles`.`created_at` > ?)
 OR (`bundles`.`pending_id` > ?)))
 AND (((((`bundles`.`may_be_active`
 AND ((?
-OR (((`bundles`.`access_key` = ?)
-OR (EXISTS (SELECT `workspaces`.`id`
-FROM `workspaces`
-WHERE ((`workspaces`.`id` = `bundles`.`access_key`)
-AND (`workspaces`.`owner_id` = ?))
-LIMIT -1  OFFSET ?)
+OR ((((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?))
 OR EXISTS (SELECT `workspace_members`.`workspace_id`
 FROM `workspace_members`
-WHERE ((`workspace_members`.`workspace_id` = `bundles`.`access_key`)
+WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?))
 OR EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
@@ -30,7 +26,7 @@ FROM `tasks`
 WHERE ((`tasks`.`id` = `bundles`.`task_key`)
 AND (`tasks`.`workspace_id` = ?))
 LIMIT -1  OFFSET ?)))
-AND (((`bundles`.`access_key` || ?)) IS NOT NULL))
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
 AND (((`bundles`.`expires_at` IS NULL)
 OR (`bundles`.`expires_at` > ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
@@ -65,4 +61,4 @@ AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?))))
 ORDER BY `bundles`.`created_at` ASC, `bundles`.`pending_id` ASC
 LIMIT ?;
--- binds: [0, 0, "<pending_id>", false, "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]
+-- binds: [0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]

@@ -1,19 +1,15 @@
-SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`access_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
+SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
 FROM `bundles`
 WHERE ((`bundles`.`responded_at`, `bundles`.`pending_id`) < (?, ?)
 AND ((((((`bundles`.`responded_at` IS NOT NULL)
 AND ((?
-OR (((`bundles`.`access_key` = ?)
-OR (EXISTS (SELECT `workspaces`.`id`
-FROM `workspaces`
-WHERE ((`workspaces`.`id` = `bundles`.`access_key`)
-AND (`workspaces`.`owner_id` = ?))
-LIMIT -1  OFFSET ?)
+OR ((((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?))
 OR EXISTS (SELECT `workspace_members`.`workspace_id`
 FROM `workspace_members`
-WHERE ((`workspace_members`.`workspace_id` = `bundles`.`access_key`)
+WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?))
 OR EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
@@ -28,7 +24,7 @@ FROM `tasks`
 WHERE ((`tasks`.`id` = `bundles`.`task_key`)
 AND (`tasks`.`workspace_id` = ?))
 LIMIT -1  OFFSET ?)))
-AND (((`bundles`.`access_key` || ?)) IS NOT NULL))
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
 AND EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
@@ -45,4 +41,4 @@ OR (`bundle_questions`.`status` = ?)))
 LIMIT -1  OFFSET ?))))
 ORDER BY `bundles`.`responded_at` DESC, `bundles`.`pending_id` DESC
 LIMIT ?;
--- binds: [0, "<pending_id>", false, "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, 51]
+-- binds: [0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, 51]

@@ -1,23 +1,19 @@
-SELECT DISTINCT CASE WHEN ((`bundles`.`access_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`kind`, (SELECT `sessions`.`is_primary`
+SELECT DISTINCT CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`kind`, (SELECT `sessions`.`is_primary`
 FROM `sessions`
 WHERE (`sessions`.`id` = `bundles`.`session_id`)
 LIMIT ?)
 FROM `bundles`
 WHERE (((((`bundles`.`task_key` IN (?))
 AND (CAST(`bundles`.`may_be_active` AS INTEGER) = ?))
-AND (((`bundles`.`access_key` || ?)) IS NOT NULL))
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
 AND ((?
-OR (((`bundles`.`access_key` = ?)
-OR (EXISTS (SELECT `workspaces`.`id`
-FROM `workspaces`
-WHERE ((`workspaces`.`id` = `bundles`.`access_key`)
-AND (`workspaces`.`owner_id` = ?))
-LIMIT -1  OFFSET ?)
+OR ((((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?))
 OR EXISTS (SELECT `workspace_members`.`workspace_id`
 FROM `workspace_members`
-WHERE ((`workspace_members`.`workspace_id` = `bundles`.`access_key`)
+WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?))
 OR EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
@@ -53,4 +49,4 @@ WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
 LIMIT -1  OFFSET ?)))));
--- binds: [1, "<task_id>", 1, "", false, "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]
+-- binds: [1, "<task_id>", 1, "", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]

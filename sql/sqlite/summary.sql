@@ -8,17 +8,13 @@ LIMIT ?) AS INTEGER))
 FROM `bundles`
 WHERE (((((`bundles`.`may_be_active`
 AND ((?
-OR (((`bundles`.`access_key` = ?)
-OR (EXISTS (SELECT `workspaces`.`id`
-FROM `workspaces`
-WHERE ((`workspaces`.`id` = `bundles`.`access_key`)
-AND (`workspaces`.`owner_id` = ?))
-LIMIT -1  OFFSET ?)
+OR ((((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?))
 OR EXISTS (SELECT `workspace_members`.`workspace_id`
 FROM `workspace_members`
-WHERE ((`workspace_members`.`workspace_id` = `bundles`.`access_key`)
+WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?))
 OR EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
@@ -33,7 +29,7 @@ FROM `tasks`
 WHERE ((`tasks`.`id` = `bundles`.`task_key`)
 AND (`tasks`.`workspace_id` = ?))
 LIMIT -1  OFFSET ?)))
-AND (((`bundles`.`access_key` || ?)) IS NOT NULL))
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
 AND (((`bundles`.`expires_at` IS NULL)
 OR (`bundles`.`expires_at` > ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
@@ -66,4 +62,4 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?)));
--- binds: ["", "pending", 1, false, "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]
+-- binds: ["", "pending", 1, false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]

@@ -6,19 +6,15 @@ OR (`counted_rows`.`status` = ?))
 AND (`counted_rows`.`pending_id` = `bundles`.`pending_id`))
 LIMIT ?) AS INTEGER))
 FROM `bundles`
-WHERE (((((((`bundles`.`may_be_active`
+WHERE ((((((((`bundles`.`may_be_active`
 AND ((?
-OR (((`bundles`.`access_key` = ?)
-OR (EXISTS (SELECT `workspaces`.`id`
-FROM `workspaces`
-WHERE ((`workspaces`.`id` = `bundles`.`access_key`)
-AND (`workspaces`.`owner_id` = ?))
-LIMIT -1  OFFSET ?)
+OR ((((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?))
 OR EXISTS (SELECT `workspace_members`.`workspace_id`
 FROM `workspace_members`
-WHERE ((`workspace_members`.`workspace_id` = `bundles`.`access_key`)
+WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?))
 OR EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
@@ -33,7 +29,7 @@ FROM `tasks`
 WHERE ((`tasks`.`id` = `bundles`.`task_key`)
 AND (`tasks`.`workspace_id` = ?))
 LIMIT -1  OFFSET ?)))
-AND (((`bundles`.`access_key` || ?)) IS NOT NULL))
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
 AND (((`bundles`.`expires_at` IS NULL)
 OR (`bundles`.`expires_at` > ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
@@ -70,5 +66,6 @@ AND (`bundles`.`pending_id` IN (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE ((`escalation_grants`.`user_id` = ?)
 AND (`escalation_grants`.`visible_from` <= ?)))))
-AND (`bundles`.`access_key` NOT IN (?, ?)));
--- binds: ["", "pending", 1, false, "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<user_id>", 1000000, "", "<access_key>"]
+AND (`bundles`.`owner_key` NOT IN (?, ?)))
+AND (`bundles`.`workspace_key` NOT IN (?)));
+-- binds: ["", "pending", 1, false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<user_id>", 1000000, "", "<owner_key>", "<workspace_key>"]

@@ -2,17 +2,13 @@ SELECT EXISTS (SELECT `bundles`.`pending_id`
 FROM `bundles`
 WHERE ((`bundles`.`pending_id` = ?)
 AND ((?
-OR (((`bundles`.`access_key` = ?)
-OR (EXISTS (SELECT `workspaces`.`id`
-FROM `workspaces`
-WHERE ((`workspaces`.`id` = `bundles`.`access_key`)
-AND (`workspaces`.`owner_id` = ?))
-LIMIT -1  OFFSET ?)
+OR ((((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?))
 OR EXISTS (SELECT `workspace_members`.`workspace_id`
 FROM `workspace_members`
-WHERE ((`workspace_members`.`workspace_id` = `bundles`.`access_key`)
+WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?))
 OR EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
@@ -21,4 +17,4 @@ AND (`escalation_grants`.`visible_from` <= ?))
 LIMIT -1  OFFSET ?)))
 AND (?
 OR (`bundles`.`kind` != ?)))));
--- binds: ["<pending_id>", false, "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission"]
+-- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission"]

@@ -388,6 +388,7 @@ impl Engine {
             let default_response = deadline
                 .as_ref()
                 .and_then(|d| d.default_response.as_deref());
+            let (owner_key, workspace_key) = visibility::keys_of_task(&task_id);
             diesel::insert_into(bundles::table)
                 .values((
                     bundles::pending_id.eq(&pending_id),
@@ -396,7 +397,8 @@ impl Engine {
                     // OPS-3a: the session is locked, so its task and that
                     // task's workspace cannot change before the commit.
                     bundles::task_key.eq(&task_id),
-                    bundles::access_key.eq(visibility::access_key_of_task(&task_id)),
+                    bundles::owner_key.eq(owner_key),
+                    bundles::workspace_key.eq(workspace_key),
                     bundles::turn_id.eq(&turn_id),
                     bundles::kind.eq(request.kind.as_str()),
                     bundles::context.eq(&request.context),

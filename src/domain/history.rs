@@ -229,17 +229,30 @@ pub fn settled_page_query<'a>(scope: &'a Scope, filter: &'a SettledFilter, fetch
         .limit(fetch)
 }
 
-/// LIST-14, PPL-5: one arm of a scoped history page, the resolution-time
-/// index range of one access key (see [`walk`]).
+/// LIST-14, OPS-3a: one arm of a scoped history page, the resolution-time
+/// index range of one owner key (see [`walk`]).
 #[diesel::dsl::auto_type]
-pub fn key_settled_page_query<'a>(
+pub fn owner_settled_page_query<'a>(
     scope: &'a Scope,
     filter: &'a SettledFilter,
-    access_key: &'a str,
+    owner_key: &'a str,
     fetch: i64,
 ) -> _ {
     let page: settled_page_query<'a> = settled_page_query(scope, filter, fetch);
-    page.filter(bundles::access_key.eq(access_key))
+    page.filter(bundles::owner_key.eq(owner_key))
+}
+
+/// LIST-14, PPL-5: one arm of a scoped history page, the resolution-time
+/// index range of one workspace key (a workspace its user belongs to).
+#[diesel::dsl::auto_type]
+pub fn workspace_settled_page_query<'a>(
+    scope: &'a Scope,
+    filter: &'a SettledFilter,
+    workspace_key: &'a str,
+    fetch: i64,
+) -> _ {
+    let page: settled_page_query<'a> = settled_page_query(scope, filter, fetch);
+    page.filter(bundles::workspace_key.eq(workspace_key))
 }
 
 /// PPL-6: the arm of a scoped history page that reads the bundles granted
@@ -257,8 +270,8 @@ pub fn granted_settled_page_query<'a>(
 }
 
 /// LIST-14, PPL-5: the page's records, `limit + 1` at most: `system` walks
-/// one range, a scoped principal merges the walks of its access keys and
-/// its grants ([`walk::merge`]), newest first.
+/// one range, a scoped principal merges the walks of its owner keys, its
+/// workspaces and its grants ([`walk::merge`]), newest first.
 fn load_settled_page(
     conn: &mut AnyConnection,
     scope: &Scope,
@@ -268,25 +281,17 @@ fn load_settled_page(
     if scope.unscoped {
         return Ok(settled_page_query(scope, filter, fetch).load(conn)?);
     }
-    let keys = walk::access_keys(conn, scope)?;
-    let grants_arm = keys.len();
+    let arms = walk::Arms::of(conn, scope)?;
     walk::merge(
-        keys.len() + 1,
+        arms.count(),
         fetch as usize,
-        |arms, budget| {
-            let round = walk::Round {
-                keys: arms
-                    .iter()
-                    .filter_map(|&arm| keys.get(arm).map(|key| (arm as i32, key)))
-                    .map(|(arm, key)| (arm, key_settled_page_query(scope, filter, key, budget)))
-                    .collect(),
-                grants: arms.contains(&grants_arm).then(|| {
-                    (
-                        grants_arm as i32,
-                        granted_settled_page_query(scope, filter, budget),
-                    )
-                }),
-            };
+        |asked, budget| {
+            let round = arms.round(
+                asked,
+                |key| owner_settled_page_query(scope, filter, key, budget),
+                |key| workspace_settled_page_query(scope, filter, key, budget),
+                || granted_settled_page_query(scope, filter, budget),
+            );
             Ok(round.load::<(i32, BundleRecord)>(conn)?)
         },
         |record| std::cmp::Reverse((record.responded_at, record.pending_id.clone())),

@@ -295,17 +295,30 @@ pub fn page_query<'a>(scope: &'a Scope, filter: &'a ListFilter, fetch: i64) -> _
         .limit(fetch)
 }
 
-/// OPS-3a, PPL-5: one arm of a scoped page, the index range of one access
-/// key (see [`walk`]).
+/// OPS-3a: one arm of a scoped page, the index range of one owner key (see
+/// [`walk`]).
 #[diesel::dsl::auto_type]
-pub fn key_page_query<'a>(
+pub fn owner_page_query<'a>(
     scope: &'a Scope,
     filter: &'a ListFilter,
-    access_key: &'a str,
+    owner_key: &'a str,
     fetch: i64,
 ) -> _ {
     let page: page_query<'a> = page_query(scope, filter, fetch);
-    page.filter(bundles::access_key.eq(access_key))
+    page.filter(bundles::owner_key.eq(owner_key))
+}
+
+/// PPL-5: one arm of a scoped page, the index range of one workspace key:
+/// the bundles of a workspace its user belongs to.
+#[diesel::dsl::auto_type]
+pub fn workspace_page_query<'a>(
+    scope: &'a Scope,
+    filter: &'a ListFilter,
+    workspace_key: &'a str,
+    fetch: i64,
+) -> _ {
+    let page: page_query<'a> = page_query(scope, filter, fetch);
+    page.filter(bundles::workspace_key.eq(workspace_key))
 }
 
 /// PPL-6: the arm of a scoped page that reads the bundles granted to its
@@ -358,23 +371,38 @@ pub fn summary_query<'a>(scope: &'a Scope, now: i64) -> _ {
         .select((count_star(), oldest, questions))
 }
 
-/// SUM-1, PPL-5: the summary of a scoped principal over its access keys'
-/// index ranges only.
+/// SUM-1, OPS-3a: the summary of a scoped principal over its owner keys'
+/// index ranges.
 #[diesel::dsl::auto_type]
-pub fn keys_summary_query<'a>(scope: &'a Scope, access_keys: &'a [String], now: i64) -> _ {
+pub fn owner_summary_query<'a>(scope: &'a Scope, owner_keys: &'a [String], now: i64) -> _ {
     let summary: summary_query<'a> = summary_query(scope, now);
-    summary.filter(bundles::access_key.eq_any(access_keys))
+    summary.filter(bundles::owner_key.eq_any(owner_keys))
+}
+
+/// SUM-1, PPL-5: the summary over the workspace keys' ranges of the
+/// workspaces a scoped principal belongs to (none of which its owner keys
+/// reach: [`visibility::joined_workspaces`]).
+#[diesel::dsl::auto_type]
+pub fn member_summary_query<'a>(scope: &'a Scope, workspace_keys: &'a [String], now: i64) -> _ {
+    let summary: summary_query<'a> = summary_query(scope, now);
+    summary.filter(bundles::workspace_key.eq_any(workspace_keys))
 }
 
 /// SUM-1, PPL-6: the summary of the bundles granted to a scoped principal
-/// that its access keys do not already cover.
+/// that neither its owner keys nor its workspace keys already cover.
 #[diesel::dsl::auto_type]
-pub fn granted_summary_query<'a>(scope: &'a Scope, access_keys: &'a [String], now: i64) -> _ {
+pub fn granted_summary_query<'a>(
+    scope: &'a Scope,
+    owner_keys: &'a [String],
+    workspace_keys: &'a [String],
+    now: i64,
+) -> _ {
     let summary: summary_query<'a> = summary_query(scope, now);
     let granted: visibility::granted_bundles<'a> = visibility::granted_bundles(&scope.user_id, now);
     summary
         .filter(bundles::pending_id.eq_any(granted))
-        .filter(bundles::access_key.ne_all(access_keys))
+        .filter(bundles::owner_key.ne_all(owner_keys))
+        .filter(bundles::workspace_key.ne_all(workspace_keys))
 }
 
 /// ACT-4's index hint as a per-row test only, never an index's way in.
@@ -440,7 +468,7 @@ fn check_task_ids(task_ids: &[String]) -> Result<(), ValidationError> {
 
 /// LIST-2/3, OPS-3a, PPL-5: the page's records, `limit + 1` at most.
 /// `system` walks the listing index; a scoped principal merges the walks
-/// of its access keys and its grants ([`walk::merge`]).
+/// of its owner keys, its workspaces and its grants ([`walk::merge`]).
 fn load_page(
     conn: &mut AnyConnection,
     scope: &Scope,
@@ -450,22 +478,17 @@ fn load_page(
     if scope.unscoped {
         return Ok(page_query(scope, filter, fetch).load(conn)?);
     }
-    let keys = walk::access_keys(conn, scope)?;
-    let grants_arm = keys.len();
+    let arms = walk::Arms::of(conn, scope)?;
     walk::merge(
-        keys.len() + 1,
+        arms.count(),
         fetch as usize,
-        |arms, budget| {
-            let round = walk::Round {
-                keys: arms
-                    .iter()
-                    .filter_map(|&arm| keys.get(arm).map(|key| (arm as i32, key)))
-                    .map(|(arm, key)| (arm, key_page_query(scope, filter, key, budget)))
-                    .collect(),
-                grants: arms
-                    .contains(&grants_arm)
-                    .then(|| (grants_arm as i32, granted_page_query(scope, filter, budget))),
-            };
+        |asked, budget| {
+            let round = arms.round(
+                asked,
+                |key| owner_page_query(scope, filter, key, budget),
+                |key| workspace_page_query(scope, filter, key, budget),
+                || granted_page_query(scope, filter, budget),
+            );
             Ok(round.load::<(i32, BundleRecord)>(conn)?)
         },
         |record| (record.created_at, record.pending_id.clone()),
@@ -549,16 +572,30 @@ impl Engine {
                 let summary = at_most_one(summary_query(scope, at), conn)?;
                 return Ok(summary.unwrap_or((0, None, None)));
             }
-            let keys = walk::access_keys(conn, scope)?;
-            let keyed = at_most_one(keys_summary_query(scope, &keys, at), conn)?;
-            let granted = at_most_one(granted_summary_query(scope, &keys, at), conn)?;
-            let (a, b) = (
-                keyed.unwrap_or((0, None, None)),
-                granted.unwrap_or((0, None, None)),
-            );
-            let oldest = a.1.into_iter().chain(b.1).min();
-            let questions = a.2.into_iter().chain(b.2).reduce(|x, y| x + y);
-            Ok((a.0 + b.0, oldest, questions))
+            let arms = walk::Arms::of(conn, scope)?;
+            let (owners, workspaces) = (&arms.owners, &arms.workspaces);
+            type Part = (i64, Option<i64>, Option<i64>);
+            let mut parts: Vec<Option<Part>> =
+                vec![at_most_one(owner_summary_query(scope, owners, at), conn)?];
+            if !workspaces.is_empty() {
+                parts.push(at_most_one(
+                    member_summary_query(scope, workspaces, at),
+                    conn,
+                )?);
+            }
+            let granted = granted_summary_query(scope, owners, workspaces, at);
+            parts.push(at_most_one(granted, conn)?);
+            // The three ranges are disjoint: their counts add up.
+            Ok(parts.into_iter().flatten().fold(
+                (0, None, None),
+                |(bundles, oldest, questions): Part, part: Part| {
+                    (
+                        bundles + part.0,
+                        oldest.into_iter().chain(part.1).min(),
+                        questions.into_iter().chain(part.2).reduce(|x, y| x + y),
+                    )
+                },
+            ))
         })?;
         Ok(Summary {
             pending_bundles: bundles,

@@ -1,15 +1,17 @@
 //! PPL-5: a scoped principal's page is the merge of one ordered walk per
-//! *arm* — each access key it may see (`''`, the workspaces it owns, the
-//! workspaces it belongs to) and its escalation grants — read in one
-//! statement per round, each arm cut at a budget.
+//! *arm* — each owner key it may see (`''` and its user's, OPS-3a), each
+//! workspace it belongs to but does not own (its workspace key), and its
+//! escalation grants — read in one statement per round, each arm cut at a
+//! budget.
 //!
 //! A round reads at most `budget` rows of each arm it names. Rows up to the
 //! page's last position are final once every arm that may still hold an
 //! earlier row has been read past that position, so a round only reads
 //! again the arms that have not (their budget doubled, at most the page).
-//! A user in one or two workspaces needs one round; a member of fifty reads
-//! about two pages' worth of rows plus one index descent per arm, whatever
-//! the number of bundles behind each key (see `docs/architecture.md`).
+//! An owner of any number of workspaces walks two owner ranges and the
+//! grants in one round; a member of fifty reads about two pages' worth of
+//! rows plus one index descent per arm, whatever the number of bundles
+//! behind each key (see `docs/architecture.md`).
 
 use diesel::backend::Backend;
 use diesel::prelude::*;
@@ -20,56 +22,113 @@ use crate::error::Result;
 use crate::rules::visibility::{self, Scope};
 use crate::store::AnyConnection;
 
-/// The access keys of a scoped principal's arms: `''` (what every user
-/// sees), then the workspaces its user owns or belongs to, each once.
-pub(crate) fn access_keys(conn: &mut AnyConnection, scope: &Scope) -> Result<Vec<String>> {
-    let mut keys = vec![String::new()];
-    if scope.user_id.is_empty() {
-        return Ok(keys);
+/// The keyed arms of a scoped principal's walk; the grants' arm comes after
+/// them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Arms {
+    /// Owner keys: `''` (what every user sees), then its user's.
+    pub(crate) owners: Vec<String>,
+    /// Workspace keys: the workspaces its user belongs to and that someone
+    /// else owns, each once.
+    pub(crate) workspaces: Vec<String>,
+}
+
+impl Arms {
+    /// The arms of `scope`, read in the caller's snapshot.
+    pub(crate) fn of(conn: &mut AnyConnection, scope: &Scope) -> Result<Arms> {
+        let owners: Vec<String> = visibility::owner_keys(scope)
+            .unwrap_or_default()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let mut workspaces: Vec<String> = if scope.user_id.is_empty() {
+            Vec::new()
+        } else {
+            visibility::joined_workspaces(&scope.user_id).load(conn)?
+        };
+        workspaces.sort_unstable();
+        workspaces.dedup();
+        Ok(Arms { owners, workspaces })
     }
-    let owned: Vec<String> = visibility::owned_workspaces(&scope.user_id).load(conn)?;
-    let joined: Vec<String> = visibility::joined_workspaces(&scope.user_id).load(conn)?;
-    let mut workspaces: Vec<String> = owned.into_iter().chain(joined).collect();
-    workspaces.sort_unstable();
-    workspaces.dedup();
-    keys.extend(workspaces.into_iter().filter(|key| !key.is_empty()));
-    Ok(keys)
+
+    /// How many arms the walk merges, the grants' included.
+    pub(crate) fn count(&self) -> usize {
+        self.owners.len() + self.workspaces.len() + 1
+    }
+
+    /// The index of the grants' arm.
+    pub(crate) fn grants(&self) -> usize {
+        self.owners.len() + self.workspaces.len()
+    }
+
+    /// One round's statement: for each arm index in `asked`, the query
+    /// `owner(key)`, `workspace(key)` or `grants()` builds for it.
+    pub(crate) fn round<'k, O, W, G>(
+        &'k self,
+        asked: &[usize],
+        owner: impl Fn(&'k str) -> O,
+        workspace: impl Fn(&'k str) -> W,
+        grants: impl FnOnce() -> G,
+    ) -> Round<O, W, G> {
+        let tag = |arm: usize| i32::try_from(arm).unwrap_or(i32::MAX);
+        let in_workspaces = |arm: usize| arm.checked_sub(self.owners.len());
+        Round {
+            owners: asked
+                .iter()
+                .filter_map(|&arm| self.owners.get(arm).map(|key| (tag(arm), owner(key))))
+                .collect(),
+            workspaces: asked
+                .iter()
+                .filter_map(|&arm| {
+                    let key = self.workspaces.get(in_workspaces(arm)?)?;
+                    Some((tag(arm), workspace(key)))
+                })
+                .collect(),
+            grants: asked
+                .contains(&self.grants())
+                .then(|| (tag(self.grants()), grants())),
+        }
+    }
 }
 
 /// One round's statement: each arm's query, tagged with its index, as
-/// `SELECT <arm>, walk.* FROM (<query>) AS walk UNION ALL …`. The arms are
-/// the key arms (all of one query type) and, optionally, the grants' arm.
-pub(crate) struct Round<K, G> {
-    pub(crate) keys: Vec<(i32, K)>,
-    pub(crate) grants: Option<(i32, G)>,
+/// `SELECT <arm> AS arm, walk.* FROM (<query>) AS walk UNION ALL …`.
+pub(crate) struct Round<O, W, G> {
+    owners: Vec<(i32, O)>,
+    workspaces: Vec<(i32, W)>,
+    grants: Option<(i32, G)>,
 }
 
-impl<K, G> QueryId for Round<K, G> {
+impl<O, W, G> QueryId for Round<O, W, G> {
     type QueryId = ();
     const HAS_STATIC_QUERY_ID: bool = false;
 }
 
-impl<K: Query, G> Query for Round<K, G> {
-    type SqlType = (Integer, K::SqlType);
+impl<O: Query, W, G> Query for Round<O, W, G> {
+    type SqlType = (Integer, O::SqlType);
 }
 
-impl<K, G, DB> QueryFragment<DB> for Round<K, G>
+impl<O, W, G, DB> QueryFragment<DB> for Round<O, W, G>
 where
     DB: Backend,
-    K: QueryFragment<DB>,
+    O: QueryFragment<DB>,
+    W: QueryFragment<DB>,
     G: QueryFragment<DB>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, DB>) -> QueryResult<()> {
-        let arms = self
-            .keys
+        let owners = self
+            .owners
             .iter()
-            .map(|(arm, query)| (*arm, query as &dyn QueryFragment<DB>))
-            .chain(
-                self.grants
-                    .iter()
-                    .map(|(arm, query)| (*arm, query as &dyn QueryFragment<DB>)),
-            );
-        for (n, (arm, query)) in arms.enumerate() {
+            .map(|(arm, query)| (*arm, query as &dyn QueryFragment<DB>));
+        let workspaces = self
+            .workspaces
+            .iter()
+            .map(|(arm, query)| (*arm, query as &dyn QueryFragment<DB>));
+        let grants = self
+            .grants
+            .iter()
+            .map(|(arm, query)| (*arm, query as &dyn QueryFragment<DB>));
+        for (n, (arm, query)) in owners.chain(workspaces).chain(grants).enumerate() {
             if n > 0 {
                 out.push_sql(" UNION ALL ");
             }
@@ -83,7 +142,7 @@ where
     }
 }
 
-impl<K, G, Conn> RunQueryDsl<Conn> for Round<K, G> {}
+impl<O, W, G, Conn> RunQueryDsl<Conn> for Round<O, W, G> {}
 
 /// Merges the arms' ordered walks into the first `page` rows, in the order
 /// `position` gives. `round(arms, budget)` reads at most `budget` rows of

@@ -179,11 +179,29 @@ pub fn task_visible<'a>(scope: &'a Scope) -> _ {
     flag(unscoped).or(rule)
 }
 
-/// OPS-3a, PPL-5: the access key of the workspace with the id in
-/// `workspace_id`: `''` when every user sees what lies in it
-/// ([`open_to_everyone`]), else the id itself.
+/// OPS-3a: the owner key of the workspace with the id in `workspace_id`:
+/// `''` when every user sees what lies in it ([`open_to_everyone`]), else
+/// its owner.
 #[diesel::dsl::auto_type]
-fn access_key_of_workspace<W>(workspace_id: W) -> _
+fn owner_key_of_workspace<W>(workspace_id: W) -> _
+where
+    W: KeyColumn<SqlType = Text>,
+{
+    let empty: &'static str = "";
+    let owner = workspaces::table
+        .filter(workspaces::id.eq(workspace_id))
+        .select(workspaces::owner_id)
+        .single_value();
+    // A dangling id has no owner and an unowned workspace an empty one:
+    // both `''`, as AUTH-3 reads them.
+    case_when(workspace_id.eq(empty), empty.into_sql::<Text>()).otherwise(coalesce(owner, empty))
+}
+
+/// PPL-5: the workspace key of the workspace with the id in
+/// `workspace_id`: `''` when every user sees what lies in it, else the id
+/// itself — the range a member's walk reads.
+#[diesel::dsl::auto_type]
+fn workspace_key_of_workspace<W>(workspace_id: W) -> _
 where
     W: KeyColumn<SqlType = Text>,
 {
@@ -192,24 +210,43 @@ where
     case_when(everyone, empty.into_sql::<Text>()).otherwise(workspace_id)
 }
 
-/// OPS-3a: the access key of the task with this id, NULL when no such
-/// task exists. What `ask` stores on a new bundle of a task it just read.
+/// OPS-3a, PPL-5: the owner and workspace keys of the task with this id,
+/// each NULL when no such task exists. What `ask` stores on a new bundle
+/// of a task it just read.
 #[diesel::dsl::auto_type]
-pub fn access_key_of_task<'a>(task_id: &'a str) -> _ {
-    let key: access_key_of_workspace<tasks::workspace_id> =
-        access_key_of_workspace(tasks::workspace_id);
+pub fn keys_of_task<'a>(task_id: &'a str) -> _ {
+    let owner: owner_key_of_workspace<tasks::workspace_id> =
+        owner_key_of_workspace(tasks::workspace_id);
+    let workspace: workspace_key_of_workspace<tasks::workspace_id> =
+        workspace_key_of_workspace(tasks::workspace_id);
+    let this_task: diesel::dsl::Eq<tasks::id, &'a str> = tasks::id.eq(task_id);
+    (
+        tasks::table.filter(this_task).select(owner).single_value(),
+        tasks::table
+            .filter(this_task)
+            .select(workspace)
+            .single_value(),
+    )
+}
+
+/// OPS-3a: the owner key the bundle in the enclosing query must carry:
+/// its task's (AUTH-4), NULL when that task does not exist.
+#[diesel::dsl::auto_type]
+pub fn owner_key_of_bundle() -> _ {
+    let key: owner_key_of_workspace<tasks::workspace_id> =
+        owner_key_of_workspace(tasks::workspace_id);
     tasks::table
-        .filter(tasks::id.eq(task_id))
+        .filter(tasks::id.nullable().eq(bundle_task_id()))
         .select(key)
         .single_value()
 }
 
-/// OPS-3a: the access key the bundle in the enclosing query must carry:
+/// PPL-5: the workspace key the bundle in the enclosing query must carry:
 /// its task's (AUTH-4), NULL when that task does not exist.
 #[diesel::dsl::auto_type]
-pub fn access_key_of_bundle() -> _ {
-    let key: access_key_of_workspace<tasks::workspace_id> =
-        access_key_of_workspace(tasks::workspace_id);
+pub fn workspace_key_of_bundle() -> _ {
+    let key: workspace_key_of_workspace<tasks::workspace_id> =
+        workspace_key_of_workspace(tasks::workspace_id);
     tasks::table
         .filter(tasks::id.nullable().eq(bundle_task_id()))
         .select(key)
@@ -220,18 +257,18 @@ pub fn access_key_of_bundle() -> _ {
 /// exists, else NULL.
 #[diesel::dsl::auto_type]
 pub fn resolved_task_id() -> _ {
-    case_when(bundles::access_key.is_not_null(), bundles::task_key)
+    case_when(bundles::owner_key.is_not_null(), bundles::task_key)
 }
 
 /// AUTH-4, LIST-9: the bundle's task exists. A bundle without one is never
-/// listed, not even for `system`. Written as `access_key || ''` so that
-/// SQLite does not take "not null" for a range of `bundles_by_access_key`
-/// and walk every tenant's bundles with it (measured: it preferred that
-/// range to the task key's index in pending actions).
+/// listed, not even for `system`. Written as `owner_key || ''` so that
+/// SQLite does not take "not null" for a range of `bundles_by_owner` and
+/// walk every tenant's bundles with it (measured: it preferred that range
+/// to the task key's index in pending actions).
 #[diesel::dsl::auto_type]
 pub fn bundle_task_resolves() -> _ {
     let nothing: &'static str = "";
-    bundles::access_key.concat(nothing).is_not_null()
+    bundles::owner_key.concat(nothing).is_not_null()
 }
 
 /// PPL-6: `user_id` holds an escalation grant for the bundle whose id is
@@ -254,9 +291,10 @@ where
 /// AUTH-3/4/6, PPL-3, PPL-6: the bundle in the enclosing query is visible
 /// to the scope at `now`. `system` sees every bundle, resolvable or not (it
 /// may still resolve or cancel one by id, AUTH-4); a scoped principal
-/// needs a resolvable task whose access key (kept exact by
-/// [`refresh_keys`]) is `''` or names a workspace it owns or belongs to,
-/// or a grant whose time has come; agents never see `permission` bundles.
+/// needs a resolvable task whose owner key (kept exact by
+/// [`refresh_keys`]) is `''` or its user, or whose workspace key names a
+/// workspace its user belongs to, or a grant whose time has come; agents
+/// never see `permission` bundles.
 #[diesel::dsl::auto_type]
 pub fn bundle_visible<'a>(scope: &'a Scope, now: i64) -> _ {
     let user_id: &'a str = &scope.user_id;
@@ -264,11 +302,15 @@ pub fn bundle_visible<'a>(scope: &'a Scope, now: i64) -> _ {
     let sees_permission: bool = scope.sees_permission_bundles;
     let permission: &'static str = BundleKind::PERMISSION_WORD;
     let everyone: &'static str = "";
-    let sees: sees_workspace<'a, bundles::access_key> =
-        sees_workspace(bundles::access_key, user_id);
+    let member: has_member<'a, bundles::workspace_key> =
+        has_member(bundles::workspace_key, user_id);
     let grant: granted<'a, bundles::pending_id> = granted(bundles::pending_id, user_id, now);
     flag(unscoped)
-        .or(bundles::access_key.eq(everyone).or(sees).or(grant))
+        .or(bundles::owner_key
+            .eq(everyone)
+            .or(bundles::owner_key.eq(user_id))
+            .or(member)
+            .or(grant))
         .and(flag(sees_permission).or(bundles::kind.ne(permission)))
 }
 
@@ -310,20 +352,30 @@ pub fn event_visible<'a>(scope: &'a Scope, now: i64) -> _ {
         .and(flag(sees_permission).or(events::kind.ne(permission)))
 }
 
-/// PPL-5: the workspaces `user_id` owns, then those it belongs to — with
-/// `''`, the access keys whose index ranges its page and summary walk.
-#[diesel::dsl::auto_type]
-pub fn owned_workspaces<'a>(user_id: &'a str) -> _ {
-    workspaces::table
-        .filter(workspaces::owner_id.eq(user_id))
-        .select(workspaces::id)
+/// OPS-3a: the owner keys whose index ranges a scoped principal's page
+/// and summary walk — `''` and its user's. `None` for `system`, which walks
+/// everything.
+pub fn owner_keys(scope: &Scope) -> Option<Vec<&str>> {
+    if scope.unscoped {
+        None
+    } else if scope.user_id.is_empty() {
+        Some(vec![""])
+    } else {
+        Some(vec!["", scope.user_id.as_str()])
+    }
 }
 
-/// PPL-5: the workspaces `user_id` is a member of.
+/// PPL-5: the workspaces `user_id` belongs to whose bundles its owner keys
+/// do not already reach (owned by someone else): the workspace keys whose
+/// index ranges its page and summary walk besides.
 #[diesel::dsl::auto_type]
 pub fn joined_workspaces<'a>(user_id: &'a str) -> _ {
+    let nobody: &'static str = "";
     workspace_members::table
+        .inner_join(workspaces::table)
         .filter(workspace_members::user_id.eq(user_id))
+        .filter(workspaces::owner_id.ne(user_id))
+        .filter(workspaces::owner_id.ne(nobody))
         .select(workspace_members::workspace_id)
 }
 
@@ -345,8 +397,13 @@ where
     T: diesel::query_builder::IntoUpdateTarget<Table = bundles::table>,
 {
     let task: bundle_task_id = bundle_task_id();
-    let key: access_key_of_bundle = access_key_of_bundle();
-    diesel::dsl::update(target).set((bundles::task_key.eq(task), bundles::access_key.eq(key)))
+    let owner: owner_key_of_bundle = owner_key_of_bundle();
+    let workspace: workspace_key_of_bundle = workspace_key_of_bundle();
+    diesel::dsl::update(target).set((
+        bundles::task_key.eq(task),
+        bundles::owner_key.eq(owner),
+        bundles::workspace_key.eq(workspace),
+    ))
 }
 
 /// LIST-4: the bundle's task (AUTH-4) is in `workspace_id`; an empty

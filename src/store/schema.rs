@@ -69,10 +69,11 @@ diesel::table! {
         resolved_by_id -> Nullable<Text>,
         delivery_lease_until -> Nullable<BigInt>,
         task_key -> Nullable<Text>,
-        access_key -> Nullable<Text>,
+        owner_key -> Nullable<Text>,
         expires_at -> Nullable<BigInt>,
         on_expire -> Text,
         default_response -> Nullable<Text>,
+        workspace_key -> Nullable<Text>,
     }
 }
 

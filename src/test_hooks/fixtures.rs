@@ -136,8 +136,12 @@ pub struct Drift {
     /// active again", what the library's own writes leave (ACT-4).
     pub may_be_active: Option<(bool, bool)>,
     pub task_key: Option<(Option<String>, Option<String>)>,
-    pub access_key: Option<(Option<String>, Option<String>)>,
+    /// `(stored, derived)` of the owner and workspace keys (OPS-3a, PPL-5).
+    pub keys: Option<(Keys, Keys)>,
 }
+
+/// A bundle's owner key and workspace key (OPS-3a, PPL-5).
+pub type Keys = (Option<String>, Option<String>);
 
 type DerivedRow = (
     String,
@@ -145,8 +149,8 @@ type DerivedRow = (
     Option<bool>,
     Option<String>,
     Option<String>,
-    Option<String>,
-    Option<String>,
+    Keys,
+    Keys,
 );
 
 /// Every bundle whose `may_be_active` hint differs from "may ever be active
@@ -162,8 +166,11 @@ pub fn drift(engine: &Engine) -> Result<Vec<Drift>> {
                 activeness::permanently_inactive(),
                 bundles::task_key,
                 visibility::bundle_task_id(),
-                bundles::access_key,
-                visibility::access_key_of_bundle(),
+                (bundles::owner_key, bundles::workspace_key),
+                (
+                    visibility::owner_key_of_bundle(),
+                    visibility::workspace_key_of_bundle(),
+                ),
             ))
             .order_by(bundles::pending_id)
             .load(conn)?)
@@ -177,11 +184,11 @@ pub fn drift(engine: &Engine) -> Result<Vec<Drift>> {
                     pending_id,
                     may_be_active: (hint != derived_hint).then_some((hint, derived_hint)),
                     task_key: (task != task_derived).then_some((task, task_derived)),
-                    access_key: (key != key_derived).then_some((key, key_derived)),
+                    keys: (key != key_derived).then_some((key, key_derived)),
                 };
                 let drifted = drift.may_be_active.is_some()
                     || drift.task_key.is_some()
-                    || drift.access_key.is_some();
+                    || drift.keys.is_some();
                 drifted.then_some(drift)
             },
         )

@@ -8,11 +8,13 @@ pub use crate::domain::claim::guard::{active_in_the_write, RowSlots};
 pub use crate::domain::claim::statements::{claim_rows_statement, RowWrite};
 pub use crate::domain::deadline::{due_batch_query, next_deadline_query};
 pub use crate::domain::history::{
-    granted_settled_page_query, key_settled_page_query, settled_page_query, SettledFilter,
+    granted_settled_page_query, owner_settled_page_query, settled_page_query,
+    workspace_settled_page_query, SettledFilter,
 };
 pub use crate::domain::listing::{
-    granted_page_query, granted_summary_query, key_page_query, keys_summary_query, page_query,
-    pending_actions_query, visible_tasks_query, ListFilter,
+    granted_page_query, granted_summary_query, member_summary_query, owner_page_query,
+    owner_summary_query, page_query, pending_actions_query, visible_tasks_query,
+    workspace_page_query, ListFilter,
 };
 pub use crate::rules::activeness::{active_bundle_ids, due_bundle_ids};
 pub use crate::rules::visibility::Scope;

@@ -78,7 +78,8 @@ fn sample_resolver() -> claim::Resolver<'static> {
 const PENDING: &str = "<pending_id>";
 const TASK: &str = "<task_id>";
 const WORKSPACE: &str = "<workspace_id>";
-const ACCESS_KEY: &str = "<access_key>";
+const OWNER_KEY: &str = "<owner_key>";
+const WORKSPACE_KEY: &str = "<workspace_key>";
 /// The handle's clock, bound wherever ACT-1.5 asks it (DM-2); a number
 /// no other sample bind uses, so a reader can tell it in the binds.
 const NOW: i64 = 1_000_000;
@@ -98,7 +99,13 @@ macro_rules! catalog {
             now: NOW,
         };
         let task_ids = vec![TASK.to_owned()];
-        let access_keys = vec!["".to_owned(), ACCESS_KEY.to_owned()];
+        let owner_keys = vec!["".to_owned(), OWNER_KEY.to_owned()];
+        let workspace_keys = vec![WORKSPACE_KEY.to_owned()];
+        let arms = walk::Arms {
+            owners: owner_keys.clone(),
+            workspaces: workspace_keys.clone(),
+        };
+        let every_arm: Vec<usize> = (0..arms.count()).collect();
         let settled = history::SettledFilter {
             workspace_id: "<workspace_id>".to_owned(),
             after: Some(history::SettledCursor {
@@ -119,16 +126,12 @@ macro_rules! catalog {
             Rendered {
                 name: "list_settled_round",
                 sql: layout(
-                    debug_query::<$backend, _>(&walk::Round {
-                        keys: vec![
-                            (0, history::key_settled_page_query(&scope, &settled, "", 2)),
-                            (
-                                1,
-                                history::key_settled_page_query(&scope, &settled, ACCESS_KEY, 2),
-                            ),
-                        ],
-                        grants: Some((2, history::granted_settled_page_query(&scope, &settled, 2))),
-                    })
+                    debug_query::<$backend, _>(&arms.round(
+                        &every_arm,
+                        |key| history::owner_settled_page_query(&scope, &settled, key, 2),
+                        |key| history::workspace_settled_page_query(&scope, &settled, key, 2),
+                        || history::granted_settled_page_query(&scope, &settled, 2),
+                    ))
                     .to_string(),
                 ),
             },
@@ -142,22 +145,32 @@ macro_rules! catalog {
             Rendered {
                 name: "list_pending_round",
                 sql: layout(
-                    debug_query::<$backend, _>(&walk::Round {
-                        keys: vec![
-                            (0, listing::key_page_query(&scope, &filter, "", 2)),
-                            (1, listing::key_page_query(&scope, &filter, ACCESS_KEY, 2)),
-                        ],
-                        grants: Some((2, listing::granted_page_query(&scope, &filter, 2))),
-                    })
+                    debug_query::<$backend, _>(&arms.round(
+                        &every_arm,
+                        |key| listing::owner_page_query(&scope, &filter, key, 2),
+                        |key| listing::workspace_page_query(&scope, &filter, key, 2),
+                        || listing::granted_page_query(&scope, &filter, 2),
+                    ))
                     .to_string(),
                 ),
             },
             Rendered {
-                name: "summary_keys",
+                name: "summary_owner",
                 sql: layout(
-                    debug_query::<$backend, _>(&listing::keys_summary_query(
+                    debug_query::<$backend, _>(&listing::owner_summary_query(
                         &scope,
-                        &access_keys,
+                        &owner_keys,
+                        NOW,
+                    ))
+                    .to_string(),
+                ),
+            },
+            Rendered {
+                name: "summary_member",
+                sql: layout(
+                    debug_query::<$backend, _>(&listing::member_summary_query(
+                        &scope,
+                        &workspace_keys,
                         NOW,
                     ))
                     .to_string(),
@@ -168,21 +181,15 @@ macro_rules! catalog {
                 sql: layout(
                     debug_query::<$backend, _>(&listing::granted_summary_query(
                         &scope,
-                        &access_keys,
+                        &owner_keys,
+                        &workspace_keys,
                         NOW,
                     ))
                     .to_string(),
                 ),
             },
             Rendered {
-                name: "access_keys_owned",
-                sql: layout(
-                    debug_query::<$backend, _>(&visibility::owned_workspaces("<user_id>"))
-                        .to_string(),
-                ),
-            },
-            Rendered {
-                name: "access_keys_joined",
+                name: "joined_workspaces",
                 sql: layout(
                     debug_query::<$backend, _>(&visibility::joined_workspaces("<user_id>"))
                         .to_string(),
@@ -191,10 +198,8 @@ macro_rules! catalog {
             Rendered {
                 name: "keys_of_new_bundle",
                 sql: layout(
-                    debug_query::<$backend, _>(&diesel::select(visibility::access_key_of_task(
-                        TASK,
-                    )))
-                    .to_string(),
+                    debug_query::<$backend, _>(&diesel::select(visibility::keys_of_task(TASK)))
+                        .to_string(),
                 ),
             },
             Rendered {

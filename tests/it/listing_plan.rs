@@ -5,7 +5,7 @@
 
 use clarion::test_hooks::AnyConnection;
 use clarion::test_hooks::Scope;
-use clarion::test_hooks::{key_page_query, page_query, ListFilter};
+use clarion::test_hooks::{owner_page_query, page_query, ListFilter};
 use clarion::test_hooks::{populate, WorldSpec};
 use clarion::Cursor;
 use diesel::prelude::*;
@@ -45,33 +45,6 @@ fn filters() -> Vec<(&'static str, ListFilter)> {
         ..first.clone()
     };
     vec![("first page", first), ("deep page", deep)]
-}
-
-/// A workspace the scoped principal of [`scopes`] owns in the generated
-/// worlds (`w<i>` is owned by `user<i % owners>`).
-const OWNED: &str = "w3";
-
-/// PPL-5: the access keys a user's walk reads — `''` and the workspaces it
-/// owns or belongs to.
-fn access_keys_of(db: &TestDb, user_id: &str) -> Vec<String> {
-    use clarion::test_hooks::schema::{workspace_members, workspaces};
-    let mut keys: Vec<String> = db.raw(|conn| {
-        let owned: Vec<String> = workspaces::table
-            .filter(workspaces::owner_id.eq(user_id))
-            .select(workspaces::id)
-            .load(conn)
-            .unwrap();
-        let joined: Vec<String> = workspace_members::table
-            .filter(workspace_members::user_id.eq(user_id))
-            .select(workspace_members::workspace_id)
-            .load(conn)
-            .unwrap();
-        owned.into_iter().chain(joined).collect()
-    });
-    keys.push(String::new());
-    keys.sort();
-    keys.dedup();
-    keys
 }
 
 fn scopes() -> Vec<(&'static str, Scope)> {
@@ -262,10 +235,10 @@ fn plans(conn: &mut AnyConnection) -> Vec<(String, &'static str, String)> {
                 out.push((name, "bundles_listing_order", plan));
                 continue;
             }
-            for key in ["", OWNED] {
-                let plan = plan_of(conn, || key_page_query(&scope, &filter, key, 51));
-                let name = format!("{scope_name} {filter_name} access key {key:?}");
-                out.push((name, "bundles_by_access_key", plan));
+            for key in ["", scope.user_id.as_str()] {
+                let plan = plan_of(conn, || owner_page_query(&scope, &filter, key, 51));
+                let name = format!("{scope_name} {filter_name} owner key {key:?}");
+                out.push((name, "bundles_by_owner", plan));
             }
         }
     }
@@ -338,7 +311,7 @@ dual_backend!(list_14_history_page_walks_the_settled_index_without_sorting);
 /// — on the first page and a deep one, with no sort and no scan of the
 /// bundles.
 fn list_14_history_page_walks_the_settled_index_without_sorting(db: &TestDb) {
-    use clarion::test_hooks::{key_settled_page_query, settled_page_query, SettledFilter};
+    use clarion::test_hooks::{owner_settled_page_query, settled_page_query, SettledFilter};
     populate(db, &WorldSpec::new(20_000, 200)).unwrap();
     let backend = db.backend();
     let first = SettledFilter {
@@ -360,15 +333,15 @@ fn list_14_history_page_walks_the_settled_index_without_sorting(db: &TestDb) {
                 let plan = db.raw(|conn| plan_of(conn, || settled_page_query(&scope, filter, 51)));
                 vec![(String::new(), "bundles_settled", plan)]
             } else {
-                ["", OWNED]
+                ["", scope.user_id.as_str()]
                     .into_iter()
                     .map(|key| {
                         let plan = db.raw(|conn| {
-                            plan_of(conn, || key_settled_page_query(&scope, filter, key, 51))
+                            plan_of(conn, || owner_settled_page_query(&scope, filter, key, 51))
                         });
                         (
-                            format!(" access key {key:?}"),
-                            "bundles_settled_by_access_key",
+                            format!(" owner key {key:?}"),
+                            "bundles_settled_by_owner",
                             plan,
                         )
                     })
@@ -421,16 +394,16 @@ dual_backend!(ops_3a_summary_and_pending_actions_use_their_indexes);
 /// pending actions find the requested tasks' bundles by `task_key`;
 /// neither reads the whole bundle table.
 fn ops_3a_summary_and_pending_actions_use_their_indexes(db: &TestDb) {
-    use clarion::test_hooks::{keys_summary_query, pending_actions_query};
+    use clarion::test_hooks::{owner_summary_query, pending_actions_query};
     populate(db, &WorldSpec::new(20_000, 200)).unwrap();
     let backend = db.backend();
     let scope = scopes().remove(1).1;
-    let keys = vec![String::new(), OWNED.to_owned()];
+    let keys = vec![String::new(), scope.user_id.clone()];
     let task_ids = vec!["t3".to_owned(), "t13".to_owned()];
-    let summary = db.raw(|conn| plan_of(conn, || keys_summary_query(&scope, &keys, NOW)));
+    let summary = db.raw(|conn| plan_of(conn, || owner_summary_query(&scope, &keys, NOW)));
     let actions = db.raw(|conn| plan_of(conn, || pending_actions_query(&scope, &task_ids, NOW)));
     for (name, plan, index) in [
-        ("summary", summary, "bundles_by_access_key"),
+        ("summary", summary, "bundles_by_owner"),
         ("pending actions", actions, "bundles_by_task"),
     ] {
         assert_walks(backend, name, &plan, index);
@@ -558,20 +531,20 @@ fn statistics_of_empty_tables(db: &TestDb) {
 /// bundles); and the summary counts the user's `bundles` of one question
 /// each.
 fn assert_owner_plans(db: &TestDb, task: &str, bundles: i64) {
-    use clarion::test_hooks::{keys_summary_query, pending_actions_query};
+    use clarion::test_hooks::{owner_summary_query, pending_actions_query};
     let backend = db.backend();
     let scope = Scope {
         unscoped: false,
         user_id: "user3".into(),
         sees_permission_bundles: true,
     };
-    let keys = access_keys_of(db, &scope.user_id);
+    let keys = vec![String::new(), scope.user_id.clone()];
     let task_ids = vec![task.to_owned()];
     let plans = [
         (
             "summary",
-            db.raw(|conn| plan_of(conn, || keys_summary_query(&scope, &keys, NOW))),
-            "bundles_by_access_key",
+            db.raw(|conn| plan_of(conn, || owner_summary_query(&scope, &keys, NOW))),
+            "bundles_by_owner",
         ),
         (
             "pending actions",
@@ -592,7 +565,7 @@ fn assert_owner_plans(db: &TestDb, task: &str, bundles: i64) {
                 "the summary",
                 db.raw(|conn| {
                     rows_read::<_, (i64, Option<i64>, Option<i64>)>(conn, || {
-                        keys_summary_query(&scope, &keys, NOW)
+                        owner_summary_query(&scope, &keys, NOW)
                     })
                 }),
                 bundles,

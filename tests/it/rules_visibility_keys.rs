@@ -204,7 +204,7 @@ fn check(db: &TestDb, model: &Model, after: &Step) -> Result<(), TestCaseError> 
     let drift = clarion::test_hooks::drift(db).unwrap();
     let keys: Vec<_> = drift
         .iter()
-        .filter(|d| d.task_key.is_some() || d.access_key.is_some())
+        .filter(|d| d.task_key.is_some() || d.keys.is_some())
         .collect();
     prop_assert!(
         keys.is_empty(),
@@ -364,7 +364,7 @@ fn ops_3a_keys_stay_exact_under_concurrent_changes(db: &TestDb) {
     let drift = clarion::test_hooks::drift(db).unwrap();
     let keys: Vec<_> = drift
         .iter()
-        .filter(|d| d.task_key.is_some() || d.access_key.is_some())
+        .filter(|d| d.task_key.is_some() || d.keys.is_some())
         .collect();
     assert!(keys.is_empty(), "keys drifted: {keys:?}");
     assert_eq!(clarion::test_hooks::drift(db).unwrap().len(), 0);

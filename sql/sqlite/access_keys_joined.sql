@@ -1,4 +1,0 @@
-SELECT `workspace_members`.`workspace_id`
-FROM `workspace_members`
-WHERE (`workspace_members`.`user_id` = ?);
--- binds: ["<user_id>"]

@@ -1,0 +1,66 @@
+SELECT COUNT(*), min(`bundles`.`created_at`), sum(CAST((SELECT COUNT(*)
+FROM `bundle_questions` AS `counted_rows`
+WHERE ((((`counted_rows`.`status` IS NULL)
+OR (`counted_rows`.`status` = ?))
+OR (`counted_rows`.`status` = ?))
+AND (`counted_rows`.`pending_id` = `bundles`.`pending_id`))
+LIMIT ?) AS INTEGER))
+FROM `bundles`
+WHERE ((((((`bundles`.`may_be_active`
+AND ((?
+OR ((((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?))
+OR EXISTS (SELECT `workspace_members`.`workspace_id`
+FROM `workspace_members`
+WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
+AND (`workspace_members`.`user_id` = ?))
+LIMIT -1  OFFSET ?))
+OR EXISTS (SELECT `escalation_grants`.`pending_id`
+FROM `escalation_grants`
+WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
+AND (`escalation_grants`.`user_id` = ?))
+AND (`escalation_grants`.`visible_from` <= ?))
+LIMIT -1  OFFSET ?)))
+AND (?
+OR (`bundles`.`kind` != ?))))
+AND (?
+OR EXISTS (SELECT `tasks`.`id`
+FROM `tasks`
+WHERE ((`tasks`.`id` = `bundles`.`task_key`)
+AND (`tasks`.`workspace_id` = ?))
+LIMIT -1  OFFSET ?)))
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))
+AND (((`bundles`.`expires_at` IS NULL)
+OR (`bundles`.`expires_at` > ?))
+AND (((EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND (((`bundle_questions`.`status` IS NULL)
+OR (`bundle_questions`.`status` = ?))
+OR (`bundle_questions`.`status` = ?)))
+LIMIT -1  OFFSET ?)
+AND (`bundles`.`turn_id` = (SELECT `turns`.`id`
+FROM `turns`
+WHERE (`turns`.`session_id` = `bundles`.`session_id`)
+ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
+LIMIT ?)))
+AND EXISTS (SELECT `sessions`.`id`
+FROM `sessions`
+WHERE ((((`sessions`.`id` = `bundles`.`session_id`)
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+LIMIT -1  OFFSET ?))
+AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
+OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
+LIMIT -1  OFFSET ?)))))
+AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND (`bundle_questions`.`question_id` = ?))
+LIMIT -1  OFFSET ?)))
+AND (`bundles`.`owner_key` IN (?, ?)));
+-- binds: ["", "pending", 1, false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "", "<owner_key>"]
