@@ -76,6 +76,7 @@ mod listing_visibility_order;
 mod mcp_asking;
 mod mcp_tasks;
 mod people;
+mod people_visibility;
 mod resolve_auth;
 mod resolve_cancel;
 mod resolve_claim_replay;
