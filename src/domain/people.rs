@@ -1,8 +1,8 @@
 //! People (PPL-1, PPL-1a, PPL-2): the directory the host mirrors, each
-//! workspace's members, and the names a caller may read. No visibility
-//! rule reads a name or an email; who sees which bundle through
-//! membership is the visibility fragments' business, not this
-//! module's.
+//! workspace's members, the names a caller may read, and who a bundle
+//! reaches. No visibility rule reads a name or an email; who sees
+//! which bundle through membership is the visibility fragments' business,
+//! not this module's.
 
 use std::collections::{HashMap, HashSet};
 
@@ -10,16 +10,17 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use diesel::prelude::*;
 
+use crate::domain::bundle::{visible_bundle_query, BundleRecord};
 use crate::domain::engine::Engine;
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::capability::Admitted;
 use crate::rules::limits::{
-    check_count, check_email, check_id, check_runes, page_size, MAX_PERSON_NAME_RUNES, MEMBERS,
-    PEOPLE_IDS,
+    check_count, check_email, check_id, check_runes, check_text, page_size, MAX_PERSON_NAME_RUNES,
+    MEMBERS, PEOPLE_IDS,
 };
 use crate::rules::principal::Principal;
-use crate::store::schema::{users, workspace_members, workspaces};
-use crate::store::{hold, AnyConnection, Hold, Reach};
+use crate::store::schema::{tasks, users, workspace_members, workspaces};
+use crate::store::{at_most_one, hold, AnyConnection, Hold, Reach};
 
 /// A field of a directory entry that `upsert_user` can empty (PPL-1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -368,8 +369,7 @@ impl Engine {
     /// caller may read, in the order given: the caller's own user, and
     /// whoever shares with it a workspace that has an owner, each as owner
     /// or member; `system` reads every one. Not built yet: ids named by a
-    /// bundle the caller sees, and `people {pending_id}` (who a bundle
-    /// reaches), which wait for visibility with members.
+    /// bundle the caller sees, which wait for visibility with members.
     pub(crate) fn people(&self, caller: &Admitted<'_>, user_ids: &[String]) -> Result<Vec<Person>> {
         check_count("user_ids", user_ids.len(), &PEOPLE_IDS, "ids")?;
         for (i, user_id) in user_ids.iter().enumerate() {
@@ -403,6 +403,34 @@ impl Engine {
                         user_id: (*id).to_owned(),
                         name,
                     })
+                })
+                .collect())
+        })
+    }
+
+    /// PPL-1a (`people {pending_id}`): who the bundle reaches, with
+    /// their names in the directory (`""` for one not in it), for a
+    /// caller who sees the bundle; an unseen or absent one is the one
+    /// not-found (AUTH-5), as every per-bundle operation answers it.
+    pub(crate) fn reached(&self, caller: &Admitted<'_>, pending_id: &str) -> Result<Vec<Person>> {
+        check_text("pending_id", pending_id)?;
+        let scope = caller.scope()?;
+        self.read(|conn| {
+            let bundle: Option<BundleRecord> =
+                at_most_one(visible_bundle_query(scope, pending_id), conn)?;
+            let bundle = bundle.ok_or(Error::NotFound(Entity::Bundle))?;
+            let reach = reach_of_task(conn, bundle.task_id.as_deref())?;
+            // Escalation grants join here: their users from their `from` on.
+            let rows: Vec<(String, String)> = users::table
+                .filter(users::user_id.eq_any(&reach))
+                .select((users::user_id, users::name))
+                .load(conn)?;
+            let mut names: HashMap<String, String> = rows.into_iter().collect();
+            Ok(reach
+                .into_iter()
+                .map(|user_id| Person {
+                    name: names.remove(&user_id).unwrap_or_default(),
+                    user_id,
                 })
                 .collect())
         })
@@ -457,6 +485,41 @@ impl Engine {
                 .load(conn)?)
         })
     }
+}
+
+/// PPL-1a, who a bundle reaches: for a bundle of the task `task_id`,
+/// through its workspace (AUTH-4), the owner, then the members by id (the
+/// owner once), when the task names a workspace that exists and has an
+/// owner; nobody for a bundle of no task, of a task in no workspace, in a
+/// dangling one or in an unowned one (such a bundle is still visible to
+/// every user, AUTH-3).
+fn reach_of_task(conn: &mut AnyConnection, task_id: Option<&str>) -> Result<Vec<String>> {
+    let Some(task_id) = task_id else {
+        return Ok(Vec::new());
+    };
+    let workspace: Option<String> = tasks::table
+        .find(task_id)
+        .select(tasks::workspace_id)
+        .first(conn)
+        .optional()?;
+    let Some(workspace) = workspace.filter(|id| !id.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let owner: Option<String> = workspaces::table
+        .find(&workspace)
+        .select(workspaces::owner_id)
+        .first(conn)
+        .optional()?;
+    let Some(owner) = owner.filter(|owner| !owner.is_empty()) else {
+        return Ok(Vec::new());
+    };
+    let members: Vec<String> = workspace_members::table
+        .filter(workspace_members::workspace_id.eq(&workspace))
+        .filter(workspace_members::user_id.ne(&owner))
+        .select(workspace_members::user_id)
+        .order(workspace_members::user_id)
+        .load(conn)?;
+    Ok(std::iter::once(owner).chain(members).collect())
 }
 
 /// PPL-1a: which of `asked` share with user `me` a workspace that has an

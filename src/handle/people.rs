@@ -48,6 +48,17 @@ impl Clarion {
             .people(&Operation::People.admit(principal, self.channel)?, user_ids)
     }
 
+    /// PPL-1a: who the bundle reaches (its workspace's owner, then
+    /// its members by id), each with its name in the directory (`""` if
+    /// none); nobody for a bundle in no, a dangling or an unowned
+    /// workspace. A bundle the principal cannot see is the not-found.
+    pub fn reached(&self, principal: &Principal, pending_id: &str) -> Result<Vec<Person>> {
+        self.engine.reached(
+            &Operation::People.admit(principal, self.channel)?,
+            pending_id,
+        )
+    }
+
     /// PPL-1a: who the principal is, with its user's name.
     pub fn whoami(&self, principal: &Principal) -> Result<Caller> {
         self.engine

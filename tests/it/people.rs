@@ -730,3 +730,180 @@ fn ppl_2_ask_takes_members(db: &TestDb) {
     );
     assert_eq!(code, 2, "--members without --workspace is a usage error");
 }
+
+dual_backend!(
+    ppl_8_people_pending_id_reaches_owner_then_members,
+    ppl_8_people_pending_id_hides_what_the_caller_cannot_see,
+    ppl_1a_people_takes_exactly_one_of_its_arguments
+);
+
+fn reached(db: &TestDb, principal: Value, pending_id: &str) -> Vec<String> {
+    let (status, body) = call(db, "people", principal, json!({"pending_id": pending_id}));
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        !body.to_string().contains("@x.org") && !body.to_string().contains("email"),
+        "people returned an email: {body}"
+    );
+    body["people"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|person| {
+            assert_eq!(person.as_object().unwrap().len(), 2, "{person}");
+            format!(
+                "{}={}",
+                person["user_id"].as_str().unwrap(),
+                person["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// PPL-1a, who a bundle reaches, through `people {pending_id}`: the owner
+/// of the bundle's workspace, then its members by id (the owner once),
+/// each with the directory's name or `""`; nobody for a bundle in an
+/// unowned, no or a dangling workspace, though every user sees those
+/// (AUTH-3).
+fn ppl_8_people_pending_id_reaches_owner_then_members(db: &TestDb) {
+    let [owned, bobs, open, none, dangling] = visibility_world(db, Some(true));
+    for (id, name) in [("alice", "Alice"), ("bob", "Bob")] {
+        ok(
+            db,
+            "upsert_user",
+            json!({"user_id": id, "name": name, "email": format!("{id}@x.org")}),
+        );
+    }
+    // carol is a member the directory does not know; alice, the owner, is
+    // a member too.
+    ok(
+        db,
+        "set_members",
+        json!({"workspace_id": "w-alice", "members": ["carol", "bob", "alice"]}),
+    );
+    let whole = ["alice=Alice", "bob=Bob", "carol="];
+    assert_eq!(reached(db, user("alice"), &owned), whole);
+    assert_eq!(
+        reached(db, agent("alice", &["questions:read"]), &owned),
+        whole
+    );
+    assert_eq!(reached(db, json!({"kind": "system"}), &owned), whole);
+    assert_eq!(reached(db, user("bob"), &bobs), ["bob=Bob"]);
+    // A workspace with no owner reaches nobody, whoever belongs to it.
+    ok(
+        db,
+        "set_members",
+        json!({"workspace_id": "w-open", "members": ["alice", "bob"]}),
+    );
+    for pending_id in [&open, &none, &dangling] {
+        assert!(reached(db, user("alice"), pending_id).is_empty());
+        assert!(reached(db, user("zed"), pending_id).is_empty());
+    }
+    // The set follows set_members, and the directory's names.
+    ok(
+        db,
+        "set_members",
+        json!({"workspace_id": "w-alice", "members": ["bob"]}),
+    );
+    ok(
+        db,
+        "upsert_user",
+        json!({"user_id": "bob", "clear": ["name"]}),
+    );
+    assert_eq!(reached(db, user("alice"), &owned), ["alice=Alice", "bob="]);
+    // Deleting a user ends the membership too (PPL-1).
+    ok(db, "delete_user", json!({"user_id": "bob"}));
+    assert_eq!(reached(db, user("alice"), &owned), ["alice=Alice"]);
+    ok(
+        db,
+        "set_members",
+        json!({"workspace_id": "w-alice", "members": ["bob"]}),
+    );
+    // The Rust door agrees.
+    let named = db.reached(&Principal::user("alice"), &owned).unwrap();
+    let named: Vec<(&str, &str)> = named
+        .iter()
+        .map(|person| (person.user_id.as_str(), person.name.as_str()))
+        .collect();
+    assert_eq!(named, [("alice", "Alice"), ("bob", "")]);
+    // A settled bundle still reaches them.
+    db.cancel_bundle(&Principal::System, &owned).unwrap();
+    assert_eq!(reached(db, user("alice"), &owned), ["alice=Alice", "bob="]);
+}
+
+/// AUTH-5 for `people {pending_id}`: a bundle the caller cannot see and
+/// one that does not exist are the same not-found, byte for byte, as
+/// `get_bundle` answers them; an agent never learns who a permission
+/// request reaches (AUTH-6).
+fn ppl_8_people_pending_id_hides_what_the_caller_cannot_see(db: &TestDb) {
+    let [owned, ..] = visibility_world(db, Some(true));
+    let reply = |principal: Value, op: &str, pending_id: &str| {
+        let envelope = db.call_value(
+            &json!({"op": op, "principal": principal, "args": {"pending_id": pending_id}}),
+        );
+        (envelope.status, envelope.body_text())
+    };
+    let foreign = reply(user("zed"), "people", &owned);
+    assert_eq!(foreign.0, 404, "{}", foreign.1);
+    assert_eq!(foreign, reply(user("zed"), "people", "pending-999999"));
+    assert_eq!(foreign, reply(user("zed"), "get_bundle", &owned));
+    assert_eq!(
+        foreign,
+        reply(json!({"kind": "system"}), "people", "pending-999999")
+    );
+    let permission = ask_permission(db, &session_in(db, "perm", "w-alice", Some(true)), 1);
+    assert_eq!(reply(user("alice"), "people", &permission).0, 200);
+    assert_eq!(
+        reply(agent("alice", &["questions:read"]), "people", &permission),
+        reply(
+            agent("alice", &["questions:read"]),
+            "get_bundle",
+            &permission
+        )
+    );
+    assert_eq!(
+        reply(agent("alice", &["questions:read"]), "people", &permission).0,
+        404
+    );
+    // Its Rust door says the same not-found.
+    assert!(matches!(
+        db.reached(&Principal::user("zed"), &owned),
+        Err(clarion::Error::NotFound(_))
+    ));
+}
+
+/// PPL-1a: `user_ids` or `pending_id`, exactly one (`""` and `null` are
+/// not given); both or neither is a 400 naming `user_ids`.
+fn ppl_1a_people_takes_exactly_one_of_its_arguments(db: &TestDb) {
+    let [owned, ..] = visibility_world(db, Some(true));
+    for args in [
+        json!({}),
+        json!({"pending_id": ""}),
+        json!({"pending_id": null, "user_ids": null}),
+        json!({"user_ids": ["alice"], "pending_id": owned}),
+        json!({"user_ids": [], "pending_id": owned}),
+    ] {
+        let (status, body) = call(db, "people", user("alice"), args.clone());
+        assert_eq!(status, 400, "{args} → {body}");
+        assert_eq!(
+            body["error"],
+            json!("user_ids: give exactly one of user_ids and pending_id"),
+            "{args}"
+        );
+    }
+    refused(
+        db,
+        "people",
+        json!({"pending_id": owned, "user_ids": "alice"}),
+        "user_ids",
+    );
+    refused(db, "people", json!({"pending_id": 7}), "pending_id");
+    refused(db, "people", json!({"pending_id": "a\u{0}"}), "pending_id");
+    // `""` beside user_ids is not given.
+    let (status, body) = call(
+        db,
+        "people",
+        user("alice"),
+        json!({"user_ids": ["alice"], "pending_id": ""}),
+    );
+    assert_eq!(status, 200, "{body}");
+}

@@ -125,7 +125,12 @@ fn ui_18_answered_view_and_settled_panel_you_and_another_user_absolute_time(db: 
         "nothing can be sent from it"
     );
     assert_eq!(browser.text("#settled-heading"), "Answered");
-    assert_eq!(browser.text("#settled-who"), "another person");
+    // PPL-1a: bob, whose name alice may not read (they share no owned
+    // workspace), is named by his id.
+    browser.wait_for(
+        "who decided",
+        "return document.getElementById('settled-who').textContent === 'bob';",
+    );
     let when = browser.text("#settled-facts");
     assert!(when.contains(&year), "when, absolute: {when}");
     assert!(browser.text("#settled-answers").contains("No\n“bob's”"));

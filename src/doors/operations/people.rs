@@ -188,13 +188,22 @@ impl Declared for ListUsers {
     }
 }
 
-/// `people`'s arguments (PPL-1a).
+/// `people`'s arguments (PPL-1a): exactly one of `user_ids` (names of
+/// these people) and `pending_id` (who that bundle reaches).
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(extend("oneOf" = [
+    {"required": ["user_ids"], "properties": {"user_ids": {"type": "array"},
+        "pending_id": {"enum": ["", null]}}},
+    {"required": ["pending_id"], "properties": {"pending_id": {"type": "string", "minLength": 1},
+        "user_ids": {"enum": [null]}}},
+]))]
 pub(crate) struct PeopleArgs {
     /// The ids to name, 1 to 100.
     #[schemars(length(min = 1, max = MAX_PEOPLE_IDS))]
-    user_ids: Vec<Id>,
+    user_ids: Option<Vec<Id>>,
+    /// A bundle the caller sees: who it reaches, owner first.
+    pending_id: Option<String>,
 }
 
 /// `people` (PPL-1a).
@@ -204,15 +213,28 @@ impl Declared for People {
     const NAME: &'static str = "people";
     // PPL-1a.
     const SUMMARY: &'static str = "The names of the given people the caller may know of: \
-        itself, and who shares an owned workspace with it. Never an email.";
+        itself, and who shares an owned workspace with it; or who a bundle the caller sees \
+        reaches: its workspace's owner, then its members. Never an email.";
     const ACCESS: Access = READ;
     type Args = PeopleArgs;
     type Reply = Vec<Person>;
     type Body<'a> = PeopleBody<'a>;
+    const REFUSALS: &'static [Refusal] = &[Refusal::NotFound];
 
     fn perform(engine: &Engine, caller: &Admitted<'_>, args: PeopleArgs) -> Result<Vec<Person>> {
-        let user_ids: Vec<String> = args.user_ids.into_iter().map(|id| id.0).collect();
-        engine.people(caller, &user_ids)
+        match (args.user_ids, given(args.pending_id)) {
+            (Some(user_ids), None) => {
+                let user_ids: Vec<String> = user_ids.into_iter().map(|id| id.0).collect();
+                engine.people(caller, &user_ids)
+            }
+            (None, Some(pending_id)) => engine.reached(caller, &pending_id),
+            // Named as a missing `user_ids` was before `pending_id` came.
+            _ => Err(ValidationError::new(
+                "user_ids",
+                "give exactly one of user_ids and pending_id",
+            )
+            .into()),
+        }
     }
 }
 

@@ -5,14 +5,15 @@
 // only once every question is decided (UI-15); reject (deny) and the
 // two-step cancel, each saying what the agent is told (UI-16); and the
 // reply that decides what was recorded (UI-6), shown on the settled panel
-// (UI-18, settled.js). Other views are reached through nav.js.
+// (UI-18, settled.js); and who can answer it, by name (PPL-1a). Other
+// views are reached through nav.js.
 
-import { bundlePath, request } from './api.js';
+import { bundlePath, request, rpcPath } from './api.js';
 import { resetAttempts } from './attempts.js';
 import { confirmEmpty } from './confirm.js';
 import { refreshCount } from './count.js';
 import { $, announce, el, setText, show, timeEl, toast } from './dom.js';
-import { ageText, countdownChangesIn, countdownText, defaultSentence, listOf, questionName, secondsLeft } from './format.js';
+import { ageText, countdownChangesIn, countdownText, defaultSentence, listOf, questionName, reachText, secondsLeft } from './format.js';
 import { limitText } from './limit.js';
 import { renderMarkdown } from './markdown.js';
 import { removeFromList, setRoute, showHistory, showList } from './nav.js';
@@ -23,6 +24,7 @@ import { state } from './state.js';
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
 /** @typedef {import('./api.js').BundleDetail} BundleDetail */
 /** @typedef {import('./api.js').SettleReply} SettleReply */
+/** @typedef {import('./api.js').PeopleReply} PeopleReply */
 
 /** UI-16: what each way out tells the agent. */
 const TOLD = {
@@ -142,6 +144,9 @@ function renderAnswer(bundle) {
     countdown.id = 'answer-countdown';
     meta.append(countdown, el('span', 'default', defaultSentence(bundle)));
   }
+  $('answer-reach').hidden = true;
+  delete $('answer-reach').dataset.read;
+  showReach();
   const context = $('answer-context');
   context.replaceChildren(renderMarkdown(bundle.context));
   context.hidden = !bundle.context;
@@ -167,6 +172,38 @@ function renderAnswer(bundle) {
   resetCancel();
   setQuestion(0, false);
   syncSend();
+}
+
+/**
+ * PPL-1a: who can answer the open bundle (who it reaches: its
+ * workspace's owner and members), in one line under its facts, the
+ * signed-in user first as "You"; nothing for a bundle that reaches nobody
+ * by name (in no or an unowned workspace, which every user sees), one
+ * settled, or one no longer seen. Read again when members change.
+ */
+export async function showReach() {
+  const open = state.open;
+  const line = $('answer-reach');
+  if (!open || open.done) {
+    line.hidden = true;
+    delete line.dataset.read;
+    return;
+  }
+  /** @type {Reply<PeopleReply>} */
+  const reply = await request('POST', rpcPath('people'), { pending_id: open.bundle.pending_id });
+  if (state.open !== open || open.done) return;
+  const people = reply.status === 200 && Array.isArray(reply.body.people) ? reply.body.people : [];
+  const me = state.principal && state.principal.kind === 'user' ? state.principal.user_id : '';
+  const known = people.filter((person) => person && typeof person.user_id === 'string');
+  const others = known.filter((person) => person.user_id !== me).map((person) => person.name || person.user_id);
+  const names = others.length < known.length ? ['You', ...others] : others;
+  const text = reachText(names);
+  setText(line, text);
+  // The whole list on hover when the line names only some.
+  line.title = names.length > 3 ? listOf(names) : '';
+  line.hidden = !text;
+  // Which bundle it was read for (the browser tests wait on it).
+  line.dataset.read = open.bundle.pending_id;
 }
 
 /** UI-15: "Send decision" waits until every question is decided. */

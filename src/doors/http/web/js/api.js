@@ -1,8 +1,9 @@
 // @ts-check
 // The API (UI-5): its base, the JSON it answers, and the one request
-// function every call goes through. A refused sign-in is said through a
-// hook inbox.js sets (onSignedOut), so this module, which every view
-// uses, imports no view.
+// function every call goes through; and the names of people (PPL-1a),
+// asked in batches and kept for the page load. A refused sign-in is said
+// through a hook inbox.js sets (onSignedOut), so this module, which every
+// view uses, imports no view.
 
 import { $ } from './dom.js';
 import { state } from './state.js';
@@ -160,6 +161,29 @@ import { state } from './state.js';
  */
 
 /**
+ * A person's name as the caller may read it (PPL-1a); `""` when the
+ * directory has none.
+ * @typedef {object} Person
+ * @property {string} user_id
+ * @property {string} name
+ */
+
+/**
+ * `people`'s reply (PPL-1a), for ids or for who a bundle reaches.
+ * @typedef {object} PeopleReply
+ * @property {Person[]} people
+ */
+
+/**
+ * `whoami`'s reply (PPL-1a).
+ * @typedef {object} Caller
+ * @property {string} kind
+ * @property {string} user_id
+ * @property {string} agent_id
+ * @property {string} name `""` when the directory has none.
+ */
+
+/**
  * What an error carries (WIRE-1); other keys only on success.
  * @typedef {object} ErrorBody
  * @property {string} [error]
@@ -255,4 +279,93 @@ export function listPath(params, path = 'api/v1/clarification') {
     if (value !== null && value !== undefined) query.set(key, String(value));
   }
   return path + '?' + query.toString();
+}
+
+/**
+ * An operation by its WIRE-5 name, at `POST /api/v1/rpc/{op}`.
+ * @param {string} op
+ * @returns {string}
+ */
+export const rpcPath = (op) => 'api/v1/rpc/' + op;
+
+/** PPL-1a: the names learned this page load, by user id (`""`: none
+ *  returned). Forgotten at sign-out and when members change.
+ *  @type {Map<string, string>} */
+const names = new Map();
+/** The ids of the batch not yet sent, and the batch's promise.
+ *  @type {Set<string>} */
+let queued = new Set();
+/** @type {Promise<void> | null} */
+let batch = null;
+/** Each id being asked, until its batch is answered.
+ *  @type {Map<string, Promise<void>>} */
+const asking = new Map();
+/** Changes when the names are forgotten: a late reply is dropped. */
+let namesGeneration = 0;
+/** `people` names at most this many ids at once. */
+const PEOPLE_IDS = 100;
+
+/** Sends the queued ids, a hundred at a time. */
+async function sendBatch() {
+  const ids = [...queued];
+  queued = new Set();
+  batch = null;
+  const generation = namesGeneration;
+  for (let at = 0; at < ids.length; at += PEOPLE_IDS) {
+    const chunk = ids.slice(at, at + PEOPLE_IDS);
+    /** @type {Reply<PeopleReply>} */
+    const reply = await request('POST', rpcPath('people'), { user_ids: chunk });
+    if (generation !== namesGeneration) return;
+    if (reply.status === 200 && Array.isArray(reply.body.people)) {
+      for (const person of reply.body.people) {
+        if (person && typeof person.user_id === 'string' && typeof person.name === 'string') {
+          names.set(person.user_id, person.name);
+        }
+      }
+      // Not returned: no name to show, and no need to ask again.
+      for (const id of chunk) if (!names.has(id)) names.set(id, '');
+    }
+    for (const id of chunk) asking.delete(id);
+  }
+}
+
+/**
+ * PPL-1a: learns the names of `ids`, each asked once a page load; the ids
+ * asked in one turn of the event loop go in one `people` call. Resolves
+ * when they are known (or could not be read: then {@link nameOf} says
+ * the id).
+ * @param {string[]} ids
+ * @returns {Promise<void>}
+ */
+export async function learnNames(ids) {
+  /** @type {Promise<void>[]} */
+  const waits = [];
+  for (const id of new Set(ids)) {
+    if (!id || names.has(id)) continue;
+    let wait = asking.get(id);
+    if (!wait) {
+      queued.add(id);
+      if (!batch) batch = Promise.resolve().then(sendBatch);
+      wait = batch;
+      asking.set(id, wait);
+    }
+    waits.push(wait);
+  }
+  await Promise.all(waits);
+}
+
+/**
+ * A person's name for people: the directory's, else the id itself.
+ * @param {string} id
+ * @returns {string}
+ */
+export const nameOf = (id) => names.get(id) || id;
+
+/** Forgets the names learned: another principal, or other members. */
+export function forgetNames() {
+  names.clear();
+  asking.clear();
+  queued = new Set();
+  batch = null;
+  namesGeneration += 1;
 }

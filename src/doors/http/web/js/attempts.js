@@ -1,5 +1,6 @@
 // @ts-check
-// The attempts view (UI-12): a bundle's ledger (AUD-3) — who tried, when
+// The attempts view (UI-12): a bundle's ledger (AUD-3) — who tried (by
+// name where the directory has one, PPL-1a), when
 // (to the second), through which door, with what outcome, and what each
 // sent as far as it is known — read when the person opens it, and read
 // again when the bundle settles while it is open. The ledger keeps each
@@ -7,7 +8,7 @@
 // is the bundle's response, shown in labels; any other attempt says
 // whether it sent the same answer (the winner's digest) or another.
 
-import { bundlePath, request } from './api.js';
+import { bundlePath, learnNames, nameOf, request } from './api.js';
 import { $, el } from './dom.js';
 import { absoluteTime, countOf, decisionText, localTime } from './format.js';
 import { state } from './state.js';
@@ -49,15 +50,15 @@ const OUTCOME = {
 let showing = '';
 
 /**
- * Who tried, in words.
+ * Who tried, in words: a person by name, else by id (PPL-1a).
  * @param {Attempt} attempt
  * @returns {string}
  */
 function who(attempt) {
   if (attempt.principal_kind === 'deadline') return 'the deadline';
   if (attempt.principal_kind === 'system') return 'system';
-  if (attempt.principal_kind === 'agent') return 'agent ' + attempt.agent_id + ' of ' + attempt.user_id;
-  return attempt.user_id || attempt.principal_kind;
+  if (attempt.principal_kind === 'agent') return 'agent ' + attempt.agent_id + ' of ' + nameOf(attempt.user_id);
+  return attempt.user_id ? nameOf(attempt.user_id) : attempt.principal_kind;
 }
 
 /**
@@ -151,6 +152,9 @@ export async function loadAttempts() {
     $('attempts-note').textContent = 'Could not read the attempts: ' + (reply.body.error || 'status ' + reply.status);
     return;
   }
+  // The names of who tried, in one request (PPL-1a).
+  await learnNames(attempts.map((attempt) => attempt.user_id));
+  if (id !== showing) return;
   const winner = attempts.find((attempt) => attempt.outcome === 'won');
   rows.replaceChildren(...attempts.map((attempt) => {
     const row = el('tr', 'attempt ' + attempt.outcome);

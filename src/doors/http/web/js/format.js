@@ -194,6 +194,33 @@ export function principalText(principal) {
 }
 
 /**
+ * Who is signed in, by name where the directory has one (PPL-1a): the
+ * user's name, or the agent and whose it is; else {@link principalText}.
+ * @param {Principal | null} principal
+ * @param {string} name the user's name, `""` if none.
+ * @returns {string}
+ */
+export function callerText(principal, name) {
+  if (!principal || !name) return principalText(principal);
+  if (principal.kind === 'user') return name;
+  if (principal.kind === 'agent') return 'agent ' + principal.agent_id + ' of ' + name;
+  return principalText(principal);
+}
+
+/**
+ * Who can answer a bundle (PPL-1a: who it reaches), in one short line:
+ * "Alice can answer.", "You and Bob can answer.", "Alice, Bob and Carol
+ * can answer.", "Alice, Bob and 3 others can answer."; `""` for nobody.
+ * @param {string[]} names as shown, the caller's own first, as "You".
+ * @returns {string}
+ */
+export function reachText(names) {
+  if (!names.length) return '';
+  const shown = names.length <= 3 ? names : [...names.slice(0, 2), (names.length - 2) + ' others'];
+  return listOf(shown) + ' can answer.';
+}
+
+/**
  * A bundle's name for people: its first question's title (or prompt).
  * @param {Bundle} bundle
  * @returns {string}

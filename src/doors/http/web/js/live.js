@@ -1,13 +1,14 @@
 // @ts-check
 // Live updates (UI-3, UI-6, UI-20, UI-21): the event stream, its
 // reconnects with backoff, the connection's state in words, and what each
-// event changes and says.
+// event changes and says; a workspace's new members (PPL-2) list again.
 
-import { apiUrl, request } from './api.js';
+import { showReach } from './answer.js';
+import { apiUrl, forgetNames, request } from './api.js';
 import { refreshCount } from './count.js';
 import { $, announce } from './dom.js';
 import { titleOf } from './format.js';
-import { historyLearns } from './history.js';
+import { historyLearns, reloadHistory } from './history.js';
 import { catchUp, reloadList, removeBundle } from './list.js';
 import { showSettledBy } from './settled.js';
 import { state } from './state.js';
@@ -78,6 +79,7 @@ export function openStream() {
     stream.addEventListener(type, /** @param {MessageEvent<string>} message */ (message) => onEvent(type, message.data));
   }
   stream.addEventListener('reset', () => reloadList());
+  stream.addEventListener('workspace.members', onMembers);
   // PROD-2: the server's database is away and the stream ends; the
   // browser reconnects from the last event it saw, and the page keeps
   // retrying after a refusal.
@@ -141,6 +143,18 @@ function retryStream(delay) {
       retryStream(next);
     }
   }, delay);
+}
+
+/**
+ * PPL-2: a workspace's members changed, so what this page may see, the
+ * names it may read and who can answer may have too: everything shown is
+ * read again (the lists, the open bundle's "can answer" line).
+ */
+function onMembers() {
+  forgetNames();
+  reloadList();
+  if (state.historyLoaded) reloadHistory();
+  showReach();
 }
 
 /**

@@ -1,10 +1,10 @@
 // @ts-check
 // Sign-in, sign-out and the start of a session (UI-2).
 
-import { request } from './api.js';
+import { forgetNames, request, rpcPath } from './api.js';
 import { countTimer, showCountInIcon } from './count.js';
 import { $, setText, show } from './dom.js';
-import { principalText } from './format.js';
+import { callerText, principalText } from './format.js';
 import { forgetHistory } from './history.js';
 import { cards, reloadList } from './list.js';
 import { closeStream, openStream } from './live.js';
@@ -12,6 +12,7 @@ import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
 /** @typedef {import('./api.js').SessionReply} SessionReply */
+/** @typedef {import('./api.js').Caller} Caller */
 
 /** Whether the signed-in principal may cancel a bundle. */
 const mayCancel = () => state.principal && ['user', 'system'].includes(state.principal.kind);
@@ -33,6 +34,7 @@ function forget() {
   state.inFlight.clear();
   state.mine.clear();
   state.retryDelay = 0;
+  forgetNames();
   forgetHistory();
   showCountInIcon(0);
   document.dispatchEvent(new CustomEvent('clarion:signed-out'));
@@ -49,11 +51,27 @@ function forget() {
   $('empty').hidden = true;
 }
 
+/**
+ * PPL-1a: the signed-in user's name where the id was, the id kept in the
+ * tooltip; the id alone where the directory has no name.
+ * @param {import('./api.js').Principal} principal
+ */
+async function showName(principal) {
+  /** @type {Reply<Caller>} */
+  const me = await request('POST', rpcPath('whoami'), {});
+  const name = me.status === 200 && typeof me.body.name === 'string' ? me.body.name : '';
+  if (state.principal !== principal || !name) return;
+  const who = $('who');
+  setText(who, callerText(principal, name));
+  who.title = 'Signed in as ' + principalText(principal);
+}
+
 /** @param {string} [message] */
 export function showSignIn(message) {
   closeStream();
   forget();
   $('who').textContent = '';
+  $('who').title = '';
   $('sign-out').hidden = true;
   $('sign-in-error').textContent = message || '';
   document.title = 'clarion inbox';
@@ -100,6 +118,7 @@ export async function start() {
   state.principal = me.body.principal;
   state.via = me.body.via;
   setText($('who'), principalText(state.principal));
+  showName(state.principal);
   $('sign-out').hidden = state.via !== 'session';
   $('cancel-bundle').hidden = !mayCancel();
   $('cancel-way').hidden = !mayCancel();

@@ -1,12 +1,13 @@
 // @ts-check
 // The settled panel (UI-6, UI-18): what was decided (the answers as
 // option labels and text, or the reason), who decided ("you" when it was
-// the caller or this page's own send; else a person, an agent, the host
+// the caller or this page's own send; else a person or an agent, by name
+// where the attempt ledger and the directory tell (PPL-1a), the host
 // system or the deadline) and when (an absolute local time), leading on
 // to the next waiting bundle or back. A settled bundle shows this alone:
 // nothing can be sent from it.
 
-import { bundlePath, request } from './api.js';
+import { bundlePath, learnNames, nameOf, request } from './api.js';
 import { refreshAttempts } from './attempts.js';
 import { $, el, timeEl } from './dom.js';
 import { absoluteTime, answerText, deciderText, questionName } from './format.js';
@@ -16,6 +17,7 @@ import { state } from './state.js';
 /** @typedef {import('./api.js').BundleDetail} BundleDetail */
 /** @typedef {import('./api.js').EventData} EventData */
 /** @typedef {import('./api.js').Response} Response */
+/** @typedef {import('./api.js').Attempt} Attempt */
 /** @typedef {import('./state.js').OpenBundle} OpenBundle */
 
 /**
@@ -72,20 +74,44 @@ function renderSettled(bundle, status, response, { how, mine, note }) {
       list.append(el('dt', '', title), el('dd', 'winner-answer', answerText(bundle, answer)));
     }
   }
-  if (!mine && how !== 'own') learnIfMine(bundle.pending_id);
+  if (!mine && how !== 'own') learnWho(bundle.pending_id, response);
 }
 
 /**
  * WIRE-6: a decision seen on the stream or in a lost race may still be
  * the caller's own (another tab, the command line); the bundle says.
+ * Else a person's or an agent's is named (PPL-1a): the winner's entry in
+ * the attempt ledger (AUD-3) says whose it was, and the directory its
+ * name (the id where it has none).
  * @param {string} id
+ * @param {Response} response
  */
-async function learnIfMine(id) {
-  /** @type {Reply<BundleDetail & { decided_by_caller: boolean }>} */
-  const reply = await request('GET', bundlePath(id));
-  if (id !== showing || reply.status !== 200 || reply.body.decided_by_caller !== true) return;
+async function learnWho(id, response) {
+  const byPerson = response.decided_by === 'user' || response.decided_by === 'agent';
+  /** @type {Promise<Reply<BundleDetail>>} */
+  const readBundle = request('GET', bundlePath(id));
+  /** @type {Promise<Reply<{attempts: Attempt[]}>> | null} */
+  const readLedger = byPerson ? request('GET', bundlePath(id, 'attempts')) : null;
+  const reply = await readBundle;
+  if (id !== showing) return;
+  if (reply.status === 200 && reply.body.decided_by_caller === true) {
+    setWho('you');
+    return;
+  }
+  const ledger = readLedger && await readLedger;
+  if (!ledger || id !== showing || ledger.status !== 200 || !Array.isArray(ledger.body.attempts)) return;
+  const winner = ledger.body.attempts.find((attempt) => attempt && attempt.outcome === 'won');
+  if (!winner || winner.principal_kind !== response.decided_by || !winner.user_id) return;
+  await learnNames([winner.user_id]);
+  if (id !== showing) return;
+  const name = nameOf(winner.user_id);
+  setWho(winner.principal_kind === 'agent' ? 'agent ' + winner.agent_id + ' of ' + name : name);
+}
+
+/** @param {string} text who decided, for the panel. */
+function setWho(text) {
   const who = document.getElementById('settled-who');
-  if (who) who.textContent = 'you';
+  if (who) who.textContent = text;
 }
 
 /**
@@ -172,6 +198,8 @@ function showPanel(open) {
   $('settled-close').textContent = open.from === 'history' ? 'Back to Answered' : 'Back to inbox';
   const countdown = document.getElementById('answer-countdown');
   if (countdown) countdown.hidden = true;
+  // Who can answer it no longer matters (PPL-1a).
+  $('answer-reach').hidden = true;
   $('settled').hidden = false;
   $('settled').focus();
   refreshAttempts();
