@@ -11,6 +11,7 @@ use base64::Engine as _;
 use diesel::prelude::*;
 
 use crate::domain::bundle::{visible_bundle_query, BundleRecord};
+use crate::domain::change::Change;
 use crate::domain::engine::Engine;
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::capability::Admitted;
@@ -19,7 +20,10 @@ use crate::rules::limits::{
     MEMBERS, PEOPLE_IDS,
 };
 use crate::rules::principal::Principal;
-use crate::store::schema::{tasks, users, workspace_members, workspaces};
+use crate::rules::visibility::{self, Scope};
+use crate::store::schema::{
+    bundles, escalation_grants, tasks, users, workspace_members, workspaces,
+};
 use crate::store::{at_most_one, hold, AnyConnection, Hold, Reach};
 
 /// A field of a directory entry that `upsert_user` can empty (PPL-1).
@@ -286,7 +290,7 @@ impl Engine {
     /// too, as LIFE-1). Ownership stays: a workspace keeps its `owner_id`.
     pub(crate) fn delete_user(&self, user_id: &str) -> Result<()> {
         check_id("user_id", user_id)?;
-        self.change(|conn, _| {
+        self.change(|conn, changes| {
             // PPL-4: each membership removed serializes with claims in its
             // workspace, as `set_members` does (in id order: no cycles).
             let joined: Vec<String> = workspace_members::table
@@ -300,6 +304,10 @@ impl Engine {
             diesel::delete(users::table.find(user_id)).execute(conn)?;
             diesel::delete(workspace_members::table.filter(workspace_members::user_id.eq(user_id)))
                 .execute(conn)?;
+            if !joined.is_empty() {
+                // PPL-4: its waits answer the not-found at once (WAIT-3a).
+                changes.push(Change::Everything);
+            }
             Ok(())
         })
     }
@@ -382,12 +390,17 @@ impl Engine {
             }
         }
         let principal = caller.principal();
+        let now = self.now().as_micros();
         self.read(|conn| {
             let readable: Option<HashSet<String>> = match principal {
                 Principal::System => None,
                 _ => {
                     let (me, _) = principal.ledger_ids();
-                    Some(sharing_with(conn, me, &asked)?)
+                    let mut readable = sharing_with(conn, me, &asked)?;
+                    if let Some(scope) = Scope::of(principal) {
+                        readable.extend(escalated_on_visible(conn, &scope, &asked, now)?);
+                    }
+                    Some(readable)
                 }
             };
             let rows: Vec<(String, String)> = users::table
@@ -415,12 +428,24 @@ impl Engine {
     pub(crate) fn reached(&self, caller: &Admitted<'_>, pending_id: &str) -> Result<Vec<Person>> {
         check_text("pending_id", pending_id)?;
         let scope = caller.scope()?;
+        let now = self.now().as_micros();
         self.read(|conn| {
             let bundle: Option<BundleRecord> =
-                at_most_one(visible_bundle_query(scope, pending_id), conn)?;
+                at_most_one(visible_bundle_query(scope, pending_id, now), conn)?;
             let bundle = bundle.ok_or(Error::NotFound(Entity::Bundle))?;
-            let reach = reach_of_task(conn, bundle.task_id.as_deref())?;
-            // Escalation grants join here: their users from their `from` on.
+            let mut reach = reach_of_task(conn, bundle.task_id.as_deref())?;
+            // PPL-8: its escalated users, from their time on.
+            let escalated: Vec<String> = escalation_grants::table
+                .filter(escalation_grants::pending_id.eq(pending_id))
+                .filter(escalation_grants::visible_from.le(now))
+                .select(escalation_grants::user_id)
+                .order(escalation_grants::user_id)
+                .load(conn)?;
+            for user_id in escalated {
+                if !reach.contains(&user_id) {
+                    reach.push(user_id);
+                }
+            }
             let rows: Vec<(String, String)> = users::table
                 .filter(users::user_id.eq_any(&reach))
                 .select((users::user_id, users::name))
@@ -469,6 +494,9 @@ impl Engine {
                     .values(&rows)
                     .execute(c))?;
             }
+            // PPL-4: waits of a removed member answer the not-found at
+            // once, here and in other processes (WAIT-3a).
+            changes.push(Change::Everything);
             changes.append_members(conn, workspace_id, &sorted, at)
         })
     }
@@ -520,6 +548,39 @@ fn reach_of_task(conn: &mut AnyConnection, task_id: Option<&str>) -> Result<Vec<
         .order(workspace_members::user_id)
         .load(conn)?;
     Ok(std::iter::once(owner).chain(members).collect())
+}
+
+/// PPL-1a: which of `asked` are escalation targets of a bundle the scope
+/// sees now (named by that bundle, whether or not their time has come).
+fn escalated_on_visible(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    asked: &[&str],
+    now: i64,
+) -> Result<Vec<String>> {
+    let grants: Vec<(String, String)> = escalation_grants::table
+        .filter(escalation_grants::user_id.eq_any(asked))
+        .select((escalation_grants::pending_id, escalation_grants::user_id))
+        .load(conn)?;
+    if grants.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<&str> = grants
+        .iter()
+        .map(|(pending_id, _)| pending_id.as_str())
+        .collect();
+    let seen: HashSet<String> = bundles::table
+        .filter(bundles::pending_id.eq_any(&ids))
+        .filter(visibility::bundle_visible(scope, now))
+        .select(bundles::pending_id)
+        .load::<String>(conn)?
+        .into_iter()
+        .collect();
+    Ok(grants
+        .into_iter()
+        .filter(|(pending_id, _)| seen.contains(pending_id))
+        .map(|(_, user_id)| user_id)
+        .collect())
 }
 
 /// PPL-1a: which of `asked` share with user `me` a workspace that has an

@@ -305,12 +305,15 @@ pub fn bundle_visible<'a>(scope: &'a Scope, now: i64) -> _ {
     let member: has_member<'a, bundles::workspace_key> =
         has_member(bundles::workspace_key, user_id);
     let grant: granted<'a, bundles::pending_id> = granted(bundles::pending_id, user_id, now);
+    // A grant lifts AUTH-3, never AUTH-4: the bundle's task must exist (the
+    // keys are NULL without one, so the other terms already require it).
+    let granted_with_task = grant.and(bundle_task_resolves());
     flag(unscoped)
         .or(bundles::owner_key
             .eq(everyone)
             .or(bundles::owner_key.eq(user_id))
             .or(member)
-            .or(grant))
+            .or(granted_with_task))
         .and(flag(sees_permission).or(bundles::kind.ne(permission)))
 }
 

@@ -58,7 +58,7 @@ pub(crate) fn write_transaction<T, E: From<DbError> + std::fmt::Display>(
 /// lock `FOR UPDATE` — state changes, new turns, asks, task moves, owner
 /// changes — then waits for the claim, and the claim for them, while
 /// claims do not wait for each other. The same batch takes the advisory
-/// lock of the bundle's workspace (its access key) in shared mode, which
+/// lock of the bundle's workspace (its workspace key) in shared mode, which
 /// member changes ([`hold`] exclusive: `set_members`, `delete_user`) take
 /// exclusively, so a member's claim and that member's removal are
 /// serialized (PPL-4). Every statement of `body` starts after both locks
@@ -88,8 +88,8 @@ pub(crate) fn claim_transaction<T, E: From<DbError> + std::fmt::Display>(
             let begin = format!(
                 "BEGIN ISOLATION LEVEL READ COMMITTED; \
                  SELECT 1 FROM sessions WHERE id = {session} FOR SHARE; \
-                 SELECT pg_advisory_xact_lock_shared({WORKSPACE_LOCKS}, hashtext(access_key)) \
-                 FROM bundles WHERE pending_id = {bundle} AND access_key <> ''"
+                 SELECT pg_advisory_xact_lock_shared({WORKSPACE_LOCKS}, hashtext(workspace_key)) \
+                 FROM bundles WHERE pending_id = {bundle} AND workspace_key <> ''"
             );
             AnsiTransactionManager::begin_transaction_sql(inner, &begin).map_err(DbError::from)?
         }
