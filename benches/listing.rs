@@ -813,7 +813,8 @@ fn bench_member(name: &str, alone: &Clarion, crowded: &Clarion, runs: usize) {
         "{:<16} {:>12} {:>12} {:>7}  per-run ratios",
         "operation", "member", "owner alone", "ratio"
     );
-    let operations: [(&str, Box<dyn Fn() + '_>, Box<dyn Fn() + '_>); 3] = [
+    type Timed<'a> = Box<dyn Fn() + 'a>;
+    let operations: [(&str, Timed, Timed); 3] = [
         (
             "first page",
             Box::new(|| drop(std::hint::black_box(crowded.list_pending(&member, &first)))),

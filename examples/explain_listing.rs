@@ -62,7 +62,7 @@ fn main() {
                 AnyConnection::Sqlite(conn) => {
                     let lines = Explain {
                         prefix: "EXPLAIN QUERY PLAN ",
-                        query: page_query(&scope, &filter),
+                        query: page_query(&scope, &filter, filter.limit + 1),
                     }
                     .load::<SqliteLine>(conn)
                     .unwrap();
@@ -79,7 +79,7 @@ fn main() {
                             .unwrap();
                         let lines = Explain {
                             prefix: "EXPLAIN ANALYZE ",
-                            query: page_query(&scope, &filter),
+                            query: page_query(&scope, &filter, filter.limit + 1),
                         }
                         .load::<Line>(conn)
                         .unwrap();

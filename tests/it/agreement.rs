@@ -34,15 +34,6 @@ use crate::support::{alice, bob, TestDb, EPOCH};
 
 /// The users members and grants name: the scoped principals' users and one
 /// nobody acts as.
-/// Open finding (issue #40, reported): AUTH-4 says a scoped principal gets
-/// not-found for a bundle whose task does not exist, and PPL-6 does not
-/// lift it (the events' rule, EVT-2, keeps it for grants), but the
-/// library's `bundle_visible` lets a grant whose time has come show such a
-/// bundle to its user — `authorize`, `get_bundle` and so resolve. The
-/// model follows the library there until that is settled; set this to
-/// `false` to hold it to AUTH-4.
-const GRANTS_SHOW_TASKLESS_BUNDLES: bool = true;
-
 const USERS: [&str; 4] = ["alice", "bob", "carol", "dave"];
 
 /// When a grant takes effect, relative to the clock the world is written
@@ -218,9 +209,8 @@ impl ModelBundle {
             .iter()
             .any(|(grantee, from)| grantee == user && *from <= now);
         if !self.resolvable {
-            // AUTH-4: not-found for every scoped principal (but see
-            // GRANTS_SHOW_TASKLESS_BUNDLES).
-            return GRANTS_SHOW_TASKLESS_BUNDLES && granted;
+            // AUTH-4: not-found for every scoped principal, grants or not.
+            return false;
         }
         self.access.admits(user) || granted
     }

@@ -30,15 +30,6 @@ const SESSIONS: [&str; 3] = ["s0", "s1", "s2"];
 const OWNERS: [&str; 3] = ["", "alice", "bob"];
 /// Who members and grants name: the scoped principals' users and one
 /// nobody acts as.
-/// Open finding (issue #40, reported): AUTH-4 says a scoped principal gets
-/// not-found for a bundle whose task does not exist, and PPL-6 does not
-/// lift it (the events' rule, EVT-2, keeps it for grants), but the
-/// library's `bundle_visible` lets a grant whose time has come show such a
-/// bundle to its user — `authorize`, `get_bundle` and so resolve. The
-/// model follows the library there until that is settled; set this to
-/// `false` to hold it to AUTH-4.
-const GRANTS_SHOW_TASKLESS_BUNDLES: bool = true;
-
 const USERS: [&str; 4] = ["alice", "bob", "carol", "dave"];
 /// When a grant takes effect, from the clock at the step: before, exactly
 /// then, or in half an hour (so a `Tick` or two brings it).
@@ -127,9 +118,8 @@ impl Model {
                 .any(|(grantee, from)| grantee == user && *from <= self.now)
         });
         let Some(workspace) = self.tasks.get(task) else {
-            // AUTH-4: a bundle without a task is not found, grants or not
-            // (but see GRANTS_SHOW_TASKLESS_BUNDLES).
-            return GRANTS_SHOW_TASKLESS_BUNDLES && granted;
+            // AUTH-4: a bundle without a task is not found, grants or not.
+            return false;
         };
         let by_workspace = match self.workspaces.get(workspace) {
             _ if workspace.is_empty() => true,
