@@ -39,19 +39,20 @@ OR EXISTS (SELECT "workspace_members"."workspace_id"
 FROM "workspace_members"
 WHERE (("workspace_members"."workspace_id" = "bundles"."workspace_key")
 AND ("workspace_members"."user_id" = $31)) OFFSET $32))
-OR EXISTS (SELECT "escalation_grants"."pending_id"
+OR (EXISTS (SELECT "escalation_grants"."pending_id"
 FROM "escalation_grants"
 WHERE ((("escalation_grants"."pending_id" = "bundles"."pending_id")
 AND ("escalation_grants"."user_id" = $33))
-AND ("escalation_grants"."visible_from" <= $34)) OFFSET $35)))
-AND ($36
-OR ("bundles"."kind" != $37)))))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
-SET "reject_reason" = $38, "responded_at" = $39, "resolved_by_kind" = $40, "resolved_by_id" = $41, "response_delivery_pending" = $42, "may_be_active" = $43
-WHERE (("bundles"."pending_id" = $44)
+AND ("escalation_grants"."visible_from" <= $34)) OFFSET $35)
+AND ((("bundles"."owner_key" || $36)) IS NOT NULL))))
+AND ($37
+OR ("bundles"."kind" != $38)))))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
+SET "reject_reason" = $39, "responded_at" = $40, "resolved_by_kind" = $41, "resolved_by_id" = $42, "response_delivery_pending" = $43, "may_be_active" = $44
+WHERE (("bundles"."pending_id" = $45)
 AND EXISTS (SELECT "claimed"."id"
-FROM "claimed"))), "logged" AS (INSERT INTO "attempts" ("pending_id", "at", "principal_kind", "user_id", "agent_id", "channel", "outcome", "digest") SELECT $45, $46, $47, $48, $49, $50, $51, $52
+FROM "claimed"))), "logged" AS (INSERT INTO "attempts" ("pending_id", "at", "principal_kind", "user_id", "agent_id", "channel", "outcome", "digest") SELECT $46, $47, $48, $49, $50, $51, $52, $53
 FROM "claimed"
-WHERE $53
-LIMIT $54) SELECT "claimed"."id"
+WHERE $54
+LIMIT $55) SELECT "claimed"."id"
 FROM "claimed";
--- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>", "<pending_id>", 1000000, "<principal_kind>", "<user_id>", "<agent_id>", "<channel>", "won", "<digest>", true, 1]
+-- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>", "<pending_id>", 1000000, "<principal_kind>", "<user_id>", "<agent_id>", "<channel>", "won", "<digest>", true, 1]

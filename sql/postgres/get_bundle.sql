@@ -8,11 +8,12 @@ OR EXISTS (SELECT "workspace_members"."workspace_id"
 FROM "workspace_members"
 WHERE (("workspace_members"."workspace_id" = "bundles"."workspace_key")
 AND ("workspace_members"."user_id" = $5)) OFFSET $6))
-OR EXISTS (SELECT "escalation_grants"."pending_id"
+OR (EXISTS (SELECT "escalation_grants"."pending_id"
 FROM "escalation_grants"
 WHERE ((("escalation_grants"."pending_id" = "bundles"."pending_id")
 AND ("escalation_grants"."user_id" = $7))
-AND ("escalation_grants"."visible_from" <= $8)) OFFSET $9)))
-AND ($10
-OR ("bundles"."kind" != $11))));
--- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission"]
+AND ("escalation_grants"."visible_from" <= $8)) OFFSET $9)
+AND ((("bundles"."owner_key" || $10)) IS NOT NULL))))
+AND ($11
+OR ("bundles"."kind" != $12))));
+-- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission"]

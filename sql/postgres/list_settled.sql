@@ -9,31 +9,32 @@ OR EXISTS (SELECT "workspace_members"."workspace_id"
 FROM "workspace_members"
 WHERE (("workspace_members"."workspace_id" = "bundles"."workspace_key")
 AND ("workspace_members"."user_id" = $6)) OFFSET $7))
-OR EXISTS (SELECT "escalation_grants"."pending_id"
+OR (EXISTS (SELECT "escalation_grants"."pending_id"
 FROM "escalation_grants"
 WHERE ((("escalation_grants"."pending_id" = "bundles"."pending_id")
 AND ("escalation_grants"."user_id" = $8))
-AND ("escalation_grants"."visible_from" <= $9)) OFFSET $10)))
-AND ($11
-OR ("bundles"."kind" != $12))))
-AND ($13
+AND ("escalation_grants"."visible_from" <= $9)) OFFSET $10)
+AND ((("bundles"."owner_key" || $11)) IS NOT NULL))))
+AND ($12
+OR ("bundles"."kind" != $13))))
+AND ($14
 OR EXISTS (SELECT "tasks"."id"
 FROM "tasks"
 WHERE (("tasks"."id" = "bundles"."task_key")
-AND ("tasks"."workspace_id" = $14)) OFFSET $15)))
-AND ((("bundles"."owner_key" || $16)) IS NOT NULL))
+AND ("tasks"."workspace_id" = $15)) OFFSET $16)))
+AND ((("bundles"."owner_key" || $17)) IS NOT NULL))
 AND EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ((("bundle_questions"."status" = $17)
-OR ("bundle_questions"."status" = $18))
-OR ("bundle_questions"."status" = $19))) OFFSET $20))
+AND ((("bundle_questions"."status" = $18)
+OR ("bundle_questions"."status" = $19))
+OR ("bundle_questions"."status" = $20))) OFFSET $21))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $21))
-OR ("bundle_questions"."status" = $22))) OFFSET $23))))
+OR ("bundle_questions"."status" = $22))
+OR ("bundle_questions"."status" = $23))) OFFSET $24))))
 ORDER BY "bundles"."responded_at" DESC, "bundles"."pending_id" DESC
-LIMIT $24;
--- binds: [0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, 51]
+LIMIT $25;
+-- binds: [0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, 51]

@@ -14,51 +14,52 @@ OR EXISTS (SELECT "workspace_members"."workspace_id"
 FROM "workspace_members"
 WHERE (("workspace_members"."workspace_id" = "bundles"."workspace_key")
 AND ("workspace_members"."user_id" = $7)) OFFSET $8))
-OR EXISTS (SELECT "escalation_grants"."pending_id"
+OR (EXISTS (SELECT "escalation_grants"."pending_id"
 FROM "escalation_grants"
 WHERE ((("escalation_grants"."pending_id" = "bundles"."pending_id")
 AND ("escalation_grants"."user_id" = $9))
-AND ("escalation_grants"."visible_from" <= $10)) OFFSET $11)))
-AND ($12
-OR ("bundles"."kind" != $13))))
-AND ($14
+AND ("escalation_grants"."visible_from" <= $10)) OFFSET $11)
+AND ((("bundles"."owner_key" || $12)) IS NOT NULL))))
+AND ($13
+OR ("bundles"."kind" != $14))))
+AND ($15
 OR EXISTS (SELECT "tasks"."id"
 FROM "tasks"
 WHERE (("tasks"."id" = "bundles"."task_key")
-AND ("tasks"."workspace_id" = $15)) OFFSET $16)))
-AND ((("bundles"."owner_key" || $17)) IS NOT NULL))
+AND ("tasks"."workspace_id" = $16)) OFFSET $17)))
+AND ((("bundles"."owner_key" || $18)) IS NOT NULL))
 AND ((("bundles"."expires_at" IS NULL)
-OR ("bundles"."expires_at" > $18))
+OR ("bundles"."expires_at" > $19))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $19))
-OR ("bundle_questions"."status" = $20))) OFFSET $21)
+OR ("bundle_questions"."status" = $20))
+OR ("bundle_questions"."status" = $21))) OFFSET $22)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $22)))
+LIMIT $23)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (((("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != $23))
 AND ("sessions"."state" != $24))
-AND ("sessions"."state" != $25)) OFFSET $26))
+AND ("sessions"."state" != $25))
+AND ("sessions"."state" != $26)) OFFSET $27))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $27)))))
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $28)))))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ("bundle_questions"."question_id" = $28)) OFFSET $29)))
+AND ("bundle_questions"."question_id" = $29)) OFFSET $30)))
 AND ("bundles"."pending_id" = ANY(SELECT "escalation_grants"."pending_id"
 FROM "escalation_grants"
-WHERE (("escalation_grants"."user_id" = $30)
-AND ("escalation_grants"."visible_from" <= $31)))))
-AND ("bundles"."owner_key" != ALL($32)))
-AND ("bundles"."workspace_key" != ALL($33)));
--- binds: ["", "pending", 1, false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<user_id>", 1000000, ["", "<owner_key>"], ["<workspace_key>"]]
+WHERE (("escalation_grants"."user_id" = $31)
+AND ("escalation_grants"."visible_from" <= $32)))))
+AND ("bundles"."owner_key" != ALL($33)))
+AND ("bundles"."workspace_key" != ALL($34)));
+-- binds: ["", "pending", 1, false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<user_id>", 1000000, ["", "<owner_key>"], ["<workspace_key>"]]

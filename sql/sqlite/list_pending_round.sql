@@ -13,12 +13,13 @@ FROM `workspace_members`
 WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
 LIMIT -1  OFFSET ?))
-OR EXISTS (SELECT `escalation_grants`.`pending_id`
+OR (EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
 AND (`escalation_grants`.`user_id` = ?))
 AND (`escalation_grants`.`visible_from` <= ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?)
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
@@ -77,12 +78,13 @@ FROM `workspace_members`
 WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
 LIMIT -1  OFFSET ?))
-OR EXISTS (SELECT `escalation_grants`.`pending_id`
+OR (EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
 AND (`escalation_grants`.`user_id` = ?))
 AND (`escalation_grants`.`visible_from` <= ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?)
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
@@ -141,12 +143,13 @@ FROM `workspace_members`
 WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
 LIMIT -1  OFFSET ?))
-OR EXISTS (SELECT `escalation_grants`.`pending_id`
+OR (EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
 AND (`escalation_grants`.`user_id` = ?))
 AND (`escalation_grants`.`visible_from` <= ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?)
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
@@ -205,12 +208,13 @@ FROM `workspace_members`
 WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
 LIMIT -1  OFFSET ?))
-OR EXISTS (SELECT `escalation_grants`.`pending_id`
+OR (EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
 AND (`escalation_grants`.`user_id` = ?))
 AND (`escalation_grants`.`visible_from` <= ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?)
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
@@ -258,4 +262,4 @@ WHERE ((`escalation_grants`.`user_id` = ?)
 AND (`escalation_grants`.`visible_from` <= ?)))))
 ORDER BY `bundles`.`created_at` ASC, `bundles`.`pending_id` ASC
 LIMIT ?) AS walk;
--- binds: [0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "", 2, 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<owner_key>", 2, 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<workspace_key>", 2, 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<user_id>", 1000000, 2]
+-- binds: [0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "", 2, 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<owner_key>", 2, 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<workspace_key>", 2, 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, "<user_id>", 1000000, 2]

@@ -11,12 +11,13 @@ FROM `workspace_members`
 WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
 LIMIT -1  OFFSET ?))
-OR EXISTS (SELECT `escalation_grants`.`pending_id`
+OR (EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
 AND (`escalation_grants`.`user_id` = ?))
 AND (`escalation_grants`.`visible_from` <= ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?)
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
@@ -55,12 +56,13 @@ FROM `workspace_members`
 WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
 LIMIT -1  OFFSET ?))
-OR EXISTS (SELECT `escalation_grants`.`pending_id`
+OR (EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
 AND (`escalation_grants`.`user_id` = ?))
 AND (`escalation_grants`.`visible_from` <= ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?)
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
@@ -99,12 +101,13 @@ FROM `workspace_members`
 WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
 LIMIT -1  OFFSET ?))
-OR EXISTS (SELECT `escalation_grants`.`pending_id`
+OR (EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
 AND (`escalation_grants`.`user_id` = ?))
 AND (`escalation_grants`.`visible_from` <= ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?)
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
@@ -143,12 +146,13 @@ FROM `workspace_members`
 WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
 LIMIT -1  OFFSET ?))
-OR EXISTS (SELECT `escalation_grants`.`pending_id`
+OR (EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
 AND (`escalation_grants`.`user_id` = ?))
 AND (`escalation_grants`.`visible_from` <= ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?)
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
@@ -178,4 +182,4 @@ WHERE ((`escalation_grants`.`user_id` = ?)
 AND (`escalation_grants`.`visible_from` <= ?)))))
 ORDER BY `bundles`.`responded_at` DESC, `bundles`.`pending_id` DESC
 LIMIT ?) AS walk;
--- binds: [0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "", 2, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<owner_key>", 2, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<workspace_key>", 2, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<user_id>", 1000000, 2]
+-- binds: [0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "", 2, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<owner_key>", 2, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<workspace_key>", 2, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<user_id>", 1000000, 2]

@@ -14,12 +14,13 @@ FROM `workspace_members`
 WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
 LIMIT -1  OFFSET ?))
-OR EXISTS (SELECT `escalation_grants`.`pending_id`
+OR (EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
 AND (`escalation_grants`.`user_id` = ?))
 AND (`escalation_grants`.`visible_from` <= ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?)
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (((`bundles`.`expires_at` IS NULL)
@@ -49,4 +50,4 @@ WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
 LIMIT -1  OFFSET ?)))));
--- binds: [1, "<task_id>", 1, "", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]
+-- binds: [1, "<task_id>", 1, "", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]

@@ -15,12 +15,13 @@ FROM `workspace_members`
 WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
 LIMIT -1  OFFSET ?))
-OR EXISTS (SELECT `escalation_grants`.`pending_id`
+OR (EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
 AND (`escalation_grants`.`user_id` = ?))
 AND (`escalation_grants`.`visible_from` <= ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?)
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
 OR (`bundles`.`kind` != ?))))
 AND (?
@@ -62,4 +63,4 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?)));
--- binds: ["", "pending", 1, false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]
+-- binds: ["", "pending", 1, false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]

@@ -9,12 +9,13 @@ FROM `workspace_members`
 WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
 AND (`workspace_members`.`user_id` = ?))
 LIMIT -1  OFFSET ?))
-OR EXISTS (SELECT `escalation_grants`.`pending_id`
+OR (EXISTS (SELECT `escalation_grants`.`pending_id`
 FROM `escalation_grants`
 WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
 AND (`escalation_grants`.`user_id` = ?))
 AND (`escalation_grants`.`visible_from` <= ?))
-LIMIT -1  OFFSET ?)))
+LIMIT -1  OFFSET ?)
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
 OR (`bundles`.`kind` != ?)))));
--- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission"]
+-- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission"]

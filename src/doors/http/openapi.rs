@@ -173,7 +173,7 @@ impl Document {
                         name.as_str()
                             .is_some_and(|name| !path_args.iter().any(|p| p == name))
                     })
-                });
+                }) || every_alternative_requires_an_argument(&inline);
                 operation["requestBody"] = json!({
                     "description": "The operation's arguments, as every door reads them (an empty body is `{}`).",
                     "required": required,
@@ -497,4 +497,17 @@ pub(crate) fn document() -> String {
     });
     serde_json::to_string_pretty(&document)
         .unwrap_or_else(|error| format!("{{\"error\": \"{error}\"}}"))
+}
+
+/// Arguments given as alternatives (`oneOf`, e.g. `people`'s `user_ids` or
+/// `pending_id`), each naming one it requires: an empty body is none of
+/// them, so the body is required.
+fn every_alternative_requires_an_argument(schema: &Value) -> bool {
+    schema["oneOf"].as_array().is_some_and(|alternatives| {
+        alternatives.iter().all(|alternative| {
+            alternative["required"]
+                .as_array()
+                .is_some_and(|required| !required.is_empty())
+        })
+    })
 }
