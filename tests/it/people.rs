@@ -656,6 +656,16 @@ fn ppl_1_ppl_2_on_the_command_line(db: &TestDb) {
         (code, body["body"].clone()),
         (3, json!({"error": "workspace not found"}))
     );
+    // Under --text the refusal names the command as typed.
+    let refused = Command::new(env!("CARGO_BIN_EXE_clarion"))
+        .args(["members", "set", "nowhere", "bob", "--text"])
+        .args(["--database-url", &db.url])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim(),
+        "clarion members set: workspace not found (404)"
+    );
     let (code, body) = cli_json(db, &["members", "w1", "--as", "user:olga"]);
     assert_eq!(code, 6, "{body}");
     let (code, body) = cli_json(db, &["user", "remove", "alice"]);

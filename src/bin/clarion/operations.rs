@@ -372,7 +372,8 @@ fn arguments(
 
 /// Performs the subcommand's operation and prints its reply.
 pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> ExitCode {
-    let name = command.name;
+    let spelt = command.spelt();
+    let name = spelt.as_str();
     let args = match arguments(operation, command, matches) {
         Ok(args) => args,
         Err(message) => {

@@ -128,6 +128,15 @@ impl CliCommand {
             skip: &[],
         }
     }
+
+    /// How a user types it after `clarion`: `members set`, `ask`.
+    pub fn spelt(&self) -> String {
+        if self.group.is_empty() {
+            self.name.to_owned()
+        } else {
+            format!("{} {}", self.group, self.name)
+        }
+    }
 }
 
 /// A positional command-line argument.
