@@ -144,6 +144,10 @@ where
 
 impl<O, W, G, Conn> RunQueryDsl<Conn> for Round<O, W, G> {}
 
+/// The arms of a principal that belongs to no workspace it does not own:
+/// the owner keys `''` and its user's, and its grants.
+const OWNER_ARMS: usize = 3;
+
 /// Merges the arms' ordered walks into the first `page` rows, in the order
 /// `position` gives. `round(arms, budget)` reads at most `budget` rows of
 /// each named arm, in order from the page's start, tagged with the arm.
@@ -156,8 +160,13 @@ pub(crate) fn merge<R, P: Ord + Eq>(
     let mut read: Vec<Vec<R>> = (0..arm_count).map(|_| Vec::new()).collect();
     let mut exhausted = vec![false; arm_count];
     let mut asked: Vec<usize> = (0..arm_count).collect();
-    // Two pages' worth spread over the arms: one round when they interleave.
-    let mut budget = (2 * page).div_ceil(arm_count.max(1)).clamp(2, page.max(2));
+    // An owner's three arms read a page each, in one round; more arms read
+    // two pages' worth spread over them, one round when they interleave.
+    let mut budget = if arm_count <= OWNER_ARMS {
+        page.max(2)
+    } else {
+        (2 * page).div_ceil(arm_count).clamp(2, page.max(2))
+    };
     loop {
         for &arm in &asked {
             read[arm].clear();
