@@ -203,3 +203,72 @@ pub(crate) fn merge<R, P: Ord + Eq>(
     rows.dedup_by_key(|row| position(row));
     Ok(rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::merge;
+
+    /// Merges `arms` (each sorted) as a round reads them: at most `budget`
+    /// rows of each asked arm, from its start.
+    fn merged(arms: &[Vec<u32>], page: usize) -> (Vec<u32>, usize) {
+        let mut rounds = 0;
+        let rows = merge(
+            arms.len(),
+            page,
+            |asked, budget| {
+                rounds += 1;
+                Ok(asked
+                    .iter()
+                    .flat_map(|&arm| {
+                        arms[arm]
+                            .iter()
+                            .take(budget as usize)
+                            .map(move |&row| (arm as i32, row))
+                    })
+                    .collect())
+            },
+            |row| *row,
+        )
+        .unwrap();
+        (rows.into_iter().take(page).collect(), rounds)
+    }
+
+    fn expected(arms: &[Vec<u32>], page: usize) -> Vec<u32> {
+        let mut all: Vec<u32> = arms.iter().flatten().copied().collect();
+        all.sort_unstable();
+        all.dedup();
+        all.truncate(page);
+        all
+    }
+
+    /// PPL-5: whatever the arms hold — interleaved, one arm holding the
+    /// page, empty arms, a row in two arms (a granted bundle also in its
+    /// workspace's range) — the merge is the first page of their union.
+    #[test]
+    fn ppl_5_the_merge_is_the_first_page_of_the_union() {
+        let interleaved: Vec<Vec<u32>> = (0..50)
+            .map(|arm| (0..100).map(|i| i * 50 + arm).collect())
+            .collect();
+        let blocks: Vec<Vec<u32>> = (0..50)
+            .map(|arm| (0..100).map(|i| arm * 100 + i).collect())
+            .collect();
+        let mut shared = blocks.clone();
+        shared.push(vec![5, 150, 9_999]);
+        let sparse = vec![vec![], vec![7], vec![], vec![1, 2, 3], vec![]];
+        for (name, arms) in [
+            ("interleaved", &interleaved),
+            ("blocks", &blocks),
+            ("shared", &shared),
+            ("sparse", &sparse),
+        ] {
+            for page in [1, 2, 51, 201] {
+                let (rows, rounds) = merged(arms, page);
+                assert_eq!(rows, expected(arms, page), "{name}, page {page}");
+                assert!(rounds <= 8, "{name}, page {page}: {rounds} rounds");
+            }
+        }
+        // Interleaved arms need one round; an owner's three arms too.
+        assert_eq!(merged(&interleaved, 51).1, 1);
+        assert_eq!(merged(&blocks[..3], 51).1, 1);
+    }
+}
