@@ -163,6 +163,23 @@ pub struct ResolvedBefore<'a> {
     pending_id: &'a str,
 }
 
+impl<'a> ResolvedBefore<'a> {
+    /// Where a page starts: after its cursor, or after the largest
+    /// position there is.
+    fn start_of(filter: &'a SettledFilter) -> ResolvedBefore<'a> {
+        match &filter.after {
+            Some(cursor) => ResolvedBefore {
+                responded_at: cursor.responded_at,
+                pending_id: &cursor.pending_id,
+            },
+            None => ResolvedBefore {
+                responded_at: i64::MAX,
+                pending_id: "",
+            },
+        }
+    }
+}
+
 impl Expression for ResolvedBefore<'_> {
     type SqlType = Bool;
 }
@@ -211,16 +228,7 @@ where
 #[diesel::dsl::auto_type]
 pub fn settled_page_query<'a>(scope: &'a Scope, filter: &'a SettledFilter, fetch: i64) -> _ {
     let member: settled<'a> = settled(scope, &filter.workspace_id, filter.now);
-    let before: ResolvedBefore<'a> = match &filter.after {
-        Some(cursor) => ResolvedBefore {
-            responded_at: cursor.responded_at,
-            pending_id: &cursor.pending_id,
-        },
-        None => ResolvedBefore {
-            responded_at: i64::MAX,
-            pending_id: "",
-        },
-    };
+    let before: ResolvedBefore<'a> = ResolvedBefore::start_of(filter);
     bundles::table
         .filter(before)
         .filter(member)
@@ -269,6 +277,54 @@ pub fn granted_settled_page_query<'a>(
     page.filter(bundles::pending_id.eq_any(granted))
 }
 
+/// PPL-5: where a member's history walk goes through the index ranges —
+/// the positions only, newest first, at most `fetch` of them.
+#[diesel::dsl::auto_type]
+fn settled_walk_positions<'a>(filter: &'a SettledFilter, fetch: i64) -> _ {
+    let before: ResolvedBefore<'a> = ResolvedBefore::start_of(filter);
+    bundles::table
+        .filter(bundles::responded_at.is_not_null())
+        .filter(before)
+        .order_by((bundles::responded_at.desc(), bundles::pending_id.desc()))
+        .select((bundles::responded_at, bundles::pending_id))
+        .limit(fetch)
+}
+
+/// PPL-5: a member's history arm over one owner key's range.
+#[diesel::dsl::auto_type]
+pub fn owner_settled_walk_query<'a>(
+    filter: &'a SettledFilter,
+    owner_key: &'a str,
+    fetch: i64,
+) -> _ {
+    let walk: settled_walk_positions<'a> = settled_walk_positions(filter, fetch);
+    walk.filter(bundles::owner_key.eq(owner_key))
+}
+
+/// PPL-5: a member's history arm over one workspace's range.
+#[diesel::dsl::auto_type]
+pub fn workspace_settled_walk_query<'a>(
+    filter: &'a SettledFilter,
+    workspace_key: &'a str,
+    fetch: i64,
+) -> _ {
+    let walk: settled_walk_positions<'a> = settled_walk_positions(filter, fetch);
+    walk.filter(bundles::workspace_key.eq(workspace_key))
+}
+
+/// PPL-5, PPL-6: a member's history arm over its grants.
+#[diesel::dsl::auto_type]
+pub fn granted_settled_walk_query<'a>(
+    scope: &'a Scope,
+    filter: &'a SettledFilter,
+    fetch: i64,
+) -> _ {
+    let walk: settled_walk_positions<'a> = settled_walk_positions(filter, fetch);
+    let granted: visibility::granted_bundles<'a> =
+        visibility::granted_bundles(&scope.user_id, filter.now);
+    walk.filter(bundles::pending_id.eq_any(granted))
+}
+
 /// LIST-14, PPL-5: the page's records, `limit + 1` at most: `system` walks
 /// one range, a scoped principal merges the walks of its owner keys, its
 /// workspaces and its grants ([`walk::merge`]), newest first.
@@ -282,6 +338,9 @@ fn load_settled_page(
         return Ok(settled_page_query(scope, filter, fetch).load(conn)?);
     }
     let arms = walk::Arms::of(conn, scope)?;
+    if arms.count() > walk::OWNER_ARMS {
+        return load_member_settled_page(conn, scope, filter, &arms);
+    }
     walk::merge(
         arms.count(),
         fetch as usize,
@@ -296,6 +355,56 @@ fn load_settled_page(
         },
         |record| std::cmp::Reverse((record.responded_at, record.pending_id.clone())),
     )
+}
+
+/// PPL-5: a member's history page, as `listing`'s member page: the arms
+/// walk positions only, and the candidates go through [`settled`] in one
+/// statement; a refused candidate makes the walk go on after the last one.
+fn load_member_settled_page(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    filter: &SettledFilter,
+    arms: &walk::Arms,
+) -> Result<Vec<BundleRecord>> {
+    let fetch = filter.limit + 1;
+    let mut records: Vec<BundleRecord> = Vec::new();
+    let mut at = filter.clone();
+    loop {
+        let mut candidates: Vec<(Option<i64>, String)> = walk::merge(
+            arms.count(),
+            fetch as usize,
+            |asked, budget| {
+                let round = arms.round(
+                    asked,
+                    |key| owner_settled_walk_query(&at, key, budget),
+                    |key| workspace_settled_walk_query(&at, key, budget),
+                    || granted_settled_walk_query(scope, &at, budget),
+                );
+                Ok(round.load::<(i32, (Option<i64>, String))>(conn)?)
+            },
+            |position| std::cmp::Reverse(position.clone()),
+        )?;
+        candidates.truncate(fetch as usize);
+        let ids: Vec<&str> = candidates.iter().map(|(_, id)| id.as_str()).collect();
+        let found: Vec<BundleRecord> = settled_page_query(scope, &at, fetch)
+            .filter(bundles::pending_id.eq_any(&ids))
+            .load(conn)?;
+        records.extend(found);
+        let (Some((Some(responded_at), pending_id)), true) =
+            (candidates.last(), candidates.len() as i64 == fetch)
+        else {
+            break;
+        };
+        if records.len() as i64 >= fetch {
+            break;
+        }
+        at.after = Some(SettledCursor {
+            responded_at: *responded_at,
+            pending_id: pending_id.clone(),
+        });
+    }
+    records.truncate(fetch as usize);
+    Ok(records)
 }
 
 /// Where a settled bundle stands: [`settled`] admits only bundles without

@@ -466,6 +466,50 @@ fn check_task_ids(task_ids: &[String]) -> Result<(), ValidationError> {
     Ok(())
 }
 
+/// PPL-5: where a member's walk goes through the index ranges — the
+/// positions only (the partial index's own columns, no fragment), at most
+/// `fetch` of them, after `filter`'s start.
+#[diesel::dsl::auto_type]
+fn walk_positions<'a>(filter: &'a ListFilter, fetch: i64) -> _ {
+    let from: i64 = filter.lower_bound();
+    let after_created_at: i64 = filter.after.as_ref().map_or(i64::MIN, |c| c.created_at);
+    let after_pending_id: &'a str = filter.after.as_ref().map_or("", |c| c.pending_id.as_str());
+    bundles::table
+        .filter(bundles::may_be_active)
+        .filter(bundles::created_at.ge(from))
+        .filter(
+            bundles::created_at
+                .gt(after_created_at)
+                .or(bundles::pending_id.gt(after_pending_id)),
+        )
+        .order_by((bundles::created_at.asc(), bundles::pending_id.asc()))
+        .select((bundles::created_at, bundles::pending_id))
+        .limit(fetch)
+}
+
+/// PPL-5: a member's arm over one owner key's range (positions only).
+#[diesel::dsl::auto_type]
+pub fn owner_walk_query<'a>(filter: &'a ListFilter, owner_key: &'a str, fetch: i64) -> _ {
+    let walk: walk_positions<'a> = walk_positions(filter, fetch);
+    walk.filter(bundles::owner_key.eq(owner_key))
+}
+
+/// PPL-5: a member's arm over one workspace's range (positions only).
+#[diesel::dsl::auto_type]
+pub fn workspace_walk_query<'a>(filter: &'a ListFilter, workspace_key: &'a str, fetch: i64) -> _ {
+    let walk: walk_positions<'a> = walk_positions(filter, fetch);
+    walk.filter(bundles::workspace_key.eq(workspace_key))
+}
+
+/// PPL-5, PPL-6: a member's arm over its grants (positions only).
+#[diesel::dsl::auto_type]
+pub fn granted_walk_query<'a>(scope: &'a Scope, filter: &'a ListFilter, fetch: i64) -> _ {
+    let walk: walk_positions<'a> = walk_positions(filter, fetch);
+    let granted: visibility::granted_bundles<'a> =
+        visibility::granted_bundles(&scope.user_id, filter.now);
+    walk.filter(bundles::pending_id.eq_any(granted))
+}
+
 /// LIST-2/3, OPS-3a, PPL-5: the page's records, `limit + 1` at most.
 /// `system` walks the listing index; a scoped principal merges the walks
 /// of its owner keys, its workspaces and its grants ([`walk::merge`]).
@@ -479,6 +523,9 @@ fn load_page(
         return Ok(page_query(scope, filter, fetch).load(conn)?);
     }
     let arms = walk::Arms::of(conn, scope)?;
+    if arms.count() > walk::OWNER_ARMS {
+        return load_member_page(conn, scope, filter, &arms);
+    }
     walk::merge(
         arms.count(),
         fetch as usize,
@@ -493,6 +540,59 @@ fn load_page(
         },
         |record| (record.created_at, record.pending_id.clone()),
     )
+}
+
+/// PPL-5: a member's page. Arms that each carried the whole membership
+/// predicate made one statement of some 3 KB per arm (160 KB for fifty
+/// workspaces, rendered and bound on every call); here the arms walk
+/// positions only, and the page's candidates go through [`listable`] in
+/// one statement. A candidate the predicate refuses (a hint not yet
+/// cleared, ACT-4) makes the walk go on after the last candidate.
+fn load_member_page(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    filter: &ListFilter,
+    arms: &walk::Arms,
+) -> Result<Vec<BundleRecord>> {
+    let fetch = filter.limit + 1;
+    let mut records: Vec<BundleRecord> = Vec::new();
+    let mut at = filter.clone();
+    loop {
+        let mut candidates: Vec<(i64, String)> = walk::merge(
+            arms.count(),
+            fetch as usize,
+            |asked, budget| {
+                let round = arms.round(
+                    asked,
+                    |key| owner_walk_query(&at, key, budget),
+                    |key| workspace_walk_query(&at, key, budget),
+                    || granted_walk_query(scope, &at, budget),
+                );
+                Ok(round.load::<(i32, (i64, String))>(conn)?)
+            },
+            Clone::clone,
+        )?;
+        candidates.truncate(fetch as usize);
+        let ids: Vec<&str> = candidates.iter().map(|(_, id)| id.as_str()).collect();
+        let found: Vec<BundleRecord> = page_query(scope, &at, fetch)
+            .filter(bundles::pending_id.eq_any(&ids))
+            .load(conn)?;
+        records.extend(found);
+        let (Some((created_at, pending_id)), true) =
+            (candidates.last(), candidates.len() as i64 == fetch)
+        else {
+            break;
+        };
+        if records.len() as i64 >= fetch {
+            break;
+        }
+        at.after = Some(Cursor {
+            created_at: *created_at,
+            pending_id: pending_id.clone(),
+        });
+    }
+    records.truncate(fetch as usize);
+    Ok(records)
 }
 
 /// Groups DM-4-ordered rows by bundle.

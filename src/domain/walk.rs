@@ -146,7 +146,7 @@ impl<O, W, G, Conn> RunQueryDsl<Conn> for Round<O, W, G> {}
 
 /// The arms of a principal that belongs to no workspace it does not own:
 /// the owner keys `''` and its user's, and its grants.
-const OWNER_ARMS: usize = 3;
+pub(crate) const OWNER_ARMS: usize = 3;
 
 /// Merges the arms' ordered walks into the first `page` rows, in the order
 /// `position` gives. `round(arms, budget)` reads at most `budget` rows of

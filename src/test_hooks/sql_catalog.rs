@@ -155,6 +155,30 @@ macro_rules! catalog {
                 ),
             },
             Rendered {
+                name: "list_pending_member_round",
+                sql: layout(
+                    debug_query::<$backend, _>(&arms.round(
+                        &every_arm,
+                        |key| listing::owner_walk_query(&filter, key, 2),
+                        |key| listing::workspace_walk_query(&filter, key, 2),
+                        || listing::granted_walk_query(&scope, &filter, 2),
+                    ))
+                    .to_string(),
+                ),
+            },
+            Rendered {
+                name: "list_settled_member_round",
+                sql: layout(
+                    debug_query::<$backend, _>(&arms.round(
+                        &every_arm,
+                        |key| history::owner_settled_walk_query(&settled, key, 2),
+                        |key| history::workspace_settled_walk_query(&settled, key, 2),
+                        || history::granted_settled_walk_query(&scope, &settled, 2),
+                    ))
+                    .to_string(),
+                ),
+            },
+            Rendered {
                 name: "summary_owner",
                 sql: layout(
                     debug_query::<$backend, _>(&listing::owner_summary_query(

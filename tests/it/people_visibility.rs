@@ -243,7 +243,8 @@ dual_backend!(
     ppl_4_a_removed_member_loses_the_workspace_at_once,
     ppl_4_a_removed_members_stream_and_wait_over_clarion_serve,
     ppl_4_a_members_answer_and_its_removal_serialize,
-    ppl_6_a_grant_shows_one_bundle_from_its_time_on
+    ppl_6_a_grant_shows_one_bundle_from_its_time_on,
+    ppl_5_a_members_walk_pages_many_workspaces_past_refused_candidates
 );
 
 /// PPL-3: bob, a member (not the owner), lists, gets, waits on, answers
@@ -726,4 +727,90 @@ fn ppl_6_a_grant_shows_one_bundle_from_its_time_on(db: &TestDb) {
     );
     // The sibling, which the grant never reached, is untouched.
     assert_untouched(db, &sibling);
+}
+
+/// PPL-5: a member of six workspaces pages through all it sees, in order,
+/// each bundle once; and where the first page's candidates are all refused
+/// by the membership predicate (due by the clock, their hint not yet
+/// cleared: ACT-4), the walk goes on past them to what is listable. History
+/// pages the same way.
+fn ppl_5_a_members_walk_pages_many_workspaces_past_refused_candidates(db: &TestDb) {
+    let bob = Principal::user("bob");
+    let mut sessions = Vec::new();
+    for w in 0..6 {
+        let workspace = format!("w-many-{w}");
+        db.upsert_workspace(WorkspaceUpsert::new(&workspace).owner("olga"))
+            .unwrap();
+        db.set_members(&workspace, &members(&["bob"])).unwrap();
+        sessions.push(session_in(db, &format!("many-{w}"), &workspace, Some(true)));
+    }
+    // 60 bundles due in a minute, in the first workspace, asked first.
+    for _ in 0..60 {
+        crate::deadlines_settling::ask_due(
+            db,
+            &sessions[0],
+            Duration::from_secs(60),
+            clarion::OnExpire::Expire,
+        );
+    }
+    // Then 3 in each workspace, interleaved.
+    let mut expected = Vec::new();
+    for _ in 0..3 {
+        for session in &sessions {
+            expected.push(ask(db, session, 1));
+        }
+    }
+    db.clock.advance_micros(120_000_000);
+    // Nothing settles them meanwhile: their hints stay set.
+    assert!(!clarion::test_hooks::sweeper_running(db));
+    let mut seen = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = db
+            .list_pending(
+                &bob,
+                &clarion::ListRequest {
+                    cursor: cursor.clone(),
+                    limit: Some(4),
+                    ..clarion::ListRequest::default()
+                },
+            )
+            .unwrap();
+        seen.extend(page.bundles.iter().map(|b| b.pending_id.clone()));
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    assert_eq!(seen, expected, "every listable bundle once, in order");
+    assert_eq!(
+        db.summary(&bob).unwrap().pending_bundles,
+        expected.len() as i64
+    );
+    // History: answer them all, newest resolution first.
+    for id in &expected {
+        db.resolve_bundle(&olga(), id, &one_answer("done")).unwrap();
+        db.clock.advance_micros(1_000);
+    }
+    let mut history = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = db
+            .list_settled(
+                &bob,
+                &clarion::SettledRequest {
+                    cursor: cursor.clone(),
+                    limit: Some(5),
+                    ..clarion::SettledRequest::default()
+                },
+            )
+            .unwrap();
+        history.extend(page.bundles.iter().map(|b| b.bundle.pending_id.clone()));
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    let newest_first: Vec<String> = expected.iter().rev().cloned().collect();
+    assert_eq!(history, newest_first);
 }
