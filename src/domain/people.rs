@@ -376,8 +376,9 @@ impl Engine {
     /// PPL-1a: the names of those of `user_ids` in the directory that the
     /// caller may read, in the order given: the caller's own user, and
     /// whoever shares with it a workspace that has an owner, each as owner
-    /// or member; `system` reads every one. Not built yet: ids named by a
-    /// bundle the caller sees, which wait for visibility with members.
+    /// or member, and the escalation targets of a bundle the caller sees
+    /// (the ids a bundle names; quorum's join with QUO); `system` reads
+    /// every one.
     pub(crate) fn people(&self, caller: &Admitted<'_>, user_ids: &[String]) -> Result<Vec<Person>> {
         check_count("user_ids", user_ids.len(), &PEOPLE_IDS, "ids")?;
         for (i, user_id) in user_ids.iter().enumerate() {
