@@ -344,12 +344,12 @@ fn load_settled_page(
     walk::merge(
         arms.count(),
         fetch as usize,
-        |asked, budget| {
+        |asked| {
             let round = arms.round(
                 asked,
-                |key| owner_settled_page_query(scope, filter, key, budget),
-                |key| workspace_settled_page_query(scope, filter, key, budget),
-                || granted_settled_page_query(scope, filter, budget),
+                |key, budget| owner_settled_page_query(scope, filter, key, budget),
+                |key, budget| workspace_settled_page_query(scope, filter, key, budget),
+                |budget| granted_settled_page_query(scope, filter, budget),
             );
             Ok(round.load::<(i32, BundleRecord)>(conn)?)
         },
@@ -373,12 +373,12 @@ fn load_member_settled_page(
         let mut candidates: Vec<(Option<i64>, String)> = walk::merge(
             arms.count(),
             fetch as usize,
-            |asked, budget| {
+            |asked| {
                 let round = arms.round(
                     asked,
-                    |key| owner_settled_walk_query(&at, key, budget),
-                    |key| workspace_settled_walk_query(&at, key, budget),
-                    || granted_settled_walk_query(scope, &at, budget),
+                    |key, budget| owner_settled_walk_query(&at, key, budget),
+                    |key, budget| workspace_settled_walk_query(&at, key, budget),
+                    |budget| granted_settled_walk_query(scope, &at, budget),
                 );
                 Ok(round.load::<(i32, (Option<i64>, String))>(conn)?)
             },

@@ -529,12 +529,12 @@ fn load_page(
     walk::merge(
         arms.count(),
         fetch as usize,
-        |asked, budget| {
+        |asked| {
             let round = arms.round(
                 asked,
-                |key| owner_page_query(scope, filter, key, budget),
-                |key| workspace_page_query(scope, filter, key, budget),
-                || granted_page_query(scope, filter, budget),
+                |key, budget| owner_page_query(scope, filter, key, budget),
+                |key, budget| workspace_page_query(scope, filter, key, budget),
+                |budget| granted_page_query(scope, filter, budget),
             );
             Ok(round.load::<(i32, BundleRecord)>(conn)?)
         },
@@ -561,12 +561,12 @@ fn load_member_page(
         let mut candidates: Vec<(i64, String)> = walk::merge(
             arms.count(),
             fetch as usize,
-            |asked, budget| {
+            |asked| {
                 let round = arms.round(
                     asked,
-                    |key| owner_walk_query(&at, key, budget),
-                    |key| workspace_walk_query(&at, key, budget),
-                    || granted_walk_query(scope, &at, budget),
+                    |key, budget| owner_walk_query(&at, key, budget),
+                    |key, budget| workspace_walk_query(&at, key, budget),
+                    |budget| granted_walk_query(scope, &at, budget),
                 );
                 Ok(round.load::<(i32, (i64, String))>(conn)?)
             },

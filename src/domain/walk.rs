@@ -61,32 +61,37 @@ impl Arms {
         self.owners.len() + self.workspaces.len()
     }
 
-    /// One round's statement: for each arm index in `asked`, the query
-    /// `owner(key)`, `workspace(key)` or `grants()` builds for it.
+    /// One round's statement: for each `(arm, budget)` in `asked`, the
+    /// query `owner(key, budget)`, `workspace(key, budget)` or
+    /// `grants(budget)` builds for it.
     pub(crate) fn round<'k, O, W, G>(
         &'k self,
-        asked: &[usize],
-        owner: impl Fn(&'k str) -> O,
-        workspace: impl Fn(&'k str) -> W,
-        grants: impl FnOnce() -> G,
+        asked: &[(usize, i64)],
+        owner: impl Fn(&'k str, i64) -> O,
+        workspace: impl Fn(&'k str, i64) -> W,
+        grants: impl FnOnce(i64) -> G,
     ) -> Round<O, W, G> {
         let tag = |arm: usize| i32::try_from(arm).unwrap_or(i32::MAX);
         let in_workspaces = |arm: usize| arm.checked_sub(self.owners.len());
         Round {
             owners: asked
                 .iter()
-                .filter_map(|&arm| self.owners.get(arm).map(|key| (tag(arm), owner(key))))
+                .filter_map(|&(arm, budget)| {
+                    let key = self.owners.get(arm)?;
+                    Some((tag(arm), owner(key, budget)))
+                })
                 .collect(),
             workspaces: asked
                 .iter()
-                .filter_map(|&arm| {
+                .filter_map(|&(arm, budget)| {
                     let key = self.workspaces.get(in_workspaces(arm)?)?;
-                    Some((tag(arm), workspace(key)))
+                    Some((tag(arm), workspace(key, budget)))
                 })
                 .collect(),
             grants: asked
-                .contains(&self.grants())
-                .then(|| (tag(self.grants()), grants())),
+                .iter()
+                .find(|&&(arm, _)| arm == self.grants())
+                .map(|&(arm, budget)| (tag(arm), grants(budget))),
         }
     }
 }
@@ -149,54 +154,81 @@ impl<O, W, G, Conn> RunQueryDsl<Conn> for Round<O, W, G> {}
 pub(crate) const OWNER_ARMS: usize = 3;
 
 /// Merges the arms' ordered walks into the first `page` rows, in the order
-/// `position` gives. `round(arms, budget)` reads at most `budget` rows of
-/// each named arm, in order from the page's start, tagged with the arm.
+/// `position` gives. `round(asked)` reads, for each `(arm, budget)` asked,
+/// at most `budget` rows of that arm, in order from the page's start,
+/// tagged with the arm.
+///
+/// An arm is read again while its last row lies before the page's last
+/// position and it was cut short of the page. Its budget doubles, except
+/// for the arm whose last row comes first: every row read up to that row
+/// is on the page, so it is given the rest of the page at once. Where the
+/// page lies in one workspace's range (workspaces asked one after
+/// another), the second round completes it.
 pub(crate) fn merge<R, P: Ord + Eq>(
     arm_count: usize,
     page: usize,
-    mut round: impl FnMut(&[usize], i64) -> Result<Vec<(i32, R)>>,
+    mut round: impl FnMut(&[(usize, i64)]) -> Result<Vec<(i32, R)>>,
     position: impl Fn(&R) -> P,
 ) -> Result<Vec<R>> {
+    let page = page.max(1);
     let mut read: Vec<Vec<R>> = (0..arm_count).map(|_| Vec::new()).collect();
-    let mut exhausted = vec![false; arm_count];
-    let mut asked: Vec<usize> = (0..arm_count).collect();
     // An owner's three arms read a page each, in one round; more arms read
     // two pages' worth spread over them, one round when they interleave.
-    let mut budget = if arm_count <= OWNER_ARMS {
-        page.max(2)
+    let first = if arm_count <= OWNER_ARMS {
+        page
     } else {
-        (2 * page).div_ceil(arm_count).clamp(2, page.max(2))
+        (2 * page).div_ceil(arm_count).max(2).min(page)
     };
+    let mut budgets = vec![first; arm_count];
+    let mut asked: Vec<usize> = (0..arm_count).collect();
     loop {
         for &arm in &asked {
             read[arm].clear();
         }
-        for (arm, row) in round(&asked, budget as i64)? {
+        let this_round: Vec<(usize, i64)> = asked
+            .iter()
+            .map(|&arm| (arm, i64::try_from(budgets[arm]).unwrap_or(i64::MAX)))
+            .collect();
+        for (arm, row) in round(&this_round)? {
             if let Some(rows) = usize::try_from(arm).ok().and_then(|arm| read.get_mut(arm)) {
                 rows.push(row);
             }
-        }
-        for &arm in &asked {
-            exhausted[arm] = read[arm].len() < budget;
         }
         let mut positions: Vec<P> = read.iter().flatten().map(&position).collect();
         positions.sort_unstable();
         // A granted bundle may also come through its key's arm.
         positions.dedup();
-        let last = positions.into_iter().nth(page.saturating_sub(1));
-        // An arm read to its budget may hold rows before the page's last
-        // position (or, short of a page, any row) that this round missed.
+        let last = positions.get(page - 1);
+        // An arm cut at its budget short of the page may hold rows before
+        // the page's last position (or, short of a page, any row) that this
+        // round missed.
         asked = (0..arm_count)
-            .filter(|&arm| !exhausted[arm])
-            .filter(|&arm| match (&last, read[arm].last()) {
+            .filter(|&arm| read[arm].len() == budgets[arm] && budgets[arm] < page)
+            .filter(|&arm| match (last, read[arm].last()) {
                 (Some(last), Some(row)) => position(row) < *last,
                 _ => true,
             })
             .collect();
-        if asked.is_empty() || budget >= page {
+        if asked.is_empty() {
             break;
         }
-        budget = (budget * 2).min(page);
+        let frontier = asked
+            .iter()
+            .copied()
+            .min_by_key(|&arm| read[arm].last().map(&position));
+        for &arm in &asked {
+            budgets[arm] = (budgets[arm] * 2).min(page);
+        }
+        if let Some(arm) = frontier {
+            if let Some(row) = read[arm].last() {
+                // Rows at or before the frontier's last row are all on the
+                // page: it can add no more than the rest.
+                let at = position(row);
+                let before = positions.partition_point(|p| *p <= at);
+                let rest = read[arm].len() + page.saturating_sub(before);
+                budgets[arm] = budgets[arm].max(rest).min(page);
+            }
+        }
     }
     let mut rows: Vec<R> = read.into_iter().flatten().collect();
     rows.sort_by_key(|row| position(row));
@@ -215,11 +247,11 @@ mod tests {
         let rows = merge(
             arms.len(),
             page,
-            |asked, budget| {
+            |asked| {
                 rounds += 1;
                 Ok(asked
                     .iter()
-                    .flat_map(|&arm| {
+                    .flat_map(|&(arm, budget)| {
                         arms[arm]
                             .iter()
                             .take(budget as usize)
@@ -267,8 +299,10 @@ mod tests {
                 assert!(rounds <= 8, "{name}, page {page}: {rounds} rounds");
             }
         }
-        // Interleaved arms need one round; an owner's three arms too.
+        // Interleaved arms need one round; an owner's three arms too;
+        // a page inside one arm's block, two.
         assert_eq!(merged(&interleaved, 51).1, 1);
         assert_eq!(merged(&blocks[..3], 51).1, 1);
+        assert_eq!(merged(&blocks, 51).1, 2);
     }
 }

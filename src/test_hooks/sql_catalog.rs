@@ -105,7 +105,7 @@ macro_rules! catalog {
             owners: owner_keys.clone(),
             workspaces: workspace_keys.clone(),
         };
-        let every_arm: Vec<usize> = (0..arms.count()).collect();
+        let every_arm: Vec<(usize, i64)> = (0..arms.count()).map(|arm| (arm, 2)).collect();
         let settled = history::SettledFilter {
             workspace_id: "<workspace_id>".to_owned(),
             after: Some(history::SettledCursor {
@@ -128,9 +128,13 @@ macro_rules! catalog {
                 sql: layout(
                     debug_query::<$backend, _>(&arms.round(
                         &every_arm,
-                        |key| history::owner_settled_page_query(&scope, &settled, key, 2),
-                        |key| history::workspace_settled_page_query(&scope, &settled, key, 2),
-                        || history::granted_settled_page_query(&scope, &settled, 2),
+                        |key, budget| {
+                            history::owner_settled_page_query(&scope, &settled, key, budget)
+                        },
+                        |key, budget| {
+                            history::workspace_settled_page_query(&scope, &settled, key, budget)
+                        },
+                        |budget| history::granted_settled_page_query(&scope, &settled, budget),
                     ))
                     .to_string(),
                 ),
@@ -147,9 +151,9 @@ macro_rules! catalog {
                 sql: layout(
                     debug_query::<$backend, _>(&arms.round(
                         &every_arm,
-                        |key| listing::owner_page_query(&scope, &filter, key, 2),
-                        |key| listing::workspace_page_query(&scope, &filter, key, 2),
-                        || listing::granted_page_query(&scope, &filter, 2),
+                        |key, budget| listing::owner_page_query(&scope, &filter, key, budget),
+                        |key, budget| listing::workspace_page_query(&scope, &filter, key, budget),
+                        |budget| listing::granted_page_query(&scope, &filter, budget),
                     ))
                     .to_string(),
                 ),
@@ -159,9 +163,9 @@ macro_rules! catalog {
                 sql: layout(
                     debug_query::<$backend, _>(&arms.round(
                         &every_arm,
-                        |key| listing::owner_walk_query(&filter, key, 2),
-                        |key| listing::workspace_walk_query(&filter, key, 2),
-                        || listing::granted_walk_query(&scope, &filter, 2),
+                        |key, budget| listing::owner_walk_query(&filter, key, budget),
+                        |key, budget| listing::workspace_walk_query(&filter, key, budget),
+                        |budget| listing::granted_walk_query(&scope, &filter, budget),
                     ))
                     .to_string(),
                 ),
@@ -171,9 +175,9 @@ macro_rules! catalog {
                 sql: layout(
                     debug_query::<$backend, _>(&arms.round(
                         &every_arm,
-                        |key| history::owner_settled_walk_query(&settled, key, 2),
-                        |key| history::workspace_settled_walk_query(&settled, key, 2),
-                        || history::granted_settled_walk_query(&scope, &settled, 2),
+                        |key, budget| history::owner_settled_walk_query(&settled, key, budget),
+                        |key, budget| history::workspace_settled_walk_query(&settled, key, budget),
+                        |budget| history::granted_settled_walk_query(&scope, &settled, budget),
                     ))
                     .to_string(),
                 ),
