@@ -21,7 +21,7 @@ use crate::rules::vocabulary::{
     BundleKind, BundleStatus, DecidedBy, ExpiryAction, QuestionStatus, Resolution,
 };
 use crate::store::schema::{bundle_questions, bundles};
-use crate::store::{at_most_one, AnyConnection, Timestamp};
+use crate::store::{among, at_most_one, AnyConnection, Timestamp};
 
 /// A bundle's row with what the rules derive from it.
 #[derive(Debug, Clone, Queryable)]
@@ -455,7 +455,10 @@ pub(crate) fn load_rows(
     pending_ids: &[String],
 ) -> Result<Vec<QuestionRecord>> {
     let mut rows: Vec<QuestionRecord> = bundle_questions::table
-        .filter(bundle_questions::pending_id.eq_any(pending_ids))
+        .filter(among(
+            bundle_questions::pending_id,
+            pending_ids.iter().map(String::as_str),
+        ))
         .select(question_record_columns())
         .load(conn)?;
     sort_dm4(&mut rows);

@@ -24,7 +24,7 @@ use crate::rules::capability::Admitted;
 use crate::rules::limits::{check_text, page_size};
 use crate::rules::visibility::{self, Scope};
 use crate::store::schema::bundles;
-use crate::store::{AnyConnection, Timestamp};
+use crate::store::{among, AnyConnection, Timestamp};
 
 /// Arguments of `list_settled` (LIST-13), all optional.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -387,7 +387,7 @@ fn load_member_settled_page(
         candidates.truncate(fetch as usize);
         let ids: Vec<&str> = candidates.iter().map(|(_, id)| id.as_str()).collect();
         let found: Vec<BundleRecord> = settled_page_query(scope, &at, fetch)
-            .filter(bundles::pending_id.eq_any(&ids))
+            .filter(among(bundles::pending_id, ids.iter().copied()))
             .load(conn)?;
         records.extend(found);
         let (Some((Some(responded_at), pending_id)), true) =

@@ -23,7 +23,7 @@ use crate::rules::limits::{check_text, page_size, MAX_TASK_IDS};
 use crate::rules::visibility::{self, Scope};
 use crate::rules::vocabulary::BundleKind;
 use crate::store::schema::{bundle_questions, bundles, tasks};
-use crate::store::{at_most_one, AnyConnection, AsInteger, Timestamp};
+use crate::store::{among, at_most_one, AnyConnection, AsInteger, Timestamp};
 
 /// Arguments of `list_pending` (LIST-4), all optional. The wire's strings
 /// are parsed at the door ([`Cursor::parse`], RFC 3339 for the time).
@@ -575,7 +575,7 @@ fn load_member_page(
         candidates.truncate(fetch as usize);
         let ids: Vec<&str> = candidates.iter().map(|(_, id)| id.as_str()).collect();
         let found: Vec<BundleRecord> = page_query(scope, &at, fetch)
-            .filter(bundles::pending_id.eq_any(&ids))
+            .filter(among(bundles::pending_id, ids.iter().copied()))
             .load(conn)?;
         records.extend(found);
         let (Some((created_at, pending_id)), true) =

@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use crate::domain::views::TaskNames;
 use crate::error::Result;
 use crate::store::schema::{tasks, workspaces};
-use crate::store::AnyConnection;
+use crate::store::{among, AnyConnection};
 
 /// The names of these tasks, by task id: one statement (never one per
 /// bundle, LIST-11). A task that does not exist is absent; a workspace
@@ -26,7 +26,7 @@ pub(crate) fn load_names<'a>(
     }
     let rows: Vec<(String, String, String, Option<String>)> = tasks::table
         .left_join(workspaces::table.on(workspaces::id.eq(tasks::workspace_id)))
-        .filter(tasks::id.eq_any(&task_ids))
+        .filter(among(tasks::id, task_ids.iter().copied()))
         .select((
             tasks::id,
             tasks::title,

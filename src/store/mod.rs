@@ -40,7 +40,7 @@ pub(crate) use pool::{open_pool, DbConn, DbPool, PoolSettings};
 #[cfg(any(feature = "postgres", feature = "test-hooks"))]
 #[allow(unused_imports)] // `Returning` is named by tests and the SQL catalog
 pub use returning::{returning, Returning};
-pub(crate) use statements::{fixed_update, AsInteger, OnEitherBackend};
+pub(crate) use statements::{among, fixed_update, AsInteger, OnEitherBackend};
 pub(crate) use tx::{
     at_most_one, claim_transaction, hold, lock_bundle, lock_session, lock_sessions_reached,
     read_snapshot, write_transaction, Hold, Reach,

@@ -142,3 +142,100 @@ where
         Ok(())
     }
 }
+
+/// `<column> IN (<ids>)` with the ids bound as one value, so the statement's
+/// text never depends on how many there are: SQLite reads them from a JSON
+/// array (`IN (SELECT value FROM json_each(?))`), PostgreSQL from an array
+/// (`= ANY(?)`). Diesel's `eq_any` writes one placeholder per id on SQLite
+/// and so keeps the statement out of the prepared-statement cache: a page's
+/// candidates, question rows and names were prepared again on every call.
+#[derive(Debug, Clone)]
+pub struct Among<'a, C> {
+    column: C,
+    /// PostgreSQL's array.
+    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
+    ids: Vec<&'a str>,
+    /// SQLite's JSON array.
+    json: String,
+}
+
+impl<C> diesel::expression::ValidGrouping<()> for Among<'_, C> {
+    type IsAggregate = diesel::expression::is_aggregate::Never;
+}
+
+/// `column IN (ids)`, cached like a static query (see [`Among`]).
+pub fn among<'a, C>(column: C, ids: impl IntoIterator<Item = &'a str>) -> Among<'a, C> {
+    let ids: Vec<&'a str> = ids.into_iter().collect();
+    // A list of strings always serializes.
+    let json = serde_json::to_string(&ids).unwrap_or_default();
+    Among { column, ids, json }
+}
+
+impl<C> diesel::Expression for Among<'_, C> {
+    type SqlType = diesel::sql_types::Bool;
+}
+
+impl<C, QS> diesel::AppearsOnTable<QS> for Among<'_, C> where C: diesel::AppearsOnTable<QS> {}
+
+impl<C, QS> diesel::SelectableExpression<QS> for Among<'_, C> where
+    C: diesel::SelectableExpression<QS>
+{
+}
+
+/// The query id of an [`Among`]: its column's.
+#[derive(Debug, Clone, Copy)]
+pub struct AmongId<C>(PhantomParts<C>);
+
+impl<C: QueryId> QueryId for Among<'_, C> {
+    type QueryId = AmongId<C::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = C::HAS_STATIC_QUERY_ID;
+}
+
+impl<C> QueryFragment<diesel::sqlite::Sqlite> for Among<'_, C>
+where
+    C: QueryFragment<diesel::sqlite::Sqlite>,
+{
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, diesel::sqlite::Sqlite>,
+    ) -> diesel::QueryResult<()> {
+        self.column.walk_ast(out.reborrow())?;
+        out.push_sql(" IN (SELECT value FROM json_each(");
+        out.push_bind_param::<diesel::sql_types::Text, _>(&self.json)?;
+        out.push_sql("))");
+        Ok(())
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl<C> QueryFragment<diesel::pg::Pg> for Among<'_, C>
+where
+    C: QueryFragment<diesel::pg::Pg>,
+{
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+    ) -> diesel::QueryResult<()> {
+        self.column.walk_ast(out.reborrow())?;
+        out.push_sql(" = ANY(");
+        out.push_bind_param::<diesel::sql_types::Array<diesel::sql_types::Text>, _>(&self.ids)?;
+        out.push_sql(")");
+        Ok(())
+    }
+}
+
+impl<C> QueryFragment<<super::AnyConnection as diesel::Connection>::Backend> for Among<'_, C>
+where
+    Self: OnEitherBackend,
+{
+    fn walk_ast<'b>(
+        &'b self,
+        pass: diesel::query_builder::AstPass<
+            '_,
+            'b,
+            <super::AnyConnection as diesel::Connection>::Backend,
+        >,
+    ) -> diesel::QueryResult<()> {
+        <super::AnyConnection as diesel::Connection>::Backend::walk_variant_ast(self, pass)
+    }
+}
