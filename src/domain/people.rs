@@ -21,6 +21,7 @@ use crate::rules::limits::{
 };
 use crate::rules::principal::Principal;
 use crate::rules::visibility::{self, Scope};
+use crate::store::failpoints::points;
 use crate::store::schema::{
     bundles, escalation_grants, tasks, users, workspace_members, workspaces,
 };
@@ -498,7 +499,8 @@ impl Engine {
             // PPL-4: waits of a removed member answer the not-found at
             // once, here and in other processes (WAIT-3a).
             changes.push(Change::Everything);
-            changes.append_members(conn, workspace_id, &sorted, at)
+            changes.append_members(conn, workspace_id, &sorted, at)?;
+            self.failpoint(points::MEMBERS_BEFORE_COMMIT)
         })
     }
 

@@ -149,4 +149,7 @@ pub mod points {
     /// Inside `upsert_task`, after a move rewrote its bundles' visibility
     /// keys and before the commit (OPS-3a).
     pub const TASK_MOVED_BEFORE_COMMIT: &str = "lifecycle.task_moved_before_commit";
+    /// Inside `set_members`, after the new set and its event were written,
+    /// before the commit (PPL-4: readers go on meanwhile).
+    pub const MEMBERS_BEFORE_COMMIT: &str = "people.members_before_commit";
 }

@@ -243,6 +243,7 @@ dual_backend!(
     ppl_4_a_removed_member_loses_the_workspace_at_once,
     ppl_4_a_removed_members_stream_and_wait_over_clarion_serve,
     ppl_4_a_members_answer_and_its_removal_serialize,
+    ppl_4_a_membership_change_blocks_no_reader,
     ppl_6_a_grant_shows_one_bundle_from_its_time_on,
     ppl_5_a_members_walk_pages_many_workspaces_past_refused_candidates
 );
@@ -623,6 +624,61 @@ fn ppl_4_a_members_answer_and_its_removal_serialize(db: &TestDb) {
     }
     println!("PPL-4 race: {answered} answered first, {refused} removed first");
     assert_eq!(answered + refused, 20);
+}
+
+/// PPL-4: a membership change blocks no reader. While `set_members`
+/// holds its transaction open (its writes, its event and the workspace's
+/// lock taken, paused before the commit), another handle lists, reads and
+/// counts the bundle for the member about to go, by the set still
+/// committed; once it commits, the same calls answer by the new set.
+fn ppl_4_a_membership_change_blocks_no_reader(db: &TestDb) {
+    use clarion::test_hooks::{points, FailAction, Gate};
+    let session = team(db);
+    db.set_members(TEAM, &members(&["bob"])).unwrap();
+    let id = ask(db, &session, 1);
+    let reader = db.reopen();
+    let gate = Gate::new();
+    db.arm_failpoint(
+        points::MEMBERS_BEFORE_COMMIT,
+        FailAction::Block(gate.clone()),
+    );
+    std::thread::scope(|scope| {
+        let removing = scope.spawn(|| db.set_members(TEAM, &[]));
+        assert!(
+            gate.wait_arrival(Duration::from_secs(10)),
+            "set_members never paused"
+        );
+        let reading = scope.spawn(|| {
+            (
+                listed(&reader, &bob(), &id),
+                reader.get_bundle(&bob(), &id).is_ok(),
+                reader.summary(&bob()).unwrap().pending_bundles,
+                reader.members(TEAM).unwrap(),
+            )
+        });
+        // A reader that waited for the change would wait for ever: the
+        // gate opens only after it finished (or, failing, after 30 s).
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !reading.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let finished = reading.is_finished();
+        gate.open();
+        removing.join().unwrap().unwrap();
+        assert!(finished, "a reader waited for set_members to commit");
+        assert_eq!(
+            reading.join().unwrap(),
+            (true, true, 1, members(&["bob"])),
+            "readers see the set still committed"
+        );
+    });
+    db.disarm_failpoint(points::MEMBERS_BEFORE_COMMIT);
+    assert!(!listed(&reader, &bob(), &id));
+    assert!(matches!(
+        reader.get_bundle(&bob(), &id),
+        Err(Error::NotFound(Entity::Bundle))
+    ));
+    assert_eq!(reader.summary(&bob()).unwrap().pending_bundles, 0);
 }
 
 /// PPL-6: a grant before its time shows nothing (listing, get, the door's
