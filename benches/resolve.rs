@@ -28,7 +28,16 @@
 //!   not wait in the busy handler for the write lock: while it is held it
 //!   reads again after a short pause.
 //!
-//! Environment: CLARION_BENCH_BUNDLES (default 2000 per run, asked and
+//! Before the timed runs, each backend prints what one operation sends to
+//! the database and writes — round trips, statements, transactions, rows —
+//! for `ask`, `resolve_bundle` (the winner, a loser whose first read sees
+//! the bundle settled, a loser that loses under the claim's lock),
+//! `cancel_bundle`, `get_bundle` and a scoped `list_pending` page, and for
+//! the floors, counted by the test hook `StatementCounter` on one connection
+//! (see [`count_round_trips`]; issue #41).
+//!
+//! Environment: CLARION_BENCH_COUNTS (`only`: the counts and no timed runs;
+//! `log`: also each call's SQL; `0`: no counts), CLARION_BENCH_BUNDLES (default 2000 per run, asked and
 //! resolved), CLARION_BENCH_CONTENDED (default 100 contested bundles per
 //! run), CLARION_BENCH_RUNS (default 5; the median run is reported),
 //! CLARION_TEST_DATABASE_URL, CLARION_BENCH_POOLED (1: pooler mode, PROD-1).
@@ -38,8 +47,9 @@ mod common;
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use clarion::test_hooks::AnyConnection;
-use clarion::{AnswerInput, ResolveRequest, TaskUpsert, WorkspaceUpsert};
+use clarion::test_hooks::{points, AnyConnection, Counts, FailAction, Gate};
+use clarion::test_hooks::{RowsWritten, StatementCounter};
+use clarion::{AnswerInput, ListRequest, ResolveRequest, TaskUpsert, WorkspaceUpsert};
 use clarion::{Backend, Clarion, Principal, SessionUpsert};
 use common::{median, ms, percentile, two_answers, two_questions, Raw, ANSWER_Q1, ANSWER_Q2};
 use diesel::connection::SimpleConnection;
@@ -344,6 +354,7 @@ fn floor_claim(
     pending_id: &str,
     n: usize,
     lost: &mut Vec<String>,
+    after_first_read: &mut dyn FnMut(),
 ) -> bool {
     let (q1, q2) = racer_stored(n);
     let digest = digest_of(&format!("{q1}{q2}"));
@@ -356,6 +367,8 @@ fn floor_claim(
     if replay_floor(conn, pending_id) {
         return lost(conn);
     }
+    // The round-trip count's loser under the lock (nothing, when timed).
+    after_first_read();
     let claim = |sql| Raw::new(sql).text(&q1).text(&q2).text(pending_id);
     let won = if backend_of(conn) == Backend::Sqlite {
         // Like clarion, a racer does not queue in SQLite's busy handler
@@ -628,7 +641,7 @@ fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
                 clarion
                     .with_raw_connection(|conn| {
                         let mut lost = Vec::new();
-                        race.run(|id| floor_claim(conn, id, n, &mut lost));
+                        race.run(|id| floor_claim(conn, id, n, &mut lost, &mut || {}));
                         write_lost(conn, &lost, n);
                     })
                     .unwrap()
@@ -686,11 +699,369 @@ fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
     );
 }
 
+/// #41: what one operation cost the database: statements, transactions,
+/// round trips ([`StatementCounter`]) and rows written ([`RowsWritten`]).
+struct Cost {
+    counts: Counts,
+    rows: RowsWritten,
+    /// Each call's SQL, cut short.
+    log: Vec<String>,
+}
+
+/// A handle whose one connection is counted: everything it does, and the
+/// floors run on that connection, are counted the same way.
+struct Counted {
+    clarion: Clarion,
+    counter: StatementCounter,
+}
+
+impl Counted {
+    fn open(url: &str) -> Counted {
+        let counter = StatementCounter::recording();
+        let clarion = Clarion::builder(url)
+            .pool_size(1)
+            .count_statements(counter.clone())
+            .open()
+            .expect("open");
+        Counted { clarion, counter }
+    }
+
+    /// What `work` cost; `others` are the rows other handles wrote
+    /// meanwhile, which PostgreSQL's statistics count with ours.
+    fn cost_beside(&self, work: impl FnOnce() -> RowsWritten) -> Cost {
+        let rows = self.clarion.rows_written().unwrap();
+        let before = self.counter.counts();
+        self.counter.take_log();
+        let others = work();
+        let counts = self.counter.counts() - before;
+        let log = self.counter.take_log();
+        let mut rows = self.clarion.rows_written().unwrap() - rows;
+        if rows.every_connection {
+            rows = rows - others;
+        }
+        Cost { counts, rows, log }
+    }
+
+    fn cost(&self, work: impl FnOnce()) -> Cost {
+        self.cost_beside(|| {
+            work();
+            none_by_others()
+        })
+    }
+
+    /// A loser's cost, then its ledger entry's (AUD-2: written after the
+    /// outcome by the appender, in a batch): the appender waits at its
+    /// failpoint until the loser's own cost is read.
+    fn cost_of_loser(&self, work: impl FnOnce() -> RowsWritten) -> (Cost, Cost) {
+        let gate = Gate::new();
+        let db = &self.clarion;
+        db.arm_failpoint(points::LEDGER_APPEND, FailAction::Block(gate.clone()));
+        let own = self.cost_beside(work);
+        let entry = self.cost(|| {
+            gate.open();
+            db.flush_ledger();
+        });
+        db.disarm_failpoint(points::LEDGER_APPEND);
+        (own, entry)
+    }
+}
+
+/// Nothing written by another handle.
+fn none_by_others() -> RowsWritten {
+    RowsWritten {
+        every_connection: true,
+        ..zero_rows()
+    }
+}
+
+fn zero_rows() -> RowsWritten {
+    RowsWritten {
+        inserted: Some(0),
+        updated: Some(0),
+        hot_updated: Some(0),
+        deleted: Some(0),
+        ..RowsWritten::default()
+    }
+}
+
+/// What `work`, run by another handle, wrote (its statistics handed in
+/// before and after, on PostgreSQL).
+fn written_by(other: &Clarion, work: impl FnOnce()) -> RowsWritten {
+    let before = other.rows_written().unwrap();
+    work();
+    let after = other.rows_written().unwrap();
+    let mut rows = after - before;
+    if !rows.every_connection {
+        // SQLite: another connection's writes are not in ours.
+        rows = zero_rows();
+    }
+    rows
+}
+
+/// `CLARION_BENCH_COUNTS=log`: each row is followed by its calls' SQL.
+fn cost_row(what: &str, by: &str, cost: &Cost) {
+    let c = &cost.counts;
+    let rows = &cost.rows;
+    let detail = match (rows.inserted, rows.updated, rows.hot_updated, rows.deleted) {
+        (Some(i), Some(u), Some(h), Some(d)) => format!("ins {i} upd {u} (hot {h}) del {d}"),
+        _ => "total_changes()".to_owned(),
+    };
+    println!(
+        "  {what:<34} {by:<7} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5}   {:>3}  ({detail})",
+        c.round_trips,
+        c.calls,
+        c.statements,
+        c.transactions,
+        c.outside_transactions,
+        c.prepares,
+        rows.total
+    );
+    if std::env::var("CLARION_BENCH_COUNTS").is_ok_and(|counts| counts == "log") {
+        for call in &cost.log {
+            println!("      {}", call.chars().take(110).collect::<String>());
+        }
+    }
+}
+
+/// #41 point 1: the round trips, statements, transactions and rows written
+/// of each operation, clarion's and its floor's, once each in steady state
+/// (every statement already prepared: each is run once before).
+///
+/// Clarion runs on a handle with one pooled connection, counted by the
+/// test hook [`StatementCounter`]; the floors run on that same connection
+/// (`with_raw_connection`), so they are counted the same way: the PostgreSQL
+/// floors' one-batch transactions count as one round trip of several
+/// statements. A loser under the lock is forced with the failpoint after
+/// the claim's first read (clarion) or the floor's hook at the same place:
+/// another handle wins meanwhile (its rows left out).
+fn count_round_trips(name: &str, url: &str) {
+    let us = Counted::open(url);
+    let other = Clarion::builder(url).pool_size(1).open().expect("open");
+    let db = &us.clarion;
+    db.upsert_workspace(WorkspaceUpsert::new("w").owner("alice"))
+        .unwrap();
+    db.upsert_task(TaskUpsert::new("t").workspace("w")).unwrap();
+    new_session(db, "c");
+    new_session(db, "f");
+    let alice = Principal::user("alice");
+    let ask = || db.ask(&two_questions("c")).unwrap().pending_id;
+    let list = || {
+        let page = db
+            .list_pending(
+                &alice,
+                &ListRequest {
+                    limit: Some(50),
+                    ..ListRequest::default()
+                },
+            )
+            .unwrap();
+        assert_eq!(page.bundles.len(), 50);
+    };
+    // Untimed warm-up: every statement measured below runs once first.
+    let warm: Vec<String> = (0..60).map(|_| ask()).collect();
+    db.get_bundle(&alice, &warm[0]).unwrap();
+    list();
+    assert!(
+        db.resolve_bundle(&alice, &warm[0], &two_answers())
+            .unwrap()
+            .claimed
+    );
+    assert!(
+        !db.resolve_bundle(&alice, &warm[0], &racer_answers(1))
+            .unwrap()
+            .claimed
+    );
+    assert!(db.cancel_bundle(&alice, &warm[1]).unwrap().claimed);
+    db.flush_ledger();
+    let lose_under_lock = |id: &str| {
+        let gate = Gate::new();
+        db.arm_failpoint(
+            points::RESOLVE_AFTER_FIRST_READ,
+            FailAction::Block(gate.clone()),
+        );
+        let costs = us.cost_of_loser(|| {
+            std::thread::scope(|scope| {
+                let loser = scope.spawn(|| db.resolve_bundle(&alice, id, &racer_answers(1)));
+                assert!(gate.wait_arrival(Duration::from_secs(10)));
+                let others = written_by(&other, || {
+                    assert!(
+                        other
+                            .resolve_bundle(&alice, id, &two_answers())
+                            .unwrap()
+                            .claimed
+                    );
+                });
+                gate.open();
+                assert!(!loser.join().unwrap().unwrap().claimed);
+                others
+            })
+        });
+        db.disarm_failpoint(points::RESOLVE_AFTER_FIRST_READ);
+        costs
+    };
+    lose_under_lock(&warm[2]);
+    db.flush_ledger();
+
+    // The floors' warm-up, on the counted connection.
+    let (turn, handle) = floor_ask_setup(db, "f");
+    let floor_ids = floor_ask(db, "f", &turn, &handle, 8).1;
+    let raw = |work: &mut dyn FnMut(&mut AnyConnection)| db.with_raw_connection(work).unwrap();
+    let floor_wins = |id: &str| {
+        other
+            .with_raw_connection(|conn| {
+                assert!(floor_claim(conn, id, 2, &mut Vec::new(), &mut || {}))
+            })
+            .unwrap()
+    };
+    let floor_loses_under_lock = |id: &str| {
+        let mut lost = Vec::new();
+        let mut others = zero_rows();
+        raw(&mut |conn| {
+            let won = floor_claim(conn, id, 1, &mut lost, &mut || {
+                others = written_by(&other, || floor_wins(id));
+            });
+            assert!(!won);
+        });
+        (lost, others)
+    };
+    raw(&mut |conn| floor_resolve(conn, &floor_ids[0]));
+    raw(&mut |conn| {
+        assert!(!floor_claim(
+            conn,
+            &floor_ids[0],
+            1,
+            &mut Vec::new(),
+            &mut || {}
+        ))
+    });
+    raw(&mut |conn| {
+        assert!(floor_claim(
+            conn,
+            &floor_ids[1],
+            1,
+            &mut Vec::new(),
+            &mut || {}
+        ))
+    });
+    let (lost, _) = floor_loses_under_lock(&floor_ids[2]);
+    raw(&mut |conn| write_lost(conn, &lost, 1));
+
+    // Measured: each once, in steady state.
+    let mut asked = String::new();
+    let ask_cost = us.cost(|| asked = ask());
+    let get_cost = us.cost(|| {
+        db.get_bundle(&alice, &asked).unwrap();
+    });
+    let list_cost = us.cost(list);
+    let won = us.cost(|| {
+        assert!(
+            db.resolve_bundle(&alice, &asked, &two_answers())
+                .unwrap()
+                .claimed
+        );
+    });
+    let (settled, settled_ledger) = us.cost_of_loser(|| {
+        assert!(
+            !db.resolve_bundle(&alice, &asked, &racer_answers(1))
+                .unwrap()
+                .claimed
+        );
+        none_by_others()
+    });
+    let (under_lock, under_lock_ledger) = lose_under_lock(&warm[3]);
+    let cancelled = us.cost(|| {
+        assert!(db.cancel_bundle(&alice, &warm[4]).unwrap().claimed);
+    });
+
+    let floor_ask_cost = us.cost(|| {
+        floor_ask(db, "f", &turn, &handle, 1);
+    });
+    let floor_won = us.cost(|| raw(&mut |conn| floor_resolve(conn, &floor_ids[3])));
+    let floor_raced = us.cost(|| {
+        raw(&mut |conn| {
+            assert!(floor_claim(
+                conn,
+                &floor_ids[4],
+                1,
+                &mut Vec::new(),
+                &mut || {}
+            ))
+        })
+    });
+    let mut lost = Vec::new();
+    let floor_settled = us.cost(|| {
+        raw(&mut |conn| assert!(!floor_claim(conn, &floor_ids[4], 1, &mut lost, &mut || {})))
+    });
+    let floor_settled_ledger = us.cost(|| raw(&mut |conn| write_lost(conn, &lost, 1)));
+    let mut lost = Vec::new();
+    let floor_under_lock = us.cost_beside(|| {
+        let (lost_here, others) = floor_loses_under_lock(&floor_ids[5]);
+        lost = lost_here;
+        others
+    });
+    let floor_under_lock_ledger = us.cost(|| raw(&mut |conn| write_lost(conn, &lost, 1)));
+
+    let pooled = url.contains("pooler=transaction");
+    println!(
+        "\n{name}{}: round trips per operation (#41), each once after a warm-up",
+        if pooled { " (pooler mode)" } else { "" }
+    );
+    println!(
+        "  {:<34} {:<7} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5}   {:>3}",
+        "operation", "by", "trips", "calls", "stmts", "txs", "auto", "prep", "rows"
+    );
+    cost_row("ask (2 questions)", "clarion", &ask_cost);
+    cost_row("", "floor", &floor_ask_cost);
+    cost_row("resolve_bundle, winner", "clarion", &won);
+    cost_row("", "floor", &floor_won);
+    cost_row("  (racers' floor winner)", "floor", &floor_raced);
+    cost_row("resolve, loser: first read settled", "clarion", &settled);
+    cost_row(
+        "  its ledger entry (appender batch)",
+        "clarion",
+        &settled_ledger,
+    );
+    cost_row("", "floor", &floor_settled);
+    cost_row("  its ledger entry (batch)", "floor", &floor_settled_ledger);
+    cost_row(
+        "resolve, loser: lost under the lock",
+        "clarion",
+        &under_lock,
+    );
+    cost_row(
+        "  its ledger entry (appender batch)",
+        "clarion",
+        &under_lock_ledger,
+    );
+    cost_row("", "floor", &floor_under_lock);
+    cost_row(
+        "  its ledger entry (batch)",
+        "floor",
+        &floor_under_lock_ledger,
+    );
+    cost_row("cancel_bundle", "clarion", &cancelled);
+    cost_row("get_bundle", "clarion", &get_cost);
+    cost_row("list_pending, 50, scoped user", "clarion", &list_cost);
+    println!(
+        "  (trips: round trips; calls: statements run or batches sent; stmts: statements;\n   \
+         txs: BEGIN..COMMIT; auto: statements outside one; prep: statements prepared;\n   \
+         rows: rows inserted, updated or deleted)"
+    );
+}
+
 fn main() {
     let bundles = common::setting("CLARION_BENCH_BUNDLES", 2000).max(1);
     let contended = common::setting("CLARION_BENCH_CONTENDED", 100).max(1);
     let runs = common::runs(5);
+    let counting = std::env::var("CLARION_BENCH_COUNTS").unwrap_or_default();
     for (name, place_for) in common::backends() {
+        if counting != "0" {
+            let place = place_for("counts");
+            count_round_trips(name, &place.url);
+        }
+        if counting == "only" || counting == "log" {
+            continue;
+        }
         let place = place_for("resolve");
         bench(name, &place.url, bundles, contended, runs);
     }

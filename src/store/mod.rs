@@ -33,10 +33,10 @@ pub use clock::{
 pub use connection::AnyConnection;
 pub(crate) use error::Failure;
 pub use error::{DbError, OpenError, Outage};
-#[cfg(feature = "test-hooks")]
-pub use pool::StatementCounter;
 pub use pool::Synchronous;
 pub(crate) use pool::{open_pool, DbConn, DbPool, PoolSettings};
+#[cfg(feature = "test-hooks")]
+pub use pool::{Counts, StatementCounter, UNCOUNTED};
 #[cfg(any(feature = "postgres", feature = "test-hooks"))]
 #[allow(unused_imports)] // `Returning` is named by tests and the SQL catalog
 pub use returning::{returning, Returning};

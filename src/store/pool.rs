@@ -70,29 +70,288 @@ impl Drop for ConnectingGuard {
     }
 }
 
-/// Test hook: counts the statements the pool's connections start (LIST-11:
-/// a page's statements do not grow with the page). The pool's own
-/// liveness check (`SELECT 1`) is not counted: it depends on timing.
+/// Test hook: counts what the pool's connections send to the database
+/// (LIST-11: a page's statements do not grow with the page; #41: the
+/// statements, transactions and round trips of each operation).
+///
+/// One counter is shared by every connection of a pool (each connection
+/// holds a clone that also keeps that connection's own transaction state).
+/// What it counts, from diesel's instrumentation events:
+///
+/// - a **call**: one `StartQuery` — a prepared statement run, or a batch
+///   (`batch_execute`) sent as one text;
+/// - **statements**: every statement of a call — a batch
+///   `BEGIN; …; COMMIT` counts each of its statements;
+/// - **transactions**: explicit `BEGIN`s (whatever follows: `IMMEDIATE`,
+///   an isolation level); **outside transactions**: statements run while
+///   no explicit transaction is open (each is a transaction of its own),
+///   leaving out `PRAGMA` and `SET`, which read or change settings only;
+/// - **prepares**: statements prepared for the connection's statement
+///   cache (`CacheQuery`: a statement's first run on the connection);
+/// - **round trips**: on PostgreSQL every call is one (a batch is sent as
+///   one simple-protocol query, a prepared statement as one
+///   bind-and-execute), and preparing a statement for the cache is one
+///   more (`PQprepare`); on SQLite, which runs in the process, a call into
+///   the library — every call, and no prepare.
+///
+/// The pool's own liveness check (`SELECT 1`) is not counted: it depends on
+/// timing; nor is any statement that starts with [`UNCOUNTED`] (the test
+/// hooks' own reads of the database's write counters).
 #[cfg(feature = "test-hooks")]
 #[derive(Debug, Clone, Default)]
-pub struct StatementCounter(std::sync::Arc<std::sync::atomic::AtomicU64>);
+pub struct StatementCounter {
+    tallies: std::sync::Arc<Tallies>,
+    /// This connection's: whether an explicit transaction is open.
+    in_transaction: bool,
+    /// This connection's: whether a prepare costs a round trip.
+    remote: bool,
+}
+
+/// The marker that keeps a statement out of [`StatementCounter`]'s counts.
+#[cfg(feature = "test-hooks")]
+pub const UNCOUNTED: &str = "/* uncounted */";
+
+#[cfg(feature = "test-hooks")]
+#[derive(Debug, Default)]
+struct Tallies {
+    calls: std::sync::atomic::AtomicU64,
+    statements: std::sync::atomic::AtomicU64,
+    transactions: std::sync::atomic::AtomicU64,
+    outside_transactions: std::sync::atomic::AtomicU64,
+    prepares: std::sync::atomic::AtomicU64,
+    round_trips: std::sync::atomic::AtomicU64,
+    /// Each call's SQL, when recording.
+    log: std::sync::Mutex<Option<Vec<String>>>,
+}
+
+/// What a [`StatementCounter`] counted (see there); the difference of two
+/// readings is what happened between them.
+#[cfg(feature = "test-hooks")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Prepared statements run and batches sent.
+    pub calls: u64,
+    /// Statements, each statement of a batch counted.
+    pub statements: u64,
+    /// Explicit transactions begun.
+    pub transactions: u64,
+    /// Statements run outside an explicit transaction (but `PRAGMA`, `SET`).
+    pub outside_transactions: u64,
+    /// Statements prepared for the connection's statement cache.
+    pub prepares: u64,
+    /// Round trips to the database (see [`StatementCounter`]).
+    pub round_trips: u64,
+}
+
+#[cfg(feature = "test-hooks")]
+impl std::ops::Sub for Counts {
+    type Output = Counts;
+
+    fn sub(self, earlier: Counts) -> Counts {
+        Counts {
+            calls: self.calls - earlier.calls,
+            statements: self.statements - earlier.statements,
+            transactions: self.transactions - earlier.transactions,
+            outside_transactions: self.outside_transactions - earlier.outside_transactions,
+            prepares: self.prepares - earlier.prepares,
+            round_trips: self.round_trips - earlier.round_trips,
+        }
+    }
+}
 
 #[cfg(feature = "test-hooks")]
 impl StatementCounter {
-    /// Statements started so far.
+    /// Calls so far: prepared statements run and batches sent (a batch of
+    /// several statements is one).
     pub fn count(&self) -> u64 {
-        self.0.load(std::sync::atomic::Ordering::SeqCst)
+        self.tallies.calls.load(std::sync::atomic::Ordering::SeqCst)
     }
+
+    /// Everything counted so far.
+    pub fn counts(&self) -> Counts {
+        use std::sync::atomic::Ordering::SeqCst;
+        let t = &self.tallies;
+        Counts {
+            calls: t.calls.load(SeqCst),
+            statements: t.statements.load(SeqCst),
+            transactions: t.transactions.load(SeqCst),
+            outside_transactions: t.outside_transactions.load(SeqCst),
+            prepares: t.prepares.load(SeqCst),
+            round_trips: t.round_trips.load(SeqCst),
+        }
+    }
+
+    /// A counter that also keeps each call's SQL (see [`Self::take_log`]).
+    pub fn recording() -> StatementCounter {
+        let counter = StatementCounter::default();
+        *counter.log() = Some(Vec::new());
+        counter
+    }
+
+    /// The SQL of each call since the last take, oldest first, each on
+    /// one line and cut at 160 characters (a recording counter's; empty
+    /// for another).
+    pub fn take_log(&self) -> Vec<String> {
+        self.log().as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    fn log(&self) -> std::sync::MutexGuard<'_, Option<Vec<String>>> {
+        self.tallies.log.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The clone one connection of `backend` holds.
+    fn for_connection(&self, backend: Backend) -> StatementCounter {
+        StatementCounter {
+            tallies: self.tallies.clone(),
+            in_transaction: false,
+            remote: backend == Backend::Postgres,
+        }
+    }
+
+    fn add(counter: &std::sync::atomic::AtomicU64, n: u64) {
+        counter.fetch_add(n, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// One call of `sql` (a statement, or a batch of them).
+    fn call(&mut self, sql: &str) {
+        Self::add(&self.tallies.calls, 1);
+        Self::add(&self.tallies.round_trips, 1);
+        if let Some(log) = self.log().as_mut() {
+            let line = sql.split_whitespace().collect::<Vec<_>>().join(" ");
+            log.push(line.chars().take(160).collect());
+        }
+        for head in statement_heads(sql) {
+            Self::add(&self.tallies.statements, 1);
+            let first = head.split(' ').next().unwrap_or_default();
+            match first {
+                "BEGIN" => {
+                    Self::add(&self.tallies.transactions, 1);
+                    self.in_transaction = true;
+                }
+                "ROLLBACK" if head.starts_with("ROLLBACK TO") => {}
+                "COMMIT" | "END" | "ROLLBACK" => self.in_transaction = false,
+                "PRAGMA" | "SET" => {}
+                _ if !self.in_transaction => Self::add(&self.tallies.outside_transactions, 1),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The first two words (upper case) of every statement in `sql`, a
+/// statement or a batch: statements end at a `;` outside quotes and
+/// comments, and a statement is one that holds more than whitespace and
+/// comments. (diesel shows a prepared statement as its SQL followed by
+/// `-- binds: […]`.)
+#[cfg(feature = "test-hooks")]
+fn statement_heads(sql: &str) -> Vec<String> {
+    enum In {
+        Code,
+        Quoted(char),
+        LineComment,
+        BlockComment,
+    }
+    let head = |code: &str| {
+        let words: Vec<&str> = code.split_whitespace().take(2).collect();
+        words.join(" ").to_ascii_uppercase()
+    };
+    let mut heads = Vec::new();
+    let mut state = In::Code;
+    // The statement being read, comments and quoted text left out.
+    let mut code = String::new();
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match state {
+            In::Quoted(quote) => {
+                if c == quote {
+                    state = In::Code;
+                }
+            }
+            In::LineComment => {
+                if c == '\n' {
+                    state = In::Code;
+                }
+            }
+            In::BlockComment => {
+                if c == '*' && chars.peek() == Some(&'/') {
+                    chars.next();
+                    state = In::Code;
+                }
+            }
+            In::Code => match c {
+                '-' if chars.peek() == Some(&'-') => state = In::LineComment,
+                '/' if chars.peek() == Some(&'*') => {
+                    chars.next();
+                    state = In::BlockComment;
+                }
+                ';' => {
+                    if !code.trim().is_empty() {
+                        heads.push(head(&code));
+                    }
+                    code.clear();
+                }
+                '\'' | '"' => {
+                    code.push_str(" _ ");
+                    state = In::Quoted(c);
+                }
+                _ => code.push(c),
+            },
+        }
+        if !matches!(state, In::Code) && !code.ends_with(' ') {
+            code.push(' ');
+        }
+    }
+    if !code.trim().is_empty() {
+        heads.push(head(&code));
+    }
+    heads
 }
 
 #[cfg(feature = "test-hooks")]
 impl diesel::connection::Instrumentation for StatementCounter {
     fn on_connection_event(&mut self, event: diesel::connection::InstrumentationEvent<'_>) {
-        if let diesel::connection::InstrumentationEvent::StartQuery { query, .. } = event {
-            if query.to_string() != "SELECT 1" {
-                self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        use diesel::connection::InstrumentationEvent;
+        match event {
+            InstrumentationEvent::StartQuery { query, .. } => {
+                let sql = query.to_string();
+                if sql != "SELECT 1" && !sql.starts_with(UNCOUNTED) {
+                    self.call(&sql);
+                }
             }
+            InstrumentationEvent::CacheQuery { sql, .. } if !sql.starts_with(UNCOUNTED) => {
+                Self::add(&self.tallies.prepares, 1);
+                if self.remote {
+                    Self::add(&self.tallies.round_trips, 1);
+                }
+            }
+            _ => {}
         }
+    }
+}
+
+#[cfg(all(test, feature = "test-hooks"))]
+mod tests {
+    use super::statement_heads;
+
+    #[test]
+    fn a_batch_is_split_into_its_statements() {
+        assert_eq!(
+            statement_heads("BEGIN; SELECT 1 FROM t WHERE a = 'x;y' FOR SHARE; COMMIT"),
+            ["BEGIN", "SELECT 1", "COMMIT"]
+        );
+        assert_eq!(
+            statement_heads("/* c; */ UPDATE t SET a = 'it''s; \"q;\"' -- binds: [\"a;b\"]\n;  ;"),
+            ["UPDATE T"]
+        );
+        assert_eq!(
+            statement_heads("INSERT INTO t VALUES (?) -- binds: [\"x\"]"),
+            ["INSERT INTO"]
+        );
+        assert_eq!(
+            statement_heads("begin immediate;rollback to savepoint s;/**/commit"),
+            ["BEGIN IMMEDIATE", "ROLLBACK TO", "COMMIT"]
+        );
+        assert!(statement_heads(" -- nothing\n").is_empty());
     }
 }
 
@@ -299,7 +558,7 @@ impl ManageConnection for Manager {
         self.health.reached();
         #[cfg(feature = "test-hooks")]
         if let Some(counter) = &self.statements {
-            conn.set_instrumentation(counter.clone());
+            conn.set_instrumentation(counter.for_connection(self.target.backend()));
         }
         Ok(PooledConn {
             conn,

@@ -20,8 +20,8 @@ pub use crate::rules::activeness::{active_bundle_ids, due_bundle_ids};
 pub use crate::rules::visibility::Scope;
 pub use crate::store::failpoints::{points, FailAction, Gate};
 pub use crate::store::schema;
-pub use crate::store::StatementCounter;
 pub use crate::store::{returning, AnyConnection};
+pub use crate::store::{Counts, StatementCounter, UNCOUNTED};
 pub use crate::test_hooks::fixtures::WorldSpec;
 
 use crate::error::Result;
@@ -84,6 +84,55 @@ pub fn grant_escalation(
             .execute(conn)?;
         Ok(())
     })
+}
+
+/// #41: rows written, as the database itself counts them (see
+/// [`Clarion::rows_written`]); the difference of two readings is what was
+/// written between them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowsWritten {
+    /// Rows inserted, updated and deleted.
+    pub total: u64,
+    /// PostgreSQL: rows inserted (`n_tup_ins`).
+    pub inserted: Option<u64>,
+    /// PostgreSQL: rows updated (`n_tup_upd`), heap-only updates included.
+    pub updated: Option<u64>,
+    /// PostgreSQL: heap-only updates (`n_tup_hot_upd`, part of `updated`).
+    pub hot_updated: Option<u64>,
+    /// PostgreSQL: rows deleted (`n_tup_del`).
+    pub deleted: Option<u64>,
+    /// Whether the count covers every connection (PostgreSQL: the
+    /// schema's tables) rather than the handle's one connection (SQLite).
+    pub every_connection: bool,
+}
+
+impl std::ops::Sub for RowsWritten {
+    type Output = RowsWritten;
+
+    fn sub(self, earlier: RowsWritten) -> RowsWritten {
+        let minus = |a: Option<u64>, b: Option<u64>| a.zip(b).map(|(a, b)| a - b);
+        RowsWritten {
+            total: self.total - earlier.total,
+            inserted: minus(self.inserted, earlier.inserted),
+            updated: minus(self.updated, earlier.updated),
+            hot_updated: minus(self.hot_updated, earlier.hot_updated),
+            deleted: minus(self.deleted, earlier.deleted),
+            every_connection: self.every_connection,
+        }
+    }
+}
+
+#[derive(diesel::QueryableByName)]
+#[cfg_attr(not(feature = "postgres"), allow(dead_code))] // SQLite reads one
+struct Tuples {
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    inserted: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    updated: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    hot_updated: i64,
+    #[diesel(sql_type = diesel::sql_types::BigInt)]
+    deleted: i64,
 }
 
 /// See [`Clarion::watch_counts`].
@@ -152,6 +201,79 @@ impl Clarion {
             .stats
             .block_listening
             .store(blocked, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// #41: rows written so far, read without being counted by a
+    /// [`StatementCounter`] (its statements start with [`UNCOUNTED`]).
+    ///
+    /// - SQLite: `total_changes()` of a pooled connection — the rows that
+    ///   connection's `INSERT`, `UPDATE` and `DELETE` statements changed
+    ///   since it opened (triggers' and foreign-key actions' included).
+    ///   Meaningful for a handle opened with `pool_size(1)`, whose one
+    ///   connection runs everything the handle does.
+    /// - PostgreSQL: the sums of `n_tup_ins`, `n_tup_upd`
+    ///   (`n_tup_hot_upd`) and `n_tup_del` over the tables of the
+    ///   connection's schema in `pg_stat_user_tables`, written by every
+    ///   connection. A backend hands its counts to the statistics when it
+    ///   goes idle, at most once a second unless forced: this first runs
+    ///   `pg_stat_force_next_flush()` on the pooled connection, so with
+    ///   `pool_size(1)` the handle's own writes are all counted; another
+    ///   handle's are once it read this too (or a second later).
+    pub fn rows_written(&self) -> Result<RowsWritten> {
+        use diesel::RunQueryDsl;
+        let mut conn = self.engine.conn()?;
+        let read = match &mut **conn {
+            AnyConnection::Sqlite(conn) => {
+                let tuples: Tuples = diesel::sql_query(format!(
+                    "{UNCOUNTED} SELECT total_changes() AS inserted, 0 AS updated, \
+                     0 AS hot_updated, 0 AS deleted"
+                ))
+                .get_result(conn)
+                .map_err(crate::store::DbError::from)?;
+                RowsWritten {
+                    total: tuples.inserted as u64,
+                    every_connection: false,
+                    ..RowsWritten::default()
+                }
+            }
+            #[cfg(feature = "postgres")]
+            AnyConnection::Postgres(conn) => {
+                use diesel::connection::SimpleConnection;
+                conn.batch_execute(&format!("{UNCOUNTED} SELECT pg_stat_force_next_flush()"))
+                    .map_err(crate::store::DbError::from)?;
+                let tuples: Tuples = diesel::sql_query(format!(
+                    "{UNCOUNTED} SELECT COALESCE(sum(n_tup_ins), 0)::bigint AS inserted, \
+                     COALESCE(sum(n_tup_upd), 0)::bigint AS updated, \
+                     COALESCE(sum(n_tup_hot_upd), 0)::bigint AS hot_updated, \
+                     COALESCE(sum(n_tup_del), 0)::bigint AS deleted \
+                     FROM pg_stat_user_tables WHERE schemaname = current_schema()"
+                ))
+                .get_result(conn)
+                .map_err(crate::store::DbError::from)?;
+                let [inserted, updated, hot_updated, deleted] = [
+                    tuples.inserted,
+                    tuples.updated,
+                    tuples.hot_updated,
+                    tuples.deleted,
+                ]
+                .map(|n| n as u64);
+                RowsWritten {
+                    total: inserted + updated + deleted,
+                    inserted: Some(inserted),
+                    updated: Some(updated),
+                    hot_updated: Some(hot_updated),
+                    deleted: Some(deleted),
+                    every_connection: true,
+                }
+            }
+        };
+        Ok(read)
+    }
+
+    /// AUD-2: waits until the ledger's appender wrote every entry queued
+    /// so far (a loser's entry is written after its outcome, in a batch).
+    pub fn flush_ledger(&self) {
+        self.engine.ledger.flush();
     }
 
     /// Runs `body` on a raw pooled connection, for tests that write rows
