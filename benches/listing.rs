@@ -36,6 +36,16 @@
 //! second pages, summary and pending actions are timed in all three worlds
 //! alternately, with per-run ratios to "alone".
 //!
+//! PPL-5, members: in each generated world `member` (owning nothing)
+//! belongs to 50 workspaces spread over the positions; its pending and
+//! history pages (first and deep) are timed alternately with `user3`'s
+//! (one owner key), and at 1M against 10k. In the crowded world `member`
+//! belongs to `w1`…`w50` (5,000 active bundles) and is timed against
+//! `user0` alone, then against `owner50`, given `w51`…`w100` (the same
+//! inbox through one key). And one generated workspace of 10,000 active
+//! and 990,000 settled bundles has its members replaced, ten at a time,
+//! while another thread pages its owner's inbox.
+//!
 //! Before anything is measured, every generated world is checked: each
 //! bundle's `may_be_active` hint and visibility keys must equal what the
 //! library's own rules derive (`test_hooks::drift`).
@@ -44,7 +54,8 @@
 //! CLARION_BENCH_RUNS (default 21), CLARION_BENCH_CROWDED (default 1; 0
 //! skips), CLARION_BENCH_SETTLED (default 1; 0 skips the `list_settled`
 //! pages), CLARION_BENCH_BACKEND, CLARION_TEST_DATABASE_URL,
-//! CLARION_BENCH_POOLED (1: pooler mode, PROD-1).
+//! CLARION_BENCH_POOLED (1: pooler mode, PROD-1), CLARION_BENCH_SET_MEMBERS
+//! (default 1; 0 skips the one-workspace world of 1M bundles).
 
 mod common;
 
@@ -448,6 +459,47 @@ fn time_settled_page(
     )
 }
 
+/// Times `ours` and `theirs` alternately (each returns its page's length);
+/// the row's `floor` is `theirs`.
+fn time_beside(ours: impl Fn() -> usize, theirs: impl Fn() -> usize, runs: usize) -> Row {
+    let returned = ours();
+    let [a, b] = alternate(
+        runs,
+        [
+            &mut || {
+                std::hint::black_box(ours());
+            },
+            &mut || {
+                std::hint::black_box(theirs());
+            },
+        ],
+    );
+    Row {
+        size: 0,
+        who: "",
+        page: "",
+        ratios: ratios(&a, &b),
+        ours: median(a),
+        floor: median(b),
+        returned,
+    }
+}
+
+/// PPL-5 in a generated world: `member` (owning nothing) joins 50 of the
+/// workspaces that hold bundles, spread evenly over the positions, so its
+/// walk has 50 ranges across the whole index.
+fn member_of_spread(clarion: &Clarion, spec: &WorldSpec) -> Principal {
+    let holding = spec.sessions.min(spec.bundles.div_ceil(spec.active_every));
+    let stride = (holding / MEMBER_OF).max(1);
+    for j in 0..MEMBER_OF {
+        let workspace = format!("w{}", (j * stride) % spec.sessions);
+        clarion
+            .set_members(&workspace, &["member".to_owned()])
+            .expect("members");
+    }
+    Principal::user("member")
+}
+
 fn shown(bundle: &BundleView) -> Shown {
     (
         bundle.pending_id.clone(),
@@ -485,6 +537,8 @@ fn check_world(name: &str, clarion: &Clarion) {
 fn bench_backend(name: &str, place_for: common::Place, sizes: &[u64], runs: usize, settled: bool) {
     let mut pending_rows: Vec<Row> = Vec::new();
     let mut settled_rows: Vec<Row> = Vec::new();
+    let mut member_rows: Vec<Row> = Vec::new();
+    let mut member_settled_rows: Vec<Row> = Vec::new();
     for &size in sizes {
         let place = place_for(&format!("listing_{size}"));
         let clarion = Clarion::open(&place.url).expect("open");
@@ -530,6 +584,28 @@ fn bench_backend(name: &str, place_for: common::Place, sizes: &[u64], runs: usiz
                 });
             }
         }
+        let member = member_of_spread(&clarion, &spec);
+        let owner = &principals[1].1;
+        for (page, after) in [("first", None), ("deep", Some(deep.clone()))] {
+            eprintln!("{name}: timing {size} bundles, member {page} page");
+            let request = ListRequest {
+                cursor: after,
+                ..ListRequest::default()
+            };
+            let list = |p: &Principal| {
+                clarion
+                    .list_pending(p, &request)
+                    .expect("list")
+                    .bundles
+                    .len()
+            };
+            member_rows.push(Row {
+                size,
+                who: "member",
+                page,
+                ..time_beside(|| list(&member), || list(owner), runs)
+            });
+        }
         if !settled {
             continue;
         }
@@ -544,21 +620,70 @@ fn bench_backend(name: &str, place_for: common::Place, sizes: &[u64], runs: usiz
                 });
             }
         }
+        for (page, after) in [("first", None), ("deep", Some(settled_deep.clone()))] {
+            eprintln!("{name}: timing {size} bundles, member {page} history page");
+            let request = SettledRequest {
+                cursor: after,
+                ..SettledRequest::default()
+            };
+            let list = |p: &Principal| {
+                let page = clarion.list_settled(p, &request).expect("history");
+                page.bundles.len()
+            };
+            member_settled_rows.push(Row {
+                size,
+                who: "member",
+                page,
+                ..time_beside(|| list(&member), || list(owner), runs)
+            });
+        }
     }
-    print_pages(name, "list_pending", "OPS-3", &pending_rows, sizes, runs);
+    let floor = "floor";
+    print_pages(
+        name,
+        "list_pending",
+        ("OPS-3", floor),
+        &pending_rows,
+        sizes,
+        runs,
+    );
     if settled {
-        print_pages(name, "list_settled", "LIST-14", &settled_rows, sizes, runs);
+        print_pages(
+            name,
+            "list_settled",
+            ("LIST-14", floor),
+            &settled_rows,
+            sizes,
+            runs,
+        );
+    }
+    let owner = "user3";
+    let goal = ("PPL-5, OPS-3", owner);
+    let operation = "list_pending, member of 50 workspaces";
+    print_pages(name, operation, goal, &member_rows, sizes, runs);
+    if settled {
+        let operation = "list_settled, member of 50 workspaces";
+        print_pages(name, operation, goal, &member_settled_rows, sizes, runs);
     }
 }
 
 /// One table of pages beside their floors, then each page at the largest
 /// size against the same page at the smallest (the O(limit) goal `goal`).
-fn print_pages(name: &str, operation: &str, goal: &str, rows: &[Row], sizes: &[u64], runs: usize) {
-    println!("\n{name}: {operation}, limit 50, clarion and floor alternately, {runs} runs");
-    println!("(ratio: clarion time / floor time; figures are medians)");
+/// `against` names what the second column times (the floor, or another
+/// principal's same page).
+fn print_pages(
+    name: &str,
+    operation: &str,
+    (goal, against): (&str, &str),
+    rows: &[Row],
+    sizes: &[u64],
+    runs: usize,
+) {
+    println!("\n{name}: {operation}, limit 50, clarion and {against} alternately, {runs} runs");
+    println!("(ratio: clarion time / {against} time; figures are medians)");
     println!(
         "{:>9}  {:<9} {:<6} {:>10} {:>10} {:>7} {:>8}  per-run ratios",
-        "bundles", "principal", "page", "clarion", "floor", "ratio", "returned"
+        "bundles", "principal", "page", "clarion", against, "ratio", "returned"
     );
     for r in rows {
         println!(
@@ -586,7 +711,7 @@ fn print_pages(name: &str, operation: &str, goal: &str, rows: &[Row], sizes: &[u
             .find(|s| s.size == small && s.who == r.who && s.page == r.page)
         {
             println!(
-                "  {:<9} {:<6} clarion {:.2}x   floor {:.2}x",
+                "  {:<9} {:<6} clarion {:.2}x   {against} {:.2}x",
                 r.who,
                 r.page,
                 r.ours.as_secs_f64() / s.ours.as_secs_f64(),
@@ -847,6 +972,7 @@ fn bench_member(name: &str, alone: &Clarion, crowded: &Clarion, runs: usize) {
             show_ratios(&per_run)
         );
     }
+    same_inbox(crowded, &member, runs);
     let mut times = Vec::new();
     for run in 0..runs {
         let members: Vec<String> = (0..10).map(|i| format!("u{run}-{i}")).collect();
@@ -861,6 +987,113 @@ fn bench_member(name: &str, alone: &Clarion, crowded: &Clarion, runs: usize) {
     );
 }
 
+/// PPL-5 with the inbox held equal: `owner50` is given the 50 workspaces
+/// after the member's (`w51`…`w100`, 5,000 active bundles, one owner key),
+/// so the member's 50 ranges are timed against one range of the same size.
+fn same_inbox(crowded: &Clarion, member: &Principal, runs: usize) {
+    for w in MEMBER_OF + 1..=2 * MEMBER_OF {
+        crowded
+            .upsert_workspace(WorkspaceUpsert::new(&format!("w{w}")).owner("owner50"))
+            .expect("owner");
+    }
+    let owner = Principal::user("owner50");
+    let first = ListRequest::default();
+    let list = |p: &Principal| crowded.list_pending(p, &first).expect("list").bundles.len();
+    let count = |p: &Principal| crowded.summary(p).expect("summary").pending_bundles as usize;
+    assert_eq!(count(&owner), count(member), "the same inbox");
+    println!("the same inbox: the member's 50 workspaces vs owner50's 50 (5,000 active each)");
+    for (operation, row) in [
+        (
+            "first page",
+            time_beside(|| list(member), || list(&owner), runs),
+        ),
+        (
+            "summary",
+            time_beside(|| count(member), || count(&owner), runs),
+        ),
+    ] {
+        println!(
+            "{:<16} {:>10.3}ms {:>10.3}ms {:>6.2}x  {}",
+            operation,
+            ms(row.ours),
+            ms(row.floor),
+            median_ratio(row.ratios.clone()),
+            show_ratios(&row.ratios)
+        );
+    }
+}
+
+/// PPL-5's `set_members` goal: one workspace holding 10,000 active and
+/// 990,000 settled bundles (generated), members replaced ten at a time
+/// while a reader pages the workspace's owner's inbox on another thread;
+/// the reader's latencies alone and during the writes show whether it was
+/// ever blocked.
+fn bench_set_members(name: &str, place_for: common::Place, runs: usize) {
+    const READS: usize = 300;
+    let place = place_for("set_members");
+    let clarion = Clarion::open(&place.url).expect("open");
+    let spec = WorldSpec {
+        sessions: 1,
+        owners: 1,
+        analyze: false,
+        ..WorldSpec::new(1_000_000, 10_000)
+    };
+    common::with_spinner(&format!("{name}: generating one workspace of 1M"), || {
+        populate(&clarion, &spec).expect("populate")
+    });
+    let owner = Principal::user("user0");
+    let first = ListRequest::default();
+    let read = || {
+        let start = Instant::now();
+        std::hint::black_box(clarion.list_pending(&owner, &first).expect("list"));
+        start.elapsed()
+    };
+    let alone: Vec<Duration> = (0..READS).map(|_| read()).collect();
+    // The reader pages on while members are replaced, ten at a time, over
+    // and over, until it has read as often as it did alone.
+    let reading = std::sync::atomic::AtomicBool::new(true);
+    let (during, writes) = std::thread::scope(|scope| {
+        let reader = scope.spawn(|| {
+            // Its first read opens the pool's second connection.
+            read();
+            let during: Vec<Duration> = (0..READS).map(|_| read()).collect();
+            reading.store(false, std::sync::atomic::Ordering::Relaxed);
+            during
+        });
+        let mut writes = Vec::new();
+        while reading.load(std::sync::atomic::Ordering::Relaxed) || writes.len() < runs {
+            let run = writes.len();
+            let members: Vec<String> = (0..10).map(|i| format!("m{run}-{i}")).collect();
+            let start = Instant::now();
+            clarion.set_members("w0", &members).expect("set_members");
+            writes.push(start.elapsed());
+        }
+        (reader.join().expect("reader"), writes)
+    });
+    let summary = |mut t: Vec<Duration>| {
+        t.sort();
+        format!(
+            "p50 {:.3}ms, p99 {:.3}ms, max {:.3}ms ({} reads)",
+            ms(common::percentile(&t, 0.5)),
+            ms(common::percentile(&t, 0.99)),
+            ms(*t.last().expect("reads")),
+            t.len()
+        )
+    };
+    println!("\n{name}: PPL-5, set_members of 10 on a workspace of 10,000 active and 990,000 settled bundles");
+    println!(
+        "  set_members: median {:.3}ms, max {:.3}ms ({} runs)",
+        ms(median(writes.clone())),
+        ms(writes.iter().max().copied().unwrap_or_default()),
+        writes.len()
+    );
+    println!("  owner's first page alone:             {}", summary(alone));
+    println!(
+        "  owner's first page during set_members: {}",
+        summary(during)
+    );
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; this program takes no arguments.
     let sizes: Vec<u64> = std::env::var("CLARION_BENCH_SIZES")
@@ -872,7 +1105,11 @@ fn main() {
     let runs = common::runs(21);
     let crowded = common::setting("CLARION_BENCH_CROWDED", 1) > 0;
     let settled = common::setting("CLARION_BENCH_SETTLED", 1) > 0;
+    let set_members = common::setting("CLARION_BENCH_SET_MEMBERS", 1) > 0;
     for (name, place_for) in common::backends() {
+        if set_members {
+            bench_set_members(name, place_for, runs);
+        }
         if crowded {
             bench_tenants(name, place_for, runs);
         }
