@@ -224,7 +224,8 @@ where
     }
 }
 
-impl<C> QueryFragment<<super::AnyConnection as diesel::Connection>::Backend> for Among<'_, C>
+impl<C> QueryFragment<<super::connection::AnyConnection as diesel::Connection>::Backend>
+    for Among<'_, C>
 where
     Self: OnEitherBackend,
 {
@@ -233,9 +234,11 @@ where
         pass: diesel::query_builder::AstPass<
             '_,
             'b,
-            <super::AnyConnection as diesel::Connection>::Backend,
+            <super::connection::AnyConnection as diesel::Connection>::Backend,
         >,
     ) -> diesel::QueryResult<()> {
-        <super::AnyConnection as diesel::Connection>::Backend::walk_variant_ast(self, pass)
+        <super::connection::AnyConnection as diesel::Connection>::Backend::walk_variant_ast(
+            self, pass,
+        )
     }
 }
