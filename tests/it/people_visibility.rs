@@ -648,26 +648,24 @@ fn ppl_4_a_membership_change_blocks_no_reader(db: &TestDb) {
             gate.wait_arrival(Duration::from_secs(10)),
             "set_members never paused"
         );
-        let reading = scope.spawn(|| {
-            (
-                listed(&reader, &bob(), &id),
-                reader.get_bundle(&bob(), &id).is_ok(),
+        let (done, seen) = std::sync::mpsc::channel();
+        let (reader, id) = (&reader, &id);
+        scope.spawn(move || {
+            let reads = (
+                listed(reader, &bob(), id),
+                reader.get_bundle(&bob(), id).is_ok(),
                 reader.summary(&bob()).unwrap().pending_bundles,
                 reader.members(TEAM).unwrap(),
-            )
+            );
+            done.send(reads).unwrap();
         });
         // A reader that waited for the change would wait for ever: the
-        // gate opens only after it finished (or, failing, after 30 s).
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !reading.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let finished = reading.is_finished();
+        // gate opens only once it answered (or, failing, after 30 s).
+        let answered = seen.recv_timeout(Duration::from_secs(30));
         gate.open();
         removing.join().unwrap().unwrap();
-        assert!(finished, "a reader waited for set_members to commit");
         assert_eq!(
-            reading.join().unwrap(),
+            answered.expect("a reader waited for set_members to commit"),
             (true, true, 1, members(&["bob"])),
             "readers see the set still committed"
         );
