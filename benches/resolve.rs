@@ -10,11 +10,12 @@
 //!
 //! - `ask`: two-question bundles created one after another. Floor: the
 //!   bundle row (with its visibility keys, OPS-3a), its attachment to the
-//!   asking handle (DEL-3) and its two
-//!   question rows inserted in one transaction per bundle.
+//!   asking handle (DEL-3), its two question rows and its `bundle.asked`
+//!   event inserted in one transaction per bundle.
 //! - `resolve_bundle` on distinct bundles (the bundles just asked), one
-//!   after another. Floor: the two question rows and the bundle row updated
-//!   in one transaction per bundle. Goal (OPS-3): at least 0.5x the floor.
+//!   after another. Floor: the two question rows and the bundle row updated,
+//!   the winner's ledger entry and the `bundle.resolved` event inserted, in
+//!   one transaction per bundle. Goal (OPS-3): at least 0.5x the floor.
 //!   Both floors write each backend's fastest way (see [`by_hand`]).
 //! - `resolve_bundle` under contention: 32 threads resolve the same bundle
 //!   at once, each with a different answer, bundle after bundle; exactly
@@ -23,7 +24,9 @@
 //!   (OPS-4): at least 0.6x the floor. Floor: each racer first reads the
 //!   bundle's rows and their bundle row (a loser that already sees the
 //!   winner is done), otherwise races a hand-written guarded UPDATE of the
-//!   question rows; the winner then marks the bundle row, each loser reads
+//!   question rows; the winner then marks the bundle row and writes its
+//!   ledger entry and event (on PostgreSQL in the claim's statement), each
+//!   loser reads
 //!   the winner's answers. On SQLite a floor racer, like clarion's, does
 //!   not wait in the busy handler for the write lock: while it is held it
 //!   reads again after a short pause.
@@ -136,6 +139,17 @@ const INSERT_ATTACHMENT: &str = "INSERT INTO attachments (pending_id, handle_id)
 const INSERT_QUESTIONS: &str = "INSERT INTO bundle_questions
     (pending_id, session_id, turn_id, question_id, question_index, payload, status, created_at)
     VALUES (?, ?, ?, 'q1', 0, ?, 'pending', ?), (?, ?, ?, 'q2', 1, ?, 'pending', ?)";
+/// EVT-1: each change appends its event in its own transaction, with its
+/// subject written out (the floor knows its task and workspace) and its
+/// data frozen: the floors make the writes clarion makes (OPS-2).
+const INSERT_EVENT: &str = "INSERT INTO events
+    (event_type, at, pending_id, task_id, workspace_id, task_exists, kind, data)
+    VALUES (?, 1, ?, 't', 'w', TRUE, 'question', ?)";
+
+/// An event of `word` about `pending_id` carrying `data`.
+fn event<'a>(word: &'a str, pending_id: &'a str, data: &'a str) -> Raw<'a> {
+    Raw::new(INSERT_EVENT).text(word).text(pending_id).text(data)
+}
 
 #[derive(diesel::QueryableByName)]
 struct HandleId {
@@ -192,6 +206,12 @@ fn floor_ask(
                             .text(turn)
                             .int(now);
                         let attachment = Raw::new(INSERT_ATTACHMENT).text(&id).text(handle);
+                        // The bundle as a reader is shown it (LIST-6): its
+                        // questions and a few fields.
+                        let data = format!(
+                            r#"{{"pending_id":"{id}","task_id":"t","status":"pending","questions":[{p1},{p2}]}}"#
+                        );
+                        let asked = event("bundle.asked", &id, &data);
                         let mut rows = Raw::new(INSERT_QUESTIONS);
                         for payload in [&p1, &p2] {
                             rows = rows
@@ -201,7 +221,7 @@ fn floor_ask(
                                 .text(payload)
                                 .int(now);
                         }
-                        by_hand(conn, vec![bundle, attachment, rows]);
+                        by_hand(conn, vec![bundle, attachment, rows, asked]);
                         id
                     })
                     .collect()
@@ -251,10 +271,25 @@ fn floor_resolve(conn: &mut AnyConnection, pending_id: &str) {
     let bundle = Raw::new(MARK_BUNDLE).text(pending_id);
     let digest = digest_of(&format!("{ANSWER_Q1}{ANSWER_Q2}"));
     let won = ledger_entry(pending_id, "won", &digest);
+    let data = resolved_data(pending_id, ANSWER_Q1, ANSWER_Q2);
+    let resolved = event("bundle.resolved", pending_id, &data);
     by_hand(
         conn,
-        vec![row(ANSWER_Q1, "q1"), row(ANSWER_Q2, "q2"), bundle, won],
+        vec![
+            row(ANSWER_Q1, "q1"),
+            row(ANSWER_Q2, "q2"),
+            bundle,
+            won,
+            resolved,
+        ],
     );
+}
+
+/// A `bundle.resolved` event's data: the status and the response.
+fn resolved_data(pending_id: &str, q1: &str, q2: &str) -> String {
+    format!(
+        r#"{{"status":"answered","response":{{"pending_id":"{pending_id}","status":"answered","answers":[{q1},{q2}],"reject_reason":""}}}}"#
+    )
 }
 
 /// The guarded claim by hand: the question rows take the answers only
@@ -276,7 +311,12 @@ const CLAIM_PG: &str = "WITH claimed AS (
     logged AS (
         INSERT INTO attempts
             (pending_id, at, principal_kind, user_id, agent_id, channel, outcome, digest)
-        SELECT ?, 1, 'user', 'alice', '', 'rust', 'won', ? WHERE EXISTS (SELECT 1 FROM claimed))
+        SELECT ?, 1, 'user', 'alice', '', 'rust', 'won', ? WHERE EXISTS (SELECT 1 FROM claimed)),
+    announced AS (
+        INSERT INTO events
+            (event_type, at, pending_id, task_id, workspace_id, task_exists, kind, data)
+        SELECT 'bundle.resolved', 1, ?, 't', 'w', TRUE, 'question', ?
+        WHERE EXISTS (SELECT 1 FROM claimed))
     SELECT count(*) AS n FROM claimed";
 /// What a loser needs to rebuild the winner's response (REPLAY-2): each
 /// row's status and answer, and the bundle's reason and claim time, in one
@@ -358,6 +398,7 @@ fn floor_claim(
 ) -> bool {
     let (q1, q2) = racer_stored(n);
     let digest = digest_of(&format!("{q1}{q2}"));
+    let data = resolved_data(pending_id, &q1, &q2);
     // AUD-2: a loser's entry is written after its outcome, batched like
     // clarion's appender does (see [`write_lost`]).
     let mut lost = |_: &mut AnyConnection| {
@@ -397,6 +438,9 @@ fn floor_claim(
             ledger_entry(pending_id, "won", &digest)
                 .execute(conn)
                 .unwrap();
+            event("bundle.resolved", pending_id, &data)
+                .execute(conn)
+                .unwrap();
         }
         conn.batch_execute("COMMIT").unwrap();
         won
@@ -405,6 +449,8 @@ fn floor_claim(
             .text(pending_id)
             .text(pending_id)
             .text(&digest)
+            .text(pending_id)
+            .text(&data)
             .get_result(conn)
             .unwrap();
         count.n > 0

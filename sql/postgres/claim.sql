@@ -53,6 +53,14 @@ AND EXISTS (SELECT "claimed"."id"
 FROM "claimed"))), "logged" AS (INSERT INTO "attempts" ("pending_id", "at", "principal_kind", "user_id", "agent_id", "channel", "outcome", "digest") SELECT $46, $47, $48, $49, $50, $51, $52, $53
 FROM "claimed"
 WHERE $54
-LIMIT $55) SELECT "claimed"."id"
+LIMIT $55), "announced" AS (INSERT INTO "events" ("event_type", "at", "pending_id", "task_id", "workspace_id", "task_exists", "kind", "data") SELECT $56, $57, "bundles"."pending_id", coalesce("bundles"."task_key", $58), coalesce((SELECT "tasks"."workspace_id"
+FROM "tasks"
+WHERE ("tasks"."id" = "bundles"."task_key")
+LIMIT $59), $60), ((("bundles"."owner_key" || $61)) IS NOT NULL), "bundles"."kind", $62
+FROM "bundles"
+WHERE ((("bundles"."pending_id" = ANY($63))
+AND EXISTS (SELECT "claimed"."id"
+FROM "claimed"))
+AND $64)) SELECT "claimed"."id"
 FROM "claimed";
--- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>", "<pending_id>", 1000000, "<principal_kind>", "<user_id>", "<agent_id>", "<channel>", "won", "<digest>", true, 1]
+-- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>", "<pending_id>", 1000000, "<principal_kind>", "<user_id>", "<agent_id>", "<channel>", "won", "<digest>", true, 1, "bundle.resolved", 0, "", 1, "", "", "<data>", ["<pending_id>"], true]

@@ -325,6 +325,7 @@ impl Engine {
                 &resolver,
                 &winner(now),
                 now,
+                changes,
                 &self.failpoints,
             )?;
             let Claimed::Won { record, rows } = claimed else {
@@ -335,7 +336,6 @@ impl Engine {
             let (status, response) = bundle::stored_response(&record, &rows).ok_or_else(|| {
                 Error::Internal(format!("claimed bundle {pending_id} has no resolution"))
             })?;
-            changes.append_resolved(conn, status, &response, now)?;
             changes.push(Change::Resolved {
                 pending_id: pending_id.to_owned(),
                 status,

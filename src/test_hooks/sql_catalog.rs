@@ -508,11 +508,15 @@ pub fn postgres() -> Vec<Rendered> {
                     &writes,
                     crate::domain::claim::guard::active_in_the_write(&sample_scope(), PENDING, NOW),
                 )),
-                PENDING,
+                &[PENDING],
                 "<reject_reason>",
                 0,
                 &resolver,
                 &sample_winner(),
+                &crate::domain::claim::postgres::Announced {
+                    at: 0,
+                    data: "<data>",
+                },
                 true,
             ))
             .to_string(),

@@ -273,14 +273,14 @@ fn ops_4_counts_resolve_winner_and_losers(db: &TestDb) {
     };
     if postgres {
         // The first read; BEGIN with the session's and the workspace's
-        // locks (one batch); the claim, which writes the rows, the bundle
-        // and the ledger entry; the event; COMMIT.
-        assert_eq!(won, counts(5, 7, 1, 1));
-        // The first read, then the appender's BEGIN, entry and COMMIT.
-        assert_eq!(settled, counts(4, 4, 1, 1));
+        // locks (one batch); the claim, which writes the rows, the bundle,
+        // the ledger entry and the event; COMMIT.
+        assert_eq!(won, counts(4, 6, 1, 1));
+        // The first read, then the appender's entry, a statement alone.
+        assert_eq!(settled, counts(2, 2, 0, 2));
         // The first read; the claim's BEGIN batch, its claim (no row) and
-        // COMMIT; the replay's read; the appender's three.
-        assert_eq!(locked, counts(8, 10, 2, 2));
+        // COMMIT; the replay's read; the appender's entry.
+        assert_eq!(locked, counts(6, 8, 1, 3));
     } else {
         // The first read (BEGIN, bundle, questions, COMMIT); the busy
         // timeout read, set to 0, BEGIN IMMEDIATE, set back; the claim's

@@ -27,7 +27,10 @@ pub(crate) use statements::Resolver;
 use target::{Marks, Target};
 
 use crate::domain::bundle::{self, BundleRecord, QuestionRecord};
+use crate::domain::change::Changes;
 use crate::domain::engine::ledger::{self, NewAttempt};
+#[cfg(feature = "postgres")]
+use crate::domain::events;
 use crate::domain::views::{Answer, Submission};
 use crate::error::{Error, Result};
 use crate::rules::digest;
@@ -228,6 +231,7 @@ pub(crate) fn claim(
     resolver: &Resolver<'_>,
     winner: &NewAttempt,
     now: Timestamp,
+    changes: &mut Changes,
     failpoints: &Failpoints,
 ) -> Result<Claimed> {
     let (mut target, decision) = match conn {
@@ -260,6 +264,7 @@ pub(crate) fn claim(
         resolver,
         winner,
         now,
+        changes,
         failpoints,
     )
     .map_err(|error| {
@@ -275,10 +280,16 @@ pub(crate) fn claim(
     })
 }
 
-/// The claim's writes, with the winner's ledger entry (AUD-2: in the same
-/// transaction; on PostgreSQL in the same statement). Returns the
-/// bundle's rows as they will commit when this call claimed it, `None`
-/// when it did not.
+/// The claim's writes, with the winner's ledger entry (AUD-2) and its
+/// `bundle.resolved` event (EVT-1), both in the same transaction; on
+/// PostgreSQL all in the same statement. Returns the bundle's rows as they
+/// will commit when this call claimed it, `None` when it did not.
+///
+/// What a win commits is known before the writes: every row of `target`
+/// still pending takes the decision (CLAIM-1), so the event's data is
+/// frozen from that. A claim that changed some other set of rows (a row
+/// settled between the read and the write by something other than a
+/// claim, which no path does) fails instead, and nothing commits.
 #[allow(clippy::too_many_arguments)]
 fn write(
     conn: &mut AnyConnection,
@@ -288,6 +299,7 @@ fn write(
     resolver: &Resolver<'_>,
     winner: &NewAttempt,
     now: Timestamp,
+    changes: &mut Changes,
     failpoints: &Failpoints,
 ) -> Result<Option<Vec<QuestionRecord>>> {
     failpoints.check(points::CLAIM_BEFORE_WRITES)?;
@@ -304,6 +316,33 @@ fn write(
     let status = decision.resolution().as_str();
     let reason = decision.reject_reason();
     let responded_at = now.as_micros();
+    let expected: Vec<i64> = target
+        .rows
+        .iter()
+        .filter(|row| row.status() == QuestionStatus::Pending)
+        .map(|row| row.id)
+        .collect();
+    let mut won = target.record.clone();
+    won.reject_reason = reason.to_owned();
+    won.responded_at = Some(responded_at);
+    won.resolved_by_kind = Some(resolver.kind.to_owned());
+    won.resolved_by_id = Some(resolver.id.clone());
+    let committed: Vec<QuestionRecord> = target
+        .rows
+        .iter()
+        .zip(&writes)
+        .map(|(row, write)| {
+            let mut row = row.clone();
+            if expected.contains(&row.id) {
+                row.status = Some(status.to_owned());
+                row.response = write.response.clone();
+            }
+            row
+        })
+        .collect();
+    let (resolved, response) = bundle::stored_response(&won, &committed).ok_or_else(|| {
+        Error::Internal(format!("a claim of {} resolves nothing", won.pending_id))
+    })?;
     let marks = Marks {
         scope,
         pending_id: &target.record.pending_id,
@@ -313,40 +352,43 @@ fn write(
         resolver,
         now: now.as_micros(),
     };
-    let claimed = match conn {
+    let mut claimed = match conn {
         AnyConnection::Sqlite(sqlite) => {
             let claimed = sqlite::write(sqlite, &marks, &writes, failpoints)?;
             if !claimed.is_empty() {
                 ledger::insert(conn, std::slice::from_ref(winner))?;
+                changes.append_resolved(conn, resolved, &response, now)?;
             }
             claimed
         }
         #[cfg(feature = "postgres")]
         AnyConnection::Postgres(conn) => {
-            postgres::write(conn, &marks, &writes, winner, failpoints)?
+            let data = events::resolved_data(resolved, &response)?;
+            let announced = postgres::Announced {
+                at: now.as_micros(),
+                data: &data,
+            };
+            let claimed = postgres::write(conn, &marks, &writes, winner, &announced, failpoints)?;
+            if !claimed.is_empty() {
+                changes.appended_resolved();
+            }
+            claimed
         }
     };
     if claimed.is_empty() {
         return Ok(None);
     }
+    claimed.sort_unstable();
+    let mut expected = expected;
+    expected.sort_unstable();
+    if claimed != expected {
+        return Err(Error::Internal(format!(
+            "the claim of {} changed rows {claimed:?}, not the pending {expected:?}",
+            won.pending_id
+        )));
+    }
     failpoints.check(points::CLAIM_BEFORE_COMMIT)?;
-    target.record.reject_reason = reason.to_owned();
-    target.record.responded_at = Some(responded_at);
-    target.record.resolved_by_kind = Some(resolver.kind.to_owned());
-    target.record.resolved_by_id = Some(resolver.id.clone());
-    let committed = target
-        .rows
-        .iter()
-        .zip(writes)
-        .map(|(row, write)| {
-            let mut row = row.clone();
-            if claimed.contains(&row.id) {
-                row.status = Some(status.to_owned());
-                row.response = write.response;
-            }
-            row
-        })
-        .collect();
+    target.record = won;
     Ok(Some(committed))
 }
 

@@ -17,10 +17,11 @@ use crate::domain::bundle::{
     bundle_record_columns, question_record_columns, sort_dm4, BundleRecord, QuestionRecord,
 };
 use crate::domain::engine::ledger::{entry_columns, NewAttempt};
+use crate::domain::events::{event_columns, resolved_rows_query};
 use crate::error::Result;
 use crate::rules::visibility::{self, Scope};
 use crate::store::failpoints::{points, Failpoints};
-use crate::store::schema::{attempts, bundle_questions, bundles};
+use crate::store::schema::{attempts, bundle_questions, bundles, events};
 use crate::store::{fixed_update, returning, OnEitherBackend};
 
 diesel::alias!(bundle_questions as claim_rows: ClaimRows);
@@ -83,22 +84,48 @@ diesel::table! {
 }
 diesel::allow_tables_to_appear_in_same_query!(claimed, bundles);
 diesel::allow_tables_to_appear_in_same_query!(claimed, attempts);
+diesel::allow_tables_to_appear_in_same_query!(claimed, events);
 
 /// The claim's writes on PostgreSQL as one statement:
 ///
 /// `WITH claimed AS (<rows>), marked AS (<the bundle's marks, only if a row
 /// was claimed>), logged AS (<the winner's ledger entry, only if a row was
+/// claimed>), announced AS (<the `bundle.resolved` event, only if a row was
 /// claimed>) SELECT id FROM claimed`
 ///
 /// The writes see one snapshot, taken after the session lock was granted,
 /// and commit or vanish together with the transaction: the winner's entry
-/// exists exactly when its claim committed (AUD-2), at no extra round trip.
+/// (AUD-2) and its event (EVT-1) exist exactly when its claim committed,
+/// at no extra round trip.
 #[derive(Debug, Clone)]
-pub struct ClaimStatement<R, B, L> {
+pub struct ClaimStatement<R, B, L, E> {
     rows: R,
     bundle: B,
     logged: L,
+    announced: E,
     result: diesel::dsl::Select<claimed::table, claimed::id>,
+}
+
+/// EVT-1: the `bundle.resolved` event a won claim appends, its data frozen
+/// from what the win commits (see `claim::write`).
+pub(crate) struct Announced<'a> {
+    pub at: i64,
+    pub data: &'a str,
+}
+
+/// EVT-1: the winner's `bundle.resolved` event, inserted only when a row
+/// was claimed, and only while `log` (as [`winners_entry`]).
+fn announced_event<'a>(
+    pending_ids: &'a [&'a str],
+    announced: &'a Announced<'a>,
+    log: bool,
+) -> impl QueryFragment<diesel::pg::Pg> + QueryId + 'a {
+    let rows = resolved_rows_query(pending_ids, announced.at, announced.data)
+        .filter(exists(claimed::table.select(claimed::id)))
+        .filter(log.into_sql::<Bool>());
+    diesel::insert_into(events::table)
+        .values(rows)
+        .into_columns(event_columns())
 }
 
 /// AUD-2: the winner's ledger entry, selected from `claimed` so that it is
@@ -129,16 +156,23 @@ fn winners_entry<'a>(
 
 /// The claim's writes for PostgreSQL (see [`ClaimStatement`]); `rows` is a
 /// [`claim_rows_statement`].
+#[allow(clippy::too_many_arguments)]
 pub fn claim_statement<'a, R>(
     rows: R,
-    pending_id: &'a str,
+    pending_ids: &'a [&'a str; 1],
     reason: &'a str,
     responded_at: i64,
     resolver: &'a Resolver<'a>,
     entry: &'a NewAttempt,
+    announced: &'a Announced<'a>,
     log: bool,
-) -> ClaimStatement<R, impl OnEitherBackend + 'a, impl QueryFragment<diesel::pg::Pg> + QueryId + 'a>
-{
+) -> ClaimStatement<
+    R,
+    impl OnEitherBackend + 'a,
+    impl QueryFragment<diesel::pg::Pg> + QueryId + 'a,
+    impl QueryFragment<diesel::pg::Pg> + QueryId + 'a,
+> {
+    let pending_id = pending_ids[0];
     let some_row_claimed = exists(claimed::table.select(claimed::id));
     let bundle = fixed_update(
         bundles::table,
@@ -149,15 +183,17 @@ pub fn claim_statement<'a, R>(
         rows,
         bundle,
         logged: winners_entry(entry, log),
+        announced: announced_event(pending_ids, announced, log),
         result: claimed::table.select(claimed::id),
     }
 }
 
-impl<R, B, L> QueryFragment<diesel::pg::Pg> for ClaimStatement<R, B, L>
+impl<R, B, L, E> QueryFragment<diesel::pg::Pg> for ClaimStatement<R, B, L, E>
 where
     R: QueryFragment<diesel::pg::Pg>,
     B: QueryFragment<diesel::pg::Pg>,
     L: QueryFragment<diesel::pg::Pg>,
+    E: QueryFragment<diesel::pg::Pg>,
 {
     fn walk_ast<'b>(&'b self, mut out: AstPass<'_, 'b, diesel::pg::Pg>) -> QueryResult<()> {
         out.push_sql("WITH ");
@@ -172,22 +208,28 @@ where
         out.push_identifier("logged")?;
         out.push_sql(" AS (");
         self.logged.walk_ast(out.reborrow())?;
+        out.push_sql("), ");
+        out.push_identifier("announced")?;
+        out.push_sql(" AS (");
+        self.announced.walk_ast(out.reborrow())?;
         out.push_sql(") ");
         QueryFragment::<diesel::pg::Pg>::walk_ast(&self.result, out.reborrow())
     }
 }
 
-impl<R: QueryId, B: QueryId, L: QueryId> QueryId for ClaimStatement<R, B, L> {
-    type QueryId = ClaimStatement<R::QueryId, B::QueryId, L::QueryId>;
-    const HAS_STATIC_QUERY_ID: bool =
-        R::HAS_STATIC_QUERY_ID && B::HAS_STATIC_QUERY_ID && L::HAS_STATIC_QUERY_ID;
+impl<R: QueryId, B: QueryId, L: QueryId, E: QueryId> QueryId for ClaimStatement<R, B, L, E> {
+    type QueryId = ClaimStatement<R::QueryId, B::QueryId, L::QueryId, E::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool = R::HAS_STATIC_QUERY_ID
+        && B::HAS_STATIC_QUERY_ID
+        && L::HAS_STATIC_QUERY_ID
+        && E::HAS_STATIC_QUERY_ID;
 }
 
-impl<R, B, L> diesel::query_builder::Query for ClaimStatement<R, B, L> {
+impl<R, B, L, E> diesel::query_builder::Query for ClaimStatement<R, B, L, E> {
     type SqlType = BigInt;
 }
 
-impl<R, B, L, C> RunQueryDsl<C> for ClaimStatement<R, B, L> {}
+impl<R, B, L, E, C> RunQueryDsl<C> for ClaimStatement<R, B, L, E> {}
 
 /// PostgreSQL's claim writes: one [`ClaimStatement`] for the rows and the
 /// bundle row, guarded by ACT-1 in the statement itself. A bundle has at
@@ -199,8 +241,10 @@ pub(crate) fn write(
     marks: &Marks<'_>,
     writes: &[RowWrite],
     entry: &NewAttempt,
+    announced: &Announced<'_>,
     failpoints: &Failpoints,
 ) -> Result<Vec<i64>> {
+    let pending_ids = [marks.pending_id];
     let mut claimed = Vec::new();
     for chunk in writes.chunks(ROWS_PER_STATEMENT) {
         let slots: RowSlots =
@@ -212,11 +256,12 @@ pub(crate) fn write(
         );
         let statement = claim_statement(
             rows,
-            marks.pending_id,
+            &pending_ids,
             marks.reason,
             marks.responded_at,
             marks.resolver,
             entry,
+            announced,
             claimed.is_empty(),
         );
         claimed.extend(statement.load::<i64>(conn)?);

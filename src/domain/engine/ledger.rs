@@ -186,8 +186,10 @@ fn append(pool: &DbPool, failpoints: &Failpoints, received: &Receiver<Message>) 
     }
 }
 
-/// Writes the batch in one transaction; a failure is logged and the
-/// entries are dropped (AUD-2).
+/// Writes the batch atomically; a failure is logged and the entries are
+/// dropped (AUD-2). On SQLite in one transaction (one statement per entry,
+/// one commit); on PostgreSQL the batch is one multi-row statement, atomic
+/// by itself, so it runs alone: one round trip instead of three (#41).
 fn write(pool: &DbPool, failpoints: &Failpoints, batch: &mut Vec<NewAttempt>) {
     if batch.is_empty() {
         return;
@@ -197,7 +199,11 @@ fn write(pool: &DbPool, failpoints: &Failpoints, batch: &mut Vec<NewAttempt>) {
         .map_err(crate::error::Error::from)
         .and_then(|()| {
             let mut conn = pool.get()?;
-            conn.run(|conn| write_transaction(conn, |conn| insert(conn, batch)))
+            conn.run(|conn| match conn {
+                AnyConnection::Sqlite(_) => write_transaction(conn, |conn| insert(conn, batch)),
+                #[cfg(feature = "postgres")]
+                AnyConnection::Postgres(_) => insert(conn, batch),
+            })
         });
     if let Err(error) = written {
         tracing::error!(%error, entries = batch.len(), "attempts were not recorded");

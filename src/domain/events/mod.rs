@@ -199,6 +199,12 @@ struct ResolvedData<'a> {
     response: &'a Response,
 }
 
+/// EVT-1: the `data` of `bundle.resolved`, frozen: the status and the
+/// response every caller of the claim is answered with.
+pub(crate) fn resolved_data(status: BundleStatus, response: &Response) -> Result<String> {
+    frozen(&ResolvedData { status, response })
+}
+
 /// An event's `data` as the text it is stored as, frozen at append.
 fn frozen(data: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string(data)
@@ -234,7 +240,7 @@ impl Changes {
         response: &Response,
         at: Timestamp,
     ) -> Result<()> {
-        let data = frozen(&ResolvedData { status, response })?;
+        let data = resolved_data(status, response)?;
         self.appended_events = true;
         append(
             conn,
@@ -243,6 +249,12 @@ impl Changes {
             &[response.pending_id.as_str()],
             &data,
         )
+    }
+
+    /// EVT-1: `bundle.resolved` was appended by the claim's own statement
+    /// (PostgreSQL, [`resolved_rows_query`]), in this transaction.
+    pub(crate) fn appended_resolved(&mut self) {
+        self.appended_events = true;
     }
 
     /// EVT-1: `bundle.closed` for bundles that are active at this moment
@@ -312,20 +324,38 @@ fn append(
     let rows = event_rows_query(event_type.as_str(), at.as_micros(), pending_ids, data);
     diesel::insert_into(events::table)
         .values(rows)
-        .into_columns((
-            events::event_type,
-            events::at,
-            (
-                events::pending_id,
-                events::task_id,
-                events::workspace_id,
-                events::task_exists,
-                events::kind,
-            ),
-            events::data,
-        ))
+        .into_columns(event_columns())
         .execute(conn)?;
     Ok(())
+}
+
+/// The columns [`event_rows_query`] fills, in its order.
+#[diesel::dsl::auto_type]
+pub(crate) fn event_columns() -> _ {
+    (
+        events::event_type,
+        events::at,
+        (
+            events::pending_id,
+            events::task_id,
+            events::workspace_id,
+            events::task_exists,
+            events::kind,
+        ),
+        events::data,
+    )
+}
+
+/// EVT-1 on PostgreSQL: the rows of `bundle.resolved` for the bundle a
+/// claim statement writes, as [`event_rows_query`] reads them; the claim
+/// adds its own condition (a row was claimed) and inserts them in the
+/// same statement.
+pub(crate) fn resolved_rows_query<'a>(
+    pending_ids: &'a [&'a str],
+    at: i64,
+    data: &'a str,
+) -> event_rows_query<'a> {
+    event_rows_query(EventType::Resolved.as_str(), at, pending_ids, data)
 }
 
 /// EVT-1: the rows of one event per bundle in `pending_ids`: the event's
