@@ -148,7 +148,10 @@ const INSERT_EVENT: &str = "INSERT INTO events
 
 /// An event of `word` about `pending_id` carrying `data`.
 fn event<'a>(word: &'a str, pending_id: &'a str, data: &'a str) -> Raw<'a> {
-    Raw::new(INSERT_EVENT).text(word).text(pending_id).text(data)
+    Raw::new(INSERT_EVENT)
+        .text(word)
+        .text(pending_id)
+        .text(data)
 }
 
 #[derive(diesel::QueryableByName)]

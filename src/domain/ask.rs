@@ -3,6 +3,7 @@
 //! first; all rows are then written in one transaction.
 
 use diesel::prelude::*;
+use diesel::query_dsl::methods::ExecuteDsl;
 use serde::Serialize;
 
 use std::time::Duration;
@@ -19,11 +20,13 @@ use crate::rules::limits::{
     MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES, MAX_FREE_TEXT_RUNES, MAX_LABEL_RUNES,
     MAX_PROMPT_RUNES, MAX_TITLE_RUNES, OPTIONS_PER_QUESTION, QUESTIONS_PER_BUNDLE,
 };
-use crate::rules::visibility;
 use crate::rules::vocabulary::{BundleKind, ExpiryAction, QuestionStatus, SessionState};
+use crate::rules::{activeness, visibility};
 use crate::store::failpoints::points;
 use crate::store::schema::{bundle_questions, bundles, sessions};
-use crate::store::{at_most_one, IdKind, Timestamp};
+#[cfg(feature = "postgres")]
+use crate::store::Together;
+use crate::store::{at_most_one, AnyConnection, IdKind, Timestamp};
 
 /// One option of a question as the agent wrote it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -345,10 +348,12 @@ impl Engine {
             .filter(|key| !key.is_empty());
         // DEL-3: the handle's heartbeat row, fresh before anything names it.
         self.heartbeat.keep_alive()?;
-        self.change(|conn, changes| {
+        // CLAIM-4: the session's lock comes with the transaction's BEGIN.
+        self.change_session(&request.session_id, |conn, changes| {
             // One clock for the bundle's creation and its deadline.
             let now = self.now();
-            let state = lifecycle::require_session(conn, &request.session_id)?;
+            let session = asking_session(conn, &request.session_id)?
+                .ok_or(Error::NotFound(Entity::Session))?;
             if let Some(key) = idempotency_key {
                 let earlier: Option<String> = at_most_one(
                     bundles::table
@@ -368,20 +373,14 @@ impl Engine {
                 .as_ref()
                 .map(|deadline| deadline.expires_at(now))
                 .transpose()?;
-            if SessionState::parse("state", &state).is_ok_and(SessionState::is_terminal) {
+            if SessionState::parse("state", &session.state).is_ok_and(SessionState::is_terminal) {
                 return Err(Error::SessionEnded);
             }
-            let turn_id = match lifecycle::current_turn(conn, &request.session_id)? {
+            let turn_id = match session.turn_id {
                 Some(turn_id) => turn_id,
                 None => lifecycle::start_turn(self, conn, &request.session_id)?,
             };
-            let task_id: String = at_most_one(
-                sessions::table
-                    .find(&request.session_id)
-                    .select(sessions::task_id),
-                conn,
-            )?
-            .ok_or(Error::NotFound(Entity::Session))?;
+            let task_id = session.task_id;
             let pending_id = self.new_id(IdKind::Bundle);
             let created_at = now.as_micros();
             let action = deadline.as_ref().map_or(ExpiryAction::None, |d| d.action);
@@ -389,33 +388,37 @@ impl Engine {
                 .as_ref()
                 .and_then(|d| d.default_response.as_deref());
             let (owner_key, workspace_key) = visibility::keys_of_task(&task_id);
-            diesel::insert_into(bundles::table)
-                .values((
-                    bundles::pending_id.eq(&pending_id),
-                    bundles::session_id.eq(&request.session_id),
-                    bundles::task_id.eq(&task_id),
-                    // OPS-3a: the session is locked, so its task and that
-                    // task's workspace cannot change before the commit.
-                    bundles::task_key.eq(&task_id),
-                    bundles::owner_key.eq(owner_key),
-                    bundles::workspace_key.eq(workspace_key),
-                    bundles::turn_id.eq(&turn_id),
-                    bundles::kind.eq(request.kind.as_str()),
-                    bundles::context.eq(&request.context),
-                    bundles::created_at.eq(created_at),
-                    bundles::idempotency_key.eq(idempotency_key),
-                    bundles::expires_at.eq(expires_at),
-                    bundles::on_expire.eq(action.as_str()),
-                    bundles::default_response.eq(default_response),
-                ))
-                .execute(conn)?;
-            self.heartbeat.attach(conn, &pending_id)?;
-            self.failpoint(points::ASK_AFTER_BUNDLE_ROW)?;
-            for (index, question) in questions.iter().enumerate() {
-                let payload = serde_json::to_string(&question.payload)
-                    .map_err(|e| Error::Internal(format!("question payload: {e}")))?;
-                diesel::insert_into(bundle_questions::table)
-                    .values((
+            let bundle = diesel::insert_into(bundles::table).values((
+                bundles::pending_id.eq(&pending_id),
+                bundles::session_id.eq(&request.session_id),
+                bundles::task_id.eq(&task_id),
+                // OPS-3a: the session is locked, so its task and that
+                // task's workspace cannot change before the commit.
+                bundles::task_key.eq(&task_id),
+                bundles::owner_key.eq(owner_key),
+                bundles::workspace_key.eq(workspace_key),
+                bundles::turn_id.eq(&turn_id),
+                bundles::kind.eq(request.kind.as_str()),
+                bundles::context.eq(&request.context),
+                bundles::created_at.eq(created_at),
+                bundles::idempotency_key.eq(idempotency_key),
+                bundles::expires_at.eq(expires_at),
+                bundles::on_expire.eq(action.as_str()),
+                bundles::default_response.eq(default_response),
+            ));
+            let payloads = questions
+                .iter()
+                .map(|question| {
+                    serde_json::to_string(&question.payload)
+                        .map_err(|e| Error::Internal(format!("question payload: {e}")))
+                })
+                .collect::<Result<Vec<String>>>()?;
+            let rows: Vec<_> = questions
+                .iter()
+                .zip(&payloads)
+                .enumerate()
+                .map(|(index, (question, payload))| {
+                    (
                         bundle_questions::pending_id.eq(&pending_id),
                         bundle_questions::session_id.eq(&request.session_id),
                         bundle_questions::turn_id.eq(&turn_id),
@@ -424,14 +427,36 @@ impl Engine {
                         bundle_questions::payload.eq(payload),
                         bundle_questions::status.eq(QuestionStatus::PENDING_WORD),
                         bundle_questions::created_at.eq(created_at),
-                    ))
-                    .execute(conn)?;
-                if index == 0 {
+                    )
+                })
+                .collect();
+            let attachment = self.heartbeat.attach_statement(&pending_id);
+            match conn {
+                // In process, a statement costs no round trip.
+                AnyConnection::Sqlite(sqlite) => {
+                    bundle.execute(sqlite)?;
+                    ExecuteDsl::execute(attachment, sqlite)?;
+                    self.failpoint(points::ASK_AFTER_BUNDLE_ROW)?;
+                    for (index, row) in rows.into_iter().enumerate() {
+                        diesel::insert_into(bundle_questions::table)
+                            .values(row)
+                            .execute(sqlite)?;
+                        if index == 0 {
+                            self.failpoint(points::ASK_AFTER_FIRST_QUESTION)?;
+                        }
+                    }
+                }
+                // The bundle, its attachment and its rows in one statement.
+                #[cfg(feature = "postgres")]
+                AnyConnection::Postgres(pg) => {
+                    let rows = diesel::insert_into(bundle_questions::table).values(rows);
+                    Together(bundle, attachment, rows).execute(pg)?;
+                    self.failpoint(points::ASK_AFTER_BUNDLE_ROW)?;
                     self.failpoint(points::ASK_AFTER_FIRST_QUESTION)?;
                 }
             }
             // LIST-11: the event freezes the names as they are now.
-            let names = names::names_of(conn, Some(&task_id))?;
+            let names = session.names;
             let view = asked_view(
                 request,
                 &questions,
@@ -451,6 +476,46 @@ impl Engine {
             })
         })
     }
+}
+
+/// What an ask reads of its session once the session is locked, in one
+/// statement: its state, its task, its current turn (ACT-2) and the task's
+/// names as they are now (LIST-11).
+struct AskingSession {
+    state: String,
+    task_id: String,
+    turn_id: Option<String>,
+    names: TaskNames,
+}
+
+/// The statement of [`asking_session`].
+#[diesel::dsl::auto_type]
+pub(crate) fn asking_session_query<'a>(session_id: &'a str) -> _ {
+    let turn: activeness::current_turn_of_session_row = activeness::current_turn_of_session_row();
+    let names: names::names_of_session_task = names::names_of_session_task();
+    sessions::table.filter(sessions::id.eq(session_id)).select((
+        sessions::state,
+        sessions::task_id,
+        turn,
+        names,
+    ))
+}
+
+/// The session of an ask ([`AskingSession`]); `None` if it does not exist.
+fn asking_session(conn: &mut AnyConnection, session_id: &str) -> Result<Option<AskingSession>> {
+    type Read = (
+        String,
+        String,
+        Option<String>,
+        (Option<String>, Option<String>, Option<String>),
+    );
+    let read: Option<Read> = at_most_one(asking_session_query(session_id), conn)?;
+    Ok(read.map(|(state, task_id, turn_id, names)| AskingSession {
+        state,
+        task_id,
+        turn_id,
+        names: names::task_names(names),
+    }))
 }
 
 /// EVT-1: the LIST-6 element of a bundle just asked, as its

@@ -20,7 +20,9 @@ use crate::rules::outbox::in_outbox;
 use crate::rules::vocabulary::BundleStatus;
 use crate::store::failpoints::points;
 use crate::store::schema::bundles;
-use crate::store::{claim_transaction, write_transaction, AnyConnection, DbConn};
+use crate::store::{
+    claim_transaction, session_transaction, write_transaction, AnyConnection, DbConn,
+};
 
 /// What a committed change did, as far as anyone outside its transaction
 /// cares.
@@ -70,6 +72,25 @@ impl Engine {
     ) -> Result<T> {
         let mut conn = self.conn()?;
         let (value, changes) = self.commit(&mut conn, body)?;
+        self.publish(conn, changes)?;
+        Ok(value)
+    }
+
+    /// [`Engine::change`] in a transaction that begins with the session row
+    /// of `session_id` locked (`store::session_transaction`: on PostgreSQL
+    /// in the `BEGIN`'s round trip).
+    pub(crate) fn change_session<T>(
+        &self,
+        session_id: &str,
+        body: impl FnOnce(&mut AnyConnection, &mut Changes) -> Result<T>,
+    ) -> Result<T> {
+        let mut changes = Changes::default();
+        let mut conn = self.conn()?;
+        let value = conn.run(|conn| {
+            session_transaction::<T, crate::error::Error>(conn, session_id, |conn| {
+                body(conn, &mut changes)
+            })
+        })?;
         self.publish(conn, changes)?;
         Ok(value)
     }

@@ -541,13 +541,6 @@ pub(crate) fn start_turn(
     Ok(turn_id)
 }
 
-/// The current turn of a session, if it has any.
-pub(crate) fn current_turn(conn: &mut AnyConnection, session_id: &str) -> Result<Option<String>> {
-    Ok(activeness::current_turn_of(session_id)
-        .first::<String>(conn)
-        .optional()?)
-}
-
 /// LIFE-7: does the session have an active bundle at `now`?
 #[diesel::dsl::auto_type]
 pub fn has_active_bundle_query<'a>(session_id: &'a str, now: i64) -> _ {

@@ -8,7 +8,7 @@ use diesel::prelude::*;
 
 use crate::domain::views::TaskNames;
 use crate::error::Result;
-use crate::store::schema::{tasks, workspaces};
+use crate::store::schema::{sessions, tasks, workspaces};
 use crate::store::{among, AnyConnection};
 
 /// The names of these tasks, by task id: one statement (never one per
@@ -45,6 +45,43 @@ pub(crate) fn load_names<'a>(
             (task_id, names)
         })
         .collect())
+}
+
+/// LIST-11: the names of the task of the session row in the enclosing
+/// query, as [`load_names`] reads them: its title, its workspace id and
+/// that workspace's name, each NULL when absent. What an ask freezes into
+/// its `bundle.asked` event, read with the session (one statement).
+#[diesel::dsl::auto_type]
+pub(crate) fn names_of_session_task() -> _ {
+    let workspace_id = tasks::table
+        .filter(tasks::id.eq(sessions::task_id))
+        .select(tasks::workspace_id)
+        .single_value();
+    (
+        tasks::table
+            .filter(tasks::id.eq(sessions::task_id))
+            .select(tasks::title)
+            .single_value(),
+        tasks::table
+            .filter(tasks::id.eq(sessions::task_id))
+            .select(tasks::workspace_id)
+            .single_value(),
+        workspaces::table
+            .filter(workspaces::id.nullable().eq(workspace_id))
+            .select(workspaces::name)
+            .single_value(),
+    )
+}
+
+/// [`names_of_session_task`] as read: `""` where absent.
+pub(crate) fn task_names(
+    (task_title, workspace_id, workspace_name): (Option<String>, Option<String>, Option<String>),
+) -> TaskNames {
+    TaskNames {
+        task_title: task_title.unwrap_or_default(),
+        workspace_id: workspace_id.unwrap_or_default(),
+        workspace_name: workspace_name.unwrap_or_default(),
+    }
 }
 
 /// The names of one task (`""` everywhere when it has none or is unknown).

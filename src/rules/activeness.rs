@@ -110,14 +110,16 @@ pub fn newest_turn_first() -> _ {
     )
 }
 
-/// ACT-2: the id of a session's current turn.
+/// ACT-2: the id of the current turn of the session row in the enclosing
+/// query (NULL when it has none).
 #[diesel::dsl::auto_type]
-pub fn current_turn_of<'a>(session_id: &'a str) -> _ {
+pub fn current_turn_of_session_row() -> _ {
     turns::table
-        .filter(turns::session_id.eq(session_id))
+        .filter(turns::session_id.eq(sessions::id))
         .order_by(newest_turn_first())
         .select(turns::id)
         .limit(1_i64)
+        .single_value()
 }
 
 /// ACT-2: the id of the current turn of the enclosing bundle's session.

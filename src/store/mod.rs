@@ -40,10 +40,12 @@ pub use pool::{Counts, StatementCounter, UNCOUNTED};
 #[cfg(any(feature = "postgres", feature = "test-hooks"))]
 #[allow(unused_imports)] // `Returning` is named by tests and the SQL catalog
 pub use returning::{returning, Returning};
+#[cfg(feature = "postgres")]
+pub(crate) use statements::Together;
 pub(crate) use statements::{among, fixed_update, AsInteger, OnEitherBackend};
 pub(crate) use tx::{
     at_most_one, claim_transaction, hold, lock_bundle, lock_session, lock_sessions_reached,
-    read_snapshot, write_transaction, Hold, Reach,
+    read_snapshot, session_transaction, write_transaction, Hold, Reach,
 };
 pub use url::Backend;
 pub(crate) use url::Target;

@@ -242,3 +242,47 @@ where
         )
     }
 }
+
+/// Three writes in one PostgreSQL statement:
+/// `WITH "first" AS (<a>), "second" AS (<b>) <c>`. Data-modifying common
+/// table expressions run exactly once, on one snapshot, and commit or
+/// vanish with the statement; a foreign key between them is checked at
+/// the statement's end, so a row and the rows that reference it go in
+/// together. One round trip where each write was one.
+#[cfg(feature = "postgres")]
+#[derive(Debug, Clone)]
+pub struct Together<A, B, C>(pub A, pub B, pub C);
+
+#[cfg(feature = "postgres")]
+impl<A, B, C> QueryFragment<diesel::pg::Pg> for Together<A, B, C>
+where
+    A: QueryFragment<diesel::pg::Pg>,
+    B: QueryFragment<diesel::pg::Pg>,
+    C: QueryFragment<diesel::pg::Pg>,
+{
+    fn walk_ast<'b>(
+        &'b self,
+        mut out: diesel::query_builder::AstPass<'_, 'b, diesel::pg::Pg>,
+    ) -> diesel::QueryResult<()> {
+        out.push_sql("WITH ");
+        out.push_identifier("first")?;
+        out.push_sql(" AS (");
+        self.0.walk_ast(out.reborrow())?;
+        out.push_sql("), ");
+        out.push_identifier("second")?;
+        out.push_sql(" AS (");
+        self.1.walk_ast(out.reborrow())?;
+        out.push_sql(") ");
+        self.2.walk_ast(out.reborrow())
+    }
+}
+
+#[cfg(feature = "postgres")]
+impl<A: QueryId, B: QueryId, C: QueryId> QueryId for Together<A, B, C> {
+    type QueryId = Together<A::QueryId, B::QueryId, C::QueryId>;
+    const HAS_STATIC_QUERY_ID: bool =
+        A::HAS_STATIC_QUERY_ID && B::HAS_STATIC_QUERY_ID && C::HAS_STATIC_QUERY_ID;
+}
+
+#[cfg(feature = "postgres")]
+impl<A, B, C, Conn> diesel::RunQueryDsl<Conn> for Together<A, B, C> {}

@@ -98,6 +98,38 @@ pub(crate) fn claim_transaction<T, E: From<DbError> + std::fmt::Display>(
     finish(conn, body).map(Some)
 }
 
+/// A write transaction that begins by locking the session row of
+/// `session_id`, as [`lock_session`] does (CLAIM-4), for a change of that
+/// session that needs nothing else first (asking). On SQLite `BEGIN
+/// IMMEDIATE` ([`write_transaction`]); on PostgreSQL the lock (`FOR
+/// UPDATE`) is sent with the `BEGIN` in one round trip, so every statement
+/// of `body` starts after it was granted and sees what the session's
+/// earlier changes committed. A session that does not exist locks nothing;
+/// `body` finds it absent.
+pub(crate) fn session_transaction<T, E: From<DbError> + std::fmt::Display>(
+    conn: &mut AnyConnection,
+    session_id: &str,
+    body: impl FnOnce(&mut AnyConnection) -> Result<T, E>,
+) -> Result<T, E> {
+    match conn {
+        AnyConnection::Sqlite(inner) => {
+            AnsiTransactionManager::begin_transaction_sql(inner, "BEGIN IMMEDIATE")
+                .map_err(DbError::from)?
+        }
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(inner) => {
+            let session = escaped_literal(session_id);
+            let begin = format!(
+                "BEGIN ISOLATION LEVEL READ COMMITTED; \
+                 SELECT 1 FROM sessions WHERE id = {session} FOR UPDATE"
+            );
+            AnsiTransactionManager::begin_transaction_sql(inner, &begin).map_err(DbError::from)?
+        }
+    }
+    let _ = session_id;
+    finish(conn, body)
+}
+
 /// A text as an escape string literal, whatever
 /// `standard_conforming_strings`.
 #[cfg(feature = "postgres")]

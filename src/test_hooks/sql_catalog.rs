@@ -371,9 +371,10 @@ macro_rules! catalog {
                 ),
             },
             Rendered {
-                name: "current_turn",
+                name: "asking_session",
                 sql: layout(
-                    debug_query::<$backend, _>(&activeness::current_turn_of(SESSION)).to_string(),
+                    debug_query::<$backend, _>(&crate::domain::ask::asking_session_query(SESSION))
+                        .to_string(),
                 ),
             },
             Rendered {

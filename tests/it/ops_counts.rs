@@ -19,6 +19,7 @@ dual_backend!(
     ops_4_counts_a_batch_is_one_round_trip,
     ops_4_counts_a_prepared_statement,
     ops_4_counts_get_bundle_is_one_read_transaction,
+    ops_4_counts_ask,
     ops_4_counts_resolve_winner_and_losers
 );
 
@@ -201,6 +202,45 @@ fn ops_4_counts_get_bundle_is_one_read_transaction(db: &TestDb) {
         }
     );
     assert_rows(rows, us.postgres(), 0, 0, 0);
+}
+
+/// `ask` in steady state: one write transaction; on PostgreSQL the
+/// session's lock goes with its BEGIN and the bundle, its attachment and
+/// its rows are one statement.
+fn ops_4_counts_ask(db: &TestDb) {
+    let us = counted(db);
+    let session = mirror(db, "a", "alice");
+    ask(&us.clarion, &session, 2);
+    let (counts, rows) = us.cost(|db| {
+        ask(db, &session, 2);
+    });
+    let expected = if us.postgres() {
+        // BEGIN with the session's FOR UPDATE (one batch); the session's
+        // state, task, turn and names; the bundle, attachment and rows;
+        // the event; COMMIT.
+        Counts {
+            calls: 5,
+            statements: 6,
+            transactions: 1,
+            outside_transactions: 0,
+            prepares: 0,
+            round_trips: 5,
+        }
+    } else {
+        // BEGIN IMMEDIATE; the session; the bundle; the attachment; each
+        // row (2); the event; COMMIT.
+        Counts {
+            calls: 8,
+            statements: 8,
+            transactions: 1,
+            outside_transactions: 0,
+            prepares: 0,
+            round_trips: 8,
+        }
+    };
+    assert_eq!(counts, expected);
+    // The bundle, its attachment, its two rows and its event.
+    assert_rows(rows, us.postgres(), 5, 5, 0);
 }
 
 /// The resolve's winner, a loser whose first read sees the bundle settled

@@ -11,10 +11,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use diesel::prelude::*;
+use diesel::query_dsl::methods::ExecuteDsl;
 
 use crate::error::{Error, Result};
 use crate::store::schema::{attachments, handles};
-use crate::store::{AnyConnection, Clock, DbPool};
+use crate::store::{AnyConnection, Clock, DbPool, OnEitherBackend};
 
 /// One handle's heartbeat.
 pub(crate) struct Heartbeat {
@@ -87,14 +88,22 @@ impl Heartbeat {
     /// Attaches a bundle to this handle, inside the caller's transaction;
     /// [`Heartbeat::keep_alive`] first.
     pub(crate) fn attach(&self, conn: &mut AnyConnection, pending_id: &str) -> Result<()> {
+        per_backend!(conn, c => ExecuteDsl::execute(self.attach_statement(pending_id), c))?;
+        Ok(())
+    }
+
+    /// The statement of [`Heartbeat::attach`], for a caller that runs it
+    /// with others (asking, on PostgreSQL).
+    pub(crate) fn attach_statement<'a>(&'a self, pending_id: &'a str) -> impl OnEitherBackend + 'a {
         let handle_id = self.handle_id.as_str();
-        per_backend!(conn, c => diesel::insert_into(attachments::table)
-            .values((attachments::pending_id.eq(pending_id), attachments::handle_id.eq(handle_id)))
+        diesel::insert_into(attachments::table)
+            .values((
+                attachments::pending_id.eq(pending_id),
+                attachments::handle_id.eq(handle_id),
+            ))
             .on_conflict(attachments::pending_id)
             .do_update()
             .set(attachments::handle_id.eq(handle_id))
-            .execute(c))?;
-        Ok(())
     }
 
     /// Counts an agent wait; while any is counted, the renewing thread

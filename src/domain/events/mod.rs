@@ -253,6 +253,7 @@ impl Changes {
 
     /// EVT-1: `bundle.resolved` was appended by the claim's own statement
     /// (PostgreSQL, [`resolved_rows_query`]), in this transaction.
+    #[cfg(feature = "postgres")]
     pub(crate) fn appended_resolved(&mut self) {
         self.appended_events = true;
     }
@@ -350,6 +351,7 @@ pub(crate) fn event_columns() -> _ {
 /// claim statement writes, as [`event_rows_query`] reads them; the claim
 /// adds its own condition (a row was claimed) and inserts them in the
 /// same statement.
+#[cfg(feature = "postgres")]
 pub(crate) fn resolved_rows_query<'a>(
     pending_ids: &'a [&'a str],
     at: i64,
