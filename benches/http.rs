@@ -10,30 +10,64 @@
 //! threads, the router's blocking pool), over one `Clarion` handle opened
 //! with the defaults (as `clarion serve` opens it). Clients speak real
 //! HTTP/1.1 over loopback sockets (reqwest, keep-alive, one connection per
-//! client) from a runtime of their own.
+//! client): part 1's from a runtime of their own in this process, part
+//! 2's event streams from another process.
 //!
 //! 1. Requests: `list` (`GET /api/v1/clarification`, a first page of 50
 //!    of 100+ pending bundles), `get` (`GET /api/v1/clarification/{id}`)
 //!    and `respond` (`POST …/{id}/respond` on distinct pending bundles,
 //!    every one must be claimed). `CLARION_BENCH_CLIENTS` (default 8)
 //!    clients at once, each taking the next request of a shared list.
-//!    The floor is the same calls through the Rust API
-//!    (`list_pending`, `get_bundle`, `resolve_bundle`) from as many
-//!    threads on the same handle. The HTTP side runs twice: behind a
-//!    host authenticator that maps a fixed bearer to `user:alice` without
-//!    touching the database (a host that mounts the router), and behind
-//!    the built-in `TokenAuthenticator` (`clarion serve`: a token digest
-//!    looked up per request). The three sides take turns in blocks of
-//!    `BLOCK` requests, the first side rotating, so a slow spell of the
-//!    machine falls on all of them. Per side: requests per second (the
-//!    block's requests over the blocks' summed wall time) and per-request
-//!    latency p50/p99; each run prints its ratios HTTP / Rust
-//!    (throughput); the summary is the median of the runs.
+//!    The door runs twice: behind a host authenticator that maps a fixed
+//!    bearer to `user:alice` without touching the database (a host that
+//!    mounts the router), and behind the built-in `TokenAuthenticator`
+//!    (`clarion serve`: a token digest looked up per request).
+//!
+//!    **The floor** (#41) serves `get` and `respond` by hand: an axum
+//!    router of the two routes and two handlers of this file, over the
+//!    same handle (recording the `http` channel, as the door does),
+//!    served by `axum::serve` on a loopback port of its own on the same
+//!    server runtime, behind the same authenticator as the door it is
+//!    compared with (the same `HostAuth`, or a `TokenAuthenticator` on
+//!    the same handle: one token-digest lookup per request). Each
+//!    request makes one trip to the blocking pool (`spawn_blocking`)
+//!    that authenticates and calls `get_bundle` / `resolve_bundle`
+//!    (`respond` reads its body first, at most the door's 1 MiB, and
+//!    parses it with serde, unknown members refused); the result is
+//!    serialized by serde_json with the door's status, `Content-Type`
+//!    and `Cache-Control`. Its `GET` body is the door's byte for byte and
+//!    its `respond` body has the door's shape (both checked before
+//!    anything is timed; the benchmark stops if not). What it leaves
+//!    out is what the door adds around the call: the middleware layers
+//!    (trace span, request id, metrics, CORS, catch-panic), the
+//!    cookie origin rule (its requests carry bearers, to which the rule
+//!    does not apply), the capability check and the arguments built as
+//!    WIRE-5 JSON before the call, the bound on library calls at once
+//!    (the runtime's blocking pool bounds it instead), REL-6's logged
+//!    references in a `500` and the coded body of a capability denial
+//!    (no request here is refused), and the server loop's header and
+//!    request deadlines and connection cap (`clarion::http::serve`).
+//!    The Rust API (`list_pending`, `get_bundle`, `resolve_bundle` from
+//!    as many long-lived threads on the same handle) is measured too,
+//!    as a second figure. The sides (Rust API, door ×2, floor ×2; the
+//!    floor has no `list`) take turns in blocks of `BLOCK` requests, the
+//!    first side rotating, so a slow spell of the machine falls on all
+//!    of them. Per side: requests per second (the blocks' requests over
+//!    their summed wall time) and per-request latency p50/p99; each run
+//!    prints its ratios door / floor behind the same authenticator and
+//!    door / Rust API (throughput); the summary is the median of the
+//!    per-run ratios.
 //! 2. Server-Sent Events fan-out: `CLARION_BENCH_SUBSCRIBERS` (default
-//!    100) clients hold `GET /api/v1/events` open; a writer asks bundles
-//!    one at a time, each after a random 0–25 ms pause (not in step with
-//!    any watcher tick), and the next only once every subscriber has its
-//!    `bundle.asked` event. Latency: from the start of the writer's `ask`
+//!    100) clients hold `GET /api/v1/events` open, **from another
+//!    process** (#41: this program re-run as a streams child, its own
+//!    runtime of two worker threads, so the server's CPU in this process
+//!    is the server's alone): it reads the streams' tokens on its stdin,
+//!    connects, and writes a line per received `bundle.asked` event on
+//!    its stdout with the wall-clock time the chunk arrived (comparable
+//!    across processes on one machine); it is stopped when its streams
+//!    are done. A writer asks bundles one at a time, each after a random
+//!    0–25 ms pause (not in step with any watcher tick), and the next
+//!    only once every subscriber has its `bundle.asked` event. Latency: from the start of the writer's `ask`
 //!    call (the commit is inside it; its own duration is printed beside)
 //!    to a subscriber's receipt of the chunk holding the event, wall
 //!    clock on one machine; p50, p99 and max over all subscribers and
@@ -73,23 +107,32 @@
 mod common;
 
 use std::collections::HashMap;
+use std::future::IntoFuture;
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use axum::http::header::AUTHORIZATION;
+use axum::extract::{Path, State};
+use axum::http::header::{AUTHORIZATION, CACHE_CONTROL, CONTENT_TYPE};
 use axum::http::request::Parts;
+use axum::routing::{get, post};
 use clarion::http::{
     self, Authentication, Authenticator, HttpOptions, ServeOptions, Shutdown, TokenAuthenticator,
     STREAMS_PER_CREDENTIAL,
 };
-use clarion::{Clarion, ListRequest, Principal, SessionUpsert, TaskUpsert, WorkspaceUpsert};
+use clarion::{
+    AnswerInput, BundleStatus, Channel, Clarion, ListRequest, Principal, ResolveRequest,
+    SessionUpsert, TaskUpsert, WorkspaceUpsert,
+};
 use common::{median, ms, percentile, two_answers, two_questions, ANSWER_Q1, ANSWER_Q2};
 
 /// Set in the asking child to the database URL.
 const ASKER: &str = "CLARION_BENCH_HTTP_ASKER";
+
+/// Set in the streams child to the server's base URL.
+const STREAMS: &str = "CLARION_BENCH_HTTP_STREAMS";
 
 /// How many requests one side makes before the next side takes its turn.
 const BLOCK: usize = 50;
@@ -139,6 +182,10 @@ fn wall_micros() -> i64 {
 struct Servers {
     host: String,
     token: String,
+    /// The hand-served floor behind the host authenticator, and behind
+    /// the token authenticator.
+    floor_host: String,
+    floor_token: String,
     shutdown: Shutdown,
     thread: Option<JoinHandle<()>>,
 }
@@ -152,6 +199,8 @@ impl Servers {
         let blocking = options.blocking_threads();
         let host = http::router(inbox.clone(), HostAuth, options.clone());
         let token = http::router(inbox.clone(), TokenAuthenticator::new(inbox), options);
+        let floor_host = floor_router(inbox, Arc::new(HostAuth));
+        let floor_token = floor_router(inbox, Arc::new(TokenAuthenticator::new(inbox)));
         let bind = || {
             let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind loopback");
             listener.set_nonblocking(true).expect("non-blocking");
@@ -159,6 +208,8 @@ impl Servers {
             (listener, base)
         };
         let ((host_listener, host_base), (token_listener, token_base)) = (bind(), bind());
+        let ((floor_host_listener, floor_host_base), (floor_token_listener, floor_token_base)) =
+            (bind(), bind());
         let stop = shutdown.clone();
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -174,15 +225,32 @@ impl Servers {
                     let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
                     http::serve(listener, app, stop.clone(), ServeOptions::new())
                 };
-                let (a, b) = tokio::join!(serve(host_listener, host), serve(token_listener, token));
-                a.expect("serve");
-                b.expect("serve");
+                // The floor: axum's own server loop, as a hand-written
+                // service would be served.
+                let serve_floor = |listener, app| {
+                    let listener = tokio::net::TcpListener::from_std(listener).expect("listener");
+                    let stop = stop.clone();
+                    axum::serve(listener, app)
+                        .with_graceful_shutdown(async move { stop.begun().await })
+                        .into_future()
+                };
+                let (a, b, c, d) = tokio::join!(
+                    serve(host_listener, host),
+                    serve(token_listener, token),
+                    serve_floor(floor_host_listener, floor_host),
+                    serve_floor(floor_token_listener, floor_token),
+                );
+                for served in [a, b, c, d] {
+                    served.expect("serve");
+                }
             });
             runtime.shutdown_timeout(Duration::from_secs(1));
         });
         Servers {
             host: host_base,
             token: token_base,
+            floor_host: floor_host_base,
+            floor_token: floor_token_base,
             shutdown,
             thread: Some(thread),
         }
@@ -196,6 +264,157 @@ impl Drop for Servers {
             let _ = thread.join();
         }
     }
+}
+
+// ---- the hand-served floor of the door (#41) ----
+
+/// The body of a hand-served `respond`: what `resolve_bundle` takes,
+/// read by serde (unknown members refused, as the door refuses them).
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FloorRespond {
+    #[serde(default)]
+    answers: Vec<AnswerInput>,
+    #[serde(default)]
+    rejected: bool,
+    #[serde(default)]
+    reject_reason: String,
+}
+
+/// The body of a won or lost resolve, the door's key for key.
+#[derive(serde::Serialize)]
+struct FloorResolved<'a> {
+    success: bool,
+    claimed: bool,
+    status: BundleStatus,
+    response: &'a clarion::Response,
+}
+
+/// What the hand-served handlers share: the server's handle (recording
+/// `http` in the ledger, as the door does) and the same authenticator
+/// the door beside it uses.
+#[derive(Clone)]
+struct FloorState {
+    inbox: Clarion,
+    auth: Arc<dyn Authenticator>,
+}
+
+/// A JSON reply with the door's two headers.
+fn floor_reply(status: u16, body: Vec<u8>) -> axum::response::Response {
+    axum::response::Response::builder()
+        .status(status)
+        .header(CONTENT_TYPE, "application/json")
+        .header(CACHE_CONTROL, "no-store")
+        .body(axum::body::Body::from(body))
+        .unwrap_or_default()
+}
+
+fn floor_error(status: u16, message: &str) -> axum::response::Response {
+    floor_reply(
+        status,
+        serde_json::to_vec(&serde_json::json!({ "error": message })).unwrap_or_default(),
+    )
+}
+
+/// The authenticated principal, or the door's status (and a message) for
+/// a request without one.
+fn floor_principal(
+    auth: &dyn Authenticator,
+    parts: &Parts,
+) -> Result<Principal, (u16, &'static str)> {
+    match auth.authenticate(parts) {
+        Authentication::Bearer(principal) | Authentication::Cookie(principal) => Ok(principal),
+        Authentication::Missing | Authentication::Invalid => Err((401, "authentication required")),
+        Authentication::Failed(_) => Err((500, "internal error")),
+        Authentication::Unavailable(_) => Err((503, "unavailable")),
+    }
+}
+
+/// A library error as its status and message.
+fn floor_failure(error: &clarion::Error) -> axum::response::Response {
+    floor_error(error.http_status(), &error.to_string())
+}
+
+/// `GET /api/v1/clarification/{id}` by hand: one trip to the blocking
+/// pool that authenticates and reads, the detail serialized by serde.
+async fn floor_get(
+    State(state): State<FloorState>,
+    Path(id): Path<String>,
+    request: axum::extract::Request,
+) -> axum::response::Response {
+    let (parts, _) = request.into_parts();
+    tokio::task::spawn_blocking(move || {
+        let principal = match floor_principal(state.auth.as_ref(), &parts) {
+            Ok(principal) => principal,
+            Err((status, message)) => return floor_error(status, message),
+        };
+        match state.inbox.get_bundle(&principal, &id) {
+            Ok(detail) => match serde_json::to_vec(&detail) {
+                Ok(body) => floor_reply(200, body),
+                Err(error) => floor_error(500, &error.to_string()),
+            },
+            Err(error) => floor_failure(&error),
+        }
+    })
+    .await
+    .unwrap_or_else(|_| floor_error(500, "a blocking call failed"))
+}
+
+/// `POST /api/v1/clarification/{id}/respond` by hand: the body read
+/// (at most the door's limit), then one trip to the blocking pool that
+/// authenticates, parses and resolves.
+async fn floor_respond(
+    State(state): State<FloorState>,
+    Path(id): Path<String>,
+    request: axum::extract::Request,
+) -> axum::response::Response {
+    let (parts, body) = request.into_parts();
+    let Ok(body) = axum::body::to_bytes(body, http::MAX_BODY_BYTES).await else {
+        return floor_error(413, "body too large");
+    };
+    tokio::task::spawn_blocking(move || {
+        let principal = match floor_principal(state.auth.as_ref(), &parts) {
+            Ok(principal) => principal,
+            Err((status, message)) => return floor_error(status, message),
+        };
+        let wanted: FloorRespond = match serde_json::from_slice(&body) {
+            Ok(wanted) => wanted,
+            Err(error) => return floor_error(400, &error.to_string()),
+        };
+        let request = ResolveRequest {
+            answers: wanted.answers,
+            rejected: wanted.rejected,
+            reject_reason: wanted.reject_reason,
+        };
+        match state.inbox.resolve_bundle(&principal, &id, &request) {
+            Ok(resolved) => {
+                let body = FloorResolved {
+                    success: true,
+                    claimed: resolved.claimed,
+                    status: resolved.status,
+                    response: &resolved.response,
+                };
+                match serde_json::to_vec(&body) {
+                    Ok(body) => floor_reply(200, body),
+                    Err(error) => floor_error(500, &error.to_string()),
+                }
+            }
+            Err(error) => floor_failure(&error),
+        }
+    })
+    .await
+    .unwrap_or_else(|_| floor_error(500, "a blocking call failed"))
+}
+
+/// The hand-served floor's router: the two routes, no layers.
+fn floor_router(inbox: &Clarion, auth: Arc<dyn Authenticator>) -> axum::Router {
+    axum::Router::new()
+        .route("/api/v1/clarification/{id}", get(floor_get))
+        .route("/api/v1/clarification/{id}/respond", post(floor_respond))
+        .with_state(FloorState {
+            inbox: inbox.via(Channel::Http),
+            auth,
+        })
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -218,17 +437,35 @@ impl Op {
 }
 
 /// Who makes the calls.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum Side {
-    /// The Rust API, the floor.
+    /// The Rust API.
     Rust,
     /// HTTP behind the host authenticator.
     Host,
     /// HTTP behind the built-in token authenticator.
     Token,
+    /// The hand-served floor behind the host authenticator.
+    FloorHost,
+    /// The hand-served floor behind the token authenticator.
+    FloorToken,
 }
 
-const SIDES: [Side; 3] = [Side::Rust, Side::Host, Side::Token];
+const SIDES: [Side; 5] = [
+    Side::Rust,
+    Side::Host,
+    Side::Token,
+    Side::FloorHost,
+    Side::FloorToken,
+];
+
+impl Side {
+    /// Whether this side serves `op`: the hand-served floor has only
+    /// `get` and `respond`.
+    fn serves(self, op: Op) -> bool {
+        !matches!((self, op), (Side::FloorHost | Side::FloorToken, Op::List))
+    }
+}
 
 /// One block's wall time and each request's latency.
 struct Block {
@@ -457,17 +694,35 @@ impl Requests<'_> {
                 op,
                 items,
             ),
+            Side::FloorHost => http_block(
+                self.runtime,
+                &self.clients,
+                &self.servers.floor_host,
+                HOST_BEARER,
+                op,
+                items,
+            ),
+            Side::FloorToken => http_block(
+                self.runtime,
+                &self.clients,
+                &self.servers.floor_token,
+                self.token,
+                op,
+                items,
+            ),
         }
     }
 
-    /// One run of `op`: the three sides in turns; each side's figures.
-    fn run(&self, op: Op, run: usize) -> [Figures; 3] {
+    /// One run of `op`: the sides that serve it in turns; each side's
+    /// figures (`None` for a side that does not serve `op`).
+    fn run(&self, op: Op, run: usize) -> [Option<Figures>; 5] {
         let n = self.requests;
+        let sides: Vec<usize> = (0..SIDES.len()).filter(|&s| SIDES[s].serves(op)).collect();
         // The items each side goes through: ids to get, bundles to
         // answer (distinct, asked now, untimed), or nothing (list).
         let items: Vec<Vec<String>> = match op {
-            Op::List => vec![vec![String::new(); n]; 3],
-            Op::Get => (0..3)
+            Op::List => vec![vec![String::new(); n]; SIDES.len()],
+            Op::Get => (0..SIDES.len())
                 .map(|_| (0..n).map(|i| self.listed[i % LISTED].clone()).collect())
                 .collect(),
             Op::Respond => {
@@ -475,8 +730,11 @@ impl Requests<'_> {
                 self.inbox
                     .upsert_session(SessionUpsert::new(&session, "t"))
                     .unwrap();
-                (0..3)
-                    .map(|_| {
+                (0..SIDES.len())
+                    .map(|s| {
+                        if !sides.contains(&s) {
+                            return Vec::new();
+                        }
                         (0..n)
                             .map(|_| self.inbox.ask(&two_questions(&session)).unwrap().pending_id)
                             .collect()
@@ -484,15 +742,15 @@ impl Requests<'_> {
                     .collect()
             }
         };
-        let mut blocks: [Vec<Block>; 3] = Default::default();
+        let mut blocks: [Vec<Block>; 5] = Default::default();
         for (b, start) in (0..n).step_by(BLOCK).enumerate() {
             let end = (start + BLOCK).min(n);
-            for turn in 0..3 {
-                let s = (b + turn) % 3;
+            for turn in 0..sides.len() {
+                let s = sides[(b + turn) % sides.len()];
                 blocks[s].push(self.block(SIDES[s], op, &items[s][start..end]));
             }
         }
-        blocks.map(figures)
+        blocks.map(|side| (!side.is_empty()).then(|| figures(side)))
     }
 }
 
@@ -542,59 +800,164 @@ fn requests_bench(
     // Warm-up, untimed: every client opens its connections, every pooled
     // database connection is made.
     for side in SIDES {
-        bench.block(side, Op::List, &vec![String::new(); clients * 4]);
+        if side.serves(Op::List) {
+            bench.block(side, Op::List, &vec![String::new(); clients * 4]);
+        }
         bench.block(side, Op::Get, &bench.listed.clone());
     }
-    let mut results: Vec<[Vec<Figures>; 3]> = Op::ALL.iter().map(|_| Default::default()).collect();
+    same_bytes(inbox, runtime, servers, &token, &bench.listed[0]);
+    // Per operation, per side, each run's figures.
+    let mut results: Vec<[Vec<Figures>; 5]> = Op::ALL.iter().map(|_| Default::default()).collect();
     for run in 0..runs {
         eprintln!("{name}: requests, run {}/{runs}", run + 1);
         for (o, op) in Op::ALL.into_iter().enumerate() {
-            let [rust, host, token] = bench.run(op, run);
-            println!(
-                "{name:<10} run {}: {:<7} Rust {:>6.0}/s  HTTP host-auth {:>6.0}/s ({:.2}x)  HTTP token {:>6.0}/s ({:.2}x)",
+            let figures = bench.run(op, run);
+            let per_second = |s: usize| figures[s].map_or(f64::NAN, |f| f.per_second);
+            let mut line = format!(
+                "{name:<10} run {}: {:<7} Rust {:>6.0}/s  HTTP host-auth {:>6.0}/s ({:.2}x Rust)  HTTP token {:>6.0}/s ({:.2}x Rust)",
                 run + 1,
                 op.name(),
-                rust.per_second,
-                host.per_second,
-                host.per_second / rust.per_second,
-                token.per_second,
-                token.per_second / rust.per_second,
+                per_second(0),
+                per_second(1),
+                per_second(1) / per_second(0),
+                per_second(2),
+                per_second(2) / per_second(0),
             );
-            for (s, figures) in [rust, host, token].into_iter().enumerate() {
-                results[o][s].push(figures);
+            if figures[3].is_some() {
+                line.push_str(&format!(
+                    "  floor host-auth {:>6.0}/s (door {:.2}x)  floor token {:>6.0}/s (door {:.2}x)",
+                    per_second(3),
+                    per_second(1) / per_second(3),
+                    per_second(4),
+                    per_second(2) / per_second(4),
+                ));
+            }
+            println!("{line}");
+            for (s, figures) in figures.into_iter().enumerate() {
+                if let Some(figures) = figures {
+                    results[o][s].push(figures);
+                }
             }
         }
     }
     println!(
-        "\n{name}: requests, median of {runs} runs; {clients} concurrent clients, {requests} requests per operation per side per run; ratio = HTTP / Rust throughput (median of the per-run ratios)"
+        "\n{name}: requests, median of {runs} runs; {clients} concurrent clients, {requests} requests per operation per side per run; ratios = throughput over the hand-served floor's behind the same authenticator, and over the Rust API's (median of the per-run ratios)"
     );
+    // The median of the per-run ratios of `side` over `base`, and the
+    // per-run ratios as text.
+    let ratio = |side: &[Figures], base: &[Figures]| {
+        let ratios: Vec<f64> = side
+            .iter()
+            .zip(base)
+            .map(|(h, r)| h.per_second / r.per_second)
+            .collect();
+        let text = ratios
+            .iter()
+            .map(|r| format!("{r:.2}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        (median_f64(ratios), text)
+    };
     for (o, op) in Op::ALL.into_iter().enumerate() {
-        let [rust, host, token] = &results[o];
-        let per_run = |side: &[Figures]| {
-            let ratios: Vec<f64> = side
-                .iter()
-                .zip(rust)
-                .map(|(h, r)| h.per_second / r.per_second)
-                .collect();
-            let text = ratios
-                .iter()
-                .map(|r| format!("{r:.2}"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            (median_f64(ratios), text)
-        };
+        let [rust, host, token, floor_host, floor_token] = &results[o];
         println!("  {}:", op.name());
-        print_figures("Rust API (floor)", &median_figures(rust));
-        for (label, side) in [("HTTP, host auth", host), ("HTTP, token auth", token)] {
-            let (ratio, text) = per_run(side);
+        print_figures("Rust API", &median_figures(rust));
+        for (label, side) in [
+            ("floor, host auth", floor_host),
+            ("floor, token auth", floor_token),
+        ] {
+            if !side.is_empty() {
+                print_figures(label, &median_figures(side));
+            }
+        }
+        for (label, side, floor) in [
+            ("HTTP, host auth", host, floor_host),
+            ("HTTP, token auth", token, floor_token),
+        ] {
             let f = median_figures(side);
+            let (to_rust, to_rust_text) = ratio(side, rust);
+            let to_floor = if floor.is_empty() {
+                String::new()
+            } else {
+                let (r, text) = ratio(side, floor);
+                format!("  floor ratio {r:.2}x (per run: {text});")
+            };
             println!(
-                "    {label:<22} {:>8.0}/s   p50 {:>7.3} ms   p99 {:>7.3} ms  ratio {ratio:.2}x  (per run: {text})",
+                "    {label:<22} {:>8.0}/s   p50 {:>7.3} ms   p99 {:>7.3} ms {to_floor}  Rust ratio {to_rust:.2}x  (per run: {to_rust_text})",
                 f.per_second,
                 ms(f.p50),
                 ms(f.p99)
             );
         }
+    }
+}
+
+/// The door and its hand-served floor answer a `GET` with the same body
+/// bytes (behind either authenticator), and a `respond` with a body of
+/// the same shape; the benchmark stops if not.
+fn same_bytes(
+    inbox: &Clarion,
+    runtime: &tokio::runtime::Runtime,
+    servers: &Servers,
+    token: &str,
+    id: &str,
+) {
+    let client = reqwest::Client::new();
+    let body = |base: &str, bearer: &str| {
+        let url = format!("{base}/api/v1/clarification/{id}");
+        runtime.block_on(async {
+            let response = client.get(url).bearer_auth(bearer).send().await.unwrap();
+            (response.status().as_u16(), response.bytes().await.unwrap())
+        })
+    };
+    let door = body(&servers.host, HOST_BEARER);
+    assert_eq!(door.0, 200);
+    for (base, bearer) in [
+        (&servers.floor_host, HOST_BEARER),
+        (&servers.token, token),
+        (&servers.floor_token, token),
+    ] {
+        assert_eq!(body(base, bearer), door, "{base}: another GET body");
+    }
+    // `respond`: the same keys and kinds of values (two bundles, so the
+    // times differ), both claimed.
+    let respond = |base: &str, bearer: &str| {
+        let id = inbox.ask(&two_questions("s")).unwrap().pending_id;
+        let url = format!("{base}/api/v1/clarification/{id}/respond");
+        runtime.block_on(async {
+            let response = client
+                .post(url)
+                .bearer_auth(bearer)
+                .header("content-type", "application/json")
+                .body(respond_body())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status().as_u16(), 200);
+            response.json::<serde_json::Value>().await.unwrap()
+        })
+    };
+    let (door, floor) = (
+        respond(&servers.host, HOST_BEARER),
+        respond(&servers.floor_host, HOST_BEARER),
+    );
+    assert_eq!(door["claimed"], true);
+    assert_eq!(shape(&door), shape(&floor), "another respond body");
+}
+
+/// A JSON value with every leaf replaced by its kind: two bodies of one
+/// shape compare equal.
+fn shape(value: &serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), shape(v))).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(shape).collect()),
+        Value::Null => Value::from("null"),
+        Value::Bool(_) => Value::from("bool"),
+        Value::Number(_) => Value::from("number"),
+        Value::String(_) => Value::from("string"),
     }
 }
 
@@ -605,6 +968,101 @@ struct Receipt {
     subscriber: usize,
     pending_id: String,
     at: i64,
+}
+
+/// What a stream task tells the streams child's writer.
+enum Note {
+    Receipt(Receipt),
+    /// A line as it is (`connected …`, `error …`).
+    Said(String),
+}
+
+/// How long the streams child may take to connect all its streams.
+const CONNECT_LIMIT: Duration = Duration::from_secs(300);
+
+/// The streams child: reads one bearer token per line on stdin (stream
+/// `n`'s on line `n`) up to an empty line, connects that many streams to
+/// `{base}/api/v1/events`, says `connected <pid>` (or `error <why>`) on
+/// stdout, then one line `r <stream> <pending_id> <wall µs>` per
+/// `bundle.asked` event received; it ends when its stdin closes.
+fn streams_child(base: &str) {
+    raise_descriptor_limit();
+    let mut tokens = Vec::new();
+    let mut input = std::io::stdin().lock();
+    loop {
+        let mut line = String::new();
+        if input.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+            break;
+        }
+        tokens.push(line.trim().to_owned());
+    }
+    let (notes, written) = mpsc::channel::<Note>();
+    // One writer owns stdout, flushing whenever nothing more is waiting.
+    let writer = std::thread::spawn(move || {
+        let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+        while let Ok(note) = written.recv() {
+            let mut next = Some(note);
+            while let Some(note) = next {
+                let _ = match note {
+                    Note::Receipt(r) => {
+                        writeln!(out, "r {} {} {}", r.subscriber, r.pending_id, r.at)
+                    }
+                    Note::Said(line) => writeln!(out, "{line}"),
+                };
+                next = written.try_recv().ok();
+            }
+            if out.flush().is_err() {
+                break;
+            }
+        }
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("streams")
+        .enable_all()
+        .build()
+        .expect("streams runtime");
+    let url = format!("{base}/api/v1/events");
+    let connected = runtime.block_on(async {
+        let client = reqwest::Client::builder()
+            .build()
+            .map_err(|e| e.to_string())?;
+        for (n, token) in tokens.iter().enumerate() {
+            let response = client
+                .get(&url)
+                .bearer_auth(token)
+                .header("accept", "text/event-stream")
+                .send()
+                .await
+                .map_err(|e| e.to_string())?;
+            let status = response.status().as_u16();
+            let kind = response
+                .headers()
+                .get("content-type")
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default()
+                .to_owned();
+            if status != 200 || !kind.starts_with("text/event-stream") {
+                let body = response.text().await.unwrap_or_default();
+                return Err(format!("GET /api/v1/events: {status} {kind} {body}"));
+            }
+            tokio::spawn(subscriber(response, n, notes.clone()));
+        }
+        Ok::<_, String>(())
+    });
+    let said = match connected {
+        Ok(()) => format!("connected {}", std::process::id()),
+        Err(why) => format!("error {}", why.replace('\n', " ")),
+    };
+    let _ = notes.send(Note::Said(said));
+    // Until the parent closes stdin (or kills this process).
+    let mut rest = String::new();
+    while input.read_line(&mut rest).unwrap_or(0) > 0 {
+        rest.clear();
+    }
+    drop(notes);
+    runtime.shutdown_background();
+    let _ = writer.join();
 }
 
 /// The `pending_id` of an event's `data:` JSON (top level, or inside its
@@ -620,11 +1078,7 @@ fn pending_id_of(data: &str) -> Option<String> {
 
 /// Reads one stream, sending a [`Receipt`] for each `bundle.asked`
 /// event, stamped when the chunk that completed it arrived.
-async fn subscriber(
-    response: reqwest::Response,
-    subscriber: usize,
-    receipts: mpsc::Sender<Receipt>,
-) {
+async fn subscriber(response: reqwest::Response, subscriber: usize, receipts: mpsc::Sender<Note>) {
     let mut response = response;
     let mut buffer: Vec<u8> = Vec::new();
     let (mut event, mut data) = (String::new(), String::new());
@@ -638,11 +1092,11 @@ async fn subscriber(
             if line.is_empty() {
                 if event == "bundle.asked" {
                     if let Some(pending_id) = pending_id_of(&data) {
-                        let _ = receipts.send(Receipt {
+                        let _ = receipts.send(Note::Receipt(Receipt {
                             subscriber,
                             pending_id,
                             at,
-                        });
+                        }));
                     }
                 }
                 event.clear();
@@ -688,54 +1142,85 @@ enum NextRead {
 }
 
 impl Subscribers {
-    /// Connects `count` streams to `GET /api/v1/events`; `Err` says why
-    /// the route is unusable.
-    fn http(
-        runtime: &tokio::runtime::Runtime,
-        base: &str,
-        crowd: &Crowd,
-    ) -> Result<Subscribers, String> {
+    /// Connects `count` streams to `GET /api/v1/events` from another
+    /// process (this program re-run as [`streams_child`]), which reports
+    /// each receipt on its stdout; `Err` says why the route is unusable.
+    fn remote(base: &str, crowd: &Crowd) -> Result<Subscribers, String> {
+        use std::process::{Command, Stdio};
         let count = crowd.streams;
-        let client = reqwest::Client::builder()
-            .build()
+        let mut child = Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
+            .env(STREAMS, base)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
             .map_err(|e| e.to_string())?;
+        let (Some(mut to), Some(from)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("the streams child has no pipes".to_owned());
+        };
+        let tokens: String = (0..count)
+            .map(|n| format!("{}\n", crowd.token_of(n)))
+            .collect();
+        let sent = to
+            .write_all(tokens.as_bytes())
+            .and_then(|()| to.write_all(b"\n"))
+            .and_then(|()| to.flush());
         let (send, receipts) = mpsc::channel();
-        let url = format!("{base}/api/v1/events");
-        let tasks = runtime.block_on(async {
-            let mut tasks = Vec::with_capacity(count);
-            for n in 0..count {
-                let response = client
-                    .get(&url)
-                    .bearer_auth(crowd.token_of(n))
-                    .header("accept", "text/event-stream")
-                    .send()
-                    .await
-                    .map_err(|e| e.to_string())?;
-                let status = response.status().as_u16();
-                let kind = response
-                    .headers()
-                    .get("content-type")
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or_default()
-                    .to_owned();
-                if status != 200 || !kind.starts_with("text/event-stream") {
-                    let body = response.text().await.unwrap_or_default();
-                    return Err(format!("GET /api/v1/events: {status} {kind} {body}"));
+        let (said, status) = mpsc::channel::<String>();
+        let reader = std::thread::spawn(move || {
+            for line in std::io::BufReader::new(from).lines() {
+                let Ok(line) = line else { break };
+                match line.strip_prefix("r ") {
+                    Some(receipt) => {
+                        let mut parts = receipt.split_whitespace();
+                        let (Some(n), Some(pending_id), Some(at)) =
+                            (parts.next(), parts.next(), parts.next())
+                        else {
+                            continue;
+                        };
+                        let (Ok(subscriber), Ok(at)) = (n.parse(), at.parse()) else {
+                            continue;
+                        };
+                        let pending_id = pending_id.to_owned();
+                        let _ = send.send(Receipt {
+                            subscriber,
+                            pending_id,
+                            at,
+                        });
+                    }
+                    None => {
+                        let _ = said.send(line);
+                    }
                 }
-                tasks.push(tokio::spawn(subscriber(response, n, send.clone())));
             }
-            Ok::<_, String>(tasks)
-        })?;
+        });
+        let stop = move || {
+            drop(to);
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = reader.join();
+        };
+        let connected = sent.map_err(|e| e.to_string()).and_then(|()| {
+            match status.recv_timeout(CONNECT_LIMIT) {
+                Ok(line) if line.starts_with("connected ") => {
+                    eprintln!("{count} streams connected, from process {}", &line[10..]);
+                    Ok(())
+                }
+                Ok(line) => Err(line),
+                Err(_) => Err(format!(
+                    "the streams were not connected within {CONNECT_LIMIT:?}"
+                )),
+            }
+        });
+        if let Err(why) = connected {
+            stop();
+            return Err(why);
+        }
         Ok(Subscribers {
             receipts,
             count,
             users: crowd.users.len(),
             early: HashMap::new(),
-            stop: Some(Box::new(move || {
-                for task in tasks {
-                    task.abort();
-                }
-            })),
+            stop: Some(Box::new(stop)),
         })
     }
 
@@ -1163,14 +1648,7 @@ const FLOOR_MAX_THREADS: usize = 2_000;
 /// reads (four million at 2,000 of each), which measures nothing.
 const FLOOR_MAX_USERS: usize = 100;
 
-fn events_bench(
-    name: &str,
-    url: &str,
-    inbox: &Clarion,
-    servers: &Servers,
-    runtime: &tokio::runtime::Runtime,
-    runs: usize,
-) {
+fn events_bench(name: &str, url: &str, inbox: &Clarion, servers: &Servers, runs: usize) {
     let count = common::setting("CLARION_BENCH_SUBSCRIBERS", 100);
     if count == 0 {
         return;
@@ -1217,7 +1695,7 @@ fn events_bench(
             let connected = match follower {
                 Follower::Http if http_missing.is_some() => continue,
                 Follower::Rust if !floor => continue,
-                Follower::Http => Subscribers::http(runtime, &servers.token, &crowd),
+                Follower::Http => Subscribers::remote(&servers.token, &crowd),
                 Follower::Rust => Ok(Subscribers::rust(inbox, &crowd)),
             };
             let mut subscribers = match connected.and_then(|s| s.primed(inbox, &crowd)) {
@@ -1228,6 +1706,15 @@ fn events_bench(
                 }
                 Err(why) => panic!("{why}"),
             };
+            eprintln!(
+                "{name}: {count} {} primed; the asks begin (this process {})",
+                if follower == Follower::Http {
+                    "streams"
+                } else {
+                    "followers"
+                },
+                std::process::id()
+            );
             let window = Instant::now();
             let bystanders =
                 (follower == Follower::Http).then(|| Bystanders::start(&servers.token, &bystander));
@@ -1381,9 +1868,9 @@ fn events_bench(
     }
 }
 
-/// Thousands of streams hold two descriptors each in this process (the
-/// client's and the server's end): the soft limit goes up to the hard
-/// one, as `clarion serve` does for itself.
+/// Thousands of streams hold a descriptor each in this process (the
+/// server's end) and in the streams child (the client's): the soft limit
+/// goes up to the hard one, as `clarion serve` does for itself.
 fn raise_descriptor_limit() {
     let (soft, hard) = http::descriptor_limits();
     if soft < hard {
@@ -1436,6 +1923,10 @@ fn main() {
         asker(&url);
         return;
     }
+    if let Ok(base) = std::env::var(STREAMS) {
+        streams_child(&base);
+        return;
+    }
     print_machine();
     raise_descriptor_limit();
     let runs = common::runs(3);
@@ -1458,7 +1949,7 @@ fn main() {
         inbox.upsert_session(SessionUpsert::new("s", "t")).unwrap();
         let servers = Servers::start(&inbox);
         requests_bench(name, &inbox, &servers, &runtime, runs);
-        events_bench(name, &place.url, &inbox, &servers, &runtime, runs);
+        events_bench(name, &place.url, &inbox, &servers, runs);
         drop(servers);
         inbox.close();
     }
