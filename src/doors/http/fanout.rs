@@ -47,6 +47,21 @@ pub(crate) const QUEUE: usize = PAGE as usize + 8;
 /// or while a slow stream has events it could not take yet.
 const RETRY: Duration = Duration::from_millis(20);
 
+/// OPS-7: how many streams the follower hands a message before it yields.
+/// Each message wakes its stream's task, which writes it out on the same
+/// worker threads as every other request; in slices, a request that
+/// arrives during a burst to thousands of streams waits behind one slice
+/// of writes, not behind the whole burst.
+const SLICE: usize = 256;
+
+/// Yields to the runtime before the `n`th stream of a burst that starts a
+/// new [`SLICE`].
+async fn pace(n: usize) {
+    if n > 0 && n.is_multiple_of(SLICE) {
+        tokio::task::yield_now().await;
+    }
+}
+
 /// HTTP-6: a comment line (`:`), the stream's keep-alive; also its first
 /// message, so the status and headers go out the moment it opens rather
 /// than with its first event.
@@ -427,10 +442,11 @@ impl Follower {
         // earlier (a keep-alive's) may predate a revocation that the
         // event being delivered follows.
         let ended = self.check(&receiving).await;
-        for index in receiving {
+        for (n, index) in receiving.into_iter().enumerate() {
             if ended[index] {
                 continue;
             }
+            pace(n).await;
             let stream = &mut self.streams[index];
             if let Some(read) = read_of(stream) {
                 stream.take(read);
@@ -520,9 +536,10 @@ impl Follower {
     async fn keep_alive(&mut self) {
         let all: Vec<usize> = (0..self.streams.len()).collect();
         let ended = self.check(&all).await;
-        for (index, stream) in self.streams.iter_mut().enumerate() {
+        for index in all {
             if !ended[index] {
-                stream.offer(comment_message());
+                pace(index).await;
+                self.streams[index].offer(comment_message());
             }
         }
         self.drop_ended(&ended);
