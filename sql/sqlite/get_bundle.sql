@@ -1,5 +1,73 @@
-SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
-FROM `bundles`
+SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`, (((`bundles`.`expires_at` IS NULL)
+OR (`bundles`.`expires_at` > ?))
+AND (((EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND (((`bundle_questions`.`status` IS NULL)
+OR (`bundle_questions`.`status` = ?))
+OR (`bundle_questions`.`status` = ?)))
+LIMIT -1  OFFSET ?)
+AND (`bundles`.`turn_id` = (SELECT `turns`.`id`
+FROM `turns`
+WHERE (`turns`.`session_id` = `bundles`.`session_id`)
+ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
+LIMIT ?)))
+AND EXISTS (SELECT `sessions`.`id`
+FROM `sessions`
+WHERE ((((`sessions`.`id` = `bundles`.`session_id`)
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+LIMIT -1  OFFSET ?))
+AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
+OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
+LIMIT -1  OFFSET ?)))), (((`bundles`.`expires_at` IS NOT NULL)
+AND (`bundles`.`expires_at` <= ?))
+AND (((EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND (((`bundle_questions`.`status` IS NULL)
+OR (`bundle_questions`.`status` = ?))
+OR (`bundle_questions`.`status` = ?)))
+LIMIT -1  OFFSET ?)
+AND (`bundles`.`turn_id` = (SELECT `turns`.`id`
+FROM `turns`
+WHERE (`turns`.`session_id` = `bundles`.`session_id`)
+ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
+LIMIT ?)))
+AND EXISTS (SELECT `sessions`.`id`
+FROM `sessions`
+WHERE ((((`sessions`.`id` = `bundles`.`session_id`)
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+AND (`sessions`.`state` != ?))
+LIMIT -1  OFFSET ?))
+AND  NOT (EXISTS (SELECT `bundle_questions`.`id`
+FROM `bundle_questions`
+WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
+AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
+OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
+LIMIT -1  OFFSET ?)))), (`bundles`.`turn_id` = (SELECT `turns`.`id`
+FROM `turns`
+WHERE (`turns`.`session_id` = `bundles`.`session_id`)
+ORDER BY `turns`.`started_at` DESC, `turns`.`seq` DESC, `turns`.`id` DESC
+LIMIT ?)), `bundles`.`agent_disconnected`, (SELECT `tasks`.`title`
+FROM `tasks`
+WHERE (`tasks`.`id` = `bundles`.`task_key`)
+LIMIT ?), (SELECT `tasks`.`workspace_id`
+FROM `tasks`
+WHERE (`tasks`.`id` = `bundles`.`task_key`)
+LIMIT ?), (SELECT `workspaces`.`name`
+FROM `workspaces`
+WHERE (`workspaces`.`id` = (SELECT `tasks`.`workspace_id`
+FROM `tasks`
+WHERE (`tasks`.`id` = `bundles`.`task_key`)
+LIMIT ?))
+LIMIT ?), `detail_rows`.`id`, `detail_rows`.`pending_id`, `detail_rows`.`question_id`, `detail_rows`.`question_index`, `detail_rows`.`payload`, `detail_rows`.`status`, `detail_rows`.`response`, `detail_rows`.`created_at`
+FROM (`bundles` LEFT OUTER JOIN `bundle_questions` AS `detail_rows` ON (`detail_rows`.`pending_id` = `bundles`.`pending_id`))
 WHERE ((`bundles`.`pending_id` = ?)
 AND ((?
 OR ((((`bundles`.`owner_key` = ?)
@@ -18,4 +86,4 @@ LIMIT -1  OFFSET ?)
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
 OR (`bundles`.`kind` != ?))));
--- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission"]
+-- binds: [1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, 1, 1, 1, 1, 1, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission"]

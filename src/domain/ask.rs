@@ -492,7 +492,7 @@ struct AskingSession {
 #[diesel::dsl::auto_type]
 pub(crate) fn asking_session_query<'a>(session_id: &'a str) -> _ {
     let turn: activeness::current_turn_of_session_row = activeness::current_turn_of_session_row();
-    let names: names::names_of_session_task = names::names_of_session_task();
+    let names: names::names_of_task<sessions::task_id> = names::names_of_task(sessions::task_id);
     sessions::table.filter(sessions::id.eq(session_id)).select((
         sessions::state,
         sessions::task_id,

@@ -347,6 +347,77 @@ pub fn visible_bundle_query<'a>(scope: &'a Scope, pending_id: &'a str, now: i64)
     bundle.select(bundle_record_columns())
 }
 
+diesel::alias!(bundle_questions as detail_rows: DetailRows);
+
+/// WIRE-3 in one statement: the bundle if the scope may see it, where it
+/// stands (as [`standing_query`]), its names (LIST-11, by its task key:
+/// NULL when that task does not exist, as AUTH-4 reads it) and its
+/// question rows joined, one result row per question. One statement is one
+/// snapshot on both backends, so `get_bundle` needs no read transaction:
+/// on PostgreSQL one round trip instead of six (#41).
+#[diesel::dsl::auto_type]
+pub fn bundle_detail_query<'a>(scope: &'a Scope, pending_id: &'a str, now: i64) -> _ {
+    let bundle: visibility::visible_bundle<'a> = visibility::visible_bundle(scope, pending_id, now);
+    let active: activeness::is_active = activeness::is_active(now);
+    let due: activeness::is_due = activeness::is_due(now);
+    let names: names::names_of_task<bundles::task_key> = names::names_of_task(bundles::task_key);
+    let rows_of_this_bundle: diesel::dsl::Eq<
+        diesel::query_source::AliasedField<DetailRows, bundle_questions::pending_id>,
+        bundles::pending_id,
+    > = detail_rows
+        .field(bundle_questions::pending_id)
+        .eq(bundles::pending_id);
+    let rows: diesel::dsl::Nullable<
+        diesel::dsl::Fields<diesel::query_source::Alias<DetailRows>, question_record_columns>,
+    > = detail_rows.fields(question_record_columns()).nullable();
+    bundle
+        .left_join(detail_rows.on(rows_of_this_bundle))
+        .select((
+            bundle_record_columns(),
+            (
+                active,
+                due,
+                activeness::in_current_turn(),
+                bundles::agent_disconnected,
+            ),
+            names,
+            rows,
+        ))
+}
+
+/// What [`bundle_detail_query`] returns for each of the bundle's rows.
+type DetailRow = (
+    BundleRecord,
+    Standing,
+    (Option<String>, Option<String>, Option<String>),
+    Option<QuestionRecord>,
+);
+
+/// A bundle as `get_bundle` reads it: its record, standing, rows in DM-4
+/// order and names.
+type Detail = (BundleRecord, Standing, Vec<QuestionRecord>, TaskNames);
+
+/// One bundle the scope may see ([`bundle_detail_query`]); `None` when it
+/// is invisible or absent (AUTH-5).
+fn load_detail_at_once(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    pending_id: &str,
+    now: i64,
+) -> Result<Option<Detail>> {
+    let joined: Vec<DetailRow> = bundle_detail_query(scope, pending_id, now).load(conn)?;
+    let mut joined = joined.into_iter();
+    let Some((record, standing, names, first)) = joined.next() else {
+        return Ok(None);
+    };
+    let mut rows: Vec<QuestionRecord> = first
+        .into_iter()
+        .chain(joined.filter_map(|(_, _, _, row)| row))
+        .collect();
+    sort_dm4(&mut rows);
+    Ok(Some((record, standing, rows, names::task_names(names))))
+}
+
 /// Where an existing bundle stands.
 fn load_standing(conn: &mut AnyConnection, pending_id: &str, now: i64) -> Result<Standing> {
     at_most_one(standing_query(pending_id, now), conn)?
@@ -507,15 +578,7 @@ impl Engine {
         let scope = caller.scope()?;
         let now = self.now();
         let (record, standing, rows, names) = self
-            .read(|conn| {
-                let Some((record, standing, rows)) =
-                    load_detail(conn, Some(scope), pending_id, now.as_micros())?
-                else {
-                    return Ok(None);
-                };
-                let names = names::names_of(conn, record.task_id.as_deref())?;
-                Ok(Some((record, standing, rows, names)))
-            })?
+            .read_one(|conn| load_detail_at_once(conn, scope, pending_id, now.as_micros()))?
             .ok_or(Error::NotFound(Entity::Bundle))?;
         Ok(detail_of(
             record,

@@ -8,7 +8,8 @@ use diesel::prelude::*;
 
 use crate::domain::views::TaskNames;
 use crate::error::Result;
-use crate::store::schema::{sessions, tasks, workspaces};
+use crate::rules::visibility::KeyColumn;
+use crate::store::schema::{tasks, workspaces};
 use crate::store::{among, AnyConnection};
 
 /// The names of these tasks, by task id: one statement (never one per
@@ -47,23 +48,25 @@ pub(crate) fn load_names<'a>(
         .collect())
 }
 
-/// LIST-11: the names of the task of the session row in the enclosing
-/// query, as [`load_names`] reads them: its title, its workspace id and
-/// that workspace's name, each NULL when absent. What an ask freezes into
-/// its `bundle.asked` event, read with the session (one statement).
+/// LIST-11: the names of the task whose id is in `task` (a column of the
+/// enclosing query), as [`load_names`] reads them: its title, its
+/// workspace id and that workspace's name, each NULL when absent. For a
+/// statement that reads one bundle or session with its names.
 #[diesel::dsl::auto_type]
-pub(crate) fn names_of_session_task() -> _ {
+pub(crate) fn names_of_task<K: KeyColumn>(task: K) -> _ {
+    let id: diesel::dsl::Nullable<tasks::id> = tasks::id.nullable();
+    let task: diesel::dsl::Nullable<K> = task.nullable();
     let workspace_id = tasks::table
-        .filter(tasks::id.eq(sessions::task_id))
+        .filter(id.eq(task))
         .select(tasks::workspace_id)
         .single_value();
     (
         tasks::table
-            .filter(tasks::id.eq(sessions::task_id))
+            .filter(id.eq(task))
             .select(tasks::title)
             .single_value(),
         tasks::table
-            .filter(tasks::id.eq(sessions::task_id))
+            .filter(id.eq(task))
             .select(tasks::workspace_id)
             .single_value(),
         workspaces::table
@@ -73,7 +76,7 @@ pub(crate) fn names_of_session_task() -> _ {
     )
 }
 
-/// [`names_of_session_task`] as read: `""` where absent.
+/// [`names_of_task`] as read: `""` where absent.
 pub(crate) fn task_names(
     (task_title, workspace_id, workspace_name): (Option<String>, Option<String>, Option<String>),
 ) -> TaskNames {
@@ -82,14 +85,4 @@ pub(crate) fn task_names(
         workspace_id: workspace_id.unwrap_or_default(),
         workspace_name: workspace_name.unwrap_or_default(),
     }
-}
-
-/// The names of one task (`""` everywhere when it has none or is unknown).
-pub(crate) fn names_of(conn: &mut AnyConnection, task_id: Option<&str>) -> Result<TaskNames> {
-    let Some(task_id) = task_id else {
-        return Ok(TaskNames::default());
-    };
-    Ok(load_names(conn, [task_id])?
-        .remove(task_id)
-        .unwrap_or_default())
 }

@@ -340,6 +340,13 @@ macro_rules! catalog {
             Rendered {
                 name: "get_bundle",
                 sql: layout(
+                    debug_query::<$backend, _>(&bundle::bundle_detail_query(&scope, PENDING, NOW))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "visible_bundle",
+                sql: layout(
                     debug_query::<$backend, _>(&bundle::visible_bundle_query(&scope, PENDING, NOW))
                         .to_string(),
                 ),

@@ -2,7 +2,7 @@
 //! what an operation sends to the database — round trips, statements,
 //! transactions — and the rows it writes (`StatementCounter`,
 //! `Clarion::rows_written`), checked against statements whose cost is
-//! known; then the counts of a read and of a resolve's winner and losers,
+//! known; then the counts of a read, an ask and a resolve's winner and losers,
 //! pinned, so that a change that adds a round trip fails here.
 
 use clarion::test_hooks::schema::bundles;
@@ -18,7 +18,7 @@ use crate::support::*;
 dual_backend!(
     ops_4_counts_a_batch_is_one_round_trip,
     ops_4_counts_a_prepared_statement,
-    ops_4_counts_get_bundle_is_one_read_transaction,
+    ops_4_counts_get_bundle_is_one_statement,
     ops_4_counts_ask,
     ops_4_counts_resolve_winner_and_losers
 );
@@ -179,9 +179,9 @@ fn ops_4_counts_a_prepared_statement(db: &TestDb) {
     }
 }
 
-/// `get_bundle` reads in one read transaction and writes nothing; once
-/// its statements are prepared, each is one round trip.
-fn ops_4_counts_get_bundle_is_one_read_transaction(db: &TestDb) {
+/// `get_bundle` reads in one statement (one snapshot, no transaction) and
+/// writes nothing; once prepared, it is one round trip.
+fn ops_4_counts_get_bundle_is_one_statement(db: &TestDb) {
     let us = counted(db);
     let id = ask(&us.clarion, &mirror(db, "a", "alice"), 2);
     let get = |db: &Clarion| {
@@ -189,16 +189,16 @@ fn ops_4_counts_get_bundle_is_one_read_transaction(db: &TestDb) {
     };
     us.cost(get);
     let (counts, rows) = us.cost(get);
-    // BEGIN, the bundle, its standing, its questions, its names, COMMIT.
+    // The bundle, its standing, its names and its questions, joined.
     assert_eq!(
         counts,
         Counts {
-            calls: 6,
-            statements: 6,
-            transactions: 1,
-            outside_transactions: 0,
+            calls: 1,
+            statements: 1,
+            transactions: 0,
+            outside_transactions: 1,
             prepares: 0,
-            round_trips: 6,
+            round_trips: 1,
         }
     );
     assert_rows(rows, us.postgres(), 0, 0, 0);

@@ -1,0 +1,21 @@
+SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
+FROM `bundles`
+WHERE ((`bundles`.`pending_id` = ?)
+AND ((?
+OR ((((`bundles`.`owner_key` = ?)
+OR (`bundles`.`owner_key` = ?))
+OR EXISTS (SELECT `workspace_members`.`workspace_id`
+FROM `workspace_members`
+WHERE ((`workspace_members`.`workspace_id` = `bundles`.`workspace_key`)
+AND (`workspace_members`.`user_id` = ?))
+LIMIT -1  OFFSET ?))
+OR (EXISTS (SELECT `escalation_grants`.`pending_id`
+FROM `escalation_grants`
+WHERE (((`escalation_grants`.`pending_id` = `bundles`.`pending_id`)
+AND (`escalation_grants`.`user_id` = ?))
+AND (`escalation_grants`.`visible_from` <= ?))
+LIMIT -1  OFFSET ?)
+AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
+AND (?
+OR (`bundles`.`kind` != ?))));
+-- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission"]
