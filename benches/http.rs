@@ -654,6 +654,16 @@ fn median_f64(mut values: Vec<f64>) -> f64 {
     values[values.len() / 2]
 }
 
+/// Per-run ratios: their median, and all of them as text.
+fn summarized(ratios: Vec<f64>) -> (f64, String) {
+    let text = ratios
+        .iter()
+        .map(|r| format!("{r:.2}"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    (median_f64(ratios), text)
+}
+
 fn median_figures(runs: &[Figures]) -> Figures {
     Figures {
         per_second: median_f64(runs.iter().map(|f| f.per_second).collect()),
@@ -846,17 +856,12 @@ fn requests_bench(
     // The median of the per-run ratios of `side` over `base`, and the
     // per-run ratios as text.
     let ratio = |side: &[Figures], base: &[Figures]| {
-        let ratios: Vec<f64> = side
-            .iter()
-            .zip(base)
-            .map(|(h, r)| h.per_second / r.per_second)
-            .collect();
-        let text = ratios
-            .iter()
-            .map(|r| format!("{r:.2}"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        (median_f64(ratios), text)
+        summarized(
+            side.iter()
+                .zip(base)
+                .map(|(h, r)| h.per_second / r.per_second)
+                .collect(),
+        )
     };
     for (o, op) in Op::ALL.into_iter().enumerate() {
         let [rust, host, token, floor_host, floor_token] = &results[o];
@@ -1848,17 +1853,12 @@ fn events_bench(name: &str, url: &str, inbox: &Clarion, servers: &Servers, runs:
     }
     if !http.near.is_empty() && !rust.near.is_empty() {
         let ratios = |h: &[Fanout], r: &[Fanout]| {
-            let ratios: Vec<f64> = h
-                .iter()
-                .zip(r)
-                .map(|(h, r)| h.p50.as_secs_f64() / r.p50.as_secs_f64())
-                .collect();
-            let text = ratios
-                .iter()
-                .map(|r| format!("{r:.2}"))
-                .collect::<Vec<_>>()
-                .join(" ");
-            (median_f64(ratios), text)
+            summarized(
+                h.iter()
+                    .zip(r)
+                    .map(|(h, r)| h.p50.as_secs_f64() / r.p50.as_secs_f64())
+                    .collect(),
+            )
         };
         let (near, near_text) = ratios(&http.near, &rust.near);
         let (far, far_text) = ratios(&http.far, &rust.far);
