@@ -316,30 +316,11 @@ fn write(
     let status = decision.resolution().as_str();
     let reason = decision.reject_reason();
     let responded_at = now.as_micros();
-    let expected: Vec<i64> = target
-        .rows
-        .iter()
-        .filter(|row| row.status() == QuestionStatus::Pending)
-        .map(|row| row.id)
-        .collect();
-    let mut won = target.record.clone();
-    won.reject_reason = reason.to_owned();
-    won.responded_at = Some(responded_at);
-    won.resolved_by_kind = Some(resolver.kind.to_owned());
-    won.resolved_by_id = Some(resolver.id.clone());
-    let committed: Vec<QuestionRecord> = target
-        .rows
-        .iter()
-        .zip(&writes)
-        .map(|(row, write)| {
-            let mut row = row.clone();
-            if expected.contains(&row.id) {
-                row.status = Some(status.to_owned());
-                row.response = write.response.clone();
-            }
-            row
-        })
-        .collect();
+    let Won {
+        record: won,
+        rows: committed,
+        mut expected,
+    } = as_won(target, &writes, status, reason, responded_at, resolver);
     let (resolved, response) = bundle::stored_response(&won, &committed).ok_or_else(|| {
         Error::Internal(format!("a claim of {} resolves nothing", won.pending_id))
     })?;
@@ -379,7 +360,6 @@ fn write(
         return Ok(None);
     }
     claimed.sort_unstable();
-    let mut expected = expected;
     expected.sort_unstable();
     if claimed != expected {
         return Err(Error::Internal(format!(
@@ -390,6 +370,55 @@ fn write(
     failpoints.check(points::CLAIM_BEFORE_COMMIT)?;
     target.record = won;
     Ok(Some(committed))
+}
+
+/// What a claim commits if it wins: the bundle row with its marks
+/// (CLAIM-3), its rows with every row still pending answered, and the ids
+/// of those rows.
+struct Won {
+    record: BundleRecord,
+    rows: Vec<QuestionRecord>,
+    expected: Vec<i64>,
+}
+
+/// [`Won`] for `target`, each row taking its write.
+fn as_won(
+    target: &Target,
+    writes: &[statements::RowWrite],
+    status: &str,
+    reason: &str,
+    responded_at: i64,
+    resolver: &Resolver<'_>,
+) -> Won {
+    let expected: Vec<i64> = target
+        .rows
+        .iter()
+        .filter(|row| row.status() == QuestionStatus::Pending)
+        .map(|row| row.id)
+        .collect();
+    let mut record = target.record.clone();
+    record.reject_reason = reason.to_owned();
+    record.responded_at = Some(responded_at);
+    record.resolved_by_kind = Some(resolver.kind.to_owned());
+    record.resolved_by_id = Some(resolver.id.clone());
+    let rows = target
+        .rows
+        .iter()
+        .zip(writes)
+        .map(|(row, write)| {
+            let mut row = row.clone();
+            if expected.contains(&row.id) {
+                row.status = Some(status.to_owned());
+                row.response = write.response.clone();
+            }
+            row
+        })
+        .collect();
+    Won {
+        record,
+        rows,
+        expected,
+    }
 }
 
 /// How a deadline's settlement ended (EXP-3).
