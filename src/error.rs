@@ -87,6 +87,13 @@ pub enum Error {
     /// (superseded, its session ended, it expired, or it is malformed).
     #[error("clarification request is no longer active")]
     NoLongerActive,
+    /// QUO-3: the caller is the quorum's requester, or not among its
+    /// eligible voters.
+    #[error("not an eligible voter")]
+    NotEligible,
+    /// QUO-3: the caller already voted on this quorum bundle, otherwise.
+    #[error("already voted")]
+    AlreadyVoted,
     /// WIRE-3 `wait_bundle`: the timeout passed first.
     #[error("timed out waiting for a response")]
     TimedOut,
@@ -130,6 +137,10 @@ pub enum ErrorCode {
     NotFound,
     /// `no_longer_active`
     NoLongerActive,
+    /// `not_eligible`: not a voter of this quorum bundle (QUO-3).
+    NotEligible,
+    /// `already_voted`: voted otherwise on this quorum bundle (QUO-3).
+    AlreadyVoted,
     /// `validation`
     Validation,
     /// `capability_denied`
@@ -145,9 +156,11 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order documents list them.
-    pub const ALL: [ErrorCode; 7] = [
+    pub const ALL: [ErrorCode; 9] = [
         ErrorCode::NotFound,
         ErrorCode::NoLongerActive,
+        ErrorCode::NotEligible,
+        ErrorCode::AlreadyVoted,
         ErrorCode::Validation,
         ErrorCode::CapabilityDenied,
         ErrorCode::SessionEnded,
@@ -160,6 +173,8 @@ impl ErrorCode {
         match self {
             ErrorCode::NotFound => "not_found",
             ErrorCode::NoLongerActive => "no_longer_active",
+            ErrorCode::NotEligible => "not_eligible",
+            ErrorCode::AlreadyVoted => "already_voted",
             ErrorCode::Validation => "validation",
             ErrorCode::CapabilityDenied => "capability_denied",
             ErrorCode::SessionEnded => "session_ended",
@@ -175,8 +190,8 @@ impl Error {
         match self {
             Error::NotFound(_) => 404,
             Error::Validation(_) => 400,
-            Error::CapabilityDenied => 403,
-            Error::NoLongerActive | Error::SessionEnded => 409,
+            Error::CapabilityDenied | Error::NotEligible => 403,
+            Error::NoLongerActive | Error::SessionEnded | Error::AlreadyVoted => 409,
             Error::TimedOut => 504,
             Error::HandleClosed => 503,
             Error::Unavailable { outage, .. } => outage_status(*outage),
@@ -198,6 +213,8 @@ impl Error {
         match self {
             Error::NotFound(_) => ErrorCode::NotFound,
             Error::NoLongerActive => ErrorCode::NoLongerActive,
+            Error::NotEligible => ErrorCode::NotEligible,
+            Error::AlreadyVoted => ErrorCode::AlreadyVoted,
             Error::Validation(_) => ErrorCode::Validation,
             Error::CapabilityDenied => ErrorCode::CapabilityDenied,
             Error::SessionEnded => ErrorCode::SessionEnded,

@@ -68,8 +68,8 @@ pub use domain::resume::{Delivery, DeliveryReport, DispatchError, ResumeDispatch
 #[cfg(feature = "http")]
 pub use domain::tokens::{NewToken, TokenInfo, WebSession};
 pub use domain::views::{
-    Answer, AttemptView, BundleDetail, BundleView, LedgerEntry, OptionView, QuestionView, Resolved,
-    Response, Submission, WaitOutcome,
+    Answer, AttemptView, BundleDetail, BundleView, LedgerEntry, OptionView, QuestionView,
+    QuorumView, Resolved, Response, Submission, VoteView, WaitOutcome,
 };
 #[cfg(feature = "webhooks")]
 pub use domain::webhooks::worker::{TestDelivery, WebhookOptions};
@@ -84,6 +84,7 @@ pub use handle::{Builder, Clarion, LeaseHold};
 pub use rules::capability::{Access, AgentAccess, Authorization, Denial, Target};
 pub use rules::limits;
 pub use rules::principal::{Grant, Principal};
+pub use rules::quorum::QuorumRequest;
 pub use rules::vocabulary::{
     BundleKind, BundleStatus, Channel, DecidedBy, ExpiryAction, QuestionStatus, Resolution,
     SessionState,

@@ -13,6 +13,7 @@ use crate::domain::change::Change;
 use crate::domain::engine::Engine;
 use crate::domain::lifecycle;
 use crate::domain::names;
+use crate::domain::quorum;
 use crate::domain::views::{BundleView, OptionView, QuestionView, Submission, TaskNames};
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::limits::{
@@ -20,6 +21,7 @@ use crate::rules::limits::{
     MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES, MAX_FREE_TEXT_RUNES, MAX_LABEL_RUNES,
     MAX_PROMPT_RUNES, MAX_TITLE_RUNES, OPTIONS_PER_QUESTION, QUESTIONS_PER_BUNDLE,
 };
+use crate::rules::quorum::{Policy, QuorumRequest};
 use crate::rules::vocabulary::{BundleKind, ExpiryAction, QuestionStatus, SessionState};
 use crate::rules::{activeness, visibility};
 use crate::store::failpoints::points;
@@ -99,6 +101,8 @@ pub struct AskRequest {
     /// What its deadline does; anything but [`OnExpire::Expire`] needs a
     /// deadline (EXP-6).
     pub on_expire: OnExpire,
+    /// QUO-1: several people must agree; `None` for one answer.
+    pub quorum: Option<QuorumRequest>,
 }
 
 /// The result of [`crate::Clarion::ask`].
@@ -237,6 +241,21 @@ fn prepare_deadline(
     }))
 }
 
+/// QUO-1: the quorum's policy, checked without the database; a deadline
+/// that would answer for the people is refused.
+fn prepare_quorum(request: &AskRequest) -> Result<Option<Policy>, ValidationError> {
+    let Some(quorum) = &request.quorum else {
+        return Ok(None);
+    };
+    if matches!(request.on_expire, OnExpire::Answer(_)) {
+        return Err(ValidationError::new(
+            "on_expire.action",
+            "a quorum is never approved by default: use expire or reject",
+        ));
+    }
+    Policy::checked(quorum).map(Some)
+}
+
 /// `value` unless it is missing or empty, else the positional default (ASK-3).
 fn id_or_default(given: &Option<String>, default: impl FnOnce() -> String) -> String {
     match given.as_deref() {
@@ -342,6 +361,7 @@ impl Engine {
     pub(crate) fn ask(&self, request: &AskRequest) -> Result<Asked> {
         let questions = prepare(request)?;
         let deadline = prepare_deadline(request, &questions)?;
+        let quorum = prepare_quorum(request)?;
         let idempotency_key = request
             .idempotency_key
             .as_deref()
@@ -405,6 +425,11 @@ impl Engine {
                 bundles::expires_at.eq(expires_at),
                 bundles::on_expire.eq(action.as_str()),
                 bundles::default_response.eq(default_response),
+                // QUO-1, QUO-2: the policy, fixed now; people only.
+                bundles::human_only.eq(quorum.is_some()),
+                bundles::quorum_approvals.eq(quorum.as_ref().map(|q| q.approvals as i32)),
+                bundles::quorum_rejections.eq(quorum.as_ref().map(|q| q.rejections as i32)),
+                bundles::quorum_requested_by.eq(quorum.as_ref().map(|q| q.requested_by.as_str())),
             ));
             let payloads = questions
                 .iter()
@@ -455,15 +480,20 @@ impl Engine {
                     self.failpoint(points::ASK_AFTER_FIRST_QUESTION)?;
                 }
             }
+            if let Some(policy) = &quorum {
+                quorum::insert_eligible(conn, &pending_id, &policy.eligible)?;
+            }
             // LIST-11: the event freezes the names as they are now.
             let names = session.names;
-            let view = asked_view(
+            let mut view = asked_view(
                 request,
                 &questions,
                 (&pending_id, &task_id, names),
                 created_at,
                 (expires_at, action),
             );
+            // QUO-5: frozen with the policy and no votes.
+            view.quorum = quorum.as_ref().map(|policy| quorum::view(policy, &[], &[]));
             changes.append_asked(conn, &view, Timestamp::from_micros(created_at))?;
             self.failpoint(points::ASK_BEFORE_COMMIT)?;
             changes.push(Change::Asked);
@@ -539,6 +569,7 @@ fn asked_view(
         age_seconds: 0,
         expires_at: expires_at.map(Timestamp::from_micros),
         on_expire,
+        quorum: None,
         context: request.context.clone(),
         questions: questions
             .iter()

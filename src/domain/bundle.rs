@@ -8,8 +8,10 @@ use serde_json::Value;
 
 use crate::domain::engine::Engine;
 use crate::domain::names;
+use crate::domain::quorum;
 use crate::domain::views::{
-    Answer, BundleDetail, BundleView, OptionView, QuestionView, Response, Submission, TaskNames,
+    Answer, BundleDetail, BundleView, OptionView, QuestionView, QuorumView, Response, Submission,
+    TaskNames,
 };
 use crate::error::{Entity, Error, Result};
 use crate::rules::activeness;
@@ -46,9 +48,30 @@ pub(crate) struct BundleRecord {
     /// EXP-5: the stored default (a [`Submission`]'s JSON text), for
     /// `answer` and `reject`.
     pub default_response: Option<String>,
+    /// QUO-2: for people only (a quorum bundle).
+    pub human_only: bool,
+    /// QUO-1: the stored policy's columns (`None` approvals: no quorum).
+    pub quorum_approvals: Option<i32>,
+    pub quorum_rejections: Option<i32>,
+    pub quorum_requested_by: Option<String>,
+    /// QUO-4: the deciding votes' user ids, a JSON array (`[]` unless a
+    /// quorum decided).
+    pub voters: String,
 }
 
 impl BundleRecord {
+    /// Its quorum columns (QUO-1, QUO-2, QUO-4).
+    pub(crate) fn quorum(&self) -> quorum::Stored<'_> {
+        quorum::Stored {
+            pending_id: &self.pending_id,
+            human_only: self.human_only,
+            approvals: self.quorum_approvals,
+            rejections: self.quorum_rejections,
+            requested_by: self.quorum_requested_by.as_deref(),
+            voters: &self.voters,
+        }
+    }
+
     /// EXP-5: the stored default, if it has one that reads back.
     pub(crate) fn default_submission(&self) -> Option<Submission> {
         serde_json::from_str(self.default_response.as_deref()?).ok()
@@ -150,12 +173,14 @@ pub(crate) fn choices(row: &QuestionRecord) -> (Vec<String>, bool) {
     (ids, view.multi_select)
 }
 
-/// LIST-6: the display form of a bundle, its DM-4-ordered rows and its
-/// task's names (LIST-11).
+/// LIST-6: the display form of a bundle, its DM-4-ordered rows, its
+/// task's names (LIST-11) and its quorum with its votes (QUO-5, read by
+/// `quorum::shown`).
 pub(crate) fn bundle_view(
     record: &BundleRecord,
     rows: &[QuestionRecord],
     names: TaskNames,
+    quorum: Option<QuorumView>,
     now: Timestamp,
 ) -> BundleView {
     let created_at = Timestamp::from_micros(record.created_at);
@@ -171,6 +196,7 @@ pub(crate) fn bundle_view(
         age_seconds: created_at.whole_seconds_until(now),
         expires_at: record.expires_at.map(Timestamp::from_micros),
         on_expire: ExpiryAction::from_stored(&record.on_expire),
+        quorum,
         context: record.context.clone(),
         questions: rows.iter().map(question_view).collect(),
     }
@@ -197,6 +223,7 @@ pub(crate) fn stored_response(
             reject_reason: record.reject_reason.clone(),
             responded_at: record.responded_at.map(Timestamp::from_micros),
             decided_by: DecidedBy::from_stored(record.resolved_by_kind.as_deref()),
+            voters: record.quorum().voters(),
         },
     ))
 }
@@ -320,6 +347,11 @@ pub fn bundle_record_columns() -> _ {
         bundles::expires_at,
         bundles::on_expire,
         bundles::default_response,
+        bundles::human_only,
+        bundles::quorum_approvals,
+        bundles::quorum_rejections,
+        bundles::quorum_requested_by,
+        bundles::voters,
     )
 }
 
@@ -546,23 +578,45 @@ pub(crate) fn detail_of(
     standing: Standing,
     rows: Vec<QuestionRecord>,
     names: TaskNames,
+    quorum: Option<quorum::Shown>,
     now: Timestamp,
     principal: &Principal,
 ) -> BundleDetail {
     let (record, rows) = as_read(record, standing, rows);
     let (status, response) = status_of(&record, standing, &rows);
+    // WIRE-6: a quorum's resolver is its voters.
     let decided_by_caller = response.is_some()
-        && principal.is_resolver(
+        && (principal.is_resolver(
             record.resolved_by_kind.as_deref(),
             record.resolved_by_id.as_deref(),
-        );
+        ) || principal
+            .voting_id()
+            .is_some_and(|user| response.as_ref().is_some_and(|r| r.voters.iter().any(|v| v == user))));
+    // QUO-3b: an active quorum bundle, a user who may vote and has not.
+    let may_vote = status == BundleStatus::Pending
+        && quorum.as_ref().is_some_and(|shown| {
+            principal
+                .voting_id()
+                .is_some_and(|user| shown.policy.may_vote(user) && !shown.has_voted(user))
+        });
     BundleDetail {
-        bundle: bundle_view(&record, &rows, names, now),
+        bundle: bundle_view(&record, &rows, names, quorum.map(|shown| shown.view), now),
         status,
         response,
         default_response: record.default_submission(),
         decided_by_caller,
+        may_vote,
     }
+}
+
+/// QUO-5: the quorum of one bundle read for showing, `None` without one.
+pub(crate) fn shown_quorum(
+    conn: &mut AnyConnection,
+    record: &BundleRecord,
+    active: bool,
+    now: i64,
+) -> Result<Option<quorum::Shown>> {
+    Ok(quorum::shown(conn, &[(record.quorum(), active)], now)?.remove(&record.pending_id))
 }
 
 impl Engine {
@@ -577,14 +631,25 @@ impl Engine {
         check_text("pending_id", pending_id)?;
         let scope = caller.scope()?;
         let now = self.now();
-        let (record, standing, rows, names) = self
-            .read_one(|conn| load_detail_at_once(conn, scope, pending_id, now.as_micros()))?
+        let micros = now.as_micros();
+        let (record, standing, rows, names, quorum) = self
+            .read_one(|conn| {
+                let Some((record, standing, rows, names)) =
+                    load_detail_at_once(conn, scope, pending_id, micros)?
+                else {
+                    return Ok(None);
+                };
+                let active = standing.is_active == Some(true);
+                let quorum = shown_quorum(conn, &record, active, micros)?;
+                Ok(Some((record, standing, rows, names, quorum)))
+            })?
             .ok_or(Error::NotFound(Entity::Bundle))?;
         Ok(detail_of(
             record,
             standing,
             rows,
             names,
+            quorum,
             now,
             caller.principal(),
         ))

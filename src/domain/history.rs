@@ -16,6 +16,7 @@ use crate::domain::bundle::{self, bundle_record_columns, BundleRecord, Standing}
 use crate::domain::engine::Engine;
 use crate::domain::listing::{encode_position, parse_position, rows_by_bundle};
 use crate::domain::names;
+use crate::domain::quorum;
 use crate::domain::views::BundleDetail;
 use crate::domain::walk;
 use crate::error::{Result, ValidationError};
@@ -435,13 +436,16 @@ impl Engine {
         let now = self.now();
         let filter = SettledFilter::from_request(request, now);
         let page = filter.limit as usize;
-        let (mut records, rows, names) = self.read(|conn| {
+        let (mut records, rows, names, mut quorums) = self.read(|conn| {
             let records = load_settled_page(conn, scope, &filter)?;
             let shown = &records[..records.len().min(page)];
             let ids: Vec<String> = shown.iter().map(|r| r.pending_id.clone()).collect();
             let rows = bundle::load_rows(conn, &ids)?;
             let names = names::load_names(conn, shown.iter().filter_map(|r| r.task_id.as_deref()))?;
-            Ok((records, rows, names))
+            // QUO-5: settled bundles count no vote but their voters.
+            let quorums: Vec<_> = shown.iter().map(|r| (r.quorum(), false)).collect();
+            let quorums = quorum::shown(conn, &quorums, now.as_micros())?;
+            Ok((records, rows, names, quorums))
         })?;
         let more = records.len() > page;
         records.truncate(page);
@@ -462,7 +466,8 @@ impl Engine {
                     .as_ref()
                     .and_then(|task_id| names.get(task_id).cloned())
                     .unwrap_or_default();
-                bundle::detail_of(record, SETTLED, rows, names, now, caller.principal())
+                let quorum = quorums.remove(&record.pending_id);
+                bundle::detail_of(record, SETTLED, rows, names, quorum, now, caller.principal())
             })
             .collect();
         Ok(SettledPage {

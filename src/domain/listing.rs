@@ -14,6 +14,7 @@ use diesel::query_source::{Alias, AliasedField};
 use crate::domain::bundle::{self, bundle_record_columns, BundleRecord};
 use crate::domain::engine::Engine;
 use crate::domain::names;
+use crate::domain::quorum;
 use crate::domain::views::BundleView;
 use crate::domain::walk;
 use crate::error::{Result, ValidationError};
@@ -622,7 +623,7 @@ impl Engine {
         // One clock for the page and its ages (ACT-1.5).
         let now = self.now();
         let filter = ListFilter::from_request(request, now);
-        let (mut records, rows, names) = self.read(|conn| {
+        let (mut records, rows, names, mut quorums) = self.read(|conn| {
             let mut records = load_page(conn, scope, &filter)?;
             records.truncate(filter.limit as usize + 1);
             let page = &records[..records.len().min(filter.limit as usize)];
@@ -630,7 +631,11 @@ impl Engine {
             let rows = bundle::load_rows(conn, &ids)?;
             // LIST-11: one statement for the page's names.
             let names = names::load_names(conn, page.iter().filter_map(|r| r.task_id.as_deref()))?;
-            Ok((records, rows, names))
+            // QUO-5: every listed bundle is active; none without a quorum
+            // costs a statement.
+            let quorums: Vec<_> = page.iter().map(|r| (r.quorum(), true)).collect();
+            let quorums = quorum::shown(conn, &quorums, now.as_micros())?;
+            Ok((records, rows, names, quorums))
         })?;
         let more = records.len() as i64 > filter.limit;
         records.truncate(filter.limit as usize);
@@ -651,7 +656,8 @@ impl Engine {
                     .as_ref()
                     .and_then(|task_id| names.get(task_id).cloned())
                     .unwrap_or_default();
-                bundle::bundle_view(record, &rows, names, now)
+                let quorum = quorums.remove(&record.pending_id).map(|shown| shown.view);
+                bundle::bundle_view(record, &rows, names, quorum, now)
             })
             .collect();
         Ok(ListPage {

@@ -28,6 +28,7 @@ pub(crate) mod listing;
 pub(crate) mod names;
 pub(crate) mod open;
 pub(crate) mod people;
+pub(crate) mod quorum;
 pub(crate) mod resolve;
 pub(crate) mod resume;
 pub(crate) mod retention;

@@ -16,17 +16,18 @@ pub use crate::domain::answers::AnswerInput;
 use crate::domain::answers::{check_answer_texts, normalize_answers, Answerable};
 use crate::domain::bundle::{self, QuestionRecord};
 use crate::domain::change::{Change, Changes};
+use crate::domain::claim::vote::Voted;
 use crate::domain::claim::{self, Claimed, Decision, FirstRead, Opened, Resolver};
 use crate::domain::deadline;
 use crate::domain::engine::ledger::NewAttempt;
 use crate::domain::engine::Engine;
-use crate::domain::views::Resolved;
+use crate::domain::views::{QuorumView, Resolved, Response};
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::capability::Admitted;
 use crate::rules::digest;
 use crate::rules::limits::{check_runes, check_text, MAX_FREE_TEXT_RUNES};
 use crate::rules::visibility::Scope;
-use crate::rules::vocabulary::{DecidedBy, Outcome};
+use crate::rules::vocabulary::{BundleStatus, DecidedBy, Outcome};
 use crate::store::failpoints::points;
 use crate::store::{AnyConnection, Timestamp};
 
@@ -110,17 +111,33 @@ fn prepare(request: &ResolveRequest, rows: &[QuestionRecord]) -> Result<Decision
 fn replay(conn: &mut AnyConnection, scope: &Scope, pending_id: &str, now: i64) -> Result<Resolved> {
     let (fresh, rows) =
         claim::read_again(conn, scope, pending_id, now)?.ok_or(Error::NotFound(Entity::Bundle))?;
-    replayed(&fresh, &rows)
+    replayed(conn, &fresh, &rows, now)
 }
 
-/// REPLAY-1/2 from one read of a bundle with no pending row.
-fn replayed(record: &bundle::BundleRecord, rows: &[QuestionRecord]) -> Result<Resolved> {
+/// REPLAY-1/2 from one read of a bundle with no pending row, with its
+/// quorum (QUO-5; read only for a quorum bundle).
+fn replayed(
+    conn: &mut AnyConnection,
+    record: &bundle::BundleRecord,
+    rows: &[QuestionRecord],
+    now: i64,
+) -> Result<Resolved> {
     let (status, response) = bundle::stored_response(record, rows).ok_or(Error::NoLongerActive)?;
     Ok(Resolved {
         claimed: false,
         status,
         response,
+        quorum: settled_quorum(conn, record, now)?,
     })
+}
+
+/// QUO-5: the quorum of a bundle no longer active, with its votes.
+fn settled_quorum(
+    conn: &mut AnyConnection,
+    record: &bundle::BundleRecord,
+    now: i64,
+) -> Result<Option<QuorumView>> {
+    Ok(bundle::shown_quorum(conn, record, false, now)?.map(|shown| shown.view))
 }
 
 /// AUD-1: one attempt's ledger entry.
@@ -151,6 +168,8 @@ enum Attempt {
     Won(Resolved),
     /// The bundle was not claimable: the caller replays (REPLAY-1).
     Lost,
+    /// A vote was recorded on a quorum bundle not decided yet (QUO-3).
+    Voted(Resolved),
     /// Another connection held SQLite's write lock; nothing ran, and the
     /// caller reads again before it tries the lock once more (OPS-4).
     LockBusy,
@@ -209,9 +228,12 @@ impl Engine {
         };
         let result = self.claim_or_replay(caller, pending_id, &decided, decide);
         let outcome = match &result {
-            Ok(resolved) if resolved.claimed => None,
+            // The winner's and a vote's entries are in their transaction.
+            Ok(resolved) if resolved.claimed || resolved.winner().is_none() => None,
             Ok(_) => Some(Outcome::Lost),
             Err(Error::NoLongerActive) => Some(Outcome::NoLongerActive),
+            Err(Error::NotEligible) => Some(Outcome::NotEligible),
+            Err(Error::AlreadyVoted) => Some(Outcome::AlreadyVoted),
             Err(Error::Validation(_)) => Some(Outcome::Invalid),
             Err(error) => {
                 tracing::info!(
@@ -262,16 +284,21 @@ impl Engine {
             let opened = match first {
                 FirstRead::Open(opened) => opened,
                 // Already settled: this read is the replay's (REPLAY-1).
-                FirstRead::Settled(settled) => return replayed(&settled.0, &settled.1),
+                FirstRead::Settled(settled) => {
+                    let now = self.now().as_micros();
+                    return self
+                        .conn()?
+                        .run(|conn| replayed(conn, &settled.0, &settled.1, now));
+                }
             };
             self.failpoint(points::RESOLVE_AFTER_FIRST_READ)?;
             let queue = Instant::now() >= polling_until;
-            let winner = |at: Timestamp| {
+            let winner = |at: Timestamp, outcome: Outcome| {
                 let digest = decided.borrow().clone().unwrap_or_default();
-                attempt(caller, pending_id, at, Outcome::Won, digest)
+                attempt(caller, pending_id, at, outcome, digest)
             };
             match self.claim_in_transaction(caller, pending_id, &opened, &decide, &winner, queue)? {
-                Attempt::Won(resolved) => return Ok(resolved),
+                Attempt::Won(resolved) | Attempt::Voted(resolved) => return Ok(resolved),
                 Attempt::Lost => break,
                 Attempt::LockBusy => {}
             }
@@ -293,13 +320,14 @@ impl Engine {
         pending_id: &str,
         opened: &Opened,
         decide: impl FnOnce(&[QuestionRecord]) -> Result<Decision>,
-        winner: &dyn Fn(Timestamp) -> NewAttempt,
+        winner: &dyn Fn(Timestamp, Outcome) -> NewAttempt,
         queue: bool,
     ) -> Result<Attempt> {
         let (principal, scope) = (caller.principal(), caller.scope()?);
         let resolver = Resolver {
             kind: principal.decides_as().map_or("", DecidedBy::as_str),
             id: principal.audit_id(),
+            voters: claim::NO_VOTERS.to_owned(),
         };
         let body = |conn: &mut AnyConnection, changes: &mut Changes| {
             // The clock is read under the transaction's lock: a claim that
@@ -316,18 +344,59 @@ impl Engine {
                 deadline::settle_due_in(self, conn, changes, pending_id, session, now)?;
                 return Ok(Attempt::Lost);
             }
-            let claimed = claim::claim(
-                conn,
-                scope,
-                pending_id,
-                opened,
-                decide,
-                &resolver,
-                &winner(now),
-                now,
-                changes,
-                &self.failpoints,
-            )?;
+            // QUO-2, QUO-3, QUO-6: a person's submission on a quorum
+            // bundle is a vote, a person's cancel needs a say in it;
+            // `system` claims at once, as on any bundle.
+            let voter = principal
+                .voting_id()
+                .filter(|_| opened.record.quorum().human_only());
+            let claimed = match voter {
+                Some(user) if !opened.cancels() => {
+                    let entries = claim::vote::Entries {
+                        won: winner(now, Outcome::Won),
+                        voted: winner(now, Outcome::Voted),
+                    };
+                    let voted = claim::vote::vote(
+                        conn,
+                        scope,
+                        user,
+                        opened,
+                        &entries,
+                        now,
+                        changes,
+                        &self.failpoints,
+                    )?;
+                    match voted {
+                        Voted::Won(claimed) => claimed,
+                        Voted::Settled => return Ok(Attempt::Lost),
+                        Voted::Recorded(quorum) => {
+                            return Ok(Attempt::Voted(Resolved {
+                                claimed: false,
+                                status: BundleStatus::Pending,
+                                response: Response::none(pending_id),
+                                quorum: Some(quorum),
+                            }));
+                        }
+                    }
+                }
+                _ => {
+                    if let Some(user) = voter {
+                        claim::vote::check_cancel(conn, &opened.record, user)?;
+                    }
+                    claim::claim(
+                        conn,
+                        scope,
+                        pending_id,
+                        opened,
+                        decide,
+                        &resolver,
+                        &winner(now, Outcome::Won),
+                        now,
+                        changes,
+                        &self.failpoints,
+                    )?
+                }
+            };
             let Claimed::Won { record, rows } = claimed else {
                 return Ok(Attempt::Lost);
             };
@@ -345,6 +414,7 @@ impl Engine {
                 claimed: true,
                 status,
                 response,
+                quorum: settled_quorum(conn, &record, now.as_micros())?,
             }))
         };
         Ok(self

@@ -83,10 +83,49 @@ pub struct BundleView {
     /// What its deadline does: `expire`, `answer` or `reject`; `""`
     /// without a deadline.
     pub on_expire: ExpiryAction,
+    /// QUO-5: its quorum and every vote recorded, `null` without one.
+    pub quorum: Option<QuorumView>,
     /// What the agent wrote around its questions.
     pub context: String,
     /// Its questions, in question order (DM-4).
     pub questions: Vec<QuestionView>,
+}
+
+/// A bundle's quorum as shown (QUO-5): the policy fixed at ask and every
+/// recorded vote in vote order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct QuorumView {
+    /// Identical approvals that decide.
+    pub approvals: u32,
+    /// Rejections that decide.
+    pub rejections: u32,
+    /// Who may vote; `[]`: every user who sees the bundle.
+    pub eligible: Vec<String>,
+    /// The person asked for, who never votes; `""` for nobody.
+    pub requested_by: String,
+    /// Every recorded vote, in vote order (`at`, then as recorded).
+    pub votes: Vec<VoteView>,
+}
+
+/// One recorded vote (QUO-5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct VoteView {
+    /// The voter.
+    pub user_id: String,
+    /// When it was recorded.
+    pub at: Timestamp,
+    /// True for a rejection.
+    pub rejected: bool,
+    /// Its answers, as WIRE-2's; empty for a rejection.
+    pub answers: Vec<Answer>,
+    /// Its reason, trimmed; empty unless rejected.
+    pub reject_reason: String,
+    /// AUD-5's digest of the vote: approvals count together only when
+    /// their digests are equal.
+    pub digest: String,
+    /// Pending: whether it counts now (its voter still sees the bundle
+    /// and may vote); resolved: whether it is among `voters`.
+    pub counts: bool,
 }
 
 /// One answered question of a response (WIRE-2).
@@ -132,6 +171,24 @@ pub struct Response {
     /// Who decided (WIRE-2): the winner's kind, `deadline` for a default,
     /// `""` where none was recorded (DM-1).
     pub decided_by: DecidedBy,
+    /// QUO-4: for `decided_by` `quorum`, the user ids of the deciding
+    /// votes in vote order; `[]` for every other resolution.
+    pub voters: Vec<String>,
+}
+
+impl Response {
+    /// The placeholder a recorded vote carries (QUO-3): shown as `null`.
+    pub(crate) fn none(pending_id: &str) -> Response {
+        Response {
+            pending_id: pending_id.to_owned(),
+            answers: Vec::new(),
+            rejected: false,
+            reject_reason: String::new(),
+            responded_at: None,
+            decided_by: DecidedBy::Unrecorded,
+            voters: Vec::new(),
+        }
+    }
 }
 
 /// The result of `get_bundle` (WIRE-3): the bundle as the inbox lists it
@@ -152,6 +209,9 @@ pub struct BundleDetail {
     /// is the calling principal); false for a deadline's, another's, an
     /// unresolved bundle and a resolver not recorded.
     pub decided_by_caller: bool,
+    /// QUO-3b: true iff the bundle is an active quorum bundle and the
+    /// caller is a user who may vote on it and has not voted.
+    pub may_vote: bool,
 }
 
 /// One entry of the attempt ledger (AUD-1, AUD-3).
@@ -186,15 +246,27 @@ pub struct LedgerEntry {
 }
 
 /// The outcome of a resolve or cancel that reached a winner: this caller's
-/// (`claimed`) or an earlier one's, replayed byte for byte (REPLAY-1/2).
+/// (`claimed`) or an earlier one's, replayed byte for byte (REPLAY-1/2);
+/// or, on a quorum bundle, a vote recorded while the quorum is not met
+/// (QUO-3): `claimed` false, status `pending`, and a `response` that is
+/// shown as `null` (its `pending_id` alone is filled in).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {
     /// True for the one caller whose claim won.
     pub claimed: bool,
-    /// The winner's resolution.
+    /// The winner's resolution; `pending` for a vote recorded.
     pub status: BundleStatus,
     /// The winner's response.
     pub response: Response,
+    /// QUO-5: the bundle's quorum with its votes, `None` without one.
+    pub quorum: Option<QuorumView>,
+}
+
+impl Resolved {
+    /// The winner's response, `None` for a vote recorded (QUO-3).
+    pub fn winner(&self) -> Option<&Response> {
+        (self.status != BundleStatus::Pending).then_some(&self.response)
+    }
 }
 
 /// How `wait` ended (WAIT-1).

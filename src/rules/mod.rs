@@ -10,6 +10,7 @@ pub(crate) mod digest;
 pub mod limits;
 pub(crate) mod outbox;
 pub(crate) mod principal;
+pub(crate) mod quorum;
 pub(crate) mod retention;
 pub(crate) mod visibility;
 pub(crate) mod vocabulary;

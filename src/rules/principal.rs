@@ -127,6 +127,15 @@ impl Principal {
         }
     }
 
+    /// QUO-3: the user id a person votes with; `None` for every other
+    /// principal (agents never vote; `system` overrides).
+    pub fn voting_id(&self) -> Option<&str> {
+        match self {
+            Principal::User { user_id } => Some(user_id),
+            _ => None,
+        }
+    }
+
     /// The id recorded for audit: the user id, `user/agent` for an agent.
     pub fn audit_id(&self) -> String {
         match self {

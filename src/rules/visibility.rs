@@ -294,7 +294,7 @@ where
 /// needs a resolvable task whose owner key (kept exact by
 /// [`refresh_keys`]) is `''` or its user, or whose workspace key names a
 /// workspace its user belongs to, or a grant whose time has come; agents
-/// never see `permission` bundles.
+/// never see `permission` bundles, nor a quorum's (QUO-2: people only).
 #[diesel::dsl::auto_type]
 pub fn bundle_visible<'a>(scope: &'a Scope, now: i64) -> _ {
     let user_id: &'a str = &scope.user_id;
@@ -314,12 +314,16 @@ pub fn bundle_visible<'a>(scope: &'a Scope, now: i64) -> _ {
             .or(bundles::owner_key.eq(user_id))
             .or(member)
             .or(granted_with_task))
-        .and(flag(sees_permission).or(bundles::kind.ne(permission)))
+        .and(
+            flag(sees_permission)
+                .or(bundles::kind.ne(permission).and(bundles::human_only.eq(false))),
+        )
 }
 
 /// EVT-1: what an event records of the bundle in the enclosing query, at
 /// append: its id, its task (AUTH-4, `''` if none), that task's workspace
-/// id (`''` if none), whether the task exists, and its kind.
+/// id (`''` if none), whether the task exists, its kind and whether it is
+/// for people only (QUO-2).
 #[diesel::dsl::auto_type]
 pub fn event_subject() -> _ {
     let empty: &'static str = "";
@@ -333,6 +337,7 @@ pub fn event_subject() -> _ {
         coalesce(workspace, empty),
         bundle_task_resolves(),
         bundles::kind,
+        bundles::human_only,
     )
 }
 
@@ -352,7 +357,9 @@ pub fn event_visible<'a>(scope: &'a Scope, now: i64) -> _ {
     let grant: granted<'a, events::pending_id> = granted(events::pending_id, user_id, now);
     flag(unscoped)
         .or(events::task_exists.and(rule.or(grant)))
-        .and(flag(sees_permission).or(events::kind.ne(permission)))
+        .and(
+            flag(sees_permission).or(events::kind.ne(permission).and(events::human_only.eq(false))),
+        )
 }
 
 /// OPS-3a: the owner keys whose index ranges a scoped principal's page

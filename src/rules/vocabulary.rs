@@ -288,6 +288,8 @@ pub enum EventType {
     Closed,
     /// A workspace's member set was replaced (PPL-2).
     Members,
+    /// A vote on a quorum bundle was recorded (QUO-7).
+    Voted,
 }
 
 impl EventType {
@@ -298,6 +300,7 @@ impl EventType {
             EventType::Resolved => "bundle.resolved",
             EventType::Closed => "bundle.closed",
             EventType::Members => "workspace.members",
+            EventType::Voted => "bundle.voted",
         }
     }
 }
@@ -305,11 +308,12 @@ impl EventType {
 impl EventType {
     /// Every type of the log, the words a webhook may subscribe to
     /// (HOOK-1).
-    pub const ALL: [EventType; 4] = [
+    pub const ALL: [EventType; 5] = [
         EventType::Asked,
         EventType::Resolved,
         EventType::Closed,
         EventType::Members,
+        EventType::Voted,
     ];
 
     /// The type this word names, if any.
@@ -481,6 +485,13 @@ pub enum Outcome {
     Invalid,
     /// A deadline's `expire` settlement.
     Expired,
+    /// A vote on a quorum bundle was recorded (or repeated) and the quorum
+    /// is not met yet (QUO-3).
+    Voted,
+    /// The caller may not vote on this quorum bundle (QUO-3).
+    NotEligible,
+    /// The caller already voted otherwise on this quorum bundle (QUO-3).
+    AlreadyVoted,
 }
 
 impl Outcome {
@@ -492,6 +503,9 @@ impl Outcome {
             Outcome::NoLongerActive => "no_longer_active",
             Outcome::Invalid => "invalid",
             Outcome::Expired => "expired",
+            Outcome::Voted => "voted",
+            Outcome::NotEligible => "not_eligible",
+            Outcome::AlreadyVoted => "already_voted",
         }
     }
 }
@@ -509,16 +523,19 @@ pub enum DecidedBy {
     System,
     /// The deadline's default was applied (EXP-3).
     Deadline,
+    /// A quorum of votes decided it (QUO-4); the response names the voters.
+    Quorum,
     /// No resolver was recorded (a degraded row, DM-1): written `""`.
     Unrecorded,
 }
 
 impl DecidedBy {
-    const RECORDED: [DecidedBy; 4] = [
+    const RECORDED: [DecidedBy; 5] = [
         DecidedBy::User,
         DecidedBy::Agent,
         DecidedBy::System,
         DecidedBy::Deadline,
+        DecidedBy::Quorum,
     ];
 
     /// The word on the wire and in the database.
@@ -528,6 +545,7 @@ impl DecidedBy {
             DecidedBy::Agent => "agent",
             DecidedBy::System => "system",
             DecidedBy::Deadline => "deadline",
+            DecidedBy::Quorum => "quorum",
             DecidedBy::Unrecorded => "",
         }
     }
@@ -593,7 +611,7 @@ words_on_the_wire! {
     ];
     DecidedBy => "DecidedBy", open: false, [
         DecidedBy::User.as_str(), DecidedBy::Agent.as_str(), DecidedBy::System.as_str(),
-        DecidedBy::Deadline.as_str(), DecidedBy::Unrecorded.as_str(),
+        DecidedBy::Deadline.as_str(), DecidedBy::Quorum.as_str(), DecidedBy::Unrecorded.as_str(),
     ];
     Resolution => "Resolution", open: false, [
         Resolution::Answered.as_str(), Resolution::Rejected.as_str(), Resolution::Cancelled.as_str(),

@@ -74,6 +74,11 @@ diesel::table! {
         on_expire -> Text,
         default_response -> Nullable<Text>,
         workspace_key -> Nullable<Text>,
+        human_only -> Bool,
+        quorum_approvals -> Nullable<Integer>,
+        quorum_rejections -> Nullable<Integer>,
+        quorum_requested_by -> Nullable<Text>,
+        voters -> Text,
     }
 }
 
@@ -105,6 +110,7 @@ diesel::table! {
         task_exists -> Bool,
         kind -> Text,
         data -> Text,
+        human_only -> Bool,
     }
 }
 
@@ -112,6 +118,14 @@ diesel::table! {
     handles (id) {
         id -> Text,
         alive_until -> BigInt,
+    }
+}
+
+diesel::table! {
+    quorum_eligible (pending_id, position) {
+        pending_id -> Text,
+        position -> Integer,
+        user_id -> Text,
     }
 }
 
@@ -146,6 +160,19 @@ diesel::table! {
         user_id -> Text,
         name -> Text,
         email -> Text,
+    }
+}
+
+diesel::table! {
+    votes (id) {
+        id -> BigInt,
+        pending_id -> Text,
+        user_id -> Text,
+        at -> BigInt,
+        rejected -> Bool,
+        answers -> Text,
+        reject_reason -> Text,
+        digest -> Text,
     }
 }
 
@@ -204,8 +231,10 @@ diesel::joinable!(attachments -> bundles (pending_id));
 diesel::joinable!(bundle_questions -> bundles (pending_id));
 diesel::joinable!(bundles -> sessions (session_id));
 diesel::joinable!(escalation_grants -> bundles (pending_id));
+diesel::joinable!(quorum_eligible -> bundles (pending_id));
 diesel::joinable!(sessions -> tasks (task_id));
 diesel::joinable!(turns -> sessions (session_id));
+diesel::joinable!(votes -> bundles (pending_id));
 diesel::joinable!(web_sessions -> api_tokens (token_digest));
 diesel::joinable!(workspace_members -> workspaces (workspace_id));
 
@@ -219,10 +248,12 @@ diesel::allow_tables_to_appear_in_same_query!(
     event_horizon,
     events,
     handles,
+    quorum_eligible,
     sessions,
     tasks,
     turns,
     users,
+    votes,
     web_sessions,
     webhooks,
     workspace_members,

@@ -73,6 +73,7 @@ fn sample_resolver() -> claim::Resolver<'static> {
     claim::Resolver {
         kind: "<kind>",
         id: "<id>".to_owned(),
+        voters: "<voters>".to_owned(),
     }
 }
 const PENDING: &str = "<pending_id>";

@@ -314,6 +314,7 @@ fn ask_2_values_are_stored_as_given(db: &TestDb) {
         idempotency_key: None,
         expires: None,
         on_expire: Default::default(),
+        quorum: None,
     };
     let asked = db.ask(&request).unwrap();
     assert_eq!(bundle_row(db, &asked.pending_id).4, "  some context \n");

@@ -22,8 +22,9 @@ pub(crate) mod postgres;
 pub(crate) mod sqlite;
 pub(crate) mod statements;
 pub(crate) mod target;
+pub(crate) mod vote;
 
-pub(crate) use statements::Resolver;
+pub(crate) use statements::{Resolver, NO_VOTERS};
 use target::{Marks, Target};
 
 use crate::domain::bundle::{self, BundleRecord, QuestionRecord};
@@ -163,6 +164,13 @@ pub(crate) enum FirstRead {
     Settled(Box<(BundleRecord, Vec<QuestionRecord>)>),
     /// A row is pending: the claim decides, under its lock.
     Open(Box<Opened>),
+}
+
+impl Opened {
+    /// The caller cancels (LIFE-6) rather than answers or rejects.
+    pub(crate) fn cancels(&self) -> bool {
+        self.decision == Decision::Cancelled
+    }
 }
 
 /// A bundle the first read found with a pending row, and the caller's
@@ -401,6 +409,7 @@ fn as_won(
     record.responded_at = Some(responded_at);
     record.resolved_by_kind = Some(resolver.kind.to_owned());
     record.resolved_by_id = Some(resolver.id.clone());
+    record.voters = resolver.voters.clone();
     let rows = target
         .rows
         .iter()
@@ -542,6 +551,7 @@ fn settlement_marks(
             expires_at,
             DecidedBy::Deadline.as_str(),
             "",
+            statements::NO_VOTERS,
         );
         diesel::update(bundle).set(marks).execute(conn)?;
     }

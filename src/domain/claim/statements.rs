@@ -18,7 +18,13 @@ pub struct Resolver<'a> {
     pub kind: &'a str,
     /// The principal's audit id.
     pub id: String,
+    /// QUO-4: the deciding voters' ids as a JSON array; `[]` for every
+    /// resolver but a quorum.
+    pub voters: String,
 }
+
+/// The stored `voters` of every resolution but a quorum's (QUO-4).
+pub const NO_VOTERS: &str = "[]";
 
 /// What one question row takes if it is still pending: its id and its
 /// stored answer (`None` for rejections and cancellations).
@@ -149,6 +155,7 @@ pub(crate) fn bundle_marks<'a>(
     responded_at: i64,
     resolved_by_kind: &'a str,
     resolved_by_id: &'a str,
+    voters: &'a str,
 ) -> _ {
     let undelivered: bool = true;
     let listable: bool = false;
@@ -157,6 +164,7 @@ pub(crate) fn bundle_marks<'a>(
         bundles::responded_at.eq(responded_at),
         bundles::resolved_by_kind.eq(resolved_by_kind),
         bundles::resolved_by_id.eq(resolved_by_id),
+        bundles::voters.eq(voters),
         bundles::response_delivery_pending.eq(undelivered),
         bundles::may_be_active.eq(listable),
     )
@@ -172,7 +180,7 @@ pub fn claim_bundle_statement<'a>(
 ) -> impl OnEitherBackend + 'a {
     fixed_update(
         bundles::table,
-        bundle_marks(reason, responded_at, resolver.kind, &resolver.id),
+        bundle_marks(reason, responded_at, resolver.kind, &resolver.id, &resolver.voters),
         bundles::pending_id.eq(pending_id),
     )
 }

@@ -135,6 +135,7 @@ fn load_delivery(conn: &mut AnyConnection, pending_id: &str) -> Result<Option<De
         &record,
         &rows,
         Default::default(),
+        None,
         crate::store::Timestamp::from_micros(record.created_at),
     );
     Ok(Some(Delivery {

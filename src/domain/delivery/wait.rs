@@ -135,6 +135,7 @@ const EXTERNAL: Rules<Resolved> = Rules {
             claimed: false,
             status,
             response,
+            quorum: None,
         })),
         Observed::Expired | Observed::Superseded | Observed::Inactive => {
             Some(Err(Error::NoLongerActive))

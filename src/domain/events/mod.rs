@@ -251,6 +251,22 @@ impl Changes {
         )
     }
 
+    /// QUO-7: `bundle.voted` for a vote this transaction recorded: who
+    /// voted, whether it was a rejection, and how many votes the bundle
+    /// holds now.
+    pub(crate) fn append_voted(
+        &mut self,
+        conn: &mut AnyConnection,
+        pending_id: &str,
+        (user_id, rejected): (&str, bool),
+        votes: usize,
+        at: Timestamp,
+    ) -> Result<()> {
+        let data = json!({"user_id": user_id, "rejected": rejected, "votes": votes}).to_string();
+        self.appended_events = true;
+        append(conn, EventType::Voted, at, &[pending_id], &data)
+    }
+
     /// EVT-1: `bundle.resolved` was appended by the claim's own statement
     /// (PostgreSQL, [`resolved_rows_query`]), in this transaction.
     #[cfg(feature = "postgres")]
@@ -342,6 +358,7 @@ pub(crate) fn event_columns() -> _ {
             events::workspace_id,
             events::task_exists,
             events::kind,
+            events::human_only,
         ),
         events::data,
     )

@@ -14,7 +14,7 @@ use crate::domain::history::{SettledCursor, SettledPage};
 use crate::domain::listing::{Cursor, ListPage, TaskPendingActions};
 use crate::domain::people::{Caller, Person, User, UserCursor, UserPage};
 use crate::domain::resume::Delivery;
-use crate::domain::views::{AttemptView, Resolved, Response, WaitOutcome};
+use crate::domain::views::{AttemptView, QuorumView, Resolved, Response, WaitOutcome};
 use crate::domain::webhooks::{WebhookSecret, WebhookView};
 use crate::error::ErrorCode;
 use crate::rules::capability::Authorization;
@@ -108,9 +108,24 @@ impl<'a> From<&'a Vec<WebhookView>> for WebhooksBody<'a> {
     }
 }
 
+/// The statuses a resolve or cancel answers with: the winner's
+/// resolution, or `pending` for a vote recorded (QUO-3).
+#[derive(JsonSchema)]
+#[schemars(rename = "ResolvedStatusWord")]
+#[allow(dead_code)] // only its schema is used; the word comes from `BundleStatus`
+#[serde(rename_all = "snake_case")]
+enum ResolvedStatusWord {
+    Answered,
+    Rejected,
+    Cancelled,
+    Pending,
+}
+
 /// WIRE-1: a resolve or cancel that met a winner, this caller
 /// (`claimed: true`) or an earlier one (`claimed: false`, the winner's
-/// status and response byte for byte); also `wait_bundle`'s answer.
+/// status and response byte for byte), or a vote recorded on a quorum
+/// bundle (`claimed: false`, `pending`, `response` null, QUO-3); also
+/// `wait_bundle`'s answer.
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "Resolved")]
 pub(crate) struct ResolvedBody<'a> {
@@ -119,11 +134,13 @@ pub(crate) struct ResolvedBody<'a> {
     success: bool,
     /// True for the one caller whose claim won.
     claimed: bool,
-    /// The winner's resolution.
-    #[schemars(with = "Resolution")]
+    /// The winner's resolution; `pending` for a vote recorded.
+    #[schemars(with = "ResolvedStatusWord")]
     status: BundleStatus,
-    /// The winner's response (WIRE-2).
-    response: &'a Response,
+    /// The winner's response (WIRE-2); `null` for a vote recorded.
+    response: Option<&'a Response>,
+    /// QUO-5: the bundle's quorum with every vote, `null` without one.
+    quorum: Option<&'a QuorumView>,
 }
 
 impl<'a> From<&'a Resolved> for ResolvedBody<'a> {
@@ -132,7 +149,8 @@ impl<'a> From<&'a Resolved> for ResolvedBody<'a> {
             success: true,
             claimed: resolved.claimed,
             status: resolved.status,
-            response: &resolved.response,
+            response: resolved.winner(),
+            quorum: resolved.quorum.as_ref(),
         }
     }
 }
@@ -144,11 +162,13 @@ impl<'a> From<&'a Resolved> for ResolvedBody<'a> {
 pub(crate) struct AnsweredBody<'a> {
     /// True for the one caller whose claim won.
     claimed: bool,
-    /// The winner's resolution.
-    #[schemars(with = "Resolution")]
+    /// The winner's resolution; `pending` for a vote recorded.
+    #[schemars(with = "ResolvedStatusWord")]
     status: BundleStatus,
-    /// The winner's response (WIRE-2).
-    response: &'a Response,
+    /// The winner's response (WIRE-2); `null` for a vote recorded.
+    response: Option<&'a Response>,
+    /// QUO-5: the bundle's quorum with every vote, `null` without one.
+    quorum: Option<&'a QuorumView>,
 }
 
 impl<'a> From<&'a Resolved> for AnsweredBody<'a> {
@@ -156,7 +176,8 @@ impl<'a> From<&'a Resolved> for AnsweredBody<'a> {
         AnsweredBody {
             claimed: resolved.claimed,
             status: resolved.status,
-            response: &resolved.response,
+            response: resolved.winner(),
+            quorum: resolved.quorum.as_ref(),
         }
     }
 }
@@ -267,6 +288,8 @@ pub(crate) struct CancelQuestionBody<'a> {
     status: BundleStatus,
     /// The winner's response (WIRE-2).
     response: &'a Response,
+    /// QUO-5: the bundle's quorum with every vote, `null` without one.
+    quorum: Option<&'a QuorumView>,
 }
 
 impl<'a> CancelQuestionBody<'a> {
@@ -276,6 +299,7 @@ impl<'a> CancelQuestionBody<'a> {
             claimed: resolved.claimed,
             status: resolved.status,
             response: &resolved.response,
+            quorum: resolved.quorum.as_ref(),
         }
     }
 }

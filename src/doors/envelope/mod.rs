@@ -70,10 +70,10 @@ pub(crate) fn ok_with(body: &impl Serialize) -> Envelope {
 /// internal error (500) shows only a reference (REL-6).
 pub fn error(error: &Error) -> Envelope {
     let body = match error.code() {
-        ErrorCode::CapabilityDenied => to_json(&CodedErrorBody::new(
-            error.to_string(),
-            ErrorCode::CapabilityDenied,
-        )),
+        // A denial and QUO-3's two refusals say which by their code.
+        code @ (ErrorCode::CapabilityDenied | ErrorCode::NotEligible | ErrorCode::AlreadyVoted) => {
+            to_json(&CodedErrorBody::new(error.to_string(), code))
+        }
         _ => to_json(&ErrorBody {
             error: message(error),
         }),

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::domain::ask::{AskRequest, Asked, Expiry, OnExpire, OptionSpec, QuestionSpec};
+use crate::rules::quorum::QuorumRequest;
 use crate::domain::delivery::wait::Waiter;
 use crate::domain::engine::waiters::Wake;
 use crate::domain::engine::Engine;
@@ -151,6 +152,40 @@ pub(crate) struct AskArgs {
     /// "reject", "reject_reason": "..."}`; `answer` and `reject` need a
     /// deadline, and a `permission` bundle never takes `answer`.
     on_expire: Option<OnExpireArgs>,
+    /// QUO-1: several people must agree, `null` for one answer. A quorum
+    /// bundle is for people only and never approved by default.
+    quorum: Option<QuorumArgs>,
+}
+
+/// `ask`'s `quorum` (QUO-1).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct QuorumArgs {
+    /// How many people must submit the same decision (identical answers
+    /// and text): 2 to 10.
+    #[schemars(range(min = 2, max = 10))]
+    approvals: u32,
+    /// How many rejections reject the bundle: 1 (the default: one reject
+    /// vetoes) to `approvals`.
+    #[schemars(range(min = 1, max = 10))]
+    rejections: Option<u32>,
+    /// Who may vote: 2 to 100 distinct user ids; omitted, every user who
+    /// sees the bundle when voting.
+    #[schemars(length(min = 2, max = 100))]
+    eligible: Option<Vec<String>>,
+    /// The person the agent asks for, who never votes.
+    requested_by: Option<String>,
+}
+
+impl QuorumArgs {
+    fn request(self) -> QuorumRequest {
+        QuorumRequest {
+            approvals: self.approvals,
+            rejections: self.rejections,
+            eligible: self.eligible.unwrap_or_default(),
+            requested_by: self.requested_by.unwrap_or_default(),
+        }
+    }
 }
 
 /// `ask`'s `on_expire` (EXP-1): an action and only that action's keys.
@@ -200,6 +235,7 @@ fn ask_rules(schema: &mut schemars::Schema) {
         "properties": {"action": {"enum": [answer, reject]}},
     }}));
     let permission = given_as(json!({"kind": {"const": BundleKind::Permission.as_str()}}));
+    let quorum = given_as(json!({"quorum": {"type": "object"}}));
     let never_approved = json!({"properties": {"on_expire": {"properties": {"action": {
         "enum": [ExpiryAction::Expire.as_str(), reject],
     }}}}});
@@ -208,7 +244,8 @@ fn ask_rules(schema: &mut schemars::Schema) {
         json!([
             {"if": in_ms.clone(), "then": {"properties": {"expires_at": not_given()}}},
             {"if": with_default, "then": {"anyOf": [in_ms, at]}},
-            {"if": permission, "then": never_approved},
+            {"if": permission, "then": never_approved.clone()},
+            {"if": quorum, "then": never_approved},
         ]),
     );
 }
@@ -335,6 +372,7 @@ impl AskArgs {
                 .map(OnExpireArgs::on_expire)
                 .transpose()?
                 .unwrap_or_default(),
+            quorum: self.quorum.map(QuorumArgs::request),
         })
     }
 }

@@ -1,0 +1,269 @@
+//! The claim's decision `Voted` (QUO-3, QUO-4): a user's submission on a
+//! quorum bundle, decided inside the claim's write transaction. Votes on
+//! one bundle are serialized — on SQLite by `BEGIN IMMEDIATE`, on
+//! PostgreSQL by locking the bundle's question rows first, in id order,
+//! the rows every claim and settlement of the bundle writes — so each
+//! vote counts every vote committed before it. The vote that meets a
+//! threshold makes the one claim through the same guarded writes as any
+//! other ([`super::write`]).
+
+use diesel::prelude::*;
+
+use super::{write, Claimed, Decision, Opened, Resolver};
+use crate::domain::bundle::{self, BundleRecord, QuestionRecord};
+use crate::domain::change::Changes;
+use crate::domain::engine::ledger::{self, NewAttempt};
+use crate::domain::quorum::{self, VoteRecord};
+use crate::domain::views::QuorumView;
+use crate::error::{Entity, Error, Result, ValidationError};
+use crate::rules::activeness;
+use crate::rules::quorum::{deciding_group, Ballot, Policy};
+use crate::rules::visibility::{self, Scope};
+use crate::rules::vocabulary::{DecidedBy, QuestionStatus};
+use crate::store::failpoints::Failpoints;
+use crate::store::schema::{bundle_questions, votes};
+use crate::store::{AnyConnection, Timestamp};
+
+/// How a vote ended, when it did not refuse.
+pub(crate) enum Voted {
+    /// It met the threshold: this caller's transaction made the claim.
+    Won(Claimed),
+    /// Recorded (or repeated); the quorum is not met yet.
+    Recorded(QuorumView),
+    /// No row is pending any more: the caller replays (REPLAY-1).
+    Settled,
+}
+
+/// The ledger entries a vote may write in its transaction: the winner's
+/// (`won`) or the vote's (`voted`), each at the claim's clock.
+pub(crate) struct Entries {
+    pub won: NewAttempt,
+    pub voted: NewAttempt,
+}
+
+/// QUO-3 steps 2–6 for `user_id`, in the claim's write transaction, after
+/// the caller settled a due bundle (step 1).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn vote(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    user_id: &str,
+    opened: &Opened,
+    entries: &Entries,
+    now: Timestamp,
+    changes: &mut Changes,
+    failpoints: &Failpoints,
+) -> Result<Voted> {
+    let pending_id = opened.record.pending_id.as_str();
+    serialize_votes(conn, pending_id)?;
+    let (record, rows, active) = read_under_lock(conn, scope, pending_id, now.as_micros())?
+        .ok_or(Error::NotFound(Entity::Bundle))?;
+    if !rows.iter().any(|row| row.status() == QuestionStatus::Pending) {
+        return Ok(Voted::Settled);
+    }
+    if !active {
+        return Err(Error::NoLongerActive);
+    }
+    let policy = quorum::load_policy(conn, record.quorum())?.ok_or_else(unreadable)?;
+    if !policy.may_vote(user_id) {
+        return Err(Error::NotEligible);
+    }
+    let decision = &opened.decision;
+    let digest = decision.digest();
+    let mut votes = quorum::load_votes(conn, &[pending_id])?;
+    let own = match votes.iter().position(|vote| vote.user_id == user_id) {
+        Some(index) if votes[index].digest != digest => return Err(Error::AlreadyVoted),
+        Some(index) => index,
+        None => {
+            votes.push(record_vote(conn, pending_id, user_id, decision, &digest, now)?);
+            let rejected = matches!(decision, Decision::Rejected { .. });
+            changes.append_voted(conn, pending_id, (user_id, rejected), votes.len(), now)?;
+            votes.len() - 1
+        }
+    };
+    let counts = quorum::counting_now(conn, &policy, &votes, now.as_micros())?;
+    let ballots: Vec<Ballot<'_>> = votes
+        .iter()
+        .zip(&counts)
+        .map(|(vote, counts)| Ballot {
+            user_id: &vote.user_id,
+            rejected: vote.rejected,
+            digest: &vote.digest,
+            counts: *counts,
+        })
+        .collect();
+    let Some(group) = deciding_group(&policy, &ballots, own) else {
+        ledger::insert(conn, std::slice::from_ref(&entries.voted))?;
+        return Ok(Voted::Recorded(quorum::view(&policy, &votes, &counts)));
+    };
+    let claimed = claim_for_group(conn, scope, (record, rows), &votes, &group, own, entries, now, changes, failpoints)?;
+    Ok(Voted::Won(claimed))
+}
+
+/// QUO-2: a human-only bundle whose quorum columns cannot be read.
+fn unreadable() -> Error {
+    Error::Validation(ValidationError::new(
+        "quorum",
+        "this bundle's quorum cannot be read; only system may resolve or cancel it",
+    ))
+}
+
+/// QUO-3: votes on one bundle are serialized. PostgreSQL locks the
+/// bundle's question rows in id order (claims and settlements write them
+/// too, so they queue behind a vote and a vote behind them); SQLite's
+/// write lock is already held.
+fn serialize_votes(conn: &mut AnyConnection, pending_id: &str) -> Result<()> {
+    match conn {
+        AnyConnection::Sqlite(_) => Ok(()),
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(pg) => {
+            bundle_questions::table
+                .filter(bundle_questions::pending_id.eq(pending_id))
+                .order(bundle_questions::id)
+                .select(bundle_questions::id)
+                .for_update()
+                .load::<i64>(pg)?;
+            Ok(())
+        }
+    }
+}
+
+/// The bundle as the vote's transaction sees it under its lock: if the
+/// scope may see it, with ACT-1 (`is_active`) and its rows.
+fn read_under_lock(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    pending_id: &str,
+    now: i64,
+) -> Result<Option<(BundleRecord, Vec<QuestionRecord>, bool)>> {
+    let bundle = visibility::visible_bundle(scope, pending_id, now);
+    let read: Option<(BundleRecord, Option<bool>)> = bundle
+        .select((bundle::bundle_record_columns(), activeness::is_active(now)))
+        .load(conn)?
+        .pop();
+    let Some((record, active)) = read else {
+        return Ok(None);
+    };
+    let rows = bundle::load_bundle_rows(conn, pending_id)?;
+    Ok(Some((record, rows, active.unwrap_or(false))))
+}
+
+/// QUO-3 step 6: the caller's vote, recorded at the claim's clock.
+fn record_vote(
+    conn: &mut AnyConnection,
+    pending_id: &str,
+    user_id: &str,
+    decision: &Decision,
+    digest: &str,
+    now: Timestamp,
+) -> Result<VoteRecord> {
+    let (rejected, answers, reject_reason) = match decision {
+        Decision::Answered(answers) => (false, answers.clone(), String::new()),
+        Decision::Rejected { reason } => (true, Vec::new(), reason.clone()),
+        Decision::Cancelled => {
+            return Err(Error::Internal("a cancel is never a vote".to_owned()));
+        }
+    };
+    let answers = serde_json::to_string(&answers)
+        .map_err(|error| Error::Internal(format!("a vote's answers: {error}")))?;
+    let values = (
+        votes::pending_id.eq(pending_id),
+        votes::user_id.eq(user_id),
+        votes::at.eq(now.as_micros()),
+        votes::rejected.eq(rejected),
+        votes::answers.eq(&answers),
+        votes::reject_reason.eq(&reject_reason),
+        votes::digest.eq(digest),
+    );
+    per_backend!(conn, c => diesel::insert_into(votes::table).values(values).execute(c))?;
+    // Vote order is (`at`, id): a vote recorded now is the last.
+    Ok(VoteRecord {
+        pending_id: pending_id.to_owned(),
+        user_id: user_id.to_owned(),
+        at: now.as_micros(),
+        rejected,
+        answers,
+        reject_reason,
+        digest: digest.to_owned(),
+    })
+}
+
+/// QUO-4: the one claim for the deciding group: its submission (the
+/// caller's vote when it is in the group, else the group's latest), at
+/// the claim's clock, resolver `quorum` with the group's voters frozen.
+#[allow(clippy::too_many_arguments)]
+fn claim_for_group(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    (record, rows): (BundleRecord, Vec<QuestionRecord>),
+    votes: &[VoteRecord],
+    group: &[usize],
+    own: usize,
+    entries: &Entries,
+    now: Timestamp,
+    changes: &mut Changes,
+    failpoints: &Failpoints,
+) -> Result<Claimed> {
+    let deciding = if group.contains(&own) {
+        own
+    } else {
+        *group.last().unwrap_or(&own)
+    };
+    let vote = &votes[deciding];
+    let decision = if vote.rejected {
+        Decision::Rejected {
+            reason: vote.reject_reason.clone(),
+        }
+    } else {
+        Decision::Answered(vote.answers())
+    };
+    let voters: Vec<&str> = group.iter().map(|&i| votes[i].user_id.as_str()).collect();
+    let resolver = Resolver {
+        kind: DecidedBy::Quorum.as_str(),
+        id: String::new(),
+        voters: serde_json::to_string(&voters)
+            .map_err(|error| Error::Internal(format!("voters: {error}")))?,
+    };
+    let mut target = super::target::Target {
+        record,
+        active_when_read: true,
+        rows,
+    };
+    let committed = write(
+        conn,
+        scope,
+        &mut target,
+        &decision,
+        &resolver,
+        &entries.won,
+        now,
+        changes,
+        failpoints,
+    )
+    .map_err(|error| {
+        tracing::error!(pending_id = %target.record.pending_id, %error, "quorum claim failed");
+        Error::Internal(format!("quorum claim of {} failed: {error}", target.record.pending_id))
+    })?;
+    Ok(match committed {
+        Some(rows) => Claimed::Won {
+            record: Box::new(target.record),
+            rows,
+        },
+        None => Claimed::NotWon,
+    })
+}
+
+/// QUO-6: a person cancels a quorum bundle only as its requester or one
+/// who may vote (`system` is not asked); unreadable quorum columns refuse
+/// every person (QUO-2).
+pub(crate) fn check_cancel(
+    conn: &mut AnyConnection,
+    record: &BundleRecord,
+    user_id: &str,
+) -> Result<()> {
+    let policy: Policy = quorum::load_policy(conn, record.quorum())?.ok_or_else(unreadable)?;
+    if user_id == policy.requested_by || policy.may_vote(user_id) {
+        return Ok(());
+    }
+    Err(Error::NotEligible)
+}
