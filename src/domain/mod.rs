@@ -35,5 +35,6 @@ pub(crate) mod retention;
 #[cfg(feature = "http")]
 pub(crate) mod tokens;
 pub(crate) mod views;
+pub(crate) mod vote;
 pub(crate) mod walk;
 pub(crate) mod webhooks;

@@ -90,7 +90,7 @@ pub(crate) fn insert_eligible(
         .map(|(position, user_id)| {
             (
                 quorum_eligible::pending_id.eq(pending_id),
-                quorum_eligible::position.eq(position as i32),
+                quorum_eligible::position.eq(position as i64),
                 quorum_eligible::user_id.eq(user_id),
             )
         })

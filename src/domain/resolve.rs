@@ -16,12 +16,12 @@ pub use crate::domain::answers::AnswerInput;
 use crate::domain::answers::{check_answer_texts, normalize_answers, Answerable};
 use crate::domain::bundle::{self, QuestionRecord};
 use crate::domain::change::{Change, Changes};
-use crate::domain::claim::vote::Voted;
 use crate::domain::claim::{self, Claimed, Decision, FirstRead, Opened, Resolver};
 use crate::domain::deadline;
 use crate::domain::engine::ledger::NewAttempt;
 use crate::domain::engine::Engine;
 use crate::domain::views::{QuorumView, Resolved, Response};
+use crate::domain::vote::{self, Voted};
 use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::capability::Admitted;
 use crate::rules::digest;
@@ -352,11 +352,11 @@ impl Engine {
                 .filter(|_| opened.record.quorum().human_only());
             let claimed = match voter {
                 Some(user) if !opened.cancels() => {
-                    let entries = claim::vote::Entries {
+                    let entries = vote::Entries {
                         won: winner(now, Outcome::Won),
                         voted: winner(now, Outcome::Voted),
                     };
-                    let voted = claim::vote::vote(
+                    let voted = vote::vote(
                         conn,
                         scope,
                         user,
@@ -381,7 +381,7 @@ impl Engine {
                 }
                 _ => {
                     if let Some(user) = voter {
-                        claim::vote::check_cancel(conn, &opened.record, user)?;
+                        vote::check_cancel(conn, &opened.record, user)?;
                     }
                     claim::claim(
                         conn,

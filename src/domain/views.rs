@@ -116,12 +116,13 @@ pub struct VoteView {
     pub at: Timestamp,
     /// True for a rejection.
     pub rejected: bool,
-    /// Its answers, as WIRE-2's; empty for a rejection.
+    /// Its answers, shaped as a response's; empty for a rejection.
     pub answers: Vec<Answer>,
     /// Its reason, trimmed; empty unless rejected.
     pub reject_reason: String,
-    /// AUD-5's digest of the vote: approvals count together only when
-    /// their digests are equal.
+    /// The SHA-256 digest of the vote as submitted (as the attempt ledger
+    /// records it): approvals count together only when their digests are
+    /// equal.
     pub digest: String,
     /// Pending: whether it counts now (its voter still sees the bundle
     /// and may vote); resolved: whether it is among `voters`.

@@ -124,7 +124,7 @@ diesel::table! {
 diesel::table! {
     quorum_eligible (pending_id, position) {
         pending_id -> Text,
-        position -> Integer,
+        position -> BigInt,
         user_id -> Text,
     }
 }

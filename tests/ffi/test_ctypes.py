@@ -189,7 +189,7 @@ def test_every_operation(db):
     assert len(mine) == 1 and mine[0]["task_id"] == task, page
     assert list(mine[0]) == ["pending_id", "task_id", "task_title", "workspace_id", "workspace_name",
                              "session_id", "kind", "created_at", "age_seconds", "expires_at",
-                             "on_expire", "context", "questions"], mine[0]
+                             "on_expire", "quorum", "context", "questions"], mine[0]
     assert mine[0]["expires_at"] == "" and mine[0]["on_expire"] == "", mine[0]
     assert (mine[0]["task_title"], mine[0]["workspace_name"]) == (f"Task {task}", f"Workspace {task}"), mine[0]
     assert list(mine[0]["questions"][0]) == ["question_id", "title", "prompt", "status", "multi_select",
@@ -197,7 +197,7 @@ def test_every_operation(db):
     assert mine[0]["questions"][0]["multi_select"] is True, mine[0]
     detail = ok(db, "get_bundle", user("alice"), {"pending_id": pending_id})
     assert detail["status"] == "pending" and detail["response"] is None, detail
-    assert list(detail)[-4:] == ["status", "response", "default_response", "decided_by_caller"], detail
+    assert list(detail)[-5:] == ["status", "response", "default_response", "decided_by_caller", "may_vote"], detail
     assert detail["decided_by_caller"] is False, detail
     assert detail["default_response"] is None, detail
     summary = ok(db, "summary", user("alice"))
@@ -213,10 +213,10 @@ def test_every_operation(db):
 
     assert ok(db, "detach_session", SYSTEM, {"session_id": session}) == {"ok": True}
     won = ok(db, "resolve_bundle", agent("alice", "questions:answer"), {"pending_id": pending_id, "answers": answers(" blue ")})
-    assert list(won) == ["success", "claimed", "status", "response"], won
+    assert list(won) == ["success", "claimed", "status", "response", "quorum"], won
     assert won["claimed"] is True and won["status"] == "answered"
     assert list(won["response"]) == \
-        ["pending_id", "answers", "rejected", "reject_reason", "responded_at", "decided_by"]
+        ["pending_id", "answers", "rejected", "reject_reason", "responded_at", "decided_by", "voters"]
     assert won["response"]["decided_by"] == "agent", won
     assert won["response"]["answers"][0]["custom_text"] == "blue"
     lost = ok(db, "cancel_bundle", user("alice"), {"pending_id": pending_id})

@@ -57,6 +57,7 @@ fn wire_3_wait_bundle_returns_the_resolution_unclaimed(db: &TestDb) {
             "claimed": false,
             "status": "answered",
             "response": envelope::response(&resolved.response),
+            "quorum": null,
         })
     );
     // A wait that starts after the resolution returns it at once.

@@ -141,9 +141,45 @@ fn people_rules(value: &mut Value) {
     }
 }
 
+/// QUO-1's rules between a quorum's keys, which a schema cannot say:
+/// `rejections` at most `approvals`, and `approvals` reachable by the
+/// eligible voters other than `requested_by` (else no `eligible` list).
+fn quorum_rules(value: &mut Value) {
+    let Some(quorum) = value.get_mut("quorum").and_then(Value::as_object_mut) else {
+        return;
+    };
+    if let Some(Value::Array(eligible)) = quorum.get_mut("eligible") {
+        let mut seen = std::collections::HashSet::new();
+        eligible.retain(|id| seen.insert(id.to_string()));
+    }
+    let approvals = quorum.get("approvals").and_then(Value::as_u64).unwrap_or(2);
+    let requested_by = quorum
+        .get("requested_by")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let voters = quorum
+        .get("eligible")
+        .and_then(Value::as_array)
+        .map(|ids| ids.iter().filter(|id| id.as_str() != Some(requested_by.as_str())).count());
+    let approvals = match voters {
+        Some(voters) if voters < 2 => {
+            quorum.insert("eligible".into(), Value::Null);
+            approvals
+        }
+        Some(voters) => approvals.min(voters as u64),
+        None => approvals,
+    };
+    quorum.insert("approvals".into(), json!(approvals));
+    if let Some(rejections) = quorum.get("rejections").and_then(Value::as_u64) {
+        quorum.insert("rejections".into(), json!(rejections.min(approvals)));
+    }
+}
+
 fn without_opaque(mut value: Value) -> Value {
     unique_ids(&mut value);
     people_rules(&mut value);
+    quorum_rules(&mut value);
     deadline_of_now(&mut value);
     if let Some(map) = value.as_object_mut() {
         for name in OPAQUE {

@@ -148,7 +148,7 @@ fn http_9_rest_mcp_and_c_abi_race_for_one_bundle(db: &TestDb) {
                             let mut mcp = mcp.lock().unwrap();
                             let text = mcp.answer(&pending_id);
                             let body: Value = serde_json::from_str(&text).unwrap();
-                            assert_eq!(body.as_object().unwrap().keys().collect::<Vec<_>>(), ["claimed", "status", "response"]);
+                            assert_eq!(body.as_object().unwrap().keys().collect::<Vec<_>>(), ["claimed", "status", "response", "quorum"]);
                             let claimed = body["claimed"].as_bool().unwrap();
                             ((claimed, body["response"].to_string()), None)
                         }

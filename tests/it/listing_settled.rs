@@ -489,12 +489,13 @@ fn list_13_elements_byte_equal_to_get_bundle(db: &TestDb) {
             .map(String::as_str)
             .collect();
         assert_eq!(
-            &keys[keys.len() - 4..],
+            &keys[keys.len() - 5..],
             [
                 "status",
                 "response",
                 "default_response",
-                "decided_by_caller"
+                "decided_by_caller",
+                "may_vote"
             ]
         );
         assert_eq!(raw["bundles"][0]["workspace_name"], json!("Alpha"));

@@ -78,6 +78,8 @@ mod mcp_tasks;
 mod ops_counts;
 mod people;
 mod people_visibility;
+mod quorum;
+mod quorum_races;
 mod resolve_auth;
 mod resolve_cancel;
 mod resolve_claim_replay;

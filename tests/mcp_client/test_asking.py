@@ -123,7 +123,7 @@ async def cancelling(session):
     mine = await ok(session, "ask_human", {"questions": QUESTIONS, "wait_ms": 0})
     cancelled = await ok(session, "cancel_question", {"pending_id": mine["pending_id"]})
     assert cancelled["claimed"] is True and cancelled["status"] == "cancelled", cancelled
-    assert list(cancelled) == ["pending_id", "claimed", "status", "response"], cancelled
+    assert list(cancelled) == ["pending_id", "claimed", "status", "response", "quorum"], cancelled
     other = await refused(session, "cancel_question", {"pending_id": os.environ["CLARION_OTHER_ID"]})
     assert other["code"] == "not_found", other
     late = await ok(session, "ask_human", {"questions": QUESTIONS, "wait_ms": 0})

@@ -55,7 +55,7 @@ async def as_alice():
             won = await session.call_tool("answer_question", {"pending_id": PENDING_ID, "answers": answers("q1_opt2", " from mcp ")})
             assert won.is_error is False, won
             body = structured(won)
-            assert list(body) == ["claimed", "status", "response"], body
+            assert list(body) == ["claimed", "status", "response", "quorum"], body
             assert body["claimed"] is True and body["status"] == "answered", body
             assert body["response"]["answers"][0]["custom_text"] == "from mcp", body
 

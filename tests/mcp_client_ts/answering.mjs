@@ -44,7 +44,7 @@ async function asAlice() {
     ];
 
     const won = await ok(client, 'answer_question', { pending_id: PENDING_ID, answers: answers('q1_opt2', ' from typescript ') });
-    assert.deepEqual(Object.keys(won), ['claimed', 'status', 'response']);
+    assert.deepEqual(Object.keys(won), ['claimed', 'status', 'response', 'quorum']);
     assert.equal(won.claimed, true);
     assert.equal(won.status, 'answered');
     assert.equal(won.response.answers[0].custom_text, 'from typescript');

@@ -62,7 +62,7 @@ async function asking() {
     const still = await ok(client, 'wait_for_answer', { pending_id: withdrawn.pending_id, wait_ms: 0 });
     assert.equal(still.status, 'pending', JSON.stringify(still));
     const cancelled = await ok(client, 'cancel_question', { pending_id: withdrawn.pending_id });
-    assert.deepEqual(Object.keys(cancelled), ['pending_id', 'claimed', 'status', 'response']);
+    assert.deepEqual(Object.keys(cancelled), ['pending_id', 'claimed', 'status', 'response', 'quorum']);
     assert.equal(cancelled.claimed, true);
     assert.equal(cancelled.status, 'cancelled');
 

@@ -15,7 +15,7 @@ ALTER TABLE bundles ADD COLUMN voters TEXT NOT NULL DEFAULT '[]';
 -- user who sees the bundle when voting.
 CREATE TABLE quorum_eligible (
     pending_id TEXT COLLATE "C" NOT NULL REFERENCES bundles (pending_id) ON DELETE CASCADE,
-    position INTEGER NOT NULL,
+    position BIGINT NOT NULL,
     user_id TEXT NOT NULL,
     PRIMARY KEY (pending_id, position)
 );

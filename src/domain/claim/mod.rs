@@ -22,7 +22,6 @@ pub(crate) mod postgres;
 pub(crate) mod sqlite;
 pub(crate) mod statements;
 pub(crate) mod target;
-pub(crate) mod vote;
 
 pub(crate) use statements::{Resolver, NO_VOTERS};
 use target::{Marks, Target};
@@ -171,6 +170,11 @@ impl Opened {
     pub(crate) fn cancels(&self) -> bool {
         self.decision == Decision::Cancelled
     }
+
+    /// What the caller decided on the rows the first read found.
+    pub(crate) fn decision(&self) -> &Decision {
+        &self.decision
+    }
 }
 
 /// A bundle the first read found with a pending row, and the caller's
@@ -180,7 +184,6 @@ pub(crate) struct Opened {
     /// What PostgreSQL's claim writes from (SQLite reads again under its lock).
     #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     rows: Vec<QuestionRecord>,
-    #[cfg_attr(not(feature = "postgres"), allow(dead_code))]
     decision: Decision,
 }
 
@@ -264,7 +267,7 @@ pub(crate) fn claim(
     };
     #[cfg(not(feature = "postgres"))]
     let _ = opened;
-    let committed = write(
+    let committed = write_won(
         conn,
         scope,
         &mut target,
@@ -299,7 +302,7 @@ pub(crate) fn claim(
 /// settled between the read and the write by something other than a
 /// claim, which no path does) fails instead, and nothing commits.
 #[allow(clippy::too_many_arguments)]
-fn write(
+pub(crate) fn write_won(
     conn: &mut AnyConnection,
     scope: &Scope,
     target: &mut Target,

@@ -27,7 +27,7 @@ use crate::domain::deadline;
 use crate::domain::engine::heartbeat::Beating;
 use crate::domain::engine::waiters::{AgentWait, Fingerprint, Slot, Waiters, Wake};
 use crate::domain::engine::Engine;
-use crate::domain::views::{Resolved, Response, WaitOutcome};
+use crate::domain::views::{QuorumView, Resolved, Response, WaitOutcome};
 use crate::error::{Entity, Error, Result};
 use crate::rules::capability::Admitted;
 use crate::rules::limits::check_text;
@@ -42,7 +42,8 @@ use crate::store::{at_most_one, lock_bundle};
 /// Where a waited-on bundle stands, from durable rows.
 enum Observed {
     Gone,
-    Resolved(BundleStatus, Response),
+    /// The resolution, with the bundle's quorum (QUO-5) if it has one.
+    Resolved(BundleStatus, Response, Option<QuorumView>),
     Expired,
     Superseded,
     /// Inactive for another reason (its session ended without expiry, or it
@@ -96,7 +97,15 @@ fn observe(
     let observed = match (status, response) {
         (BundleStatus::Pending, _) if standing.agent_disconnected => Observed::Detached,
         (BundleStatus::Pending, _) => Observed::Open,
-        (status, Some(response)) => Observed::Resolved(status, response),
+        (status, Some(response)) => {
+            let quorum = match record.quorum_approvals {
+                Some(_) => engine
+                    .read(|conn| bundle::shown_quorum(conn, &record, false, now))?
+                    .map(|shown| shown.view),
+                None => None,
+            };
+            Observed::Resolved(status, response, quorum)
+        }
         (BundleStatus::Expired, None) => Observed::Expired,
         (BundleStatus::Superseded, None) => Observed::Superseded,
         _ => Observed::Inactive,
@@ -116,7 +125,9 @@ struct Rules<T> {
 const AGENT: Rules<WaitOutcome> = Rules {
     decide: |observed| match observed {
         Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
-        Observed::Resolved(status, response) => Some(Ok(WaitOutcome::resolved(status, response))),
+        Observed::Resolved(status, response, _) => {
+            Some(Ok(WaitOutcome::resolved(status, response)))
+        }
         Observed::Expired | Observed::Inactive => Some(Ok(WaitOutcome::Expired)),
         Observed::Superseded => Some(Ok(WaitOutcome::Superseded)),
         // The wait re-attached the agent, so a detach seen now happened
@@ -131,11 +142,11 @@ const AGENT: Rules<WaitOutcome> = Rules {
 const EXTERNAL: Rules<Resolved> = Rules {
     decide: |observed| match observed {
         Observed::Gone => Some(Err(Error::NotFound(Entity::Bundle))),
-        Observed::Resolved(status, response) => Some(Ok(Resolved {
+        Observed::Resolved(status, response, quorum) => Some(Ok(Resolved {
             claimed: false,
             status,
             response,
-            quorum: None,
+            quorum,
         })),
         Observed::Expired | Observed::Superseded | Observed::Inactive => {
             Some(Err(Error::NoLongerActive))
@@ -428,7 +439,7 @@ impl<T> Waiter<T> {
                 Side::External { scope } => (Some(scope), None),
             };
             let observed = match handed {
-                Some((status, response)) => Observed::Resolved(status, response),
+                Some((status, response)) => Observed::Resolved(status, response, None),
                 None => {
                     let (observed, fingerprint, expires_at) =
                         observe(engine, scope, &self.pending_id)?;

@@ -171,8 +171,8 @@ pub(crate) struct QuorumArgs {
     rejections: Option<u32>,
     /// Who may vote: 2 to 100 distinct user ids; omitted, every user who
     /// sees the bundle when voting.
-    #[schemars(length(min = 2, max = 100))]
-    eligible: Option<Vec<String>>,
+    #[schemars(length(min = 2, max = 100), extend("uniqueItems" = true))]
+    eligible: Option<Vec<Id>>,
     /// The person the agent asks for, who never votes.
     requested_by: Option<String>,
 }
@@ -182,7 +182,12 @@ impl QuorumArgs {
         QuorumRequest {
             approvals: self.approvals,
             rejections: self.rejections,
-            eligible: self.eligible.unwrap_or_default(),
+            eligible: self
+                .eligible
+                .unwrap_or_default()
+                .into_iter()
+                .map(|id| id.0)
+                .collect(),
             requested_by: self.requested_by.unwrap_or_default(),
         }
     }

@@ -5,11 +5,12 @@
 //! the rows every claim and settlement of the bundle writes — so each
 //! vote counts every vote committed before it. The vote that meets a
 //! threshold makes the one claim through the same guarded writes as any
-//! other ([`super::write`]).
+//! other ([`claim::write_won`]).
 
 use diesel::prelude::*;
 
-use super::{write, Claimed, Decision, Opened, Resolver};
+use crate::domain::claim::target::Target;
+use crate::domain::claim::{self, Claimed, Decision, Opened, Resolver};
 use crate::domain::bundle::{self, BundleRecord, QuestionRecord};
 use crate::domain::change::Changes;
 use crate::domain::engine::ledger::{self, NewAttempt};
@@ -68,7 +69,7 @@ pub(crate) fn vote(
     if !policy.may_vote(user_id) {
         return Err(Error::NotEligible);
     }
-    let decision = &opened.decision;
+    let decision = opened.decision();
     let digest = decision.digest();
     let mut votes = quorum::load_votes(conn, &[pending_id])?;
     let own = match votes.iter().position(|vote| vote.user_id == user_id) {
@@ -224,12 +225,12 @@ fn claim_for_group(
         voters: serde_json::to_string(&voters)
             .map_err(|error| Error::Internal(format!("voters: {error}")))?,
     };
-    let mut target = super::target::Target {
+    let mut target = Target {
         record,
         active_when_read: true,
         rows,
     };
-    let committed = write(
+    let committed = claim::write_won(
         conn,
         scope,
         &mut target,
