@@ -46,21 +46,22 @@ AND ("escalation_grants"."user_id" = $33))
 AND ("escalation_grants"."visible_from" <= $34)) OFFSET $35)
 AND ((("bundles"."owner_key" || $36)) IS NOT NULL))))
 AND ($37
-OR ("bundles"."kind" != $38)))))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
-SET "reject_reason" = $39, "responded_at" = $40, "resolved_by_kind" = $41, "resolved_by_id" = $42, "response_delivery_pending" = $43, "may_be_active" = $44
-WHERE (("bundles"."pending_id" = $45)
+OR (("bundles"."kind" != $38)
+AND ("bundles"."human_only" = $39))))))) RETURNING "bundle_questions"."id"), "marked" AS (UPDATE "bundles"
+SET "reject_reason" = $40, "responded_at" = $41, "resolved_by_kind" = $42, "resolved_by_id" = $43, "voters" = $44, "response_delivery_pending" = $45, "may_be_active" = $46
+WHERE (("bundles"."pending_id" = $47)
 AND EXISTS (SELECT "claimed"."id"
-FROM "claimed"))), "logged" AS (INSERT INTO "attempts" ("pending_id", "at", "principal_kind", "user_id", "agent_id", "channel", "outcome", "digest") SELECT $46, $47, $48, $49, $50, $51, $52, $53
+FROM "claimed"))), "logged" AS (INSERT INTO "attempts" ("pending_id", "at", "principal_kind", "user_id", "agent_id", "channel", "outcome", "digest") SELECT $48, $49, $50, $51, $52, $53, $54, $55
 FROM "claimed"
-WHERE $54
-LIMIT $55), "announced" AS (INSERT INTO "events" ("event_type", "at", "pending_id", "task_id", "workspace_id", "task_exists", "kind", "data") SELECT $56, $57, "bundles"."pending_id", coalesce("bundles"."task_key", $58), coalesce((SELECT "tasks"."workspace_id"
+WHERE $56
+LIMIT $57), "announced" AS (INSERT INTO "events" ("event_type", "at", "pending_id", "task_id", "workspace_id", "task_exists", "kind", "human_only", "data") SELECT $58, $59, "bundles"."pending_id", coalesce("bundles"."task_key", $60), coalesce((SELECT "tasks"."workspace_id"
 FROM "tasks"
 WHERE ("tasks"."id" = "bundles"."task_key")
-LIMIT $59), $60), ((("bundles"."owner_key" || $61)) IS NOT NULL), "bundles"."kind", $62
+LIMIT $61), $62), ((("bundles"."owner_key" || $63)) IS NOT NULL), "bundles"."kind", "bundles"."human_only", $64
 FROM "bundles"
-WHERE ((("bundles"."pending_id" = ANY($63))
+WHERE ((("bundles"."pending_id" = ANY($65))
 AND EXISTS (SELECT "claimed"."id"
 FROM "claimed"))
-AND $64)) SELECT "claimed"."id"
+AND $66)) SELECT "claimed"."id"
 FROM "claimed";
--- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", "<reject_reason>", 0, "<kind>", "<id>", true, false, "<pending_id>", "<pending_id>", 1000000, "<principal_kind>", "<user_id>", "<agent_id>", "<channel>", "won", "<digest>", true, 1, "bundle.resolved", 0, "", 1, "", "", "<data>", ["<pending_id>"], true]
+-- binds: ["<status>", 1, Some("<answer 1>"), 2, Some("<answer 2>"), 0, None, 0, None, "<pending_id>", 1, 2, 0, 0, "", "pending", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<reject_reason>", 0, "<kind>", "<id>", "<voters>", true, false, "<pending_id>", "<pending_id>", 1000000, "<principal_kind>", "<user_id>", "<agent_id>", "<channel>", "won", "<digest>", true, 1, "bundle.resolved", 0, "", 1, "", "", "<data>", ["<pending_id>"], true]

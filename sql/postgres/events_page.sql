@@ -19,12 +19,13 @@ WHERE ((("escalation_grants"."pending_id" = "events"."pending_id")
 AND ("escalation_grants"."user_id" = $10))
 AND ("escalation_grants"."visible_from" <= $11)) OFFSET $12))))
 AND ($13
-OR ("events"."kind" != $14)))
+OR (("events"."kind" != $14)
+AND ("events"."human_only" = $15))))
 FROM "events"
-WHERE ((("events"."txid" >= $15)
-AND (("events"."txid" > $16)
-OR ("events"."seq" > $17)))
-AND ("events"."txid" < $18))
+WHERE ((("events"."txid" >= $16)
+AND (("events"."txid" > $17)
+OR ("events"."seq" > $18)))
+AND ("events"."txid" < $19))
 ORDER BY "events"."txid", "events"."seq"
-LIMIT $19;
--- binds: [false, "", 1, "", "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", 0, 0, 0, 9223372036854775807, 100]
+LIMIT $20;
+-- binds: [false, "", 1, "", "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, 0, 0, 0, 9223372036854775807, 100]

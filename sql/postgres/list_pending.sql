@@ -1,4 +1,4 @@
-SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END, "bundles"."resolved_by_kind", "bundles"."resolved_by_id", "bundles"."expires_at", "bundles"."on_expire", "bundles"."default_response"
+SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END, "bundles"."resolved_by_kind", "bundles"."resolved_by_id", "bundles"."expires_at", "bundles"."on_expire", "bundles"."default_response", "bundles"."human_only", "bundles"."quorum_approvals", "bundles"."quorum_rejections", "bundles"."quorum_requested_by", "bundles"."voters"
 FROM "bundles"
 WHERE ((("bundles"."created_at" >= $1)
 AND (("bundles"."created_at" > $2)
@@ -18,41 +18,42 @@ AND ("escalation_grants"."user_id" = $9))
 AND ("escalation_grants"."visible_from" <= $10)) OFFSET $11)
 AND ((("bundles"."owner_key" || $12)) IS NOT NULL))))
 AND ($13
-OR ("bundles"."kind" != $14))))
-AND ($15
+OR (("bundles"."kind" != $14)
+AND ("bundles"."human_only" = $15)))))
+AND ($16
 OR EXISTS (SELECT "tasks"."id"
 FROM "tasks"
 WHERE (("tasks"."id" = "bundles"."task_key")
-AND ("tasks"."workspace_id" = $16)) OFFSET $17)))
-AND ((("bundles"."owner_key" || $18)) IS NOT NULL))
+AND ("tasks"."workspace_id" = $17)) OFFSET $18)))
+AND ((("bundles"."owner_key" || $19)) IS NOT NULL))
 AND ((("bundles"."expires_at" IS NULL)
-OR ("bundles"."expires_at" > $19))
+OR ("bundles"."expires_at" > $20))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $20))
-OR ("bundle_questions"."status" = $21))) OFFSET $22)
+OR ("bundle_questions"."status" = $21))
+OR ("bundle_questions"."status" = $22))) OFFSET $23)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $23)))
+LIMIT $24)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (((("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != $24))
 AND ("sessions"."state" != $25))
-AND ("sessions"."state" != $26)) OFFSET $27))
+AND ("sessions"."state" != $26))
+AND ("sessions"."state" != $27)) OFFSET $28))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $28)))))
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $29)))))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ("bundle_questions"."question_id" = $29)) OFFSET $30))))
+AND ("bundle_questions"."question_id" = $30)) OFFSET $31))))
 ORDER BY "bundles"."created_at" ASC, "bundles"."pending_id" ASC
-LIMIT $31;
--- binds: [0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]
+LIMIT $32;
+-- binds: [0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]

@@ -1,4 +1,4 @@
-SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END, "bundles"."resolved_by_kind", "bundles"."resolved_by_id", "bundles"."expires_at", "bundles"."on_expire", "bundles"."default_response"
+SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END, "bundles"."resolved_by_kind", "bundles"."resolved_by_id", "bundles"."expires_at", "bundles"."on_expire", "bundles"."default_response", "bundles"."human_only", "bundles"."quorum_approvals", "bundles"."quorum_rejections", "bundles"."quorum_requested_by", "bundles"."voters"
 FROM "bundles"
 WHERE (("bundles"."responded_at", "bundles"."pending_id") < ($1, $2)
 AND (((((("bundles"."responded_at" IS NOT NULL)
@@ -16,25 +16,26 @@ AND ("escalation_grants"."user_id" = $8))
 AND ("escalation_grants"."visible_from" <= $9)) OFFSET $10)
 AND ((("bundles"."owner_key" || $11)) IS NOT NULL))))
 AND ($12
-OR ("bundles"."kind" != $13))))
-AND ($14
+OR (("bundles"."kind" != $13)
+AND ("bundles"."human_only" = $14)))))
+AND ($15
 OR EXISTS (SELECT "tasks"."id"
 FROM "tasks"
 WHERE (("tasks"."id" = "bundles"."task_key")
-AND ("tasks"."workspace_id" = $15)) OFFSET $16)))
-AND ((("bundles"."owner_key" || $17)) IS NOT NULL))
+AND ("tasks"."workspace_id" = $16)) OFFSET $17)))
+AND ((("bundles"."owner_key" || $18)) IS NOT NULL))
 AND EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ((("bundle_questions"."status" = $18)
-OR ("bundle_questions"."status" = $19))
-OR ("bundle_questions"."status" = $20))) OFFSET $21))
+AND ((("bundle_questions"."status" = $19)
+OR ("bundle_questions"."status" = $20))
+OR ("bundle_questions"."status" = $21))) OFFSET $22))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $22))
-OR ("bundle_questions"."status" = $23))) OFFSET $24))))
+OR ("bundle_questions"."status" = $23))
+OR ("bundle_questions"."status" = $24))) OFFSET $25))))
 ORDER BY "bundles"."responded_at" DESC, "bundles"."pending_id" DESC
-LIMIT $25;
--- binds: [0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, 51]
+LIMIT $26;
+-- binds: [0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, 51]

@@ -20,29 +20,30 @@ AND ("escalation_grants"."user_id" = $10))
 AND ("escalation_grants"."visible_from" <= $11)) OFFSET $12)
 AND ((("bundles"."owner_key" || $13)) IS NOT NULL))))
 AND ($14
-OR ("bundles"."kind" != $15))))
+OR (("bundles"."kind" != $15)
+AND ("bundles"."human_only" = $16)))))
 AND ((("bundles"."expires_at" IS NULL)
-OR ("bundles"."expires_at" > $16))
+OR ("bundles"."expires_at" > $17))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $17))
-OR ("bundle_questions"."status" = $18))) OFFSET $19)
+OR ("bundle_questions"."status" = $18))
+OR ("bundle_questions"."status" = $19))) OFFSET $20)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $20)))
+LIMIT $21)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (((("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != $21))
 AND ("sessions"."state" != $22))
-AND ("sessions"."state" != $23)) OFFSET $24))
+AND ("sessions"."state" != $23))
+AND ("sessions"."state" != $24)) OFFSET $25))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $25)))));
--- binds: [1, ["<task_id>"], 1, "", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $26)))));
+-- binds: [1, ["<task_id>"], 1, "", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]

@@ -21,39 +21,40 @@ AND ("escalation_grants"."user_id" = $9))
 AND ("escalation_grants"."visible_from" <= $10)) OFFSET $11)
 AND ((("bundles"."owner_key" || $12)) IS NOT NULL))))
 AND ($13
-OR ("bundles"."kind" != $14))))
-AND ($15
+OR (("bundles"."kind" != $14)
+AND ("bundles"."human_only" = $15)))))
+AND ($16
 OR EXISTS (SELECT "tasks"."id"
 FROM "tasks"
 WHERE (("tasks"."id" = "bundles"."task_key")
-AND ("tasks"."workspace_id" = $16)) OFFSET $17)))
-AND ((("bundles"."owner_key" || $18)) IS NOT NULL))
+AND ("tasks"."workspace_id" = $17)) OFFSET $18)))
+AND ((("bundles"."owner_key" || $19)) IS NOT NULL))
 AND ((("bundles"."expires_at" IS NULL)
-OR ("bundles"."expires_at" > $19))
+OR ("bundles"."expires_at" > $20))
 AND (((EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND ((("bundle_questions"."status" IS NULL)
-OR ("bundle_questions"."status" = $20))
-OR ("bundle_questions"."status" = $21))) OFFSET $22)
+OR ("bundle_questions"."status" = $21))
+OR ("bundle_questions"."status" = $22))) OFFSET $23)
 AND ("bundles"."turn_id" = (SELECT "turns"."id"
 FROM "turns"
 WHERE ("turns"."session_id" = "bundles"."session_id")
 ORDER BY "turns"."started_at" DESC, "turns"."seq" DESC, "turns"."id" DESC
-LIMIT $23)))
+LIMIT $24)))
 AND EXISTS (SELECT "sessions"."id"
 FROM "sessions"
 WHERE (((("sessions"."id" = "bundles"."session_id")
-AND ("sessions"."state" != $24))
 AND ("sessions"."state" != $25))
-AND ("sessions"."state" != $26)) OFFSET $27))
+AND ("sessions"."state" != $26))
+AND ("sessions"."state" != $27)) OFFSET $28))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
 AND (("bundle_questions"."session_id" != "bundles"."session_id")
-OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $28)))))
+OR ("bundle_questions"."turn_id" != "bundles"."turn_id"))) OFFSET $29)))))
 AND  NOT (EXISTS (SELECT "bundle_questions"."id"
 FROM "bundle_questions"
 WHERE (("bundle_questions"."pending_id" = "bundles"."pending_id")
-AND ("bundle_questions"."question_id" = $29)) OFFSET $30)));
--- binds: ["", "pending", 1, false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]
+AND ("bundle_questions"."question_id" = $30)) OFFSET $31)));
+-- binds: ["", "pending", 1, false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]

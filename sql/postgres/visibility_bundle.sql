@@ -15,5 +15,6 @@ AND ("escalation_grants"."user_id" = $7))
 AND ("escalation_grants"."visible_from" <= $8)) OFFSET $9)
 AND ((("bundles"."owner_key" || $10)) IS NOT NULL))))
 AND ($11
-OR ("bundles"."kind" != $12)))));
--- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission"]
+OR (("bundles"."kind" != $12)
+AND ("bundles"."human_only" = $13))))));
+-- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false]

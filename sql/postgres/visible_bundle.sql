@@ -1,4 +1,4 @@
-SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END, "bundles"."resolved_by_kind", "bundles"."resolved_by_id", "bundles"."expires_at", "bundles"."on_expire", "bundles"."default_response"
+SELECT "bundles"."pending_id", "bundles"."session_id", "bundles"."kind", "bundles"."context", "bundles"."created_at", "bundles"."reject_reason", "bundles"."responded_at", CASE WHEN (("bundles"."owner_key" IS NOT NULL)) THEN ("bundles"."task_key") END, "bundles"."resolved_by_kind", "bundles"."resolved_by_id", "bundles"."expires_at", "bundles"."on_expire", "bundles"."default_response", "bundles"."human_only", "bundles"."quorum_approvals", "bundles"."quorum_rejections", "bundles"."quorum_requested_by", "bundles"."voters"
 FROM "bundles"
 WHERE (("bundles"."pending_id" = $1)
 AND (($2
@@ -15,5 +15,6 @@ AND ("escalation_grants"."user_id" = $7))
 AND ("escalation_grants"."visible_from" <= $8)) OFFSET $9)
 AND ((("bundles"."owner_key" || $10)) IS NOT NULL))))
 AND ($11
-OR ("bundles"."kind" != $12))));
--- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission"]
+OR (("bundles"."kind" != $12)
+AND ("bundles"."human_only" = $13)))));
+-- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false]

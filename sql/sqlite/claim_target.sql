@@ -1,4 +1,4 @@
-SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`, (((`bundles`.`expires_at` IS NULL)
+SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`, `bundles`.`human_only`, `bundles`.`quorum_approvals`, `bundles`.`quorum_rejections`, `bundles`.`quorum_requested_by`, `bundles`.`voters`, (((`bundles`.`expires_at` IS NULL)
 OR (`bundles`.`expires_at` > ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
 FROM `bundle_questions`
@@ -43,5 +43,6 @@ AND (`escalation_grants`.`visible_from` <= ?))
 LIMIT -1  OFFSET ?)
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
-OR (`bundles`.`kind` != ?))));
--- binds: [1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission"]
+OR ((`bundles`.`kind` != ?)
+AND (`bundles`.`human_only` = ?)))));
+-- binds: [1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false]

@@ -22,7 +22,8 @@ AND (`escalation_grants`.`user_id` = ?))
 AND (`escalation_grants`.`visible_from` <= ?))
 LIMIT -1  OFFSET ?))))
 AND (?
-OR (`events`.`kind` != ?)))
+OR ((`events`.`kind` != ?)
+AND (`events`.`human_only` = ?))))
 FROM `events`
 WHERE (((`events`.`txid` >= ?)
 AND ((`events`.`txid` > ?)
@@ -30,4 +31,4 @@ OR (`events`.`seq` > ?)))
 AND (`events`.`txid` < ?))
 ORDER BY `events`.`txid`, `events`.`seq`
 LIMIT ?;
--- binds: [false, "", 1, "", "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", 0, 0, 0, 9223372036854775807, 100]
+-- binds: [false, "", 1, "", "", "<user_id>", 0, "<user_id>", 0, "<user_id>", 1000000, 0, false, "permission", false, 0, 0, 0, 9223372036854775807, 100]

@@ -1,4 +1,4 @@
-SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
+SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`, `bundles`.`human_only`, `bundles`.`quorum_approvals`, `bundles`.`quorum_rejections`, `bundles`.`quorum_requested_by`, `bundles`.`voters`
 FROM `bundles`
 WHERE (((`bundles`.`created_at` >= ?)
 AND ((`bundles`.`created_at` > ?)
@@ -20,7 +20,8 @@ AND (`escalation_grants`.`visible_from` <= ?))
 LIMIT -1  OFFSET ?)
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
-OR (`bundles`.`kind` != ?))))
+OR ((`bundles`.`kind` != ?)
+AND (`bundles`.`human_only` = ?)))))
 AND (?
 OR EXISTS (SELECT `tasks`.`id`
 FROM `tasks`
@@ -62,4 +63,4 @@ AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?))))
 ORDER BY `bundles`.`created_at` ASC, `bundles`.`pending_id` ASC
 LIMIT ?;
--- binds: [0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]
+-- binds: [0, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, false, "<workspace_id>", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0, 51]

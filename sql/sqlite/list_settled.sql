@@ -1,4 +1,4 @@
-SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
+SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`, `bundles`.`human_only`, `bundles`.`quorum_approvals`, `bundles`.`quorum_rejections`, `bundles`.`quorum_requested_by`, `bundles`.`voters`
 FROM `bundles`
 WHERE ((`bundles`.`responded_at`, `bundles`.`pending_id`) < (?, ?)
 AND ((((((`bundles`.`responded_at` IS NOT NULL)
@@ -18,7 +18,8 @@ AND (`escalation_grants`.`visible_from` <= ?))
 LIMIT -1  OFFSET ?)
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
-OR (`bundles`.`kind` != ?))))
+OR ((`bundles`.`kind` != ?)
+AND (`bundles`.`human_only` = ?)))))
 AND (?
 OR EXISTS (SELECT `tasks`.`id`
 FROM `tasks`
@@ -42,4 +43,4 @@ OR (`bundle_questions`.`status` = ?)))
 LIMIT -1  OFFSET ?))))
 ORDER BY `bundles`.`responded_at` DESC, `bundles`.`pending_id` DESC
 LIMIT ?;
--- binds: [0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, 51]
+-- binds: [0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, 51]

@@ -1,5 +1,5 @@
 SELECT 0 AS arm, walk.*
-FROM (SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
+FROM (SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`, `bundles`.`human_only`, `bundles`.`quorum_approvals`, `bundles`.`quorum_rejections`, `bundles`.`quorum_requested_by`, `bundles`.`voters`
 FROM `bundles`
 WHERE (((`bundles`.`responded_at`, `bundles`.`pending_id`) < (?, ?)
 AND ((((((`bundles`.`responded_at` IS NOT NULL)
@@ -19,7 +19,8 @@ AND (`escalation_grants`.`visible_from` <= ?))
 LIMIT -1  OFFSET ?)
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
-OR (`bundles`.`kind` != ?))))
+OR ((`bundles`.`kind` != ?)
+AND (`bundles`.`human_only` = ?)))))
 AND (?
 OR EXISTS (SELECT `tasks`.`id`
 FROM `tasks`
@@ -44,7 +45,7 @@ LIMIT -1  OFFSET ?))))
 AND (`bundles`.`owner_key` = ?))
 ORDER BY `bundles`.`responded_at` DESC, `bundles`.`pending_id` DESC
 LIMIT ?) AS walk UNION ALL SELECT 1 AS arm, walk.*
-FROM (SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
+FROM (SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`, `bundles`.`human_only`, `bundles`.`quorum_approvals`, `bundles`.`quorum_rejections`, `bundles`.`quorum_requested_by`, `bundles`.`voters`
 FROM `bundles`
 WHERE (((`bundles`.`responded_at`, `bundles`.`pending_id`) < (?, ?)
 AND ((((((`bundles`.`responded_at` IS NOT NULL)
@@ -64,7 +65,8 @@ AND (`escalation_grants`.`visible_from` <= ?))
 LIMIT -1  OFFSET ?)
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
-OR (`bundles`.`kind` != ?))))
+OR ((`bundles`.`kind` != ?)
+AND (`bundles`.`human_only` = ?)))))
 AND (?
 OR EXISTS (SELECT `tasks`.`id`
 FROM `tasks`
@@ -89,7 +91,7 @@ LIMIT -1  OFFSET ?))))
 AND (`bundles`.`owner_key` = ?))
 ORDER BY `bundles`.`responded_at` DESC, `bundles`.`pending_id` DESC
 LIMIT ?) AS walk UNION ALL SELECT 2 AS arm, walk.*
-FROM (SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
+FROM (SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`, `bundles`.`human_only`, `bundles`.`quorum_approvals`, `bundles`.`quorum_rejections`, `bundles`.`quorum_requested_by`, `bundles`.`voters`
 FROM `bundles`
 WHERE (((`bundles`.`responded_at`, `bundles`.`pending_id`) < (?, ?)
 AND ((((((`bundles`.`responded_at` IS NOT NULL)
@@ -109,7 +111,8 @@ AND (`escalation_grants`.`visible_from` <= ?))
 LIMIT -1  OFFSET ?)
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
-OR (`bundles`.`kind` != ?))))
+OR ((`bundles`.`kind` != ?)
+AND (`bundles`.`human_only` = ?)))))
 AND (?
 OR EXISTS (SELECT `tasks`.`id`
 FROM `tasks`
@@ -134,7 +137,7 @@ LIMIT -1  OFFSET ?))))
 AND (`bundles`.`workspace_key` = ?))
 ORDER BY `bundles`.`responded_at` DESC, `bundles`.`pending_id` DESC
 LIMIT ?) AS walk UNION ALL SELECT 3 AS arm, walk.*
-FROM (SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`
+FROM (SELECT `bundles`.`pending_id`, `bundles`.`session_id`, `bundles`.`kind`, `bundles`.`context`, `bundles`.`created_at`, `bundles`.`reject_reason`, `bundles`.`responded_at`, CASE WHEN ((`bundles`.`owner_key` IS NOT NULL)) THEN (`bundles`.`task_key`) END, `bundles`.`resolved_by_kind`, `bundles`.`resolved_by_id`, `bundles`.`expires_at`, `bundles`.`on_expire`, `bundles`.`default_response`, `bundles`.`human_only`, `bundles`.`quorum_approvals`, `bundles`.`quorum_rejections`, `bundles`.`quorum_requested_by`, `bundles`.`voters`
 FROM `bundles`
 WHERE (((`bundles`.`responded_at`, `bundles`.`pending_id`) < (?, ?)
 AND ((((((`bundles`.`responded_at` IS NOT NULL)
@@ -154,7 +157,8 @@ AND (`escalation_grants`.`visible_from` <= ?))
 LIMIT -1  OFFSET ?)
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
-OR (`bundles`.`kind` != ?))))
+OR ((`bundles`.`kind` != ?)
+AND (`bundles`.`human_only` = ?)))))
 AND (?
 OR EXISTS (SELECT `tasks`.`id`
 FROM `tasks`
@@ -182,4 +186,4 @@ WHERE ((`escalation_grants`.`user_id` = ?)
 AND (`escalation_grants`.`visible_from` <= ?)))))
 ORDER BY `bundles`.`responded_at` DESC, `bundles`.`pending_id` DESC
 LIMIT ?) AS walk;
--- binds: [0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "", 2, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<owner_key>", 2, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<workspace_key>", 2, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<user_id>", 1000000, 2]
+-- binds: [0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "", 2, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<owner_key>", 2, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<workspace_key>", 2, 0, "<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, false, "<workspace_id>", 0, "", "answered", "rejected", "cancelled", 0, "", "pending", 0, "<user_id>", 1000000, 2]

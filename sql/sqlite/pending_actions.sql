@@ -22,7 +22,8 @@ AND (`escalation_grants`.`visible_from` <= ?))
 LIMIT -1  OFFSET ?)
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
-OR (`bundles`.`kind` != ?))))
+OR ((`bundles`.`kind` != ?)
+AND (`bundles`.`human_only` = ?)))))
 AND (((`bundles`.`expires_at` IS NULL)
 OR (`bundles`.`expires_at` > ?))
 AND (((EXISTS (SELECT `bundle_questions`.`id`
@@ -50,4 +51,4 @@ WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND ((`bundle_questions`.`session_id` != `bundles`.`session_id`)
 OR (`bundle_questions`.`turn_id` != `bundles`.`turn_id`)))
 LIMIT -1  OFFSET ?)))));
--- binds: [1, "<task_id>", 1, "", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]
+-- binds: [1, "<task_id>", 1, "", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0]

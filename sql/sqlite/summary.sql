@@ -23,7 +23,8 @@ AND (`escalation_grants`.`visible_from` <= ?))
 LIMIT -1  OFFSET ?)
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
-OR (`bundles`.`kind` != ?))))
+OR ((`bundles`.`kind` != ?)
+AND (`bundles`.`human_only` = ?)))))
 AND (?
 OR EXISTS (SELECT `tasks`.`id`
 FROM `tasks`
@@ -63,4 +64,4 @@ FROM `bundle_questions`
 WHERE ((`bundle_questions`.`pending_id` = `bundles`.`pending_id`)
 AND (`bundle_questions`.`question_id` = ?))
 LIMIT -1  OFFSET ?)));
--- binds: ["", "pending", 1, false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]
+-- binds: ["", "pending", 1, false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false, true, "", 0, "", 1000000, "", "pending", 0, 1, "completed", "failed", "cancelled", 0, 0, "", 0]

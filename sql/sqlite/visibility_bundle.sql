@@ -17,5 +17,6 @@ AND (`escalation_grants`.`visible_from` <= ?))
 LIMIT -1  OFFSET ?)
 AND (((`bundles`.`owner_key` || ?)) IS NOT NULL))))
 AND (?
-OR (`bundles`.`kind` != ?)))));
--- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission"]
+OR ((`bundles`.`kind` != ?)
+AND (`bundles`.`human_only` = ?))))));
+-- binds: ["<pending_id>", false, "", "<user_id>", "<user_id>", 0, "<user_id>", 1000000, 0, "", false, "permission", false]

@@ -22,7 +22,9 @@ use crate::rules::quorum::{deciding_group, Ballot, Policy};
 use crate::rules::visibility::{self, Scope};
 use crate::rules::vocabulary::{DecidedBy, QuestionStatus};
 use crate::store::failpoints::Failpoints;
-use crate::store::schema::{bundle_questions, votes};
+#[cfg(feature = "postgres")]
+use crate::store::schema::bundle_questions;
+use crate::store::schema::votes;
 use crate::store::{AnyConnection, Timestamp};
 
 /// How a vote ended, when it did not refuse.
@@ -115,7 +117,10 @@ fn unreadable() -> Error {
 /// write lock is already held.
 fn serialize_votes(conn: &mut AnyConnection, pending_id: &str) -> Result<()> {
     match conn {
-        AnyConnection::Sqlite(_) => Ok(()),
+        AnyConnection::Sqlite(_) => {
+            let _ = pending_id;
+            Ok(())
+        }
         #[cfg(feature = "postgres")]
         AnyConnection::Postgres(pg) => {
             bundle_questions::table

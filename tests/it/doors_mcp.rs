@@ -282,7 +282,7 @@ fn wire_4_every_result_kind_is_pinned(db: &TestDb) {
             .unwrap()
             .keys()
             .collect::<Vec<_>>(),
-        ["claimed", "status", "response"]
+        ["claimed", "status", "response", "quorum"]
     );
 
     snapshot(

@@ -141,10 +141,17 @@ fn people_rules(value: &mut Value) {
     }
 }
 
-/// QUO-1's rules between a quorum's keys, which a schema cannot say:
-/// `rejections` at most `approvals`, and `approvals` reachable by the
-/// eligible voters other than `requested_by` (else no `eligible` list).
+/// QUO-1's rules between a quorum's keys, which the schema does not say:
+/// `rejections` at most `approvals`, `approvals` reachable by the eligible
+/// voters other than `requested_by` (else no `eligible` list), and no
+/// `answer` default beside a quorum. `tests/it/quorum.rs` checks each
+/// refusal.
 fn quorum_rules(value: &mut Value) {
+    if value.get("quorum").is_some_and(Value::is_object)
+        && value["on_expire"]["action"] == "answer"
+    {
+        value["on_expire"] = json!({"action": "reject"});
+    }
     let Some(quorum) = value.get_mut("quorum").and_then(Value::as_object_mut) else {
         return;
     };

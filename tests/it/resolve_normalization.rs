@@ -207,7 +207,7 @@ fn wire_2_decided_by_names_the_winners_kind(db: &TestDb) {
         }
         let text = body_text(&db.cancel_bundle(&alice(), &id).unwrap());
         assert!(
-            text.contains(&format!(r#""decided_by":"{word}"}}"#)),
+            text.contains(&format!(r#""decided_by":"{word}","voters":[]}}"#)),
             "{text}"
         );
     }
@@ -241,14 +241,14 @@ fn wire_2_answer_bytes(db: &TestDb) {
             r#"{{"question_id":"q1","selected_options":["q1_opt1"],"custom_text":"first"}},"#,
             r#"{{"question_id":"q2","selected_options":["q2_opt2"],"custom_text":""}}],"#,
             r#""rejected":false,"reject_reason":"","responded_at":"2026-11-29T20:00:05.000123Z","#,
-            r#""decided_by":"user"}}"#
+            r#""decided_by":"user","voters":[]}}"#
         ),
         id
     );
     assert_eq!(response_text(&won), response);
     assert_eq!(
         body_text(&won),
-        format!(r#"{{"success":true,"claimed":true,"status":"answered","response":{response}}}"#)
+        format!(r#"{{"success":true,"claimed":true,"status":"answered","response":{response},"quorum":null}}"#)
     );
     assert_eq!(envelope::resolved(&won).status, 200);
     let lost = db
@@ -256,7 +256,7 @@ fn wire_2_answer_bytes(db: &TestDb) {
         .unwrap();
     assert_eq!(
         body_text(&lost),
-        format!(r#"{{"success":true,"claimed":false,"status":"answered","response":{response}}}"#)
+        format!(r#"{{"success":true,"claimed":false,"status":"answered","response":{response},"quorum":null}}"#)
     );
     assert_eq!(envelope::resolved(&lost).status, 200);
 }
@@ -274,7 +274,7 @@ fn wire_2_rejection_bytes(db: &TestDb) {
             concat!(
                 r#"{{"success":true,"claimed":true,"status":"rejected","response":"#,
                 r#"{{"pending_id":"{}","answers":[],"rejected":true,"reject_reason":"not now","#,
-                r#""responded_at":"2026-11-29T20:00:00.000000Z","decided_by":"user"}}}}"#
+                r#""responded_at":"2026-11-29T20:00:00.000000Z","decided_by":"user","voters":[]}},"quorum":null}}"#
             ),
             id
         )
@@ -290,7 +290,7 @@ fn wire_2_cancellation_bytes(db: &TestDb) {
     assert_eq!(
         response_text(&won),
         format!(
-            r#"{{"pending_id":"{id}","answers":[],"rejected":false,"reject_reason":"","responded_at":"2026-11-29T20:00:00.000007Z","decided_by":"user"}}"#
+            r#"{{"pending_id":"{id}","answers":[],"rejected":false,"reject_reason":"","responded_at":"2026-11-29T20:00:00.000007Z","decided_by":"user","voters":[]}}"#
         )
     );
     assert!(body_text(&won)

@@ -240,7 +240,6 @@ fn ask_rules(schema: &mut schemars::Schema) {
         "properties": {"action": {"enum": [answer, reject]}},
     }}));
     let permission = given_as(json!({"kind": {"const": BundleKind::Permission.as_str()}}));
-    let quorum = given_as(json!({"quorum": {"type": "object"}}));
     let never_approved = json!({"properties": {"on_expire": {"properties": {"action": {
         "enum": [ExpiryAction::Expire.as_str(), reject],
     }}}}});
@@ -249,8 +248,7 @@ fn ask_rules(schema: &mut schemars::Schema) {
         json!([
             {"if": in_ms.clone(), "then": {"properties": {"expires_at": not_given()}}},
             {"if": with_default, "then": {"anyOf": [in_ms, at]}},
-            {"if": permission, "then": never_approved.clone()},
-            {"if": quorum, "then": never_approved},
+            {"if": permission, "then": never_approved},
         ]),
     );
 }

@@ -71,7 +71,7 @@ impl Rng {
 /// the Basic Multilingual Plane (runes, not bytes, are counted).
 const LETTERS: [&str; 12] = ["a", "b", "k", "z", "Q", "7", "_", "-", "é", "ß", "字", "😀"];
 
-const KNOWN: [&str; 24] = [
+const KNOWN: [&str; 25] = [
     "type",
     "anyOf",
     "allOf",
@@ -84,6 +84,7 @@ const KNOWN: [&str; 24] = [
     "items",
     "minItems",
     "maxItems",
+    "uniqueItems",
     "minLength",
     "maxLength",
     "minimum",
@@ -223,7 +224,19 @@ pub fn valid(rng: &mut Rng, schema: &Value) -> Value {
             };
             let quiet = rng.quiet;
             rng.quiet = quiet || count > 10;
-            let items = (0..count).map(|_| valid(rng, &schema["items"])).collect();
+            // `uniqueItems`: draw again for an item already drawn (a few
+            // times per place; a narrow item schema may run out).
+            let unique = schema["uniqueItems"] == Value::Bool(true);
+            let mut items: Vec<Value> = Vec::with_capacity(count as usize);
+            for _ in 0..count.saturating_mul(if unique { 20 } else { 1 }) {
+                if items.len() == count as usize {
+                    break;
+                }
+                let item = valid(rng, &schema["items"]);
+                if !unique || !items.contains(&item) {
+                    items.push(item);
+                }
+            }
             rng.quiet = quiet;
             Value::Array(items)
         }
