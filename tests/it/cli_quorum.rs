@@ -199,6 +199,30 @@ fn quo_1_cli_asks_for_a_quorum(db: &TestDb) {
         "{}",
         stdout(&late)
     );
+    // `get --text`: the policy, then each vote (carol's came too late to
+    // be one: a replay), the deciding ones marked.
+    let shown = stdout(&run(
+        db,
+        &["get", &voted_on, "--as", "user:carol", "--text"],
+    ));
+    assert!(
+        shown.contains(
+            "\n  Quorum of 2 identical approvals from alice, bob and carol, or one rejection\n"
+        ),
+        "{shown}"
+    );
+    let votes: Vec<&str> = shown
+        .lines()
+        .filter(|line| line.starts_with("    ") && line.contains(" approved "))
+        .collect();
+    assert_eq!(votes.len(), 2, "{shown}");
+    for (vote, voter) in votes.iter().zip(["alice", "bob"]) {
+        assert!(
+            vote.starts_with(&format!("    {voter} approved "))
+                && vote.ends_with(": Target: Staging (decided)"),
+            "{shown}"
+        );
+    }
 }
 
 /// QUO-1: `--quorum-rejections`, `--eligible` and `--requested-by` without
