@@ -93,6 +93,7 @@ mod retention;
 // line, and what the README promises.
 mod cli;
 mod cli_asking;
+mod cli_quorum;
 mod cli_text;
 mod contract_schemathesis;
 mod contract_text;

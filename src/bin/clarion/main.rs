@@ -14,6 +14,7 @@ mod demo;
 mod mcp;
 mod mirroring;
 mod operations;
+mod quorum;
 mod readable;
 mod serve;
 mod webhook;

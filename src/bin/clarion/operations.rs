@@ -20,6 +20,7 @@ use clarion::{
 use serde_json::{json, Map, Value};
 
 use crate::mirroring::MirrorArgs;
+use crate::quorum::QuorumFlags;
 use crate::readable::{self, answers_in_words, clean, Seen};
 use crate::{exit_code, parse_age};
 
@@ -62,11 +63,12 @@ fn target_args(command: Command) -> Command {
 }
 
 /// `clarion ask`'s own flags (OPS-1b): what to mirror first, as `clarion
-/// mcp --ask-in` does, and how long to wait as the asking agent.
+/// mcp --ask-in` does, the quorum as flat flags (QUO-1), and how long to
+/// wait as the asking agent.
 fn asking_args(command: Command) -> Command {
-    // The flattened flags' struct would otherwise lend `ask` its doc line.
+    // The flattened flags' structs would otherwise lend `ask` a doc line.
     let about = command.get_about().cloned();
-    let command = MirrorArgs::augment_args(command);
+    let command = QuorumFlags::augment_args(MirrorArgs::augment_args(command));
     let command = match about {
         Some(about) => command.about(about),
         None => command,
@@ -374,13 +376,19 @@ fn arguments(
 pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> ExitCode {
     let spelt = command.spelt();
     let name = spelt.as_str();
-    let args = match arguments(operation, command, matches) {
+    let mut args = match arguments(operation, command, matches) {
         Ok(args) => args,
         Err(message) => {
             eprintln!("clarion {name}: {message}");
             return ExitCode::from(5);
         }
     };
+    if operation == Operation::Ask {
+        let flags = QuorumFlags::from_arg_matches(matches).unwrap_or_else(|error| error.exit());
+        if let Some(quorum) = flags.argument() {
+            args["quorum"] = quorum;
+        }
+    }
     let database_url = matches
         .get_one::<String>("database_url")
         .cloned()
@@ -406,7 +414,11 @@ pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> 
             // The views of a reply about one bundle name its options by
             // their labels: the bundle, read after, as the caller sees it.
             let about = match operation.body_name().as_deref() {
-                Some("Resolved") => reply.body["response"]["pending_id"].as_str(),
+                // A vote recorded (QUO-3) has no response yet: the bundle
+                // is the one the command named.
+                Some("Resolved") => reply.body["response"]["pending_id"]
+                    .as_str()
+                    .or(args["pending_id"].as_str()),
                 _ if operation == Operation::Attempts => args["pending_id"].as_str(),
                 _ => None,
             };
@@ -541,7 +553,7 @@ fn ask(
 
 /// `clarion ask --text`: the id, then each question's id with its option
 /// ids and labels, one per line (the ids an answer names), and the
-/// deadline with what it does, if there is one.
+/// deadline with what it does, if there is one, and what a quorum needs.
 fn print_asked(clarion: &Clarion, pending_id: &str, body: &Value, now: Timestamp) {
     let created = if body["created"] == Value::Bool(true) {
         "asked"
@@ -556,6 +568,9 @@ fn print_asked(clarion: &Clarion, pending_id: &str, body: &Value, now: Timestamp
         &json!({"pending_id": pending_id}),
     );
     if let Some(line) = readable::deadline(&detail.body, now) {
+        println!("  {line}");
+    }
+    if let Some(line) = readable::quorum_needs(&detail.body) {
         println!("  {line}");
     }
     let Ok(detail) = clarion.get_bundle(&Principal::System, pending_id) else {
@@ -598,12 +613,18 @@ fn outcome_in_words(clarion: &Clarion, pending_id: &str, outcome: &WaitOutcome) 
         .get_bundle(&Principal::System, pending_id)
         .map(|detail| answers_in_words(&detail.bundle, response))
         .unwrap_or_default();
-    let who = match response.decided_by.as_str() {
-        "user" => "a person",
-        "agent" => "an agent",
-        "system" => "the host system",
-        "deadline" => "its deadline",
-        _ => "someone (not recorded)",
+    let who = match (response.decided_by.as_str(), response.voters.as_slice()) {
+        ("user", _) => "a person".to_owned(),
+        ("agent", _) => "an agent".to_owned(),
+        ("system", _) => "the host system".to_owned(),
+        ("deadline", _) => "its deadline".to_owned(),
+        // QUO-4: the voters of the deciding group.
+        ("quorum", [one]) => format!("{}, for the quorum", clean(one)),
+        ("quorum", voters) => {
+            let voters: Vec<String> = voters.iter().map(|voter| clean(voter)).collect();
+            format!("a quorum of {}", voters.join(", "))
+        }
+        _ => "someone (not recorded)".to_owned(),
     };
     format!("{} by {who}: {words}", outcome.as_str())
 }

@@ -217,8 +217,22 @@ fn decision(bundle: Option<&Value>, response: &Value) -> Vec<String> {
 }
 
 /// WIRE-2's `decided_by` in the web inbox's words, "you" for the caller's
-/// own decision (WIRE-6).
-fn decider(word: &Value, mine: bool) -> String {
+/// own decision (WIRE-6); a quorum by its voters (QUO-4), the caller maybe
+/// among them.
+fn decider(response: &Value, mine: bool) -> String {
+    let word = &response["decided_by"];
+    if word == "quorum" {
+        let voters: Vec<String> = response["voters"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(s)
+            .collect();
+        return match voters.as_slice() {
+            [one] => format!("{one}, for the quorum"),
+            _ => format!("a quorum of {}", and_list(&voters)),
+        };
+    }
     if mine {
         return "you".to_owned();
     }
@@ -266,6 +280,86 @@ fn default_words(detail: &Value) -> String {
         // A listing's bundles carry the action, not the default itself.
         "answer" => "the agent is told its default answer (clarion get shows it)".to_owned(),
         _ => "the question is withdrawn".to_owned(),
+    }
+}
+
+/// Names as a sentence lists them: "alice", "alice and bob", "alice, bob
+/// and carol".
+fn and_list(names: &[String]) -> String {
+    match names {
+        [] => "nobody".to_owned(),
+        [one] => one.clone(),
+        [first @ .., last] => format!("{} and {last}", first.join(", ")),
+    }
+}
+
+/// What a quorum bundle needs (QUO-1), in words: `Needs 2 identical
+/// approvals from alice, bob and carol; one rejection decides` while it
+/// waits, `Quorum of 2 identical approvals from …, or one rejection` once
+/// settled; `None` without a quorum.
+pub(crate) fn quorum_needs(detail: &Value) -> Option<String> {
+    let quorum = detail["quorum"].as_object()?;
+    let requested_by = s(&quorum["requested_by"]);
+    let voters: Vec<String> = quorum["eligible"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(s)
+        .filter(|user| *user != requested_by)
+        .collect();
+    let from = if voters.is_empty() {
+        "anyone who sees it".to_owned()
+    } else {
+        and_list(&voters)
+    };
+    let approvals = quorum["approvals"].as_u64().unwrap_or_default();
+    let rejections = match quorum["rejections"].as_u64().unwrap_or(1) {
+        1 => "one rejection".to_owned(),
+        n => format!("{n} rejections"),
+    };
+    let waiting = matches!(s(&detail["status"]).as_str(), "" | "pending");
+    let mut line = if waiting {
+        let decide = if rejections == "one rejection" {
+            "decides"
+        } else {
+            "decide"
+        };
+        format!("Needs {approvals} identical approvals from {from}; {rejections} {decide}")
+    } else {
+        format!("Quorum of {approvals} identical approvals from {from}, or {rejections}")
+    };
+    if !requested_by.is_empty() {
+        line.push_str(&format!("; asked for {requested_by}, who does not vote"));
+    }
+    Some(line)
+}
+
+/// A quorum bundle's votes (QUO-5), one line each in vote order: who, when,
+/// what, and whether it counts (while pending) or decided (once settled).
+fn votes(out: &mut Vec<String>, bundle: &Value, seen: &Seen, waiting: bool) {
+    for vote in bundle["quorum"]["votes"].as_array().into_iter().flatten() {
+        let verb = if vote["rejected"] == Value::Bool(true) {
+            "rejected"
+        } else {
+            "approved"
+        };
+        let ago = match relative_of(&vote["at"], seen.now).as_deref() {
+            Some("now") | None => "just now".to_owned(),
+            Some(ago) => ago.to_owned(),
+        };
+        let what = match decision(Some(bundle), vote).join("; ") {
+            what if vote["rejected"] == Value::Bool(true) => what.replacen("rejected", "", 1),
+            what => format!(": {what}"),
+        };
+        let counts = match (waiting, vote["counts"] == Value::Bool(true)) {
+            (true, true) | (false, false) => "",
+            (true, false) => " (does not count)",
+            (false, true) => " (decided)",
+        };
+        out.push(format!(
+            "    {} {verb} {ago}{what}{counts}",
+            s(&vote["user_id"])
+        ));
     }
 }
 
@@ -329,6 +423,10 @@ fn bundle(out: &mut Vec<String>, bundle: &Value, seen: &Seen) {
             format!("  Deadline {at}")
         });
     }
+    if let Some(line) = quorum_needs(bundle) {
+        out.push(format!("  {line}"));
+        votes(out, bundle, seen, waiting);
+    }
     if !s(&bundle["context"]).is_empty() {
         out.push(format!("  Context: {}", s(&bundle["context"])));
     }
@@ -370,7 +468,7 @@ fn settled(
     response: &Value,
     mine: bool,
 ) {
-    let who = decider(&response["decided_by"], mine);
+    let who = decider(response, mine);
     let at = when(&response["responded_at"]);
     let rejected = status == "rejected" || response["rejected"] == Value::Bool(true);
     let verb = match status {
@@ -675,7 +773,7 @@ pub fn render(operation: Operation, body: &Value, seen: &Seen) -> String {
                     }
                     out.push(format!(
                         "  decided by {} at {}",
-                        decider(&response["decided_by"], false),
+                        decider(response, false),
                         when(&response["responded_at"])
                     ));
                 }
@@ -761,6 +859,9 @@ fn more(out: &mut Vec<String>, body: &Value) {
 /// decided, by whom, in labels (from the bundle, read after).
 fn resolved(out: &mut Vec<String>, body: &Value, seen: &Seen) {
     let status = s(&body["status"]);
+    if body["claimed"] == Value::Bool(false) && status == "pending" {
+        return vote_recorded(out, body, seen);
+    }
     let id = s(&body["response"]["pending_id"]);
     let mine = body["claimed"] == Value::Bool(true)
         || seen
@@ -789,5 +890,45 @@ fn resolved(out: &mut Vec<String>, body: &Value, seen: &Seen) {
                 when(&bundle["expires_at"])
             ));
         }
+    }
+}
+
+/// QUO-3: the caller's vote was recorded and the quorum is not met yet: how
+/// many more votes like it decide, and what the caller voted.
+fn vote_recorded(out: &mut Vec<String>, body: &Value, seen: &Seen) {
+    let id = seen
+        .bundle
+        .map(|bundle| s(&bundle["pending_id"]))
+        .unwrap_or_default();
+    let quorum = &body["quorum"];
+    let votes: Vec<&Value> = quorum["votes"].as_array().into_iter().flatten().collect();
+    let caller = match seen.caller {
+        Principal::User { user_id } => user_id.as_str(),
+        _ => "",
+    };
+    let Some(mine) = votes.iter().rev().find(|vote| vote["user_id"] == caller) else {
+        out.push(format!("Vote recorded on bundle {id}"));
+        return;
+    };
+    let rejected = mine["rejected"] == Value::Bool(true);
+    // QUO-4: rejections count together; approvals only with the same digest.
+    let alike = votes
+        .iter()
+        .filter(|vote| vote["counts"] == Value::Bool(true) && vote["rejected"] == mine["rejected"])
+        .filter(|vote| rejected || vote["digest"] == mine["digest"])
+        .count() as u64;
+    let needed = if rejected {
+        quorum["rejections"].as_u64().unwrap_or(1)
+    } else {
+        quorum["approvals"].as_u64().unwrap_or_default()
+    };
+    out.push(format!(
+        "Vote recorded on bundle {id}; {} more needed",
+        needed.saturating_sub(alike)
+    ));
+    let what = decision(seen.bundle, mine).join("; ");
+    out.push(format!("  Your vote: {what}"));
+    if !rejected {
+        out.push("  Only identical answers count together, notes included".to_owned());
     }
 }

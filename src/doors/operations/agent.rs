@@ -10,7 +10,6 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::domain::ask::{AskRequest, Asked, Expiry, OnExpire, OptionSpec, QuestionSpec};
-use crate::rules::quorum::QuorumRequest;
 use crate::domain::delivery::wait::Waiter;
 use crate::domain::engine::waiters::Wake;
 use crate::domain::engine::Engine;
@@ -31,6 +30,7 @@ use crate::rules::limits::{
     not_blank_pattern, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES, MAX_FREE_TEXT_RUNES,
     MAX_LABEL_RUNES, MAX_PROMPT_RUNES, MAX_TITLE_RUNES, WIRE_WAIT,
 };
+use crate::rules::quorum::QuorumRequest;
 use crate::rules::vocabulary::{BundleKind, ExpiryAction};
 use crate::store::Timestamp;
 
@@ -409,6 +409,9 @@ impl Declared for Ask {
             flag("expires_at", "expires-at"),
             flag("on_expire", "on-expire"),
         ],
+        // QUO-1: the binary spells `quorum` as flat flags (`--quorum N
+        // --eligible U,U`) that build this same argument.
+        skip: &["quorum"],
         ..CliCommand::new("ask", "Ask a bundle on a session (a host operation).")
     }];
 
