@@ -10,11 +10,14 @@
 use clarion::{AskRequest, OptionSpec, QuestionSpec, QuorumRequest, UserUpsert};
 use serde_json::json;
 
-use crate::support::browser::{keys, two_browsers, Browser};
+use crate::support::browser::{browser, keys, two_browsers, Browser};
 use crate::support::*;
 use crate::web_inbox_support::*;
 
-dual_backend!(quo_8_two_people_vote_in_two_browsers);
+dual_backend!(
+    quo_8_two_people_vote_in_two_browsers,
+    quo_8_refusals_are_said_and_lock_the_form
+);
 
 fn choice(id: &str, label: &str, description: &str) -> OptionSpec {
     OptionSpec {
@@ -33,6 +36,35 @@ fn text_of(browser: &Browser, css: &str) -> String {
         .as_str()
         .unwrap_or("")
         .to_owned()
+}
+
+/// Where to deploy, asked on alice's workspace `w-<name>` (bob a member)
+/// with `quorum`, two approvals.
+fn ask_quorum(db: &TestDb, name: &str, quorum: QuorumRequest) -> String {
+    let session = mirror(db, name, "alice");
+    db.set_members(&format!("w-{name}"), &["bob".to_owned()])
+        .unwrap();
+    db.ask(&AskRequest {
+        session_id: session,
+        context: "Release 4.2 is ready.".into(),
+        questions: vec![QuestionSpec {
+            question_id: Some("env".into()),
+            title: "Where to deploy".into(),
+            prompt: "Which environment gets 4.2?".into(),
+            multi_select: Some(false),
+            options: vec![
+                choice("staging", "Staging", "The team tries it first."),
+                choice("prod", "Production", "Everyone gets it now."),
+            ],
+        }],
+        quorum: Some(QuorumRequest {
+            approvals: 2,
+            ..quorum
+        }),
+        ..AskRequest::default()
+    })
+    .unwrap()
+    .pending_id
 }
 
 /// Screenshots of the view at 1280 and 360 px; at 360 nothing scrolls
@@ -68,30 +100,7 @@ fn quo_8_two_people_vote_in_two_browsers(db: &TestDb) {
         .unwrap();
     db.upsert_user(UserUpsert::new("bob").name("Bob Builder"))
         .unwrap();
-    let session = mirror(db, "vote", "alice");
-    db.set_members("w-vote", &["bob".to_owned()]).unwrap();
-    let pending = db
-        .ask(&AskRequest {
-            session_id: session,
-            context: "Release 4.2 is ready.".into(),
-            questions: vec![QuestionSpec {
-                question_id: Some("env".into()),
-                title: "Where to deploy".into(),
-                prompt: "Which environment gets 4.2?".into(),
-                multi_select: Some(false),
-                options: vec![
-                    choice("staging", "Staging", "The team tries it first."),
-                    choice("prod", "Production", "Everyone gets it now."),
-                ],
-            }],
-            quorum: Some(QuorumRequest {
-                approvals: 2,
-                ..QuorumRequest::default()
-            }),
-            ..AskRequest::default()
-        })
-        .unwrap()
-        .pending_id;
+    let pending = ask_quorum(db, "vote", QuorumRequest::default());
     let (served, tokens) = served(db);
     let base = backend(db);
     sign_in(&alice, &served.base, &tokens.alice);
@@ -203,4 +212,64 @@ fn quo_8_two_people_vote_in_two_browsers(db: &TestDb) {
         stored["response"]["answers"][0]["custom_text"],
         json!("ship it")
     );
+}
+
+/// QUO-3, QUO-8: a vote the server refuses is said, nothing is recorded
+/// for it, and the form locks. Alice's other tab votes "Production" in
+/// the same turn of the page's event loop as she sends "Staging" (so no
+/// event of it reached the page first): `409 already_voted` is said, and
+/// her recorded vote shows in the locked form. A bundle asked on her
+/// behalf opens locked, saying why, with nothing to send.
+fn quo_8_refusals_are_said_and_lock_the_form(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    let pending = ask_quorum(db, "refuse", QuorumRequest::default());
+    let for_her = ask_quorum(
+        db,
+        "behalf",
+        QuorumRequest {
+            requested_by: "alice".into(),
+            ..QuorumRequest::default()
+        },
+    );
+    let (served, tokens) = served(db);
+    sign_in(&browser, &served.base, &tokens.alice);
+    open(&browser, &pending);
+    browser.wait_visible("#quorum");
+    browser.click(&option_box(1, 1));
+    let other_tab = browser.js(
+        "const request = new XMLHttpRequest();
+         request.open('POST', 'api/v1/clarification/' + arguments[0] + '/respond', false);
+         request.setRequestHeader('Content-Type', 'application/json');
+         request.send(JSON.stringify({answers: [{question_id: 'env', selected_options: ['prod'], custom_text: ''}]}));
+         document.getElementById('submit').click();
+         return request.status;",
+        vec![json!(pending)],
+    );
+    assert_eq!(other_tab, json!(200));
+    browser.wait_for(
+        "the refusal, said",
+        "return document.getElementById('answer-error').textContent === 'Nothing was recorded: you already voted on this request otherwise, and a vote cannot be changed.';",
+    );
+    browser.wait_for(
+        "the form locked on her recorded vote",
+        &format!(
+            "return document.querySelector('#questions fieldset.question').disabled
+               && document.querySelector(\"{}\").checked
+               && document.querySelector('#quorum-votes li.mine').textContent.includes('Production');",
+            option_box(1, 2)
+        ),
+    );
+    let stored = stored(db, &pending);
+    assert_eq!(stored["status"], json!("pending"));
+    let votes = stored["quorum"]["votes"].as_array().unwrap();
+    assert_eq!(votes.len(), 1, "{votes:?}");
+    assert_eq!(votes[0]["answers"][0]["selected_options"], json!(["prod"]));
+
+    browser.click("#close");
+    open(&browser, &for_her);
+    browser.wait_for(
+        "why she may not vote",
+        "return document.getElementById('quorum-state').textContent === 'You may not vote on this request: it was asked on your behalf, and others decide.';",
+    );
+    assert!(!browser.visible("#submit") && !browser.visible("#reject-open"));
 }
