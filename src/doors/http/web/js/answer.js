@@ -191,7 +191,8 @@ export const showNewVotes = (id) => refreshVotes(id, FORM);
 /** UI-15: "Send decision" waits until every question is decided. */
 export function syncSend() {
   const open = state.open;
-  if (!open || open.done) return;
+  // QUO-8: a locked form has nothing to send, nor to ask for.
+  if (!open || open.done || votingLocked(open.bundle)) return;
   const blocked = isPermission(open.bundle) && undecided(collectAnswers($('questions'), open.bundle)).length > 0;
   // "Decide … first" is over once everything is decided.
   if (!blocked && $('answer-error').dataset.undecided) showError('', false);
