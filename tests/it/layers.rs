@@ -310,8 +310,8 @@ fn layers_no_module_imports_one_that_imports_it_back() {
 //   the entry) and `api.js` (it says a sign-out through a hook the entry
 //   sets). None of them knows a view.
 // - parts: the pieces a view is made of, which lead to no other view:
-//   `limit.js`, `confirm.js`, `questions.js`, `attempts.js`, `settled.js`,
-//   `notify.js`, `count.js`.
+//   `limit.js`, `confirm.js`, `questions.js`, `reach.js`, `quorum.js`,
+//   `attempts.js`, `settled.js`, `notify.js`, `count.js`.
 // - views: `list.js`, `history.js`, `answer.js`. They import none of one
 //   another: one view reaches another through `nav.js`.
 // - controllers: `keys.js`, `live.js`, `session.js`, which drive the
@@ -351,6 +351,8 @@ const PAGE_LAYERS: &PageLayers = &[
             "js/limit.js",
             "js/confirm.js",
             "js/questions.js",
+            "js/reach.js",
+            "js/quorum.js",
             "js/attempts.js",
             "js/settled.js",
             "js/notify.js",

@@ -49,12 +49,26 @@ impl Slot {
         *taken += 1;
         Slot
     }
+
+    /// Two slots taken together (QUO-8: two people side by side), so two
+    /// such tests never hold one each while waiting for the other.
+    fn take_two() -> (Slot, Slot) {
+        let mut taken = SLOTS.lock().unwrap_or_else(|poison| poison.into_inner());
+        while *taken + 2 > AT_ONCE {
+            taken = FREED
+                .wait(taken)
+                .unwrap_or_else(|poison| poison.into_inner());
+        }
+        *taken += 2;
+        (Slot, Slot)
+    }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         *SLOTS.lock().unwrap_or_else(|poison| poison.into_inner()) -= 1;
-        FREED.notify_one();
+        // A waiter for two slots may be behind a waiter for one.
+        FREED.notify_all();
     }
 }
 
@@ -94,6 +108,25 @@ pub fn browser_with(extra: &[&str]) -> Option<Browser> {
 /// A browser with `extra` switches and further `goog:chromeOptions`
 /// (`mobileEmulation` for a phone with touch, `prefs` for permissions).
 pub fn browser_with_options(extra: &[&str], options: Value) -> Option<Browser> {
+    installed().then(|| Browser::start(extra, options, Slot::take()))
+}
+
+/// Two browsers at once, each with its own profile (two people in two
+/// browsers, QUO-8), or `None` (skip) as [`browser`].
+pub fn two_browsers() -> Option<(Browser, Browser)> {
+    if !installed() {
+        return None;
+    }
+    let (first, second) = Slot::take_two();
+    Some((
+        Browser::start(&[], json!({}), first),
+        Browser::start(&[], json!({}), second),
+    ))
+}
+
+/// Whether Chromium and its driver are installed; under `CI=true` they
+/// must be.
+fn installed() -> bool {
     let installed = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
     if !installed {
         assert!(
@@ -103,9 +136,8 @@ pub fn browser_with_options(extra: &[&str], options: Value) -> Option<Browser> {
         eprintln!(
             "skipped: install Debian's chromium and chromium-driver to run the browser tests"
         );
-        return None;
     }
-    Some(Browser::start(extra, options))
+    installed
 }
 
 /// The port chromedriver printed (`--port=0` picks a free one).
@@ -128,8 +160,7 @@ fn driver_port(driver: &mut Child) -> u16 {
 }
 
 impl Browser {
-    fn start(extra: &[&str], options: Value) -> Browser {
-        let slot = Slot::take();
+    fn start(extra: &[&str], options: Value, slot: Slot) -> Browser {
         let profile = tempfile::tempdir().expect("a browser profile");
         let mut driver = Command::new(CHROMEDRIVER)
             .arg("--port=0")

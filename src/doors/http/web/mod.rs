@@ -24,7 +24,7 @@ const PAGE: &str = include_str!("inbox.html");
 /// are relative (`./js/api.js`, `./state.js`), so they resolve against
 /// the page's URL under whatever prefix the router is nested at. The
 /// modules' JSDoc types are checked by `tsc` (`tools/web/`).
-const MODULES: [(&str, &str); 20] = [
+const MODULES: [(&str, &str); 22] = [
     ("/inbox.js", include_str!("inbox.js")),
     ("/js/answer.js", include_str!("js/answer.js")),
     ("/js/api.js", include_str!("js/api.js")),
@@ -42,6 +42,8 @@ const MODULES: [(&str, &str); 20] = [
     ("/js/nav.js", include_str!("js/nav.js")),
     ("/js/notify.js", include_str!("js/notify.js")),
     ("/js/questions.js", include_str!("js/questions.js")),
+    ("/js/quorum.js", include_str!("js/quorum.js")),
+    ("/js/reach.js", include_str!("js/reach.js")),
     ("/js/session.js", include_str!("js/session.js")),
     ("/js/settled.js", include_str!("js/settled.js")),
     ("/js/state.js", include_str!("js/state.js")),

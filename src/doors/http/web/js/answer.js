@@ -5,26 +5,28 @@
 // only once every question is decided (UI-15); reject (deny) and the
 // two-step cancel, each saying what the agent is told (UI-16); and the
 // reply that decides what was recorded (UI-6), shown on the settled panel
-// (UI-18, settled.js); and who can answer it, by name (PPL-1a). Other
-// views are reached through nav.js.
+// (UI-18, settled.js); and who can answer it, by name (PPL-1a, reach.js);
+// a quorum bundle's votes, and the form locked once voted (QUO-8,
+// quorum.js). Other views are reached through nav.js.
 
-import { bundlePath, request, rpcPath } from './api.js';
+import { bundlePath, request } from './api.js';
 import { resetAttempts } from './attempts.js';
 import { confirmEmpty } from './confirm.js';
 import { refreshCount } from './count.js';
 import { $, announce, el, setText, show, timeEl, toast } from './dom.js';
-import { ageText, countdownChangesIn, countdownText, defaultSentence, listOf, questionName, reachText, secondsLeft } from './format.js';
+import { ageText, countdownChangesIn, countdownText, defaultSentence, listOf, questionName, secondsLeft } from './format.js';
 import { limitText } from './limit.js';
 import { renderMarkdown } from './markdown.js';
 import { removeFromList, setRoute, showHistory, showList } from './nav.js';
 import { collectAnswers, emptyQuestions, fieldsets, renderQuestions, toggleDigit, undecided } from './questions.js';
+import { ownVote, refreshVotes, refusal, rejectWords, showQuorum, votingLocked } from './quorum.js';
+import { showReach } from './reach.js';
 import { defaultNote, showClosed, showSettled, showSettledBy } from './settled.js';
 import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
 /** @typedef {import('./api.js').BundleDetail} BundleDetail */
 /** @typedef {import('./api.js').SettleReply} SettleReply */
-/** @typedef {import('./api.js').PeopleReply} PeopleReply */
 
 /** UI-16: what each way out tells the agent. */
 const TOLD = {
@@ -172,44 +174,25 @@ function renderAnswer(bundle) {
   resetCancel();
   setQuestion(0, false);
   syncSend();
+  // QUO-8: Reject says when one rejection decides.
+  if (bundle.quorum) $('reject-help').textContent = rejectWords(bundle.quorum);
+  showQuorum(bundle, FORM);
 }
 
-/**
- * PPL-1a: who can answer the open bundle (who it reaches: its
- * workspace's owner and members), in one line under its facts, the
- * signed-in user first as "You"; nothing for a bundle that reaches nobody
- * by name (in no or an unowned workspace, which every user sees), one
- * settled, or one no longer seen. Read again when members change.
- */
-export async function showReach() {
-  const open = state.open;
-  const line = $('answer-reach');
-  if (!open || open.done) {
-    line.hidden = true;
-    delete line.dataset.read;
-    return;
-  }
-  /** @type {Reply<PeopleReply>} */
-  const reply = await request('POST', rpcPath('people'), { pending_id: open.bundle.pending_id });
-  if (state.open !== open || open.done) return;
-  const people = reply.status === 200 && Array.isArray(reply.body.people) ? reply.body.people : [];
-  const me = state.principal && state.principal.kind === 'user' ? state.principal.user_id : '';
-  const known = people.filter((person) => person && typeof person.user_id === 'string');
-  const others = known.filter((person) => person.user_id !== me).map((person) => person.name || person.user_id);
-  const names = others.length < known.length ? ['You', ...others] : others;
-  const text = reachText(names);
-  setText(line, text);
-  // The whole list on hover when the line names only some.
-  line.title = names.length > 3 ? listOf(names) : '';
-  line.hidden = !text;
-  // Which bundle it was read for (the browser tests wait on it).
-  line.dataset.read = open.bundle.pending_id;
-}
+/** What quorum.js may do to the form (QUO-8). @type {import('./quorum.js').Form} */
+const FORM = {
+  sync: () => syncSend(),
+  stopRejecting: () => { if (rejecting()) setRejecting(false); },
+};
+
+/** QUO-8: another vote on the open bundle (live.js). @param {string} id */
+export const showNewVotes = (id) => refreshVotes(id, FORM);
 
 /** UI-15: "Send decision" waits until every question is decided. */
 export function syncSend() {
   const open = state.open;
-  if (!open || open.done) return;
+  // QUO-8: a locked form has nothing to send, nor to ask for.
+  if (!open || open.done || votingLocked(open.bundle)) return;
   const blocked = isPermission(open.bundle) && undecided(collectAnswers($('questions'), open.bundle)).length > 0;
   // "Decide … first" is over once everything is decided.
   if (!blocked && $('answer-error').dataset.undecided) showError('', false);
@@ -264,7 +247,7 @@ function focusQuestion(index) {
  */
 export function digit(n) {
   const open = state.open;
-  if (!open || open.done) return false;
+  if (!open || open.done || votingLocked(open.bundle)) return false;
   const fieldset = fieldsets($('questions'))[open.question];
   const control = fieldset ? toggleDigit(fieldset, n) : null;
   if (!control) return false;
@@ -275,7 +258,8 @@ export function digit(n) {
 
 function saveDraft() {
   const open = state.open;
-  if (!open || open.done) return;
+  // QUO-8: a locked form holds the vote, not a draft.
+  if (!open || open.done || votingLocked(open.bundle)) return;
   const answers = collectAnswers($('questions'), open.bundle);
   state.drafts.set(open.bundle.pending_id, {
     selected: answers.map((answer) => answer.selected_options),
@@ -303,7 +287,8 @@ function setSending(sending) {
  */
 export async function submitAnswer() {
   const open = state.open;
-  if (!open || open.done || open.sending) return;
+  // QUO-8: a locked form sends nothing.
+  if (!open || open.done || open.sending || votingLocked(open.bundle)) return;
   const answers = collectAnswers($('questions'), open.bundle);
   /** @param {number} index */
   const name = (index) => questionName(open.bundle.questions[index], index);
@@ -331,7 +316,7 @@ export async function submitAnswer() {
 
 export async function submitReject() {
   // Only from the open reject panel: a rejection is never sent unseen.
-  if (!state.open || state.open.done || state.open.sending || !rejecting()) return;
+  if (!state.open || state.open.done || state.open.sending || !rejecting() || votingLocked(state.open.bundle)) return;
   const reason = /** @type {HTMLTextAreaElement} */ ($('reject-reason')).value;
   await settle('respond', { rejected: true, reject_reason: reason });
 }
@@ -363,6 +348,7 @@ export async function cancelBundle() {
  * @returns {string}
  */
 function ownOutcome(bundle, status) {
+  if (bundle.quorum && status !== 'cancelled') return 'Your vote was recorded; it completed the quorum (' + status + ').';
   if (status === 'rejected') return 'You rejected the request.';
   if (status === 'cancelled') return 'You cancelled the request.';
   return isPermission(bundle) ? 'Your decision was sent.' : 'Your answer was sent.';
@@ -400,6 +386,9 @@ async function settle(action, body) {
     announce(said);
     if (here) showSettled(reply.body.status, reply.body.response, 'own', true, said);
     else toast(said);
+  } else if (claimed === false && reply.body.status === 'pending') {
+    // QUO-3, UI-6: this page's own vote, recorded; the quorum is not met.
+    ownVote(open, here, reply.body.quorum, FORM);
   } else if (claimed === false) {
     finish(id);
     const said = 'Someone else answered first; their answer is shown.';
@@ -407,6 +396,16 @@ async function settle(action, body) {
     const note = 'Someone else settled it first; what you sent was not recorded.';
     if (here) showSettled(reply.body.status, reply.body.response, 'elsewhere', false, note);
     else toast(note + ' Open it from Answered to see who won.');
+  } else if (reply.body.code === 'not_eligible' || reply.body.code === 'already_voted') {
+    // QUO-3: refused, nothing recorded; the bundle says why (it locks).
+    const note = refusal(reply.body.code);
+    announce(note);
+    if (here) {
+      showError(note, false);
+      refreshVotes(id, FORM);
+    } else {
+      toast(note);
+    }
   } else if (reply.status === 409 || reply.status === 404) {
     finish(id);
     const note = reply.status === 409

@@ -56,8 +56,32 @@ import { state } from './state.js';
  * @property {number} age_seconds
  * @property {string} expires_at RFC 3339, or `""` without a deadline (EXP-5).
  * @property {'expire' | 'answer' | 'reject' | ''} on_expire
+ * @property {Quorum | null} quorum QUO-5: `null` without a quorum.
  * @property {string} context
  * @property {Question[]} questions
+ */
+
+/**
+ * One recorded vote on a quorum bundle (QUO-5).
+ * @typedef {object} Vote
+ * @property {string} user_id
+ * @property {string} at RFC 3339.
+ * @property {boolean} rejected
+ * @property {Answer[]} answers as WIRE-2's; empty for a rejection.
+ * @property {string} reject_reason
+ * @property {string} digest approvals count together only when equal.
+ * @property {boolean} counts whether it counts now (once resolved: among
+ *   the voters).
+ */
+
+/**
+ * A quorum bundle's policy and votes (QUO-5).
+ * @typedef {object} Quorum
+ * @property {number} approvals identical approvals that decide.
+ * @property {number} rejections rejections that decide.
+ * @property {string[]} eligible `[]`: whoever sees the bundle.
+ * @property {string} requested_by `""` for nobody.
+ * @property {Vote[]} votes in vote order.
  */
 
 /**
@@ -76,7 +100,8 @@ import { state } from './state.js';
  * @property {boolean} rejected
  * @property {string} reject_reason
  * @property {string} responded_at
- * @property {'user' | 'agent' | 'system' | 'deadline' | ''} decided_by
+ * @property {'user' | 'agent' | 'system' | 'deadline' | 'quorum' | ''} decided_by
+ * @property {string[]} [voters] QUO-4: for `quorum`, the deciding voters.
  */
 
 /**
@@ -88,9 +113,10 @@ import { state } from './state.js';
  */
 
 /**
- * `GET /api/v1/clarification/{id}`: the element plus where it stands.
+ * `GET /api/v1/clarification/{id}`: the element plus where it stands;
+ * `may_vote` (QUO-3b): an active quorum bundle the caller may still vote on.
  * @typedef {Bundle & { status: string, response: Response | null, default_response: Submission | null,
- *   decided_by_caller: boolean }} BundleDetail
+ *   decided_by_caller: boolean, may_vote: boolean }} BundleDetail
  */
 
 /**
@@ -125,25 +151,31 @@ import { state } from './state.js';
  * @property {string} user_id
  * @property {string} agent_id
  * @property {string} channel `rust`, `c_abi`, `mcp`, `http`, `cli` or `deadline`.
- * @property {string} outcome `won`, `lost`, `no_longer_active`, `invalid` or `expired`.
+ * @property {string} outcome `won`, `lost`, `no_longer_active`, `invalid`, `expired`,
+ *   or on a quorum bundle `voted`, `not_eligible` or `already_voted` (QUO-7).
  * @property {string} digest
  */
 
 /**
  * A respond's or cancel's reply (WIRE-1, UI-6): won (`claimed: true`) or
- * lost to a winner, whose status and response it carries.
+ * lost to a winner, whose status and response it carries; or, on a quorum
+ * bundle, this caller's vote recorded (`claimed: false`, status
+ * `pending`, response `null`, QUO-3).
  * @typedef {object} SettleReply
  * @property {boolean} claimed
  * @property {string} status
- * @property {Response} response
+ * @property {Response} response `null` only for a vote recorded.
+ * @property {Quorum | null} [quorum]
  */
 
 /**
  * The `data` of a stream event (EVT-2): the asked bundle's element
  * (`bundle.asked`), `{status, response}` (`bundle.resolved`) or
- * `{reason}` (`bundle.closed`); read only as far as each needs.
+ * `{reason}` (`bundle.closed`) or `{user_id, rejected, votes}`
+ * (`bundle.voted`, QUO-7); read only as far as each needs.
  * @typedef {object} EventData
  * @property {string} [created_at]
+ * @property {string} [user_id]
  * @property {string} [status]
  * @property {Response | null} [response]
  * @property {string} [reason]

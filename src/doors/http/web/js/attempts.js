@@ -44,6 +44,9 @@ const OUTCOME = {
   no_longer_active: 'too late: no longer active',
   invalid: 'refused as invalid',
   expired: 'withdrawn at the deadline',
+  voted: 'vote recorded',
+  not_eligible: 'refused: not an eligible voter',
+  already_voted: 'refused: already voted otherwise',
 };
 
 /** Which bundle the view shows, so a late reply for another is dropped. */

@@ -257,6 +257,7 @@ const DECIDER = {
   agent: 'an agent',
   system: 'the host system',
   deadline: 'its deadline',
+  quorum: 'a quorum of voters',
 };
 
 /**
@@ -267,6 +268,8 @@ const DECIDER = {
  * @returns {string}
  */
 export function deciderText(response, mine) {
+  // QUO-4: a quorum decides, this person's vote among them or not.
+  if (response.decided_by === 'quorum') return mine ? 'a quorum, you among its voters' : DECIDER.quorum;
   if (mine) return 'you';
   return DECIDER[response.decided_by] || 'someone (not recorded)';
 }

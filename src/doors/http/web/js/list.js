@@ -1,6 +1,6 @@
 // @ts-check
 // The inbox (UI-3): its pages, the catch-up after asked events, and one
-// card per bundle.
+// card per bundle (a quorum bundle's marked once the person voted, QUO-8).
 
 import { listPath, request } from './api.js';
 import { refreshCount } from './count.js';
@@ -9,6 +9,7 @@ import { ageChangesIn, ageText, countOf, countdownChangesIn, countdownText, plac
 import { plainInline, renderInline } from './markdown.js';
 import { openBundle } from './nav.js';
 import { notifyArrival } from './notify.js';
+import { hasVoted } from './quorum.js';
 import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
@@ -195,6 +196,13 @@ function card(bundle) {
   line.append(age);
   const questions = bundle.questions.length;
   line.append(el('span', '', countOf(questions, 'question')));
+  if (bundle.quorum) {
+    // QUO-8: what it needs, and whether this person voted (renderList).
+    line.append(el('span', 'chip quorum', countOf(bundle.quorum.approvals, 'approval') + ' needed'));
+    const voted = el('span', 'chip you-voted', 'You voted');
+    voted.hidden = true;
+    line.append(voted);
+  }
   if (bundle.expires_at) {
     line.append(el('span', 'chip deadline', ''));
     line.append(el('span', 'then', 'then ' + (bundle.on_expire || 'expire')));
@@ -244,6 +252,8 @@ export function renderList() {
     button.classList.toggle('current', index === state.current);
     button.tabIndex = index === state.current ? 0 : -1;
     setTimeText(button.querySelector('.age'), ageText(ageOf(state.bundles[index])));
+    const voted = button.querySelector('.you-voted');
+    if (voted instanceof HTMLElement) voted.hidden = !hasVoted(state.bundles[index]);
     const deadline = button.querySelector('.deadline');
     const left = untilDeadline(state.bundles[index]);
     if (deadline && left !== null) deadline.textContent = countdownText(left);

@@ -1,15 +1,17 @@
 // @ts-check
 // Live updates (UI-3, UI-6, UI-20, UI-21): the event stream, its
 // reconnects with backoff, the connection's state in words, and what each
-// event changes and says; a workspace's new members (PPL-2) list again.
+// event changes and says; a workspace's new members (PPL-2) list again;
+// a vote on a quorum bundle shown is read again (QUO-8).
 
-import { showReach } from './answer.js';
+import { showNewVotes } from './answer.js';
 import { apiUrl, forgetNames, request } from './api.js';
 import { refreshCount } from './count.js';
 import { $, announce } from './dom.js';
 import { titleOf } from './format.js';
 import { historyLearns, reloadHistory } from './history.js';
-import { catchUp, reloadList, removeBundle } from './list.js';
+import { catchUp, reloadList, removeBundle, renderList } from './list.js';
+import { showReach } from './reach.js';
 import { showSettledBy } from './settled.js';
 import { state } from './state.js';
 
@@ -78,6 +80,7 @@ export function openStream() {
   for (const type of ['bundle.asked', 'bundle.resolved', 'bundle.closed']) {
     stream.addEventListener(type, /** @param {MessageEvent<string>} message */ (message) => onEvent(type, message.data));
   }
+  stream.addEventListener('bundle.voted', /** @param {MessageEvent<string>} message */ (message) => onVoted(message.data));
   stream.addEventListener('reset', () => reloadList());
   stream.addEventListener('workspace.members', onMembers);
   // PROD-2: the server's database is away and the stream ends; the
@@ -158,6 +161,29 @@ function onMembers() {
 }
 
 /**
+ * QUO-8: someone voted (QUO-7): the open bundle's votes are read again,
+ * so the vote shows; a vote of this user marks its card ("You voted").
+ * @param {string} text the event: a {@link StreamEvent} as JSON.
+ */
+function onVoted(text) {
+  /** @type {StreamEvent | null} */
+  let event;
+  try {
+    event = JSON.parse(text);
+  } catch (error) {
+    return;
+  }
+  if (!event || typeof event.pending_id !== 'string') return;
+  const data = event.data && typeof event.data === 'object' ? event.data : {};
+  const me = state.principal && state.principal.kind === 'user' ? state.principal.user_id : '';
+  if (me && data.user_id === me) {
+    state.voted.add(event.pending_id);
+    renderList();
+  }
+  showNewVotes(event.pending_id);
+}
+
+/**
  * @param {string} type the SSE event's name.
  * @param {string} text its data: a {@link StreamEvent} as JSON.
  */
@@ -189,7 +215,9 @@ function onEvent(type, text) {
     const ours = state.inFlight.has(id) || state.mine.has(id);
     if (open && open.bundle.pending_id === id && !open.done && !open.sending && !ours) {
       // A bundle settled elsewhere while open shows the winner (UI-6).
-      showSettledBy(type, data, 'It was settled elsewhere while you had it open.');
+      // QUO-8: a quorum bundle is decided by its votes, not elsewhere.
+      const byVotes = Boolean(data.response && data.response.decided_by === 'quorum');
+      showSettledBy(type, data, byVotes ? 'The votes decided it while you had it open.' : 'It was settled elsewhere while you had it open.');
       announce(titleOf(open.bundle) + ' was settled elsewhere.');
     } else if (listed && !ours) {
       announce(titleOf(listed) + ' was settled elsewhere.');

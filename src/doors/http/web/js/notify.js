@@ -6,6 +6,7 @@
 
 import { $ } from './dom.js';
 import { shown } from './format.js';
+import { hasVoted } from './quorum.js';
 
 /** @typedef {import('./api.js').Bundle} Bundle */
 
@@ -62,7 +63,8 @@ export function wireNotify(open) {
  */
 export function notifyArrival(bundle) {
   if (!supported() || Notification.permission !== 'granted' || !document.hidden) return;
-  if (notified.has(bundle.pending_id)) return;
+  // QUO-8: a bundle the person voted on raises none.
+  if (notified.has(bundle.pending_id) || hasVoted(bundle)) return;
   notified.add(bundle.pending_id);
   const first = bundle.questions[0];
   const title = (first && (first.title || first.prompt)) || 'A new request';

@@ -269,3 +269,32 @@ export function undecided(answers) {
     .map((answer, index) => (answer.selected_options.length ? -1 : index))
     .filter((index) => index >= 0);
 }
+
+/**
+ * QUO-8: the form set to `answers` exactly — each question's chosen
+ * options and its text, nothing else kept — so a copied vote has the same
+ * digest (AUD-5) as the one it copies.
+ * @param {HTMLElement} container
+ * @param {BundleDetail} bundle
+ * @param {Answer[]} answers
+ */
+export function fillAnswers(container, bundle, answers) {
+  const sets = fieldsets(container);
+  bundle.questions.forEach((question, index) => {
+    const fieldset = sets[index];
+    if (!fieldset) return;
+    const answer = answers.find((a) => a && a.question_id === question.question_id);
+    const picked = answer && Array.isArray(answer.selected_options) ? answer.selected_options : [];
+    for (const control of choices(fieldset)) {
+      const value = control instanceof HTMLInputElement ? control.value : control.dataset.value || '';
+      setChosen(control, picked.includes(value));
+    }
+    const area = fieldset.querySelector('textarea');
+    if (area) {
+      area.value = answer ? answer.custom_text : '';
+      // UI-7: the counter follows.
+      area.dispatchEvent(new Event('input'));
+    }
+    fieldset.dispatchEvent(new Event('change', { bubbles: true }));
+  });
+}

@@ -33,6 +33,7 @@ function forget() {
   state.askedSince = null;
   state.inFlight.clear();
   state.mine.clear();
+  state.voted.clear();
   state.retryDelay = 0;
   forgetNames();
   forgetHistory();

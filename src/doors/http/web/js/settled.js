@@ -3,7 +3,8 @@
 // option labels and text, or the reason), who decided ("you" when it was
 // the caller or this page's own send; else a person or an agent, by name
 // where the attempt ledger and the directory tell (PPL-1a), the host
-// system or the deadline) and when (an absolute local time), leading on
+// system, the deadline, or a quorum with its voters by name, QUO-8) and
+// when (an absolute local time), leading on
 // to the next waiting bundle or back. A settled bundle shows this alone:
 // nothing can be sent from it.
 
@@ -11,6 +12,7 @@ import { bundlePath, learnNames, nameOf, request } from './api.js';
 import { refreshAttempts } from './attempts.js';
 import { $, el, timeEl } from './dom.js';
 import { absoluteTime, answerText, deciderText, questionName } from './format.js';
+import { votersText } from './quorum.js';
 import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
@@ -30,6 +32,7 @@ import { state } from './state.js';
 function headingOf(status, response, how) {
   const word = { answered: 'Answered', rejected: 'Rejected', cancelled: 'Cancelled' }[status] || 'Settled';
   if (response.decided_by === 'deadline') return word + ' by its deadline';
+  if (response.decided_by === 'quorum') return word + ' by its voters';
   return how === 'elsewhere' ? 'Already ' + word.toLowerCase() : word;
 }
 
@@ -60,6 +63,12 @@ function renderSettled(bundle, status, response, { how, mine, note }) {
     when.textContent = 'not recorded';
   }
   $('settled-facts').replaceChildren(el('dt', '', 'Decided by'), who, el('dt', '', 'When'), when);
+  if (response.decided_by === 'quorum') {
+    const voters = el('dd', 'voters', '\u2026');
+    voters.id = 'settled-voters';
+    $('settled-facts').append(el('dt', '', 'Voters'), voters);
+    showVoters(bundle.pending_id, response);
+  }
   const list = $('settled-answers');
   list.replaceChildren();
   if (status === 'rejected') {
@@ -95,7 +104,7 @@ async function learnWho(id, response) {
   const reply = await readBundle;
   if (id !== showing) return;
   if (reply.status === 200 && reply.body.decided_by_caller === true) {
-    setWho('you');
+    setWho(deciderText(response, true));
     return;
   }
   const ledger = readLedger && await readLedger;
@@ -106,6 +115,25 @@ async function learnWho(id, response) {
   if (id !== showing) return;
   const name = nameOf(winner.user_id);
   setWho(winner.principal_kind === 'agent' ? 'agent ' + winner.agent_id + ' of ' + name : name);
+}
+
+/**
+ * QUO-8: the voters of a quorum's decision, by name; read from the
+ * bundle where the response carries none (an event's older shape).
+ * @param {string} id
+ * @param {Response} response
+ */
+async function showVoters(id, response) {
+  let voters = Array.isArray(response.voters) ? response.voters : [];
+  if (!voters.length) {
+    /** @type {Reply<BundleDetail>} */
+    const reply = await request('GET', bundlePath(id));
+    const read = reply.status === 200 && reply.body.response ? reply.body.response.voters : null;
+    if (Array.isArray(read)) voters = read;
+  }
+  const text = await votersText(voters);
+  const dd = document.getElementById('settled-voters');
+  if (id === showing && dd) dd.textContent = text || 'not recorded';
 }
 
 /** @param {string} text who decided, for the panel. */
@@ -198,8 +226,10 @@ function showPanel(open) {
   $('settled-close').textContent = open.from === 'history' ? 'Back to Answered' : 'Back to inbox';
   const countdown = document.getElementById('answer-countdown');
   if (countdown) countdown.hidden = true;
-  // Who can answer it no longer matters (PPL-1a).
+  // Who can answer it, and how the votes stood, no longer matter
+  // (PPL-1a, QUO-8).
   $('answer-reach').hidden = true;
+  $('quorum').hidden = true;
   $('settled').hidden = false;
   $('settled').focus();
   refreshAttempts();

@@ -82,6 +82,10 @@ export const state = {
   /** UI-18, UI-21: bundles this page's own send won.
    *  @type {Set<string>} */
   mine: new Set(),
+  /** QUO-8: quorum bundles this user voted on, as this page learned it
+   *  (its own vote's reply, a `bundle.voted` event of this user).
+   *  @type {Set<string>} */
+  voted: new Set(),
   /** The stream's last retry delay, in milliseconds (UI-20). */
   retryDelay: 0,
 };
