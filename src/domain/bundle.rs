@@ -589,9 +589,11 @@ pub(crate) fn detail_of(
         && (principal.is_resolver(
             record.resolved_by_kind.as_deref(),
             record.resolved_by_id.as_deref(),
-        ) || principal
-            .voting_id()
-            .is_some_and(|user| response.as_ref().is_some_and(|r| r.voters.iter().any(|v| v == user))));
+        ) || principal.voting_id().is_some_and(|user| {
+            response
+                .as_ref()
+                .is_some_and(|r| r.voters.iter().any(|v| v == user))
+        }));
     // QUO-3b: an active quorum bundle, a user who may vote and has not.
     let may_vote = status == BundleStatus::Pending
         && quorum.as_ref().is_some_and(|shown| {

@@ -467,7 +467,15 @@ impl Engine {
                     .and_then(|task_id| names.get(task_id).cloned())
                     .unwrap_or_default();
                 let quorum = quorums.remove(&record.pending_id);
-                bundle::detail_of(record, SETTLED, rows, names, quorum, now, caller.principal())
+                bundle::detail_of(
+                    record,
+                    SETTLED,
+                    rows,
+                    names,
+                    quorum,
+                    now,
+                    caller.principal(),
+                )
             })
             .collect();
         Ok(SettledPage {

@@ -50,7 +50,10 @@ fn vote_columns() -> _ {
 }
 
 /// The votes of the given bundles, each bundle's in vote order (`at`, id).
-pub(crate) fn load_votes(conn: &mut AnyConnection, pending_ids: &[&str]) -> Result<Vec<VoteRecord>> {
+pub(crate) fn load_votes(
+    conn: &mut AnyConnection,
+    pending_ids: &[&str],
+) -> Result<Vec<VoteRecord>> {
     Ok(votes::table
         .filter(among(votes::pending_id, pending_ids.iter().copied()))
         .order((votes::pending_id, votes::at, votes::id))
@@ -64,7 +67,10 @@ fn load_eligible(
     pending_ids: &[&str],
 ) -> Result<HashMap<String, Vec<String>>> {
     let rows: Vec<(String, String)> = quorum_eligible::table
-        .filter(among(quorum_eligible::pending_id, pending_ids.iter().copied()))
+        .filter(among(
+            quorum_eligible::pending_id,
+            pending_ids.iter().copied(),
+        ))
         .order((quorum_eligible::pending_id, quorum_eligible::position))
         .select((quorum_eligible::pending_id, quorum_eligible::user_id))
         .load(conn)?;
@@ -252,7 +258,10 @@ pub(crate) fn shown(
             counting_now(conn, &policy, &votes, now)?
         } else {
             let voters = stored.voters();
-            votes.iter().map(|vote| voters.contains(&vote.user_id)).collect()
+            votes
+                .iter()
+                .map(|vote| voters.contains(&vote.user_id))
+                .collect()
         };
         let view = view(&policy, &votes, &counts);
         shown.insert(

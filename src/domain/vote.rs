@@ -9,10 +9,10 @@
 
 use diesel::prelude::*;
 
-use crate::domain::claim::target::Target;
-use crate::domain::claim::{self, Claimed, Decision, Opened, Resolver};
 use crate::domain::bundle::{self, BundleRecord, QuestionRecord};
 use crate::domain::change::Changes;
+use crate::domain::claim::target::Target;
+use crate::domain::claim::{self, Claimed, Decision, Opened, Resolver};
 use crate::domain::engine::ledger::{self, NewAttempt};
 use crate::domain::quorum::{self, VoteRecord};
 use crate::domain::views::QuorumView;
@@ -61,7 +61,10 @@ pub(crate) fn vote(
     serialize_votes(conn, pending_id)?;
     let (record, rows, active) = read_under_lock(conn, scope, pending_id, now.as_micros())?
         .ok_or(Error::NotFound(Entity::Bundle))?;
-    if !rows.iter().any(|row| row.status() == QuestionStatus::Pending) {
+    if !rows
+        .iter()
+        .any(|row| row.status() == QuestionStatus::Pending)
+    {
         return Ok(Voted::Settled);
     }
     if !active {
@@ -78,7 +81,9 @@ pub(crate) fn vote(
         Some(index) if votes[index].digest != digest => return Err(Error::AlreadyVoted),
         Some(index) => index,
         None => {
-            votes.push(record_vote(conn, pending_id, user_id, decision, &digest, now)?);
+            votes.push(record_vote(
+                conn, pending_id, user_id, decision, &digest, now,
+            )?);
             let rejected = matches!(decision, Decision::Rejected { .. });
             changes.append_voted(conn, pending_id, (user_id, rejected), votes.len(), now)?;
             votes.len() - 1
@@ -99,7 +104,18 @@ pub(crate) fn vote(
         ledger::insert(conn, std::slice::from_ref(&entries.voted))?;
         return Ok(Voted::Recorded(quorum::view(&policy, &votes, &counts)));
     };
-    let claimed = claim_for_group(conn, scope, (record, rows), &votes, &group, own, entries, now, changes, failpoints)?;
+    let claimed = claim_for_group(
+        conn,
+        scope,
+        (record, rows),
+        &votes,
+        &group,
+        own,
+        entries,
+        now,
+        changes,
+        failpoints,
+    )?;
     Ok(Voted::Won(claimed))
 }
 
@@ -248,7 +264,10 @@ fn claim_for_group(
     )
     .map_err(|error| {
         tracing::error!(pending_id = %target.record.pending_id, %error, "quorum claim failed");
-        Error::Internal(format!("quorum claim of {} failed: {error}", target.record.pending_id))
+        Error::Internal(format!(
+            "quorum claim of {} failed: {error}",
+            target.record.pending_id
+        ))
     })?;
     Ok(match committed {
         Some(rows) => Claimed::Won {

@@ -59,7 +59,10 @@ impl Policy {
         if !(1..=request.approvals).contains(&rejections) {
             return Err(ValidationError::new(
                 "quorum.rejections",
-                format!("expected 1 to {} rejections, got {rejections}", request.approvals),
+                format!(
+                    "expected 1 to {} rejections, got {rejections}",
+                    request.approvals
+                ),
             ));
         }
         if !request.requested_by.is_empty() {
@@ -214,7 +217,10 @@ mod tests {
     #[test]
     fn quo_4_rejections_count_together_and_a_vote_that_no_longer_counts_is_left_out() {
         let rejections = [ballot("a", true, "r1"), ballot("b", true, "r2")];
-        assert_eq!(deciding_group(&policy(2, 2), &rejections, 1), Some(vec![0, 1]));
+        assert_eq!(
+            deciding_group(&policy(2, 2), &rejections, 1),
+            Some(vec![0, 1])
+        );
         let mut gone = rejections.clone();
         gone[0].counts = false;
         assert_eq!(deciding_group(&policy(2, 2), &gone, 1), None);
@@ -229,12 +235,18 @@ mod tests {
             eligible: vec!["req".into(), "a".into()],
             requested_by: "req".into(),
         };
-        assert_eq!(Policy::checked(&request).unwrap_err().field, "quorum.approvals");
+        assert_eq!(
+            Policy::checked(&request).unwrap_err().field,
+            "quorum.approvals"
+        );
         let duplicate = QuorumRequest {
             eligible: vec!["a".into(), "b".into(), "a".into()],
             ..request.clone()
         };
-        assert_eq!(Policy::checked(&duplicate).unwrap_err().field, "quorum.eligible[2]");
+        assert_eq!(
+            Policy::checked(&duplicate).unwrap_err().field,
+            "quorum.eligible[2]"
+        );
         let fine = QuorumRequest {
             eligible: vec!["a".into(), "b".into(), "req".into()],
             ..request

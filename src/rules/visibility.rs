@@ -24,7 +24,8 @@ pub struct Scope {
     pub unscoped: bool,
     /// The owner whose workspaces a scoped principal sees.
     pub user_id: String,
-    /// Agents never see `permission` bundles (AUTH-6).
+    /// Agents never see `permission` bundles (AUTH-6), nor a quorum's,
+    /// which are for people only (QUO-2).
     pub sees_permission_bundles: bool,
 }
 
@@ -315,8 +316,9 @@ pub fn bundle_visible<'a>(scope: &'a Scope, now: i64) -> _ {
             .or(member)
             .or(granted_with_task))
         .and(
-            flag(sees_permission)
-                .or(bundles::kind.ne(permission).and(bundles::human_only.eq(false))),
+            flag(sees_permission).or(bundles::kind
+                .ne(permission)
+                .and(bundles::human_only.eq(false))),
         )
 }
 
@@ -358,7 +360,9 @@ pub fn event_visible<'a>(scope: &'a Scope, now: i64) -> _ {
     flag(unscoped)
         .or(events::task_exists.and(rule.or(grant)))
         .and(
-            flag(sees_permission).or(events::kind.ne(permission).and(events::human_only.eq(false))),
+            flag(sees_permission).or(events::kind
+                .ne(permission)
+                .and(events::human_only.eq(false))),
         )
 }
 

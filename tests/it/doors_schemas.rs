@@ -147,8 +147,7 @@ fn people_rules(value: &mut Value) {
 /// `answer` default beside a quorum. `tests/it/quorum.rs` checks each
 /// refusal.
 fn quorum_rules(value: &mut Value) {
-    if value.get("quorum").is_some_and(Value::is_object)
-        && value["on_expire"]["action"] == "answer"
+    if value.get("quorum").is_some_and(Value::is_object) && value["on_expire"]["action"] == "answer"
     {
         value["on_expire"] = json!({"action": "reject"});
     }
@@ -165,10 +164,11 @@ fn quorum_rules(value: &mut Value) {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    let voters = quorum
-        .get("eligible")
-        .and_then(Value::as_array)
-        .map(|ids| ids.iter().filter(|id| id.as_str() != Some(requested_by.as_str())).count());
+    let voters = quorum.get("eligible").and_then(Value::as_array).map(|ids| {
+        ids.iter()
+            .filter(|id| id.as_str() != Some(requested_by.as_str()))
+            .count()
+    });
     let approvals = match voters {
         Some(voters) if voters < 2 => {
             quorum.insert("eligible".into(), Value::Null);

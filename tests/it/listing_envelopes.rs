@@ -216,7 +216,10 @@ fn list_7_degraded_rows_are_never_null(db: &TestDb) {
     )
     .replace("OPTIONS", options);
     assert_eq!(text, expected);
-    assert!(!text.replace(r#""quorum":null"#, "").contains("null"), "{text}");
+    assert!(
+        !text.replace(r#""quorum":null"#, "").contains("null"),
+        "{text}"
+    );
 }
 
 /// LIST-7: an unrecognized status in an otherwise pending (mixed, active)

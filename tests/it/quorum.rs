@@ -119,15 +119,71 @@ dual_backend!(
     quo_3b_pending_for_everyone_and_may_vote_for_voters_only,
     quo_2_unreadable_quorum_columns_refuse_people_not_system,
     quo_5_the_quorum_object_in_listings_and_history,
+    quo_7_bundle_voted_is_a_webhook_event_type,
+    dm_1_event_data_frozen_before_quorum_reads_in_the_current_shape,
 );
+
+/// DM-1 (EVT-1 as Part III amends it): event data frozen before `quorum`
+/// and `voters` existed reads with them, empty, in their place.
+fn dm_1_event_data_frozen_before_quorum_reads_in_the_current_shape(db: &TestDb) {
+    let id = ask(db, &team(db), 1);
+    db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
+        .unwrap();
+    wait_until_readable(db);
+    let read = || -> Vec<String> {
+        let page = db.events_after(&Principal::System, "", None).unwrap();
+        page.events
+            .iter()
+            .filter(|event| event.pending_id == id)
+            .map(|event| envelope::event(event)["data"].to_string())
+            .collect()
+    };
+    let current = read();
+    assert!(current[0].contains(r#""on_expire":"","quorum":null,"context""#));
+    assert!(current[1].contains(r#""decided_by":"user","voters":[]}"#));
+    let old_shape = r#"UPDATE events SET data = REPLACE(REPLACE(data, '"quorum":null,', ''), ',"voters":[]', '')"#;
+    db.raw(|conn| diesel::sql_query(old_shape).execute(conn).unwrap());
+    let stored: Vec<String> = db.raw(|conn| {
+        clarion::test_hooks::schema::events::table
+            .select(clarion::test_hooks::schema::events::data)
+            .load(conn)
+            .unwrap()
+    });
+    assert!(stored
+        .iter()
+        .all(|data| !data.contains("quorum") && !data.contains("voters")));
+    assert_eq!(read(), current);
+}
+
+/// QUO-7: `bundle.voted` is a type an endpoint may subscribe to (HOOK-1).
+fn quo_7_bundle_voted_is_a_webhook_event_type(db: &TestDb) {
+    let add = |events: Value| {
+        let request = json!({"op": "webhook_add", "principal": {"kind": "system"},
+            "args": {"url": "https://hooks.example.com/votes", "events": events}});
+        db.call(&request.to_string())
+    };
+    let added = add(json!(["bundle.voted"]));
+    assert_eq!(added.status, 200, "{}", added.body_text());
+    let list = json!({"op": "webhook_list", "principal": {"kind": "system"}, "args": {}});
+    let listed = db.call(&list.to_string());
+    assert_eq!(
+        listed.body["webhooks"][0]["events"],
+        json!(["bundle.voted"])
+    );
+    assert_eq!(add(json!(["bundle.votes"])).status, 400);
+}
 
 /// QUO-4: two approvals with the same answers and text make the claim:
 /// resolver `quorum`, the voters frozen in vote order.
 fn quo_4_two_identical_approvals_decide(db: &TestDb) {
     let id = ask_quorum(db, &team(db), approvals(2));
-    let first = db.resolve_bundle(&user("alice"), &id, &approve(1, "staging")).unwrap();
+    let first = db
+        .resolve_bundle(&user("alice"), &id, &approve(1, "staging"))
+        .unwrap();
     assert_recorded(&first, 1);
-    let second = db.resolve_bundle(&user("bob"), &id, &approve(1, "staging")).unwrap();
+    let second = db
+        .resolve_bundle(&user("bob"), &id, &approve(1, "staging"))
+        .unwrap();
     assert!(second.claimed);
     let body = body(&second);
     assert_eq!(body["status"], "answered");
@@ -142,10 +198,20 @@ fn quo_4_two_identical_approvals_decide(db: &TestDb) {
         .collect();
     assert_eq!(counts, vec![&json!(true), &json!(true)]);
     // WIRE-6: a voter decided it; someone else did not.
-    assert!(db.get_bundle(&user("alice"), &id).unwrap().decided_by_caller);
-    assert!(!db.get_bundle(&user("carol"), &id).unwrap().decided_by_caller);
+    assert!(
+        db.get_bundle(&user("alice"), &id)
+            .unwrap()
+            .decided_by_caller
+    );
+    assert!(
+        !db.get_bundle(&user("carol"), &id)
+            .unwrap()
+            .decided_by_caller
+    );
     // REPLAY-1: a later voter replays the stored resolution, voters and all.
-    let late = db.resolve_bundle(&user("carol"), &id, &approve(2, "")).unwrap();
+    let late = db
+        .resolve_bundle(&user("carol"), &id, &approve(2, ""))
+        .unwrap();
     assert!(!late.claimed);
     assert_eq!(envelope::response(&late.response), body["response"]);
 }
@@ -153,10 +219,24 @@ fn quo_4_two_identical_approvals_decide(db: &TestDb) {
 /// QUO-4: approvals count per identical digest, the free text included.
 fn quo_4_approvals_with_different_notes_do_not_add_up(db: &TestDb) {
     let id = ask_quorum(db, &team(db), approvals(2));
-    assert_recorded(&db.resolve_bundle(&user("alice"), &id, &approve(1, "a")).unwrap(), 1);
-    assert_recorded(&db.resolve_bundle(&user("bob"), &id, &approve(1, "b")).unwrap(), 2);
-    assert_recorded(&db.resolve_bundle(&user("dave"), &id, &approve(2, "a")).unwrap(), 3);
-    let decided = db.resolve_bundle(&user("carol"), &id, &approve(1, "a")).unwrap();
+    assert_recorded(
+        &db.resolve_bundle(&user("alice"), &id, &approve(1, "a"))
+            .unwrap(),
+        1,
+    );
+    assert_recorded(
+        &db.resolve_bundle(&user("bob"), &id, &approve(1, "b"))
+            .unwrap(),
+        2,
+    );
+    assert_recorded(
+        &db.resolve_bundle(&user("dave"), &id, &approve(2, "a"))
+            .unwrap(),
+        3,
+    );
+    let decided = db
+        .resolve_bundle(&user("carol"), &id, &approve(1, "a"))
+        .unwrap();
     assert!(decided.claimed);
     assert_eq!(decided.response.voters, vec!["alice", "carol"]);
     // Once resolved, a vote counts only if it is among the voters.
@@ -170,8 +250,14 @@ fn quo_4_approvals_with_different_notes_do_not_add_up(db: &TestDb) {
 /// QUO-4: by default one rejection decides, with its reason.
 fn quo_4_one_rejection_vetoes(db: &TestDb) {
     let id = ask_quorum(db, &team(db), approvals(2));
-    assert_recorded(&db.resolve_bundle(&user("alice"), &id, &approve(1, "")).unwrap(), 1);
-    let veto = db.resolve_bundle(&user("bob"), &id, &reject("  not on a Friday ")).unwrap();
+    assert_recorded(
+        &db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
+            .unwrap(),
+        1,
+    );
+    let veto = db
+        .resolve_bundle(&user("bob"), &id, &reject("  not on a Friday "))
+        .unwrap();
     assert!(veto.claimed);
     assert_eq!(veto.status, BundleStatus::Rejected);
     assert_eq!(veto.response.reject_reason, "not on a Friday");
@@ -186,8 +272,14 @@ fn quo_4_two_rejections_when_asked_for(db: &TestDb) {
         ..approvals(3)
     };
     let id = ask_quorum(db, &team(db), quorum);
-    assert_recorded(&db.resolve_bundle(&user("bob"), &id, &reject("risky")).unwrap(), 1);
-    let second = db.resolve_bundle(&user("carol"), &id, &reject("no backup")).unwrap();
+    assert_recorded(
+        &db.resolve_bundle(&user("bob"), &id, &reject("risky"))
+            .unwrap(),
+        1,
+    );
+    let second = db
+        .resolve_bundle(&user("carol"), &id, &reject("no backup"))
+        .unwrap();
     assert!(second.claimed);
     assert_eq!(second.status, BundleStatus::Rejected);
     assert_eq!(second.response.reject_reason, "no backup");
@@ -205,8 +297,13 @@ fn quo_3_the_requester_and_ineligible_users_are_refused(db: &TestDb) {
     };
     let id = ask_quorum(db, &team(db), quorum);
     for voter in ["olga", "carol"] {
-        let refused = db.resolve_bundle(&user(voter), &id, &approve(1, "")).unwrap_err();
-        assert!(matches!(refused, Error::NotEligible), "{voter}: {refused:?}");
+        let refused = db
+            .resolve_bundle(&user(voter), &id, &approve(1, ""))
+            .unwrap_err();
+        assert!(
+            matches!(refused, Error::NotEligible),
+            "{voter}: {refused:?}"
+        );
         let reply = envelope::error(&refused);
         assert_eq!(reply.status, 403);
         assert_eq!(
@@ -222,9 +319,19 @@ fn quo_3_the_requester_and_ineligible_users_are_refused(db: &TestDb) {
 /// is `409 already_voted`.
 fn quo_3_the_same_vote_repeats_a_changed_one_is_409(db: &TestDb) {
     let id = ask_quorum(db, &team(db), approvals(2));
-    assert_recorded(&db.resolve_bundle(&user("alice"), &id, &approve(1, "x")).unwrap(), 1);
-    assert_recorded(&db.resolve_bundle(&user("alice"), &id, &approve(1, "x")).unwrap(), 1);
-    let changed = db.resolve_bundle(&user("alice"), &id, &approve(2, "x")).unwrap_err();
+    assert_recorded(
+        &db.resolve_bundle(&user("alice"), &id, &approve(1, "x"))
+            .unwrap(),
+        1,
+    );
+    assert_recorded(
+        &db.resolve_bundle(&user("alice"), &id, &approve(1, "x"))
+            .unwrap(),
+        1,
+    );
+    let changed = db
+        .resolve_bundle(&user("alice"), &id, &approve(2, "x"))
+        .unwrap_err();
     assert!(matches!(changed, Error::AlreadyVoted), "{changed:?}");
     let reply = envelope::error(&changed);
     assert_eq!(reply.status, 409);
@@ -242,16 +349,27 @@ fn quo_3_the_same_vote_repeats_a_changed_one_is_409(db: &TestDb) {
 /// vote and the next submission — a repeat — claims it.
 fn quo_4_a_removed_member_no_longer_counts_until_re_added(db: &TestDb) {
     let id = ask_quorum(db, &team(db), approvals(2));
-    assert_recorded(&db.resolve_bundle(&user("alice"), &id, &approve(1, "")).unwrap(), 1);
+    assert_recorded(
+        &db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
+            .unwrap(),
+        1,
+    );
     let without_alice: Vec<String> = ["bob", "carol"].iter().map(|s| (*s).into()).collect();
     db.set_members(TEAM, &without_alice).unwrap();
-    let pending = db.resolve_bundle(&user("bob"), &id, &approve(1, "")).unwrap();
+    let pending = db
+        .resolve_bundle(&user("bob"), &id, &approve(1, ""))
+        .unwrap();
     assert_recorded(&pending, 2);
     assert_eq!(body(&pending)["quorum"]["votes"][0]["counts"], false);
     assert_eq!(body(&pending)["quorum"]["votes"][1]["counts"], true);
-    let everyone: Vec<String> = ["alice", "bob", "carol"].iter().map(|s| (*s).into()).collect();
+    let everyone: Vec<String> = ["alice", "bob", "carol"]
+        .iter()
+        .map(|s| (*s).into())
+        .collect();
     db.set_members(TEAM, &everyone).unwrap();
-    let repeat = db.resolve_bundle(&user("bob"), &id, &approve(1, "")).unwrap();
+    let repeat = db
+        .resolve_bundle(&user("bob"), &id, &approve(1, ""))
+        .unwrap();
     assert!(repeat.claimed);
     assert_eq!(repeat.response.voters, vec!["alice", "bob"]);
 }
@@ -267,9 +385,15 @@ fn quo_6_a_deadline_settles_an_unmet_quorum_and_keeps_its_votes(db: &TestDb) {
         reject_reason: "nobody agreed in time".into(),
     };
     let id = db.ask(&request).unwrap().pending_id;
-    assert_recorded(&db.resolve_bundle(&user("alice"), &id, &approve(1, "")).unwrap(), 1);
+    assert_recorded(
+        &db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
+            .unwrap(),
+        1,
+    );
     db.clock.advance_micros(60_000_000);
-    let late = db.resolve_bundle(&user("bob"), &id, &approve(1, "")).unwrap();
+    let late = db
+        .resolve_bundle(&user("bob"), &id, &approve(1, ""))
+        .unwrap();
     assert!(!late.claimed);
     assert_eq!(late.status, BundleStatus::Rejected);
     assert_eq!(late.response.decided_by, DecidedBy::Deadline);
@@ -292,9 +416,12 @@ fn quo_6_a_deadline_settles_an_unmet_quorum_and_keeps_its_votes(db: &TestDb) {
 /// `won`.
 fn quo_7_events_and_ledger_entries_per_vote(db: &TestDb) {
     let id = ask_quorum(db, &team(db), approvals(2));
-    db.resolve_bundle(&user("alice"), &id, &approve(1, "")).unwrap();
-    db.resolve_bundle(&user("alice"), &id, &approve(1, "")).unwrap();
-    db.resolve_bundle(&user("bob"), &id, &approve(1, "")).unwrap();
+    db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
+        .unwrap();
+    db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
+        .unwrap();
+    db.resolve_bundle(&user("bob"), &id, &approve(1, ""))
+        .unwrap();
     wait_until_readable(db);
     let page = db.events_after(&Principal::System, "", None).unwrap();
     let events: Vec<Value> = page
@@ -306,7 +433,12 @@ fn quo_7_events_and_ledger_entries_per_vote(db: &TestDb) {
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(
         types,
-        vec!["bundle.asked", "bundle.voted", "bundle.voted", "bundle.resolved"]
+        vec![
+            "bundle.asked",
+            "bundle.voted",
+            "bundle.voted",
+            "bundle.resolved"
+        ]
     );
     assert_eq!(
         events[1]["data"],
@@ -316,7 +448,10 @@ fn quo_7_events_and_ledger_entries_per_vote(db: &TestDb) {
         events[2]["data"],
         json!({"user_id": "bob", "rejected": false, "votes": 2})
     );
-    assert_eq!(events[3]["data"]["response"]["voters"], json!(["alice", "bob"]));
+    assert_eq!(
+        events[3]["data"]["response"]["voters"],
+        json!(["alice", "bob"])
+    );
     // The asked event froze the policy with no votes (QUO-5).
     assert_eq!(events[0]["data"]["quorum"]["approvals"], 2);
     assert_eq!(events[0]["data"]["quorum"]["votes"], json!([]));
@@ -326,12 +461,18 @@ fn quo_7_events_and_ledger_entries_per_vote(db: &TestDb) {
 /// QUO-2: `system` resolving a quorum bundle claims at once.
 fn quo_2_system_overrides_at_once(db: &TestDb) {
     let id = ask_quorum(db, &team(db), approvals(3));
-    db.resolve_bundle(&user("alice"), &id, &approve(1, "")).unwrap();
-    let forced = db.resolve_bundle(&Principal::System, &id, &approve(2, "ops")).unwrap();
+    db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
+        .unwrap();
+    let forced = db
+        .resolve_bundle(&Principal::System, &id, &approve(2, "ops"))
+        .unwrap();
     assert!(forced.claimed);
     assert_eq!(forced.response.decided_by, DecidedBy::System);
     assert!(forced.response.voters.is_empty());
-    assert_eq!(body(&forced)["quorum"]["votes"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        body(&forced)["quorum"]["votes"].as_array().unwrap().len(),
+        1
+    );
 }
 
 /// QUO-2: agents never see a quorum bundle, its events or its count —
@@ -349,13 +490,17 @@ fn quo_2_agents_see_nothing_of_a_quorum_bundle(db: &TestDb) {
         .map(|b| b.pending_id)
         .collect();
     assert_eq!(listed, vec![plain.clone()]);
-    assert!(matches!(db.get_bundle(&agent, &id), Err(Error::NotFound(_))));
+    assert!(matches!(
+        db.get_bundle(&agent, &id),
+        Err(Error::NotFound(_))
+    ));
     assert!(matches!(
         db.resolve_bundle(&agent, &id, &approve(1, "")),
         Err(Error::NotFound(_))
     ));
     assert_eq!(db.summary(&agent).unwrap().pending_bundles, 1);
-    db.resolve_bundle(&user("alice"), &id, &approve(1, "")).unwrap();
+    db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
+        .unwrap();
     wait_until_readable(db);
     let page = db.events_after(&agent, "", None).unwrap();
     assert!(page.events.iter().all(|event| event.pending_id != id));
@@ -374,7 +519,8 @@ fn quo_6_cancel_is_for_system_the_requester_and_voters(db: &TestDb) {
     };
     let session = team(db);
     let id = ask_quorum(db, &session, quorum.clone());
-    db.resolve_bundle(&user("alice"), &id, &approve(1, "")).unwrap();
+    db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
+        .unwrap();
     let refused = db.cancel_bundle(&user("carol"), &id).unwrap_err();
     assert!(matches!(refused, Error::NotEligible), "{refused:?}");
     let cancelled = db.cancel_bundle(&user("olga"), &id).unwrap();
@@ -445,7 +591,8 @@ fn quo_3b_pending_for_everyone_and_may_vote_for_voters_only(db: &TestDb) {
         ..approvals(2)
     };
     let id = ask_quorum(db, &team(db), quorum);
-    db.resolve_bundle(&user("alice"), &id, &approve(1, "")).unwrap();
+    db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
+        .unwrap();
     for (who, may_vote) in [("alice", false), ("bob", true), ("olga", false)] {
         let detail = db.get_bundle(&user(who), &id).unwrap();
         assert_eq!(detail.status, BundleStatus::Pending, "{who}");
@@ -476,8 +623,15 @@ fn quo_2_unreadable_quorum_columns_refuse_people_not_system(db: &TestDb) {
         other => panic!("{other:?}"),
     }
     let agent = Principal::agent("olga", "helper", Grant::ALL);
-    assert!(matches!(db.get_bundle(&agent, &id), Err(Error::NotFound(_))));
-    assert!(db.resolve_bundle(&Principal::System, &id, &approve(1, "")).unwrap().claimed);
+    assert!(matches!(
+        db.get_bundle(&agent, &id),
+        Err(Error::NotFound(_))
+    ));
+    assert!(
+        db.resolve_bundle(&Principal::System, &id, &approve(1, ""))
+            .unwrap()
+            .claimed
+    );
 }
 
 /// QUO-5: the `quorum` object follows `on_expire` in every LIST-6
@@ -486,7 +640,8 @@ fn quo_5_the_quorum_object_in_listings_and_history(db: &TestDb) {
     let session = team(db);
     let id = ask_quorum(db, &session, approvals(2));
     let plain = ask(db, &session, 1);
-    db.resolve_bundle(&user("alice"), &id, &approve(1, "")).unwrap();
+    db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
+        .unwrap();
     let page = envelope::list_page(&db.list_pending(&user("bob"), &Default::default()).unwrap());
     let text = page.body_text();
     let of = |pending_id: &str| {
@@ -511,7 +666,8 @@ fn quo_5_the_quorum_object_in_listings_and_history(db: &TestDb) {
                           "counts": true}]})
     );
     assert!(text.contains("\"on_expire\":\"\",\"quorum\":"));
-    db.resolve_bundle(&user("bob"), &id, &approve(1, "")).unwrap();
+    db.resolve_bundle(&user("bob"), &id, &approve(1, ""))
+        .unwrap();
     let settled = db.list_settled(&user("bob"), &Default::default()).unwrap();
     let settled = envelope::settled_page(&settled).body;
     let element = settled["bundles"]

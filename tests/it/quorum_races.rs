@@ -63,12 +63,19 @@ fn assert_one_claim(db: &TestDb, id: &str, replies: &[(bool, Value)]) {
     let detail = db.get_bundle(&Principal::System, id).unwrap();
     let body = envelope::bundle_detail(&detail).body;
     let votes = body["quorum"]["votes"].as_array().unwrap();
-    let users: HashSet<&str> = votes.iter().map(|v| v["user_id"].as_str().unwrap()).collect();
+    let users: HashSet<&str> = votes
+        .iter()
+        .map(|v| v["user_id"].as_str().unwrap())
+        .collect();
     assert_eq!(votes.len(), VOTERS, "every vote recorded once");
     assert_eq!(users.len(), VOTERS);
     assert!(votes.iter().all(|v| v["counts"] == true));
     let in_order: Vec<&Value> = votes.iter().map(|v| &v["user_id"]).collect();
-    let voters: Vec<&Value> = body["response"]["voters"].as_array().unwrap().iter().collect();
+    let voters: Vec<&Value> = body["response"]["voters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
     assert_eq!(voters, in_order, "voters in vote order");
     assert_eq!(winners[0]["response"], body["response"]);
     db.flush_ledger();
@@ -170,7 +177,10 @@ fn quo_4_ten_voters_in_two_processes_make_one_claim(db: &TestDb) {
         let ready = barrier.path().join(format!("ready-{first}"));
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while !ready.exists() {
-            assert!(std::time::Instant::now() < deadline, "child {first} never ready");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "child {first} never ready"
+            );
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
     }
@@ -184,7 +194,10 @@ fn quo_4_ten_voters_in_two_processes_make_one_claim(db: &TestDb) {
             String::from_utf8_lossy(&output.stderr)
         );
         let stdout = String::from_utf8(output.stdout).unwrap();
-        for line in stdout.lines().filter_map(|l| l.find("VOTE ").map(|at| &l[at + 5..])) {
+        for line in stdout
+            .lines()
+            .filter_map(|l| l.find("VOTE ").map(|at| &l[at + 5..]))
+        {
             let (claimed, body) = line.split_once(' ').unwrap();
             replies.push((claimed == "true", serde_json::from_str(body).unwrap()));
         }

@@ -248,7 +248,9 @@ fn wire_2_answer_bytes(db: &TestDb) {
     assert_eq!(response_text(&won), response);
     assert_eq!(
         body_text(&won),
-        format!(r#"{{"success":true,"claimed":true,"status":"answered","response":{response},"quorum":null}}"#)
+        format!(
+            r#"{{"success":true,"claimed":true,"status":"answered","response":{response},"quorum":null}}"#
+        )
     );
     assert_eq!(envelope::resolved(&won).status, 200);
     let lost = db
@@ -256,7 +258,9 @@ fn wire_2_answer_bytes(db: &TestDb) {
         .unwrap();
     assert_eq!(
         body_text(&lost),
-        format!(r#"{{"success":true,"claimed":false,"status":"answered","response":{response},"quorum":null}}"#)
+        format!(
+            r#"{{"success":true,"claimed":false,"status":"answered","response":{response},"quorum":null}}"#
+        )
     );
     assert_eq!(envelope::resolved(&lost).status, 200);
 }

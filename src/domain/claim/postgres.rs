@@ -176,7 +176,13 @@ pub fn claim_statement<'a, R>(
     let some_row_claimed = exists(claimed::table.select(claimed::id));
     let bundle = fixed_update(
         bundles::table,
-        bundle_marks(reason, responded_at, resolver.kind, &resolver.id, &resolver.voters),
+        bundle_marks(
+            reason,
+            responded_at,
+            resolver.kind,
+            &resolver.id,
+            &resolver.voters,
+        ),
         bundles::pending_id.eq(pending_id).and(some_row_claimed),
     );
     ClaimStatement {

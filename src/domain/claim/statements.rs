@@ -180,7 +180,13 @@ pub fn claim_bundle_statement<'a>(
 ) -> impl OnEitherBackend + 'a {
     fixed_update(
         bundles::table,
-        bundle_marks(reason, responded_at, resolver.kind, &resolver.id, &resolver.voters),
+        bundle_marks(
+            reason,
+            responded_at,
+            resolver.kind,
+            &resolver.id,
+            &resolver.voters,
+        ),
         bundles::pending_id.eq(pending_id),
     )
 }

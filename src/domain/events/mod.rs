@@ -164,9 +164,13 @@ pub(crate) struct Logged {
 }
 
 impl Logged {
-    /// The `data` as JSON (a malformed text shows as the string it is).
+    /// The `data` as JSON (a malformed text shows as the string it is),
+    /// in the current shape (DM-1: data frozen before a key was added
+    /// reads with that key's empty value).
     pub(crate) fn data_value(&self) -> Value {
-        serde_json::from_str(&self.data).unwrap_or_else(|_| Value::String(self.data.clone()))
+        let data =
+            serde_json::from_str(&self.data).unwrap_or_else(|_| Value::String(self.data.clone()));
+        current_shape(&self.event_type, data)
     }
 
     /// EVT-2's view of it.
@@ -180,6 +184,29 @@ impl Logged {
             task_id: self.task_id,
         }
     }
+}
+
+/// DM-1, QUO-5: keys added to an event's `data` since it was frozen, read
+/// as their empty value in their place — a `bundle.asked` element's
+/// `quorum` (`null`, after `on_expire`), a `bundle.resolved` response's
+/// `voters` (`[]`, after `decided_by`).
+fn current_shape(event_type: &str, mut data: Value) -> Value {
+    let (object, after, key, empty) = if event_type == EventType::Asked.as_str() {
+        (data.as_object_mut(), "on_expire", "quorum", Value::Null)
+    } else if event_type == EventType::Resolved.as_str() {
+        let response = data.get_mut("response").and_then(Value::as_object_mut);
+        (response, "decided_by", "voters", Value::Array(Vec::new()))
+    } else {
+        return data;
+    };
+    if let Some(object) = object.filter(|object| !object.contains_key(key)) {
+        let place = object
+            .keys()
+            .position(|name| name == after)
+            .map_or(object.len(), |index| index + 1);
+        object.shift_insert(place, key.to_owned(), empty);
+    }
+    data
 }
 
 /// One read of the log: the events examined and where the next read goes
