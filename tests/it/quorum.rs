@@ -428,7 +428,7 @@ fn quo_7_events_and_ledger_entries_per_vote(db: &TestDb) {
         .events
         .iter()
         .filter(|event| event.pending_id == id)
-        .map(|event| envelope::event(event))
+        .map(envelope::event)
         .collect();
     let types: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
     assert_eq!(

@@ -43,7 +43,7 @@ use crate::store::{at_most_one, lock_bundle};
 enum Observed {
     Gone,
     /// The resolution, with the bundle's quorum (QUO-5) if it has one.
-    Resolved(BundleStatus, Response, Option<QuorumView>),
+    Resolved(BundleStatus, Response, Option<Box<QuorumView>>),
     Expired,
     Superseded,
     /// Inactive for another reason (its session ended without expiry, or it
@@ -101,7 +101,7 @@ fn observe(
             let quorum = match record.quorum_approvals {
                 Some(_) => engine
                     .read(|conn| bundle::shown_quorum(conn, &record, false, now))?
-                    .map(|shown| shown.view),
+                    .map(|shown| Box::new(shown.view)),
                 None => None,
             };
             Observed::Resolved(status, response, quorum)
@@ -146,7 +146,7 @@ const EXTERNAL: Rules<Resolved> = Rules {
             claimed: false,
             status,
             response,
-            quorum,
+            quorum: quorum.map(|quorum| *quorum),
         })),
         Observed::Expired | Observed::Superseded | Observed::Inactive => {
             Some(Err(Error::NoLongerActive))
