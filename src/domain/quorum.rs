@@ -160,14 +160,19 @@ pub(crate) fn user_sees(
 }
 
 /// QUO-4: whether each vote counts now: its voter may vote and still sees
-/// the bundle. One visibility read per distinct voter.
+/// the bundle. One visibility read per distinct voter, but `seeing`, who
+/// is known to see it (the voter whose read under the lock found it).
 pub(crate) fn counting_now(
     conn: &mut AnyConnection,
     policy: &Policy,
     votes: &[VoteRecord],
+    seeing: Option<&str>,
     now: i64,
 ) -> Result<Vec<bool>> {
     let mut seen: HashMap<&str, bool> = HashMap::new();
+    if let Some(user) = seeing {
+        seen.insert(user, policy.may_vote(user));
+    }
     let mut counts = Vec::with_capacity(votes.len());
     for vote in votes {
         let sees = match seen.get(vote.user_id.as_str()) {
@@ -255,7 +260,7 @@ pub(crate) fn shown(
         };
         let votes = votes.remove(id).unwrap_or_default();
         let counts = if *active {
-            counting_now(conn, &policy, &votes, now)?
+            counting_now(conn, &policy, &votes, None, now)?
         } else {
             let voters = stored.voters();
             votes

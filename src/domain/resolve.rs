@@ -350,6 +350,8 @@ impl Engine {
             let voter = principal
                 .voting_id()
                 .filter(|_| opened.record.quorum().human_only());
+            // The quorum a vote's claim commits, known without a read.
+            let mut decided_quorum = None;
             let claimed = match voter {
                 Some(user) if !opened.cancels() => {
                     let entries = vote::Entries {
@@ -367,7 +369,10 @@ impl Engine {
                         &self.failpoints,
                     )?;
                     match voted {
-                        Voted::Won(claimed) => claimed,
+                        Voted::Won(claimed, quorum) => {
+                            decided_quorum = Some(quorum);
+                            claimed
+                        }
                         Voted::Settled => return Ok(Attempt::Lost),
                         Voted::Recorded(quorum) => {
                             return Ok(Attempt::Voted(Resolved {
@@ -414,7 +419,10 @@ impl Engine {
                 claimed: true,
                 status,
                 response,
-                quorum: settled_quorum(conn, &record, now.as_micros())?,
+                quorum: match decided_quorum {
+                    Some(quorum) => Some(quorum),
+                    None => settled_quorum(conn, &record, now.as_micros())?,
+                },
             }))
         };
         Ok(self

@@ -29,8 +29,9 @@ use crate::store::{AnyConnection, Timestamp};
 
 /// How a vote ended, when it did not refuse.
 pub(crate) enum Voted {
-    /// It met the threshold: this caller's transaction made the claim.
-    Won(Claimed),
+    /// It met the threshold: this caller's transaction made the claim;
+    /// the quorum as it commits (the deciding group's votes count).
+    Won(Claimed, QuorumView),
     /// Recorded (or repeated); the quorum is not met yet.
     Recorded(QuorumView),
     /// No row is pending any more: the caller replays (REPLAY-1).
@@ -89,7 +90,7 @@ pub(crate) fn vote(
             votes.len() - 1
         }
     };
-    let counts = quorum::counting_now(conn, &policy, &votes, now.as_micros())?;
+    let counts = quorum::counting_now(conn, &policy, &votes, Some(user_id), now.as_micros())?;
     let ballots: Vec<Ballot<'_>> = votes
         .iter()
         .zip(&counts)
@@ -116,7 +117,10 @@ pub(crate) fn vote(
         changes,
         failpoints,
     )?;
-    Ok(Voted::Won(claimed))
+    // QUO-5: once resolved, a vote counts when it is among the voters.
+    let counted: Vec<bool> = (0..votes.len()).map(|i| group.contains(&i)).collect();
+    let quorum = quorum::view(&policy, &votes, &counted);
+    Ok(Voted::Won(claimed, quorum))
 }
 
 /// QUO-2: a human-only bundle whose quorum columns cannot be read.
