@@ -27,7 +27,13 @@
 //!   A voter that lost writes its `lost` entry in one insert after its
 //!   block, as clarion's appender batches them (AUD-2).
 //!
-//! Environment: CLARION_BENCH_BUNDLES (default 300 bundles of each kind
+//! Before the timed runs, each backend prints the round trips, statements
+//! and transactions of one plain resolve, one vote and one deciding vote,
+//! clarion's and the floor's (test hook `StatementCounter`, as resolve's
+//! counts of #41).
+//!
+//! Environment: CLARION_BENCH_COUNTS (`only`: the counts and no timed
+//! runs; `0`: no counts), CLARION_BENCH_BUNDLES (default 300 bundles of each kind
 //! per run), CLARION_BENCH_CONTENDED (default 40 contested bundles per run
 //! and side), CLARION_BENCH_RUNS (default 3; the median run is reported),
 //! CLARION_BENCH_BACKEND, CLARION_TEST_DATABASE_URL, CLARION_BENCH_POOLED.
@@ -37,7 +43,7 @@ mod common;
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use clarion::test_hooks::AnyConnection;
+use clarion::test_hooks::{AnyConnection, Counts, StatementCounter};
 use clarion::{AskRequest, BundleStatus, Clarion, Principal, QuorumRequest};
 use clarion::{SessionUpsert, TaskUpsert, WorkspaceUpsert};
 use common::{median, ms, percentile, two_answers, two_questions, Raw, ANSWER_Q1, ANSWER_Q2};
@@ -386,12 +392,9 @@ fn contend(ids: &[String], voter: impl Fn(&Race, usize) + Sync) -> Raced {
     }
 }
 
-fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
-    // Every voter gets its own connection, through clarion or by hand.
-    let clarion = Clarion::builder(url)
-        .pool_size(VOTERS as u32 + 2)
-        .open()
-        .expect("open");
+/// Workspace `w` owned by olga, whose members are alice, bob and the ten
+/// voters, and its task `t`.
+fn world(clarion: &Clarion) {
     clarion
         .upsert_workspace(WorkspaceUpsert::new("w").owner("olga"))
         .unwrap();
@@ -401,6 +404,102 @@ fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
     clarion
         .upsert_task(TaskUpsert::new("t").workspace("w"))
         .unwrap();
+}
+
+/// #41-style counts (test hook `StatementCounter`, one counted
+/// connection, every statement run once before): what one plain resolve,
+/// one vote and one deciding vote send, clarion's and the floor's.
+fn count_round_trips(name: &str, url: &str) {
+    let counter = StatementCounter::recording();
+    let db = Clarion::builder(url)
+        .pool_size(1)
+        .count_statements(counter.clone())
+        .open()
+        .expect("open");
+    world(&db);
+    db.upsert_session(SessionUpsert::new("c", "t")).unwrap();
+    let (alice, bob) = (Principal::user("alice"), Principal::user("bob"));
+    let answers = two_answers();
+    let eligible: Vec<String> = (0..VOTERS).map(voter).collect();
+    let cost = |work: &mut dyn FnMut()| {
+        let before = counter.counts();
+        work();
+        counter.counts() - before
+    };
+    let mut rows: Vec<(&str, &str, Counts)> = Vec::new();
+    for pass in 0..2 {
+        let plain = db.ask(&two_questions("c")).unwrap().pending_id;
+        let pair = db.ask(&quorum_ask("c", 2, vec![])).unwrap().pending_id;
+        let request = quorum_ask("c", APPROVALS, eligible.clone());
+        let (ours, floor) = (
+            db.ask(&request).unwrap().pending_id,
+            db.ask(&request).unwrap().pending_id,
+        );
+        let mut measured = vec![
+            (
+                "plain resolve",
+                "clarion",
+                cost(&mut || assert!(db.resolve_bundle(&alice, &plain, &answers).unwrap().claimed)),
+            ),
+            (
+                "vote (pending), eligible empty",
+                "clarion",
+                cost(&mut || assert!(!db.resolve_bundle(&alice, &pair, &answers).unwrap().claimed)),
+            ),
+            (
+                "deciding vote of 2",
+                "clarion",
+                cost(&mut || assert!(db.resolve_bundle(&bob, &pair, &answers).unwrap().claimed)),
+            ),
+        ];
+        for n in 0..APPROVALS {
+            let me = Principal::user(voter(n));
+            let counts = cost(&mut || {
+                let claimed = db.resolve_bundle(&me, &ours, &answers).unwrap().claimed;
+                assert_eq!(claimed, n + 1 == APPROVALS);
+            });
+            let floor_counts = cost(&mut || {
+                db.with_raw_connection(|conn| {
+                    let claimed = floor_vote(conn, &floor, n, &mut Vec::new());
+                    assert_eq!(claimed, n + 1 == APPROVALS);
+                })
+                .unwrap()
+            });
+            if n == 0 || n + 1 == APPROVALS {
+                let what = if n == 0 {
+                    "vote 1 of 3 (pending), eligible 10"
+                } else {
+                    "deciding vote 3 of 3"
+                };
+                measured.push((what, "clarion", counts));
+                measured.push(("", "floor", floor_counts));
+            }
+        }
+        // The first pass prepared every statement; the second is counted.
+        if pass == 1 {
+            rows = measured;
+        }
+    }
+    println!("\n{name}: round trips per vote, once after a warm-up");
+    println!(
+        "  {:<36} {:<7} {:>5} {:>5} {:>5}",
+        "operation", "by", "trips", "stmts", "txs"
+    );
+    for (what, by, c) in rows {
+        println!(
+            "  {what:<36} {by:<7} {:>5} {:>5} {:>5}",
+            c.round_trips, c.statements, c.transactions
+        );
+    }
+}
+
+fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
+    // Every voter gets its own connection, through clarion or by hand.
+    let clarion = Clarion::builder(url)
+        .pool_size(VOTERS as u32 + 2)
+        .open()
+        .expect("open");
+    world(&clarion);
     let (alice, bob) = (Principal::user("alice"), Principal::user("bob"));
     let (mut plain, mut first, mut deciding) = (Vec::new(), Vec::new(), Vec::new());
     let (mut race, mut race_floor) = (Vec::new(), Vec::new());
@@ -542,7 +641,14 @@ fn main() {
     let bundles = common::setting("CLARION_BENCH_BUNDLES", 300).max(1);
     let contended = common::setting("CLARION_BENCH_CONTENDED", 40).max(1);
     let runs = common::runs(3);
+    let counting = std::env::var("CLARION_BENCH_COUNTS").unwrap_or_default();
     for (name, place_for) in common::backends() {
+        if counting != "0" {
+            count_round_trips(name, &place_for("counts").url);
+        }
+        if counting == "only" {
+            continue;
+        }
         let place = place_for("quorum");
         bench(name, &place.url, bundles, contended, runs);
     }
