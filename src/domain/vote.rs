@@ -14,6 +14,7 @@ use crate::domain::change::Changes;
 use crate::domain::claim::target::Target;
 use crate::domain::claim::{self, Claimed, Decision, Opened, Resolver};
 use crate::domain::engine::ledger::{self, NewAttempt};
+use crate::domain::events;
 use crate::domain::quorum::{self, VoteRecord};
 use crate::domain::views::QuorumView;
 use crate::error::{Entity, Error, Result, ValidationError};
@@ -22,9 +23,11 @@ use crate::rules::quorum::{deciding_group, Ballot, Policy};
 use crate::rules::visibility::{self, Scope};
 use crate::rules::vocabulary::{DecidedBy, QuestionStatus};
 use crate::store::failpoints::Failpoints;
-#[cfg(feature = "postgres")]
-use crate::store::schema::bundle_questions;
 use crate::store::schema::votes;
+#[cfg(feature = "postgres")]
+use crate::store::schema::{self, bundle_questions};
+#[cfg(feature = "postgres")]
+use crate::store::Together;
 use crate::store::{AnyConnection, Timestamp};
 
 /// How a vote ended, when it did not refuse.
@@ -78,18 +81,18 @@ pub(crate) fn vote(
     let decision = opened.decision();
     let digest = decision.digest();
     let mut votes = quorum::load_votes(conn, &[pending_id])?;
-    let own = match votes.iter().position(|vote| vote.user_id == user_id) {
+    // A new vote is counted as it will be written (vote order is (`at`,
+    // id): a vote recorded now is the last), and written below with its
+    // event and ledger entry.
+    let (own, new) = match votes.iter().position(|vote| vote.user_id == user_id) {
         Some(index) if votes[index].digest != digest => return Err(Error::AlreadyVoted),
-        Some(index) => index,
+        Some(index) => (index, false),
         None => {
-            votes.push(record_vote(
-                conn, pending_id, user_id, decision, &digest, now,
-            )?);
-            let rejected = matches!(decision, Decision::Rejected { .. });
-            changes.append_voted(conn, pending_id, (user_id, rejected), votes.len(), now)?;
-            votes.len() - 1
+            votes.push(new_vote(pending_id, user_id, decision, &digest, now)?);
+            (votes.len() - 1, true)
         }
     };
+    let recorded = new.then(|| (&votes[own], votes.len()));
     let counts = quorum::counting_now(conn, &policy, &votes, Some(user_id), now.as_micros())?;
     let ballots: Vec<Ballot<'_>> = votes
         .iter()
@@ -102,9 +105,11 @@ pub(crate) fn vote(
         })
         .collect();
     let Some(group) = deciding_group(&policy, &ballots, own) else {
-        ledger::insert(conn, std::slice::from_ref(&entries.voted))?;
+        write_vote(conn, recorded, Some(&entries.voted), now, changes)?;
         return Ok(Voted::Recorded(quorum::view(&policy, &votes, &counts)));
     };
+    // The deciding vote's ledger entry is the winner's, in its claim.
+    write_vote(conn, recorded, None, now, changes)?;
     let claimed = claim_for_group(
         conn,
         scope,
@@ -174,9 +179,9 @@ fn read_under_lock(
     Ok(Some((record, rows, active.unwrap_or(false))))
 }
 
-/// QUO-3 step 6: the caller's vote, recorded at the claim's clock.
-fn record_vote(
-    conn: &mut AnyConnection,
+/// QUO-3 step 6: the caller's vote as it will be recorded, at the claim's
+/// clock.
+fn new_vote(
     pending_id: &str,
     user_id: &str,
     decision: &Decision,
@@ -192,17 +197,6 @@ fn record_vote(
     };
     let answers = serde_json::to_string(&answers)
         .map_err(|error| Error::Internal(format!("a vote's answers: {error}")))?;
-    let values = (
-        votes::pending_id.eq(pending_id),
-        votes::user_id.eq(user_id),
-        votes::at.eq(now.as_micros()),
-        votes::rejected.eq(rejected),
-        votes::answers.eq(&answers),
-        votes::reject_reason.eq(&reject_reason),
-        votes::digest.eq(digest),
-    );
-    per_backend!(conn, c => diesel::insert_into(votes::table).values(values).execute(c))?;
-    // Vote order is (`at`, id): a vote recorded now is the last.
     Ok(VoteRecord {
         pending_id: pending_id.to_owned(),
         user_id: user_id.to_owned(),
@@ -212,6 +206,56 @@ fn record_vote(
         reject_reason,
         digest: digest.to_owned(),
     })
+}
+
+/// QUO-3, QUO-7: a new vote (with how many votes the bundle then holds)
+/// and its `bundle.voted` event, and `entry`, the vote's ledger entry
+/// (`None` for the deciding vote, whose claim writes the winner's). On
+/// PostgreSQL a new vote that does not decide is one statement.
+fn write_vote(
+    conn: &mut AnyConnection,
+    recorded: Option<(&VoteRecord, usize)>,
+    entry: Option<&NewAttempt>,
+    now: Timestamp,
+    changes: &mut Changes,
+) -> Result<()> {
+    let Some((vote, count)) = recorded else {
+        return entry.map_or(Ok(()), |entry| {
+            ledger::insert(conn, std::slice::from_ref(entry))
+        });
+    };
+    let data = events::voted_data(&vote.user_id, vote.rejected, count);
+    let values = (
+        votes::pending_id.eq(&vote.pending_id),
+        votes::user_id.eq(&vote.user_id),
+        votes::at.eq(vote.at),
+        votes::rejected.eq(vote.rejected),
+        votes::answers.eq(&vote.answers),
+        votes::reject_reason.eq(&vote.reject_reason),
+        votes::digest.eq(&vote.digest),
+    );
+    let insert = diesel::insert_into(votes::table).values(values);
+    match (conn, entry) {
+        #[cfg(feature = "postgres")]
+        (AnyConnection::Postgres(pg), Some(entry)) => {
+            let pending_ids = [vote.pending_id.as_str()];
+            let rows = events::voted_rows_query(&pending_ids, now.as_micros(), &data);
+            let event = diesel::insert_into(schema::events::table)
+                .values(rows)
+                .into_columns(events::event_columns());
+            let logged = diesel::insert_into(schema::attempts::table).values(entry);
+            Together(insert, event, logged).execute(pg)?;
+            changes.appended_by_statement();
+        }
+        (conn, entry) => {
+            per_backend!(conn, c => insert.execute(c))?;
+            changes.append_voted(conn, &vote.pending_id, &data, now)?;
+            if let Some(entry) = entry {
+                ledger::insert(conn, std::slice::from_ref(entry))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// QUO-4: the one claim for the deciding group: its submission (the

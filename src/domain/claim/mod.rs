@@ -362,7 +362,7 @@ pub(crate) fn write_won(
             };
             let claimed = postgres::write(conn, &marks, &writes, winner, &announced, failpoints)?;
             if !claimed.is_empty() {
-                changes.appended_resolved();
+                changes.appended_by_statement();
             }
             claimed
         }

@@ -232,6 +232,12 @@ pub(crate) fn resolved_data(status: BundleStatus, response: &Response) -> Result
     frozen(&ResolvedData { status, response })
 }
 
+/// QUO-7: a `bundle.voted` event's `data`: who voted, whether it was a
+/// rejection, and how many votes the bundle holds with it.
+pub(crate) fn voted_data(user_id: &str, rejected: bool, votes: usize) -> String {
+    json!({"user_id": user_id, "rejected": rejected, "votes": votes}).to_string()
+}
+
 /// An event's `data` as the text it is stored as, frozen at append.
 fn frozen(data: &impl serde::Serialize) -> Result<String> {
     serde_json::to_string(data)
@@ -278,26 +284,25 @@ impl Changes {
         )
     }
 
-    /// QUO-7: `bundle.voted` for a vote this transaction recorded: who
-    /// voted, whether it was a rejection, and how many votes the bundle
-    /// holds now.
+    /// QUO-7: `bundle.voted` for a vote this transaction recorded (its
+    /// data: [`voted_data`]).
     pub(crate) fn append_voted(
         &mut self,
         conn: &mut AnyConnection,
         pending_id: &str,
-        (user_id, rejected): (&str, bool),
-        votes: usize,
+        data: &str,
         at: Timestamp,
     ) -> Result<()> {
-        let data = json!({"user_id": user_id, "rejected": rejected, "votes": votes}).to_string();
         self.appended_events = true;
-        append(conn, EventType::Voted, at, &[pending_id], &data)
+        append(conn, EventType::Voted, at, &[pending_id], data)
     }
 
-    /// EVT-1: `bundle.resolved` was appended by the claim's own statement
-    /// (PostgreSQL, [`resolved_rows_query`]), in this transaction.
+    /// EVT-1: an event was appended by a statement of its own making
+    /// (PostgreSQL: a claim's `bundle.resolved`, [`resolved_rows_query`],
+    /// or a vote's `bundle.voted`, [`voted_rows_query`]), in this
+    /// transaction.
     #[cfg(feature = "postgres")]
-    pub(crate) fn appended_resolved(&mut self) {
+    pub(crate) fn appended_by_statement(&mut self) {
         self.appended_events = true;
     }
 
@@ -402,6 +407,18 @@ pub(crate) fn resolved_rows_query<'a>(
     data: &'a str,
 ) -> event_rows_query<'a> {
     event_rows_query(EventType::Resolved.as_str(), at, pending_ids, data)
+}
+
+/// QUO-7 on PostgreSQL: the row of a vote's `bundle.voted`, as
+/// [`event_rows_query`] reads it, for a statement that writes the vote and
+/// its event together.
+#[cfg(feature = "postgres")]
+pub(crate) fn voted_rows_query<'a>(
+    pending_ids: &'a [&'a str],
+    at: i64,
+    data: &'a str,
+) -> event_rows_query<'a> {
+    event_rows_query(EventType::Voted.as_str(), at, pending_ids, data)
 }
 
 /// EVT-1: the rows of one event per bundle in `pending_ids`: the event's
