@@ -62,8 +62,8 @@ pub(crate) fn vote(
     failpoints: &Failpoints,
 ) -> Result<Voted> {
     let pending_id = opened.record.pending_id.as_str();
-    serialize_votes(conn, pending_id)?;
-    let (record, rows, active) = read_under_lock(conn, scope, pending_id, now.as_micros())?
+    let locked = serialize_votes(conn, pending_id)?;
+    let (record, rows, active) = read_under_lock(conn, scope, pending_id, locked, now.as_micros())?
         .ok_or(Error::NotFound(Entity::Bundle))?;
     if !rows
         .iter()
@@ -138,33 +138,40 @@ fn unreadable() -> Error {
 
 /// QUO-3: votes on one bundle are serialized. PostgreSQL locks the
 /// bundle's question rows in id order (claims and settlements write them
-/// too, so they queue behind a vote and a vote behind them); SQLite's
-/// write lock is already held.
-fn serialize_votes(conn: &mut AnyConnection, pending_id: &str) -> Result<()> {
+/// too, so they queue behind a vote and a vote behind them), and the lock's
+/// statement returns them as they are once locked (in DM-4 order); SQLite's
+/// write lock is already held, and its rows are read with the bundle.
+fn serialize_votes(
+    conn: &mut AnyConnection,
+    pending_id: &str,
+) -> Result<Option<Vec<QuestionRecord>>> {
     match conn {
         AnyConnection::Sqlite(_) => {
             let _ = pending_id;
-            Ok(())
+            Ok(None)
         }
         #[cfg(feature = "postgres")]
         AnyConnection::Postgres(pg) => {
-            bundle_questions::table
+            let mut rows: Vec<QuestionRecord> = bundle_questions::table
                 .filter(bundle_questions::pending_id.eq(pending_id))
                 .order(bundle_questions::id)
-                .select(bundle_questions::id)
+                .select(bundle::question_record_columns())
                 .for_update()
-                .load::<i64>(pg)?;
-            Ok(())
+                .load(pg)?;
+            bundle::sort_dm4(&mut rows);
+            Ok(Some(rows))
         }
     }
 }
 
 /// The bundle as the vote's transaction sees it under its lock: if the
-/// scope may see it, with ACT-1 (`is_active`) and its rows.
+/// scope may see it, with ACT-1 (`is_active`) and its rows (`locked`, when
+/// the lock returned them).
 fn read_under_lock(
     conn: &mut AnyConnection,
     scope: &Scope,
     pending_id: &str,
+    locked: Option<Vec<QuestionRecord>>,
     now: i64,
 ) -> Result<Option<(BundleRecord, Vec<QuestionRecord>, bool)>> {
     let bundle = visibility::visible_bundle(scope, pending_id, now);
@@ -175,7 +182,10 @@ fn read_under_lock(
     let Some((record, active)) = read else {
         return Ok(None);
     };
-    let rows = bundle::load_bundle_rows(conn, pending_id)?;
+    let rows = match locked {
+        Some(rows) => rows,
+        None => bundle::load_bundle_rows(conn, pending_id)?,
+    };
     Ok(Some((record, rows, active.unwrap_or(false))))
 }
 

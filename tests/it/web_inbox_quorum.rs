@@ -130,12 +130,14 @@ fn quo_8_two_people_vote_in_two_browsers(db: &TestDb) {
     );
     let said = announcements(&alice);
     assert!(!said.iter().any(|s| s.contains("Someone else")), "{said:?}");
+    // Null-safe: the page re-renders while it is polled.
     let locked = "const f = document.querySelector('#questions fieldset.question');
-         return f.disabled && document.getElementById('submit').hidden
+         const mine = document.querySelector('#quorum-votes li.mine');
+         return f !== null && f.disabled && document.getElementById('submit').hidden
            && document.getElementById('reject-open').hidden
            && !document.getElementById('quorum-state').hidden
-           && document.querySelector('#quorum-votes li.mine').textContent.includes('You approved')
-           && document.querySelector('#quorum-votes li.mine').textContent.includes('Staging');";
+           && mine !== null && mine.textContent.includes('You approved')
+           && mine.textContent.includes('Staging');";
     alice.wait_for("the form locked, her vote shown", locked);
     // Locked: the keys send nothing either.
     alice.chord(keys::CONTROL, keys::ENTER);
@@ -253,9 +255,11 @@ fn quo_8_refusals_are_said_and_lock_the_form(db: &TestDb) {
     browser.wait_for(
         "the form locked on her recorded vote",
         &format!(
-            "return document.querySelector('#questions fieldset.question').disabled
-               && document.querySelector(\"{}\").checked
-               && document.querySelector('#quorum-votes li.mine').textContent.includes('Production');",
+            "const mine = document.querySelector('#quorum-votes li.mine');
+             const set = document.querySelector('#questions fieldset.question');
+             const chosen = document.querySelector(\"{}\");
+             return set !== null && set.disabled && chosen !== null && chosen.checked
+               && mine !== null && mine.textContent.includes('Production');",
             option_box(1, 2)
         ),
     );
