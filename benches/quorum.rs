@@ -40,13 +40,15 @@
 
 mod common;
 
-use std::sync::{Barrier, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clarion::test_hooks::{AnyConnection, Counts, StatementCounter};
 use clarion::{AskRequest, BundleStatus, Clarion, Principal, QuorumRequest};
 use clarion::{SessionUpsert, TaskUpsert, WorkspaceUpsert};
-use common::{median, ms, percentile, two_answers, two_questions, Raw, ANSWER_Q1, ANSWER_Q2};
+use common::{
+    contend, digest_of, median, median_f64, ms, per_second, timed, two_answers, two_questions,
+    Contended, Raced, Raw, ANSWER_Q1, ANSWER_Q2,
+};
 use diesel::connection::SimpleConnection;
 use diesel::sql_types::Text;
 use diesel::RunQueryDsl;
@@ -60,21 +62,6 @@ const RACE_BLOCK: usize = 10;
 
 fn voter(n: usize) -> String {
     format!("voter-{n:02}")
-}
-
-fn timed<T>(work: impl FnOnce() -> T) -> (Duration, T) {
-    let started = Instant::now();
-    let value = work();
-    (started.elapsed(), value)
-}
-
-fn per_second(took: Duration, n: usize) -> f64 {
-    n as f64 / took.as_secs_f64()
-}
-
-fn median_f64(mut values: Vec<f64>) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values[values.len() / 2]
 }
 
 fn joined(values: &[f64]) -> String {
@@ -151,15 +138,6 @@ fn any_pending(rows: &[Row]) -> bool {
 
 fn read_rows(conn: &mut AnyConnection, sql: &str, pending_id: &str) -> Vec<Row> {
     Raw::new(sql).text(pending_id).load(conn).unwrap()
-}
-
-/// AUD-5: the floor hashes what it submits too.
-fn digest_of(text: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
 }
 
 fn is_sqlite(conn: &AnyConnection) -> bool {
@@ -297,99 +275,6 @@ fn write_lost(conn: &mut AnyConnection, lost: &[String], n: usize) {
         insert = insert.text(pending_id).text(&user).text(&digest);
     }
     insert.execute(conn).unwrap();
-}
-
-/// What racing over some bundles took: the wall time with voters
-/// released, how many bundles, and every vote's latency.
-#[derive(Default)]
-struct Raced {
-    busy: Duration,
-    bundles: usize,
-    latencies: Vec<Duration>,
-}
-
-/// One run's contended figures.
-struct Contended {
-    settled_per_second: f64,
-    p50: Duration,
-    p99: Duration,
-}
-
-impl Raced {
-    fn add(&mut self, other: Raced) {
-        self.busy += other.busy;
-        self.bundles += other.bundles;
-        self.latencies.extend(other.latencies);
-    }
-
-    fn figures(mut self) -> Contended {
-        self.latencies.sort();
-        Contended {
-            settled_per_second: self.bundles as f64 / self.busy.as_secs_f64(),
-            p50: percentile(&self.latencies, 0.5),
-            p99: percentile(&self.latencies, 0.99),
-        }
-    }
-}
-
-/// The bundles under contention and what the voters record.
-struct Race<'a> {
-    ids: &'a [String],
-    start: Barrier,
-    end: Barrier,
-    latencies: Mutex<Vec<Duration>>,
-    claims: Mutex<Vec<usize>>,
-}
-
-impl Race<'_> {
-    /// One voter: on each bundle, waits for the others, then votes.
-    fn run(&self, mut vote: impl FnMut(&str) -> bool) {
-        let mut mine = Vec::with_capacity(self.ids.len());
-        for (round, id) in self.ids.iter().enumerate() {
-            self.start.wait();
-            let (took, claimed) = timed(|| vote(id));
-            mine.push(took);
-            if claimed {
-                self.claims.lock().unwrap()[round] += 1;
-            }
-            self.end.wait();
-        }
-        self.latencies.lock().unwrap().extend(mine);
-    }
-}
-
-/// `VOTERS` threads run `voter` (given the race and the voter's number),
-/// which calls [`Race::run`]. QUO-4, CLAIM-5: exactly one claim per bundle.
-fn contend(ids: &[String], voter: impl Fn(&Race, usize) + Sync) -> Raced {
-    let race = Race {
-        ids,
-        start: Barrier::new(VOTERS + 1),
-        end: Barrier::new(VOTERS + 1),
-        latencies: Mutex::new(Vec::with_capacity(ids.len() * VOTERS)),
-        claims: Mutex::new(vec![0; ids.len()]),
-    };
-    let mut busy = Duration::ZERO;
-    std::thread::scope(|scope| {
-        for n in 0..VOTERS {
-            let (race, voter) = (&race, &voter);
-            scope.spawn(move || voter(race, n));
-        }
-        for _ in ids {
-            race.start.wait();
-            let released = Instant::now();
-            race.end.wait();
-            busy += released.elapsed();
-        }
-    });
-    assert!(
-        race.claims.into_inner().unwrap().iter().all(|&c| c == 1),
-        "each contested bundle must have exactly one claim"
-    );
-    Raced {
-        busy,
-        bundles: ids.len(),
-        latencies: race.latencies.into_inner().unwrap(),
-    }
 }
 
 /// Workspace `w` owned by olga, whose members are alice, bob and the ten
@@ -555,7 +440,7 @@ fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
         let (ours, theirs) = ids.split_at(contended);
         let (mut raced, mut raced_floor) = (Raced::default(), Raced::default());
         for (block, floor_block) in ours.chunks(RACE_BLOCK).zip(theirs.chunks(RACE_BLOCK)) {
-            raced.add(contend(block, |race, n| {
+            raced.add(contend(block, VOTERS, |race, n| {
                 let me = Principal::user(voter(n));
                 race.run(|id| {
                     clarion
@@ -565,7 +450,7 @@ fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
                 })
             }));
             // Each floor voter holds one raw connection for the block.
-            raced_floor.add(contend(floor_block, |race, n| {
+            raced_floor.add(contend(floor_block, VOTERS, |race, n| {
                 clarion
                     .with_raw_connection(|conn| {
                         let mut lost = Vec::new();

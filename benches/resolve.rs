@@ -47,14 +47,16 @@
 
 mod common;
 
-use std::sync::{Barrier, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clarion::test_hooks::{points, AnyConnection, Counts, FailAction, Gate};
 use clarion::test_hooks::{RowsWritten, StatementCounter};
 use clarion::{AnswerInput, ListRequest, ResolveRequest, TaskUpsert, WorkspaceUpsert};
 use clarion::{Backend, Clarion, Principal, SessionUpsert};
-use common::{median, ms, percentile, two_answers, two_questions, Raw, ANSWER_Q1, ANSWER_Q2};
+use common::{
+    contend, digest_of, median, median_f64, ms, per_second, timed, two_answers, two_questions,
+    Contended, Raced, Raw, ANSWER_Q1, ANSWER_Q2,
+};
 use diesel::connection::SimpleConnection;
 use diesel::sql_types::Text;
 use diesel::RunQueryDsl;
@@ -63,16 +65,6 @@ const RACERS: usize = 32;
 
 fn new_session(clarion: &Clarion, id: &str) {
     clarion.upsert_session(SessionUpsert::new(id, "t")).unwrap();
-}
-
-fn timed<T>(work: impl FnOnce() -> T) -> (Duration, T) {
-    let started = Instant::now();
-    let value = work();
-    (started.elapsed(), value)
-}
-
-fn per_second(took: Duration, n: usize) -> f64 {
-    n as f64 / took.as_secs_f64()
 }
 
 /// How many bundles clarion resolves before the floor takes its turn.
@@ -244,15 +236,6 @@ const MARK_BUNDLE: &str = "UPDATE bundles SET reject_reason = '', responded_at =
 const LEDGER_ENTRY: &str = "INSERT INTO attempts
     (pending_id, at, principal_kind, user_id, agent_id, channel, outcome, digest)
     VALUES (?, 1, 'user', 'alice', '', 'rust', ?, ?)";
-
-/// AUD-5: the floor hashes what it submits too.
-fn digest_of(text: &str) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(text.as_bytes())
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
-}
 
 /// A ledger entry of `outcome` for `pending_id`.
 fn ledger_entry<'a>(pending_id: &'a str, outcome: &'a str, digest: &'a str) -> Raw<'a> {
@@ -485,106 +468,6 @@ fn write_lost(conn: &mut AnyConnection, lost: &[String], n: usize) {
     insert.execute(conn).unwrap();
 }
 
-/// One contended run's figures.
-struct Contended {
-    settled_per_second: f64,
-    p50: Duration,
-    p99: Duration,
-}
-
-/// What racing over some bundles took: the wall time with racers
-/// released, how many bundles, and every call's latency.
-#[derive(Default)]
-struct Raced {
-    busy: Duration,
-    bundles: usize,
-    latencies: Vec<Duration>,
-}
-
-impl Raced {
-    fn add(&mut self, other: Raced) {
-        self.busy += other.busy;
-        self.bundles += other.bundles;
-        self.latencies.extend(other.latencies);
-    }
-
-    fn figures(mut self) -> Contended {
-        self.latencies.sort();
-        Contended {
-            settled_per_second: self.bundles as f64 / self.busy.as_secs_f64(),
-            p50: percentile(&self.latencies, 0.5),
-            p99: percentile(&self.latencies, 0.99),
-        }
-    }
-}
-
-/// The bundles under contention and what the racers record.
-struct Race<'a> {
-    ids: &'a [String],
-    start: Barrier,
-    end: Barrier,
-    latencies: Mutex<Vec<Duration>>,
-    wins: Mutex<Vec<usize>>,
-}
-
-impl Race<'_> {
-    /// One racer: on each bundle, waits for the others, then claims.
-    fn run(&self, mut claim: impl FnMut(&str) -> bool) {
-        let mut mine = Vec::with_capacity(self.ids.len());
-        for (round, id) in self.ids.iter().enumerate() {
-            self.start.wait();
-            let (took, won) = timed(|| claim(id));
-            mine.push(took);
-            if won {
-                self.wins.lock().unwrap()[round] += 1;
-            }
-            self.end.wait();
-        }
-        self.latencies.lock().unwrap().extend(mine);
-    }
-}
-
-/// `RACERS` threads run `racer` (given the race and the racer's number),
-/// which calls [`Race::run`]; on each bundle they are released together
-/// and the round ends when the last returns. Exactly one call per bundle
-/// must win.
-fn contend(ids: &[String], racer: impl Fn(&Race, usize) + Sync) -> Raced {
-    let race = Race {
-        ids,
-        start: Barrier::new(RACERS + 1),
-        end: Barrier::new(RACERS + 1),
-        latencies: Mutex::new(Vec::with_capacity(ids.len() * RACERS)),
-        wins: Mutex::new(vec![0; ids.len()]),
-    };
-    let mut busy = Duration::ZERO;
-    std::thread::scope(|scope| {
-        for n in 0..RACERS {
-            let (race, racer) = (&race, &racer);
-            scope.spawn(move || racer(race, n));
-        }
-        for _ in ids {
-            race.start.wait();
-            let released = Instant::now();
-            race.end.wait();
-            busy += released.elapsed();
-        }
-    });
-    assert!(
-        race.wins.into_inner().unwrap().iter().all(|&w| w == 1),
-        "each contested bundle must have exactly one winner"
-    );
-    Raced {
-        busy,
-        bundles: ids.len(),
-        latencies: race.latencies.into_inner().unwrap(),
-    }
-}
-
-fn median_f64(mut values: Vec<f64>) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values[values.len() / 2]
-}
-
 /// Medians over runs of one contended measurement.
 fn median_contended(runs: &[Contended]) -> Contended {
     Contended {
@@ -678,7 +561,7 @@ fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
         let (ours, theirs) = ids.split_at(contended);
         let (mut raced, mut raced_floor) = (Raced::default(), Raced::default());
         for (block, floor_block) in ours.chunks(RACE_BLOCK).zip(theirs.chunks(RACE_BLOCK)) {
-            raced.add(contend(block, |race, n| {
+            raced.add(contend(block, RACERS, |race, n| {
                 let answers = racer_answers(n);
                 race.run(|id| {
                     let resolved = clarion.resolve_bundle(&alice, id, &answers);
@@ -686,7 +569,7 @@ fn bench(name: &str, url: &str, bundles: usize, contended: usize, runs: usize) {
                 })
             }));
             // Each floor racer holds one raw connection for the block.
-            raced_floor.add(contend(floor_block, |race, n| {
+            raced_floor.add(contend(floor_block, RACERS, |race, n| {
                 clarion
                     .with_raw_connection(|conn| {
                         let mut lost = Vec::new();

@@ -7,6 +7,7 @@
 
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use clarion::{AnswerInput, AskRequest, OptionSpec, QuestionSpec, ResolveRequest};
@@ -423,5 +424,131 @@ impl Jitter {
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         Duration::from_micros(self.0 % (bound.as_micros().max(1) as u64))
+    }
+}
+
+/// How long `work` took, and what it returned.
+pub fn timed<T>(work: impl FnOnce() -> T) -> (Duration, T) {
+    let started = Instant::now();
+    let value = work();
+    (started.elapsed(), value)
+}
+
+/// `n` operations in `took`, per second.
+pub fn per_second(took: Duration, n: usize) -> f64 {
+    n as f64 / took.as_secs_f64()
+}
+
+/// AUD-5: the floor hashes what it submits too.
+pub fn digest_of(text: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// The median of some figures (the upper one of an even count).
+pub fn median_f64(mut values: Vec<f64>) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
+}
+
+// Racing many callers over the same bundles (OPS-4, QUO-4): each bundle
+// has exactly one winner; the figures are settled bundles per second and
+// every call's latency.
+
+/// One contended run's figures.
+pub struct Contended {
+    pub settled_per_second: f64,
+    pub p50: Duration,
+    pub p99: Duration,
+}
+
+/// What racing over some bundles took: the wall time with racers
+/// released, how many bundles, and every call's latency.
+#[derive(Default)]
+pub struct Raced {
+    busy: Duration,
+    bundles: usize,
+    latencies: Vec<Duration>,
+}
+
+impl Raced {
+    pub fn add(&mut self, other: Raced) {
+        self.busy += other.busy;
+        self.bundles += other.bundles;
+        self.latencies.extend(other.latencies);
+    }
+
+    pub fn figures(mut self) -> Contended {
+        self.latencies.sort();
+        Contended {
+            settled_per_second: self.bundles as f64 / self.busy.as_secs_f64(),
+            p50: percentile(&self.latencies, 0.5),
+            p99: percentile(&self.latencies, 0.99),
+        }
+    }
+}
+
+/// The bundles under contention and what the racers record.
+pub struct Race<'a> {
+    ids: &'a [String],
+    start: Barrier,
+    end: Barrier,
+    latencies: Mutex<Vec<Duration>>,
+    wins: Mutex<Vec<usize>>,
+}
+
+impl Race<'_> {
+    /// One racer: on each bundle, waits for the others, then claims.
+    pub fn run(&self, mut claim: impl FnMut(&str) -> bool) {
+        let mut mine = Vec::with_capacity(self.ids.len());
+        for (round, id) in self.ids.iter().enumerate() {
+            self.start.wait();
+            let (took, won) = timed(|| claim(id));
+            mine.push(took);
+            if won {
+                self.wins.lock().unwrap()[round] += 1;
+            }
+            self.end.wait();
+        }
+        self.latencies.lock().unwrap().extend(mine);
+    }
+}
+
+/// `racers` threads run `racer` (given the race and the racer's number),
+/// which calls [`Race::run`]; on each bundle they are released together
+/// and the round ends when the last returns. Exactly one call per bundle
+/// must win.
+pub fn contend(ids: &[String], racers: usize, racer: impl Fn(&Race, usize) + Sync) -> Raced {
+    let race = Race {
+        ids,
+        start: Barrier::new(racers + 1),
+        end: Barrier::new(racers + 1),
+        latencies: Mutex::new(Vec::with_capacity(ids.len() * racers)),
+        wins: Mutex::new(vec![0; ids.len()]),
+    };
+    let mut busy = Duration::ZERO;
+    std::thread::scope(|scope| {
+        for n in 0..racers {
+            let (race, racer) = (&race, &racer);
+            scope.spawn(move || racer(race, n));
+        }
+        for _ in ids {
+            race.start.wait();
+            let released = Instant::now();
+            race.end.wait();
+            busy += released.elapsed();
+        }
+    });
+    assert!(
+        race.wins.into_inner().unwrap().iter().all(|&w| w == 1),
+        "each contested bundle must have exactly one winner"
+    );
+    Raced {
+        busy,
+        bundles: ids.len(),
+        latencies: race.latencies.into_inner().unwrap(),
     }
 }

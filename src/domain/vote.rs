@@ -5,7 +5,7 @@
 //! the rows every claim and settlement of the bundle writes — so each
 //! vote counts every vote committed before it. The vote that meets a
 //! threshold makes the one claim through the same guarded writes as any
-//! other ([`claim::write_won`]).
+//! other ([`claim::win`]).
 
 use diesel::prelude::*;
 
@@ -21,6 +21,8 @@ use crate::error::{Entity, Error, Result, ValidationError};
 use crate::rules::activeness;
 use crate::rules::quorum::{deciding_group, Ballot, Policy};
 use crate::rules::visibility::{self, Scope};
+#[cfg(feature = "postgres")]
+use crate::rules::vocabulary::EventType;
 use crate::rules::vocabulary::{DecidedBy, QuestionStatus};
 use crate::store::failpoints::Failpoints;
 use crate::store::schema::votes;
@@ -249,7 +251,7 @@ fn write_vote(
         #[cfg(feature = "postgres")]
         (AnyConnection::Postgres(pg), Some(entry)) => {
             let pending_ids = [vote.pending_id.as_str()];
-            let rows = events::voted_rows_query(&pending_ids, now.as_micros(), &data);
+            let rows = events::rows_of_type(EventType::Voted, &pending_ids, now.as_micros(), &data);
             let event = diesel::insert_into(schema::events::table)
                 .values(rows)
                 .into_columns(events::event_columns());
@@ -304,15 +306,15 @@ fn claim_for_group(
         voters: serde_json::to_string(&voters)
             .map_err(|error| Error::Internal(format!("voters: {error}")))?,
     };
-    let mut target = Target {
+    let target = Target {
         record,
         active_when_read: true,
         rows,
     };
-    let committed = claim::write_won(
+    claim::win(
         conn,
         scope,
-        &mut target,
+        target,
         &decision,
         &resolver,
         &entries.won,
@@ -320,20 +322,6 @@ fn claim_for_group(
         changes,
         failpoints,
     )
-    .map_err(|error| {
-        tracing::error!(pending_id = %target.record.pending_id, %error, "quorum claim failed");
-        Error::Internal(format!(
-            "quorum claim of {} failed: {error}",
-            target.record.pending_id
-        ))
-    })?;
-    Ok(match committed {
-        Some(rows) => Claimed::Won {
-            record: Box::new(target.record),
-            rows,
-        },
-        None => Claimed::NotWon,
-    })
 }
 
 /// QUO-6: a person cancels a quorum bundle only as its requester or one

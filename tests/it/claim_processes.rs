@@ -20,7 +20,7 @@ const CHILD_TAG: &str = "CLARION_RACE_TAG";
 const CHILD_BARRIER: &str = "CLARION_RACE_BARRIER";
 
 /// Waits (polling) until `path` exists; false after a minute.
-fn appears(path: &std::path::Path) -> bool {
+pub fn appears(path: &std::path::Path) -> bool {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !path.exists() {
         if std::time::Instant::now() > deadline {

@@ -12,6 +12,7 @@ use std::sync::{Arc, Barrier};
 use clarion::{envelope, Clarion, Principal, QuorumRequest, WorkspaceUpsert};
 use serde_json::Value;
 
+use crate::claim_processes::appears;
 use crate::quorum::approve;
 use crate::support::*;
 
@@ -136,12 +137,7 @@ fn quorum_child() {
     let barrier = std::path::PathBuf::from(barrier);
     let clarion = Clarion::open(&url).unwrap();
     std::fs::write(barrier.join(format!("ready-{first}")), "").unwrap();
-    let go = barrier.join("go");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !go.exists() {
-        assert!(std::time::Instant::now() < deadline, "never released");
-        std::thread::sleep(std::time::Duration::from_micros(200));
-    }
+    assert!(appears(&barrier.join("go")), "never released");
     let replies: Vec<(bool, Value)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (first..first + VOTERS / 2)
             .map(|n| {
@@ -175,14 +171,7 @@ fn quo_4_ten_voters_in_two_processes_make_one_claim(db: &TestDb) {
         .collect();
     for first in [0, VOTERS / 2] {
         let ready = barrier.path().join(format!("ready-{first}"));
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while !ready.exists() {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "child {first} never ready"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
+        assert!(appears(&ready), "child {first} never ready");
     }
     std::fs::write(barrier.path().join("go"), "").unwrap();
     let mut replies = Vec::new();

@@ -245,7 +245,7 @@ pub(crate) fn claim(
     changes: &mut Changes,
     failpoints: &Failpoints,
 ) -> Result<Claimed> {
-    let (mut target, decision) = match conn {
+    let (target, decision) = match conn {
         AnyConnection::Sqlite(conn) => {
             let target = sqlite::read(conn, scope, pending_id, now.as_micros())?
                 .ok_or(Error::NotFound(crate::error::Entity::Bundle))?;
@@ -267,11 +267,31 @@ pub(crate) fn claim(
     };
     #[cfg(not(feature = "postgres"))]
     let _ = opened;
+    win(
+        conn, scope, target, &decision, resolver, winner, now, changes, failpoints,
+    )
+}
+
+/// The claim's writes for `target` ([`write_won`]) and how they ended:
+/// won, with the bundle and its rows as they will commit, or not won.
+/// REPLAY-3: a failure is an internal error, logged with the bundle.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn win(
+    conn: &mut AnyConnection,
+    scope: &Scope,
+    mut target: Target,
+    decision: &Decision,
+    resolver: &Resolver<'_>,
+    winner: &NewAttempt,
+    now: Timestamp,
+    changes: &mut Changes,
+    failpoints: &Failpoints,
+) -> Result<Claimed> {
     let committed = write_won(
         conn,
         scope,
         &mut target,
-        &decision,
+        decision,
         resolver,
         winner,
         now,
@@ -279,6 +299,7 @@ pub(crate) fn claim(
         failpoints,
     )
     .map_err(|error| {
+        let pending_id = &target.record.pending_id;
         tracing::error!(pending_id, %error, "claim failed");
         Error::Internal(format!("claim of {pending_id} failed: {error}"))
     })?;
@@ -302,7 +323,7 @@ pub(crate) fn claim(
 /// settled between the read and the write by something other than a
 /// claim, which no path does) fails instead, and nothing commits.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn write_won(
+fn write_won(
     conn: &mut AnyConnection,
     scope: &Scope,
     target: &mut Target,

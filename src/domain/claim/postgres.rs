@@ -17,9 +17,10 @@ use crate::domain::bundle::{
     bundle_record_columns, question_record_columns, sort_dm4, BundleRecord, QuestionRecord,
 };
 use crate::domain::engine::ledger::{entry_columns, NewAttempt};
-use crate::domain::events::{event_columns, resolved_rows_query};
+use crate::domain::events::{event_columns, rows_of_type};
 use crate::error::Result;
 use crate::rules::visibility::{self, Scope};
+use crate::rules::vocabulary::EventType;
 use crate::store::failpoints::{points, Failpoints};
 use crate::store::schema::{attempts, bundle_questions, bundles, events};
 use crate::store::{fixed_update, returning, OnEitherBackend};
@@ -120,9 +121,14 @@ fn announced_event<'a>(
     announced: &'a Announced<'a>,
     log: bool,
 ) -> impl QueryFragment<diesel::pg::Pg> + QueryId + 'a {
-    let rows = resolved_rows_query(pending_ids, announced.at, announced.data)
-        .filter(exists(claimed::table.select(claimed::id)))
-        .filter(log.into_sql::<Bool>());
+    let rows = rows_of_type(
+        EventType::Resolved,
+        pending_ids,
+        announced.at,
+        announced.data,
+    )
+    .filter(exists(claimed::table.select(claimed::id)))
+    .filter(log.into_sql::<Bool>());
     diesel::insert_into(events::table)
         .values(rows)
         .into_columns(event_columns())

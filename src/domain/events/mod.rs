@@ -298,9 +298,8 @@ impl Changes {
     }
 
     /// EVT-1: an event was appended by a statement of its own making
-    /// (PostgreSQL: a claim's `bundle.resolved`, [`resolved_rows_query`],
-    /// or a vote's `bundle.voted`, [`voted_rows_query`]), in this
-    /// transaction.
+    /// (PostgreSQL, [`rows_of_type`]: a claim's `bundle.resolved` or a
+    /// vote's `bundle.voted`), in this transaction.
     #[cfg(feature = "postgres")]
     pub(crate) fn appended_by_statement(&mut self) {
         self.appended_events = true;
@@ -396,29 +395,19 @@ pub(crate) fn event_columns() -> _ {
     )
 }
 
-/// EVT-1 on PostgreSQL: the rows of `bundle.resolved` for the bundle a
-/// claim statement writes, as [`event_rows_query`] reads them; the claim
-/// adds its own condition (a row was claimed) and inserts them in the
-/// same statement.
+/// EVT-1 on PostgreSQL: the rows of an event of `event_type` for the
+/// bundles a statement of its own making writes, as [`event_rows_query`]
+/// reads them, to be inserted in that statement: a claim's
+/// `bundle.resolved` (the claim adds its own condition, a row was claimed)
+/// or a vote's `bundle.voted`.
 #[cfg(feature = "postgres")]
-pub(crate) fn resolved_rows_query<'a>(
+pub(crate) fn rows_of_type<'a>(
+    event_type: EventType,
     pending_ids: &'a [&'a str],
     at: i64,
     data: &'a str,
 ) -> event_rows_query<'a> {
-    event_rows_query(EventType::Resolved.as_str(), at, pending_ids, data)
-}
-
-/// QUO-7 on PostgreSQL: the row of a vote's `bundle.voted`, as
-/// [`event_rows_query`] reads it, for a statement that writes the vote and
-/// its event together.
-#[cfg(feature = "postgres")]
-pub(crate) fn voted_rows_query<'a>(
-    pending_ids: &'a [&'a str],
-    at: i64,
-    data: &'a str,
-) -> event_rows_query<'a> {
-    event_rows_query(EventType::Voted.as_str(), at, pending_ids, data)
+    event_rows_query(event_type.as_str(), at, pending_ids, data)
 }
 
 /// EVT-1: the rows of one event per bundle in `pending_ids`: the event's
