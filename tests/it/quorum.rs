@@ -121,7 +121,32 @@ dual_backend!(
     quo_5_the_quorum_object_in_listings_and_history,
     quo_7_bundle_voted_is_a_webhook_event_type,
     dm_1_event_data_frozen_before_quorum_reads_in_the_current_shape,
+    quo_6_votes_go_with_their_bundle_and_the_ledger_stays,
 );
+
+/// QUO-6: deleting a bundle (here with its task) deletes its votes and
+/// its `eligible` rows; the ledger keeps its entries.
+fn quo_6_votes_go_with_their_bundle_and_the_ledger_stays(db: &TestDb) {
+    use clarion::test_hooks::schema::{quorum_eligible, votes};
+    let quorum = QuorumRequest {
+        eligible: vec!["alice".into(), "bob".into()],
+        ..approvals(2)
+    };
+    let id = ask_quorum(db, &team(db), quorum);
+    db.resolve_bundle(&user("alice"), &id, &approve(1, "")).unwrap();
+    let rows = |db: &TestDb| -> (i64, i64) {
+        db.raw(|conn| {
+            (
+                votes::table.count().get_result(conn).unwrap(),
+                quorum_eligible::table.count().get_result(conn).unwrap(),
+            )
+        })
+    };
+    assert_eq!(rows(db), (1, 2));
+    db.delete_task("t-four-eyes").unwrap();
+    assert_eq!(rows(db), (0, 0));
+    assert_eq!(outcomes(db, &id), vec!["voted"]);
+}
 
 /// DM-1 (EVT-1 as Part III amends it): event data frozen before `quorum`
 /// and `voters` existed reads with them, empty, in their place.
