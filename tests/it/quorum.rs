@@ -133,7 +133,8 @@ fn quo_6_votes_go_with_their_bundle_and_the_ledger_stays(db: &TestDb) {
         ..approvals(2)
     };
     let id = ask_quorum(db, &team(db), quorum);
-    db.resolve_bundle(&user("alice"), &id, &approve(1, "")).unwrap();
+    db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
+        .unwrap();
     let rows = |db: &TestDb| -> (i64, i64) {
         db.raw(|conn| {
             (
