@@ -90,10 +90,19 @@ pub(crate) fn vote(
         Some(index) if votes[index].digest != digest => return Err(Error::AlreadyVoted),
         Some(index) => (index, false),
         None => {
-            votes.push(new_vote(pending_id, user_id, decision, &digest, now)?);
+            // Vote order is (`at`, id) and a vote recorded now is the
+            // last: never before one recorded earlier, even when this vote
+            // read its clock before it waited for the lock (or on another
+            // machine's clock).
+            let latest = votes.iter().map(|vote| vote.at).max();
+            let at =
+                Timestamp::from_micros(latest.map_or(now.as_micros(), |l| l.max(now.as_micros())));
+            votes.push(new_vote(pending_id, user_id, decision, &digest, at)?);
             (votes.len() - 1, true)
         }
     };
+    // QUO-4: a claim's `responded_at` is the deciding vote's time.
+    let now = Timestamp::from_micros(votes[own].at.max(now.as_micros()));
     let recorded = new.then(|| (&votes[own], votes.len()));
     let counts = quorum::counting_now(conn, &policy, &votes, Some(user_id), now.as_micros())?;
     let ballots: Vec<Ballot<'_>> = votes
