@@ -89,8 +89,16 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "unknown panic".to_owned())
 }
 
+/// The settings `clarion_open` takes.
+const OPEN_SETTINGS: [&str; 4] = [
+    "database_url",
+    "direct_database_url",
+    "pool_size",
+    "sweep_ms",
+];
+
 /// `clarion_open`'s configuration: `{"database_url": ..., "pool_size": 8,
-/// "direct_database_url": ...}`.
+/// "direct_database_url": ..., "sweep_ms": 250}`.
 fn open_from_config(config: &str) -> Result<Clarion, String> {
     let value: Value =
         serde_json::from_str(config).map_err(|e| format!("config: not valid JSON: {e}"))?;
@@ -99,7 +107,7 @@ fn open_from_config(config: &str) -> Result<Clarion, String> {
     };
     if let Some(key) = fields
         .keys()
-        .find(|key| !["database_url", "direct_database_url", "pool_size"].contains(&key.as_str()))
+        .find(|key| !OPEN_SETTINGS.contains(&key.as_str()))
     {
         return Err(format!("config.{key}: unknown setting"));
     }
@@ -127,6 +135,18 @@ fn open_from_config(config: &str) -> Result<Clarion, String> {
             builder = builder.pool_size(size as u32);
         }
     }
+    // EXP-4, NUDGE-2: a host on the C ABI gets deadlines and reminders
+    // taken on time by a sweeper of its own.
+    match fields.get("sweep_ms") {
+        None | Some(Value::Null) => {}
+        Some(ms) => {
+            let ms = ms
+                .as_u64()
+                .filter(|n| (10..=60_000).contains(n))
+                .ok_or("config.sweep_ms: expected an integer from 10 to 60000")?;
+            builder = builder.sweep_deadlines(std::time::Duration::from_millis(ms));
+        }
+    }
     // AUD-4: this handle's attempts record the C ABI.
     builder
         .open()
@@ -141,9 +161,10 @@ pub extern "C" fn clarion_abi_version() -> *const c_char {
 }
 
 /// Opens (and migrates) a database. `config_json` is
-/// `{"database_url": "...", "pool_size": 8, "direct_database_url": "..."}`
-/// (`pool_size` and `direct_database_url`, PostgreSQL beside a pooled
-/// URL, optional).
+/// `{"database_url": "...", "pool_size": 8, "direct_database_url": "...",
+/// "sweep_ms": 250}` (`pool_size`; `direct_database_url`, PostgreSQL beside
+/// a pooled URL; `sweep_ms`, a deadline and reminder sweeper every that
+/// many milliseconds, 10 to 60,000, none without it: all optional).
 /// Returns NULL on error; `clarion_last_error` then says why.
 ///
 /// # Safety

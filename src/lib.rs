@@ -54,6 +54,7 @@ mod rules;
 pub mod test_hooks;
 
 pub use domain::ask::{AskRequest, Asked, Expiry, OnExpire, OptionSpec, QuestionSpec};
+pub use domain::deadline::Swept;
 pub use domain::delivery::wait::{Checked, PendingWait};
 pub use domain::engine::signal::EventSubscription;
 pub use domain::events::{Event, EventPage};
@@ -83,6 +84,7 @@ pub use error::{Entity, Error, ErrorCode, OpenError, Result, ValidationError};
 pub use handle::{Builder, Clarion, LeaseHold};
 pub use rules::capability::{Access, AgentAccess, Authorization, Denial, Target};
 pub use rules::limits;
+pub use rules::nudges::{EscalateRequest, RemindersRequest};
 pub use rules::principal::{Grant, Principal};
 pub use rules::quorum::QuorumRequest;
 pub use rules::vocabulary::{

@@ -13,6 +13,7 @@ use crate::domain::change::Change;
 use crate::domain::engine::Engine;
 use crate::domain::lifecycle;
 use crate::domain::names;
+use crate::domain::nudges;
 use crate::domain::quorum;
 use crate::domain::views::{BundleView, OptionView, QuestionView, Submission, TaskNames};
 use crate::error::{Entity, Error, Result, ValidationError};
@@ -20,6 +21,9 @@ use crate::rules::limits::{
     check_count, check_deadline_after, check_id, check_not_blank, check_runes, check_text,
     MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES, MAX_FREE_TEXT_RUNES, MAX_LABEL_RUNES,
     MAX_PROMPT_RUNES, MAX_TITLE_RUNES, OPTIONS_PER_QUESTION, QUESTIONS_PER_BUNDLE,
+};
+use crate::rules::nudges::{
+    self as nudges_rules, EscalateRequest, Progress, Reminders, RemindersRequest, Schedule,
 };
 use crate::rules::quorum::{Policy, QuorumRequest};
 use crate::rules::vocabulary::{BundleKind, ExpiryAction, QuestionStatus, SessionState};
@@ -103,6 +107,11 @@ pub struct AskRequest {
     pub on_expire: OnExpire,
     /// QUO-1: several people must agree; `None` for one answer.
     pub quorum: Option<QuorumRequest>,
+    /// NUDGE-1: reminders while it waits; `None` for none.
+    pub reminders: Option<RemindersRequest>,
+    /// NUDGE-1, PPL-6: more people see it this long after the ask; `None`
+    /// for no escalation.
+    pub escalate: Option<EscalateRequest>,
 }
 
 /// The result of [`crate::Clarion::ask`].
@@ -256,6 +265,44 @@ fn prepare_quorum(request: &AskRequest) -> Result<Option<Policy>, ValidationErro
     Policy::checked(quorum).map(Some)
 }
 
+/// NUDGE-1: reminders and escalation as asked, checked without the
+/// database.
+struct PreparedNudges {
+    reminders: Option<Reminders>,
+    /// The escalation's delay in milliseconds and its users.
+    escalate: Option<(i64, Vec<String>)>,
+}
+
+impl PreparedNudges {
+    fn of(request: &AskRequest) -> Result<Self, ValidationError> {
+        Ok(PreparedNudges {
+            reminders: request
+                .reminders
+                .as_ref()
+                .map(Reminders::checked)
+                .transpose()?,
+            escalate: request
+                .escalate
+                .as_ref()
+                .map(nudges_rules::checked_escalation)
+                .transpose()?,
+        })
+    }
+
+    /// The bundle's steps in time, asked at `created_at` (NUDGE-2).
+    fn schedule(&self, created_at: i64, expires_at: Option<i64>) -> Schedule {
+        Schedule {
+            created_at,
+            expires_at,
+            reminders: self.reminders,
+            escalate_at: self
+                .escalate
+                .as_ref()
+                .map(|(after_ms, _)| created_at + after_ms * 1_000),
+        }
+    }
+}
+
 /// `value` unless it is missing or empty, else the positional default (ASK-3).
 fn id_or_default(given: &Option<String>, default: impl FnOnce() -> String) -> String {
     match given.as_deref() {
@@ -362,6 +409,7 @@ impl Engine {
         let questions = prepare(request)?;
         let deadline = prepare_deadline(request, &questions)?;
         let quorum = prepare_quorum(request)?;
+        let nudging = PreparedNudges::of(request)?;
         let idempotency_key = request
             .idempotency_key
             .as_deref()
@@ -408,6 +456,8 @@ impl Engine {
                 .as_ref()
                 .and_then(|d| d.default_response.as_deref());
             let (owner_key, workspace_key) = visibility::keys_of_task(&task_id);
+            let schedule = nudging.schedule(created_at, expires_at);
+            let next_step_at = schedule.next_step(Progress::default());
             let bundle = diesel::insert_into(bundles::table).values((
                 bundles::pending_id.eq(&pending_id),
                 bundles::session_id.eq(&request.session_id),
@@ -430,6 +480,10 @@ impl Engine {
                 bundles::quorum_approvals.eq(quorum.as_ref().map(|q| q.approvals as i32)),
                 bundles::quorum_rejections.eq(quorum.as_ref().map(|q| q.rejections as i32)),
                 bundles::quorum_requested_by.eq(quorum.as_ref().map(|q| q.requested_by.as_str())),
+                // NUDGE-1: the schedule, fixed now; NUDGE-2: its first step.
+                bundles::reminders.eq(nudging.reminders.as_ref().map(nudges::stored_reminders)),
+                bundles::escalate_at.eq(schedule.escalate_at),
+                bundles::next_step_at.eq(next_step_at),
             ));
             let payloads = questions
                 .iter()
@@ -483,6 +537,10 @@ impl Engine {
             if let Some(policy) = &quorum {
                 quorum::insert_eligible(conn, &pending_id, &policy.eligible)?;
             }
+            // PPL-6: grants only for an escalation before the deadline.
+            if let (Some((_, to)), Some(from)) = (&nudging.escalate, schedule.escalation_at()) {
+                nudges::insert_grants(conn, &pending_id, to, from)?;
+            }
             // LIST-11: the event freezes the names as they are now.
             let names = session.names;
             let mut view = asked_view(
@@ -494,10 +552,12 @@ impl Engine {
             );
             // QUO-5: frozen with the policy and no votes.
             view.quorum = quorum.as_ref().map(|policy| quorum::view(policy, &[], &[]));
+            view.nudges =
+                (!schedule.is_empty()).then(|| nudges::view(&schedule, Progress::default(), now));
             changes.append_asked(conn, &view, Timestamp::from_micros(created_at))?;
             self.failpoint(points::ASK_BEFORE_COMMIT)?;
             changes.push(Change::Asked);
-            if expires_at.is_some() {
+            if expires_at.is_some() || next_step_at.is_some() {
                 self.deadline_asked();
             }
             Ok(Asked {
@@ -570,6 +630,7 @@ fn asked_view(
         expires_at: expires_at.map(Timestamp::from_micros),
         on_expire,
         quorum: None,
+        nudges: None,
         context: request.context.clone(),
         questions: questions
             .iter()

@@ -8,6 +8,7 @@ use serde_json::Value;
 
 use crate::domain::engine::Engine;
 use crate::domain::names;
+use crate::domain::nudges::{self, StoredNudges};
 use crate::domain::quorum;
 use crate::domain::views::{
     Answer, BundleDetail, BundleView, OptionView, QuestionView, QuorumView, Response, Submission,
@@ -57,6 +58,8 @@ pub(crate) struct BundleRecord {
     /// QUO-4: the deciding votes' user ids, a JSON array (`[]` unless a
     /// quorum decided).
     pub voters: String,
+    /// NUDGE-1, NUDGE-2: its reminders and escalation, and the steps taken.
+    pub nudges: StoredNudges,
 }
 
 impl BundleRecord {
@@ -197,6 +200,9 @@ pub(crate) fn bundle_view(
         expires_at: record.expires_at.map(Timestamp::from_micros),
         on_expire: ExpiryAction::from_stored(&record.on_expire),
         quorum,
+        nudges: record
+            .nudges
+            .view(record.created_at, record.expires_at, now),
         context: record.context.clone(),
         questions: rows.iter().map(question_view).collect(),
     }
@@ -352,6 +358,7 @@ pub fn bundle_record_columns() -> _ {
         bundles::quorum_rejections,
         bundles::quorum_requested_by,
         bundles::voters,
+        nudges::nudge_columns(),
     )
 }
 
@@ -655,5 +662,34 @@ impl Engine {
             now,
             caller.principal(),
         ))
+    }
+}
+
+/// QUO-3, NUDGE-2: votes and steps on one bundle are serialized with its
+/// claims. PostgreSQL locks the bundle's question rows in id order (claims
+/// and settlements write them too, so they queue behind a vote or a step
+/// and it behind them), and the lock's
+/// statement returns them as they are once locked (in DM-4 order); SQLite's
+/// write lock is already held, and its rows are read with the bundle.
+pub(crate) fn lock_question_rows(
+    conn: &mut AnyConnection,
+    pending_id: &str,
+) -> Result<Option<Vec<QuestionRecord>>> {
+    match conn {
+        AnyConnection::Sqlite(_) => {
+            let _ = pending_id;
+            Ok(None)
+        }
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(pg) => {
+            let mut rows: Vec<QuestionRecord> = bundle_questions::table
+                .filter(bundle_questions::pending_id.eq(pending_id))
+                .order(bundle_questions::id)
+                .select(question_record_columns())
+                .for_update()
+                .load(pg)?;
+            sort_dm4(&mut rows);
+            Ok(Some(rows))
+        }
     }
 }

@@ -73,12 +73,29 @@ pub(crate) fn settle_due_of_session(
     Ok(())
 }
 
+/// What one sweep did (EXP-4, NUDGE-2).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct Swept {
+    /// How many due bundles it settled.
+    pub settled: u64,
+    /// How many steps (reminders and escalations) it took.
+    pub nudged: u64,
+}
+
 impl Engine {
+    /// EXP-4, NUDGE-2: one sweep — settles up to `limit` due bundles, then
+    /// takes the due steps of up to `limit` bundles.
+    pub(crate) fn expire_due(&self, limit: Option<i64>) -> Result<Swept> {
+        let settled = self.settle_due(limit)?;
+        let nudged = self.take_due_steps(limit)?;
+        Ok(Swept { settled, nudged })
+    }
+
     /// EXP-4: settles up to `limit` due bundles (default 100, clamped to
     /// 1..1,000), each in a settlement of its own; returns how many this
     /// call settled. Safe from several processes: a bundle another
     /// settled first is skipped.
-    pub(crate) fn expire_due(&self, limit: Option<i64>) -> Result<u64> {
+    fn settle_due(&self, limit: Option<i64>) -> Result<u64> {
         let now = self.now();
         let batch: Vec<(String, String)> = self.read_one(|conn| {
             Ok(due_batch_query(now.as_micros(), sweep_limit(limit)).load(conn)?)
@@ -93,16 +110,20 @@ impl Engine {
         Ok(settled)
     }
 
-    /// EXP-4: how long until the next deadline, if one lies ahead.
+    /// EXP-4, NUDGE-2: how long until the next deadline or step, if one
+    /// lies ahead.
     fn until_next_deadline(&self) -> Result<Option<Duration>> {
         let now = self.now().as_micros();
-        let next: Option<i64> = self.read_one(|conn| Ok(next_deadline_query(now).first(conn)?))?;
+        let deadline: Option<i64> =
+            self.read_one(|conn| Ok(next_deadline_query(now).first(conn)?))?;
+        let step = self.next_step_after(now)?;
+        let next = deadline.into_iter().chain(step).min();
         Ok(next.map(|at| Duration::from_micros(u64::try_from(at - now).unwrap_or(0))))
     }
 
-    /// EXP-4: one round of the deadline sweeper: settles what is due,
-    /// then says how long to sleep — until the earlier of `interval` and
-    /// the next deadline in the database.
+    /// EXP-4, NUDGE-2: one round of the deadline sweeper: settles what is
+    /// due and takes the due steps, then says how long to sleep — until
+    /// the earliest of `interval`, the next deadline and the next step.
     pub(crate) fn sweep(&self, interval: Duration) -> Duration {
         if let Err(error) = self.expire_due(None) {
             // PROD-2: an outage is logged once, by the pool.
@@ -114,7 +135,8 @@ impl Engine {
         next.map_or(interval, |next| next.min(interval))
     }
 
-    /// A nearer deadline was just asked: the sweeper, if any, looks again.
+    /// A nearer deadline or step was just asked: the sweeper, if any, looks
+    /// again.
     pub(crate) fn deadline_asked(&self) {
         if let Some(sweeper) = self.deadline_sweeper.get() {
             sweeper.nudge();

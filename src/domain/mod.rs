@@ -5,7 +5,7 @@
 //!
 //! Import order inside the domain (each imports only those before it):
 //! `views` → `engine` (its waiters first) → `bundle` → `answers` → `claim` →
-//! `delivery::outbox` → `change` → `deadline` → `lifecycle` → `ask`, `listing`,
+//! `delivery::outbox` → `change` → `steps` → `deadline` → `lifecycle` → `ask`, `listing`,
 //! `authorize`, `resolve`, `attempts`, `people`, `delivery::wait`; last `open`,
 //! which opens the engine and starts every thread it runs.
 
@@ -26,12 +26,14 @@ pub(crate) mod history;
 pub(crate) mod lifecycle;
 pub(crate) mod listing;
 pub(crate) mod names;
+pub(crate) mod nudges;
 pub(crate) mod open;
 pub(crate) mod people;
 pub(crate) mod quorum;
 pub(crate) mod resolve;
 pub(crate) mod resume;
 pub(crate) mod retention;
+pub(crate) mod steps;
 #[cfg(feature = "http")]
 pub(crate) mod tokens;
 pub(crate) mod views;

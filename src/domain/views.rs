@@ -85,6 +85,9 @@ pub struct BundleView {
     pub on_expire: ExpiryAction,
     /// QUO-5: its quorum and every vote recorded, `null` without one.
     pub quorum: Option<QuorumView>,
+    /// NUDGE-5: where its reminders and escalation stand, `null` when it
+    /// was asked with neither.
+    pub nudges: Option<NudgesView>,
     /// What the agent wrote around its questions.
     pub context: String,
     /// Its questions, in question order (DM-4).
@@ -105,6 +108,22 @@ pub struct QuorumView {
     pub requested_by: String,
     /// Every recorded vote, in vote order (`at`, then as recorded).
     pub votes: Vec<VoteView>,
+}
+
+/// A bundle's reminders and escalation as shown (NUDGE-5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct NudgesView {
+    /// How many reminders were taken (missed ones count).
+    pub reminders_sent: u32,
+    /// When the next reminder falls; `""` when none remains before the
+    /// deadline.
+    #[serde(with = "or_empty")]
+    #[schemars(schema_with = "or_empty::schema")]
+    pub next_reminder_at: Option<Timestamp>,
+    /// When the escalation took effect, once it has; else `""`.
+    #[serde(with = "or_empty")]
+    #[schemars(schema_with = "or_empty::schema")]
+    pub escalated_at: Option<Timestamp>,
 }
 
 /// One recorded vote (QUO-5).

@@ -1,8 +1,9 @@
 //! Keeping the database in shape: retention (REL-8) and the deadlines'
-//! sweep (EXP-4). Host operations.
+//! sweep (EXP-4, NUDGE-2). Host operations.
 
 use std::time::Duration;
 
+use crate::domain::deadline::Swept;
 use crate::error::Result;
 
 use crate::handle::clarion::Clarion;
@@ -18,12 +19,14 @@ impl Clarion {
         self.engine.prune(older_than)
     }
 
-    /// EXP-4: settles up to `limit` due bundles (default 100, clamped to
-    /// 1..1,000) in deadline order, then `pending_id`, each with its
-    /// deadline's outcome in a settlement of its own; returns how many
-    /// this call settled. What [`Builder::sweep_deadlines`](crate::Builder::sweep_deadlines) runs; safe
-    /// from several processes at once.
-    pub fn expire_due(&self, limit: Option<i64>) -> Result<u64> {
+    /// EXP-4, NUDGE-2: settles up to `limit` due bundles (default 100,
+    /// clamped to 1..1,000) in deadline order, then `pending_id`, each with
+    /// its deadline's outcome in a settlement of its own; then takes the
+    /// due reminders and escalations of up to `limit` bundles, each step
+    /// once. Returns how many it settled and how many steps it took. What
+    /// [`Builder::sweep_deadlines`](crate::Builder::sweep_deadlines) runs;
+    /// safe from several processes at once.
+    pub fn expire_due(&self, limit: Option<i64>) -> Result<Swept> {
         self.engine.expire_due(limit)
     }
 }

@@ -290,6 +290,10 @@ pub enum EventType {
     Members,
     /// A vote on a quorum bundle was recorded (QUO-7).
     Voted,
+    /// A reminder of an active bundle was taken (NUDGE-2).
+    Reminded,
+    /// An active bundle's escalation took effect (NUDGE-3).
+    Escalated,
 }
 
 impl EventType {
@@ -301,6 +305,8 @@ impl EventType {
             EventType::Closed => "bundle.closed",
             EventType::Members => "workspace.members",
             EventType::Voted => "bundle.voted",
+            EventType::Reminded => "bundle.reminded",
+            EventType::Escalated => "bundle.escalated",
         }
     }
 }
@@ -308,12 +314,14 @@ impl EventType {
 impl EventType {
     /// Every type of the log, the words a webhook may subscribe to
     /// (HOOK-1).
-    pub const ALL: [EventType; 5] = [
+    pub const ALL: [EventType; 7] = [
         EventType::Asked,
         EventType::Resolved,
         EventType::Closed,
         EventType::Members,
         EventType::Voted,
+        EventType::Reminded,
+        EventType::Escalated,
     ];
 
     /// The type this word names, if any.

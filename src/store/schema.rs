@@ -79,6 +79,10 @@ diesel::table! {
         quorum_rejections -> Nullable<Integer>,
         quorum_requested_by -> Nullable<Text>,
         voters -> Text,
+        reminders -> Nullable<Text>,
+        escalate_at -> Nullable<BigInt>,
+        stepped_at -> Nullable<BigInt>,
+        next_step_at -> Nullable<BigInt>,
     }
 }
 

@@ -315,6 +315,8 @@ fn ask_2_values_are_stored_as_given(db: &TestDb) {
         expires: None,
         on_expire: Default::default(),
         quorum: None,
+        reminders: None,
+        escalate: None,
     };
     let asked = db.ask(&request).unwrap();
     assert_eq!(bundle_row(db, &asked.pending_id).4, "  some context \n");

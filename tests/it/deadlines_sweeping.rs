@@ -94,15 +94,15 @@ fn exp_4_settles_in_deadline_order_up_to_limit(db: &TestDb) {
     let second = ask_due_in(db, &session, 120);
     let not_yet = ask_due_in(db, &session, 3600);
     db.clock.advance_micros(301_000_000);
-    assert_eq!(db.expire_due(Some(2)).unwrap(), 2);
+    assert_eq!(db.expire_due(Some(2)).unwrap().settled, 2);
     assert!(expired(db, &first) && expired(db, &second));
     assert!(
         !expired(db, &late),
         "the latest deadline waits for the next sweep"
     );
-    assert_eq!(db.expire_due(None).unwrap(), 1);
+    assert_eq!(db.expire_due(None).unwrap().settled, 1);
     assert!(expired(db, &late));
-    assert_eq!(db.expire_due(None).unwrap(), 0);
+    assert_eq!(db.expire_due(None).unwrap().settled, 0);
     assert!(!expired(db, &not_yet));
 }
 
@@ -113,12 +113,12 @@ fn exp_4_limit_clamped_to_one_at_least(db: &TestDb) {
         ask_due_in(db, &session, seconds);
     }
     db.clock.advance_micros(100_000_000);
-    assert_eq!(db.expire_due(Some(0)).unwrap(), 1);
-    assert_eq!(db.expire_due(Some(-5)).unwrap(), 1);
-    assert_eq!(db.expire_due(Some(5000)).unwrap(), 1);
+    assert_eq!(db.expire_due(Some(0)).unwrap().settled, 1);
+    assert_eq!(db.expire_due(Some(-5)).unwrap().settled, 1);
+    assert_eq!(db.expire_due(Some(5000)).unwrap().settled, 1);
 }
 
-/// EXP-4: `expire_due {limit}` → `{"settled": n}` (system only), and
+/// EXP-4: `expire_due {limit}` → `{"settled": n, "nudged": k}` (system only), and
 /// `clarion expire-due --limit N` prints the same reply.
 fn exp_4_through_the_json_door_and_the_command_line(db: &TestDb) {
     mirror_by_call(db);
@@ -128,7 +128,7 @@ fn exp_4_through_the_json_door_and_the_command_line(db: &TestDb) {
     db.clock.advance_micros(100_000_000);
     assert_eq!(
         ok(db, "expire_due", SYSTEM, json!({"limit": 1})),
-        json!({"settled": 1})
+        json!({"settled": 1, "nudged": 0})
     );
     let (status, _) = crate::doors_json_support::refused(
         db,
@@ -144,7 +144,7 @@ fn exp_4_through_the_json_door_and_the_command_line(db: &TestDb) {
         .output()
         .unwrap();
     let reply: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(reply["body"], json!({"settled": 1}), "{reply}");
+    assert_eq!(reply["body"], json!({"settled": 1, "nudged": 0}), "{reply}");
     assert_eq!(output.status.code(), Some(0));
 }
 
@@ -219,5 +219,5 @@ fn rel_7_close_ends_the_sweeper(db: &TestDb) {
         Err(Error::HandleClosed)
     ));
     assert!(!expired(db, &id), "nothing swept after close");
-    assert_eq!(db.expire_due(None).unwrap(), 1);
+    assert_eq!(db.expire_due(None).unwrap().settled, 1);
 }

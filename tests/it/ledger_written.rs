@@ -245,7 +245,7 @@ fn aud_1_deadline_entry_per_on_expire(db: &TestDb) {
         ));
     }
     db.clock.advance_micros(60_000_000);
-    assert_eq!(db.expire_due(None).unwrap(), 3);
+    assert_eq!(db.expire_due(None).unwrap().settled, 3);
     for (id, outcome) in asked {
         let [entry] = <[AttemptView; 1]>::try_from(entries(db, &id)).unwrap();
         assert_eq!(

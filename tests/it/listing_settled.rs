@@ -339,7 +339,7 @@ fn list_12_deadline_default_listed_decided_by_deadline(db: &TestDb) {
         .unwrap()
         .bundles
         .is_empty());
-    assert_eq!(db.expire_due(None).unwrap(), 2);
+    assert_eq!(db.expire_due(None).unwrap().settled, 2);
     let page = page(db, &alice(), &SettledRequest::default());
     assert_eq!(ids_of(&page), std::slice::from_ref(&rejected));
     let detail = &page.bundles[0];

@@ -75,6 +75,7 @@ mod listing_support;
 mod listing_visibility_order;
 mod mcp_asking;
 mod mcp_tasks;
+mod nudges;
 mod ops_counts;
 mod people;
 mod people_visibility;

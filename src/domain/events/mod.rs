@@ -92,8 +92,9 @@ impl fmt::Display for Position {
 pub struct Event {
     /// Its position: pass it as `after` to read what follows.
     pub position: String,
-    /// `bundle.asked`, `bundle.resolved`, `bundle.closed` or
-    /// `workspace.members`.
+    /// `bundle.asked`, `bundle.resolved`, `bundle.closed`,
+    /// `workspace.members`, `bundle.voted`, `bundle.reminded` or
+    /// `bundle.escalated`.
     #[serde(rename = "type")]
     pub event_type: String,
     /// When it was appended.
@@ -104,8 +105,10 @@ pub struct Event {
     pub task_id: String,
     /// Frozen at append: the bundle as the inbox lists it (`bundle.asked`,
     /// LIST-6), `{"status",
-    /// "response"}` (`bundle.resolved`), `{"reason"}` (`bundle.closed`) or
-    /// `{"members"}` (`workspace.members`, PPL-2).
+    /// "response"}` (`bundle.resolved`), `{"reason"}` (`bundle.closed`),
+    /// `{"members"}` (`workspace.members`, PPL-2), `{"user_id",
+    /// "rejected", "votes"}` (`bundle.voted`), `{"n", "next_at"}`
+    /// (`bundle.reminded`) or `{"to"}` (`bundle.escalated`).
     pub data: Value,
 }
 
@@ -186,25 +189,41 @@ impl Logged {
     }
 }
 
-/// DM-1, QUO-5: keys added to an event's `data` since it was frozen, read
-/// as their empty value in their place — a `bundle.asked` element's
-/// `quorum` (`null`, after `on_expire`), a `bundle.resolved` response's
-/// `voters` (`[]`, after `decided_by`).
+/// DM-1, QUO-5, NUDGE-5: keys added to an event's `data` since it was
+/// frozen, read as their empty value in their place — a `bundle.asked`
+/// element's `quorum` (`null`, after `on_expire`) and `nudges` (`null`,
+/// after `quorum`), a `bundle.resolved` response's `voters` (`[]`, after
+/// `decided_by`).
 fn current_shape(event_type: &str, mut data: Value) -> Value {
-    let (object, after, key, empty) = if event_type == EventType::Asked.as_str() {
-        (data.as_object_mut(), "on_expire", "quorum", Value::Null)
+    // (after, key, its empty value is an array)
+    let (object, added): (_, &[(&str, &str, bool)]) = if event_type == EventType::Asked.as_str() {
+        (
+            data.as_object_mut(),
+            &[("on_expire", "quorum", false), ("quorum", "nudges", false)],
+        )
     } else if event_type == EventType::Resolved.as_str() {
         let response = data.get_mut("response").and_then(Value::as_object_mut);
-        (response, "decided_by", "voters", Value::Array(Vec::new()))
+        (response, &[("decided_by", "voters", true)])
     } else {
         return data;
     };
-    if let Some(object) = object.filter(|object| !object.contains_key(key)) {
+    let Some(object) = object else {
+        return data;
+    };
+    for (after, key, array) in added {
+        if object.contains_key(*key) {
+            continue;
+        }
+        let empty = if *array {
+            Value::Array(Vec::new())
+        } else {
+            Value::Null
+        };
         let place = object
             .keys()
             .position(|name| name == after)
             .map_or(object.len(), |index| index + 1);
-        object.shift_insert(place, key.to_owned(), empty);
+        object.shift_insert(place, (*key).to_owned(), empty);
     }
     data
 }
@@ -295,6 +314,20 @@ impl Changes {
     ) -> Result<()> {
         self.appended_events = true;
         append(conn, EventType::Voted, at, &[pending_id], data)
+    }
+
+    /// NUDGE-2: `bundle.reminded` or `bundle.escalated` for a step this
+    /// transaction took.
+    pub(crate) fn append_step(
+        &mut self,
+        conn: &mut AnyConnection,
+        kind: EventType,
+        pending_id: &str,
+        data: &str,
+        at: Timestamp,
+    ) -> Result<()> {
+        self.appended_events = true;
+        append(conn, kind, at, &[pending_id], data)
     }
 
     /// EVT-1: an event was appended by a statement of its own making

@@ -9,6 +9,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+use crate::domain::deadline::Swept;
 use crate::domain::events::{Event, EventPage};
 use crate::domain::history::{SettledCursor, SettledPage};
 use crate::domain::listing::{Cursor, ListPage, TaskPendingActions};
@@ -439,17 +440,22 @@ impl<'a> From<&'a Vec<AttemptView>> for AttemptsBody<'a> {
     }
 }
 
-/// `expire_due`'s result (EXP-4).
+/// `expire_due`'s result (EXP-4, NUDGE-2).
 #[derive(Serialize, JsonSchema)]
 #[schemars(rename = "Swept")]
 pub(crate) struct SweptBody {
     /// How many due bundles this call settled.
     settled: u64,
+    /// How many reminders and escalations this call took.
+    nudged: u64,
 }
 
-impl From<&u64> for SweptBody {
-    fn from(settled: &u64) -> Self {
-        SweptBody { settled: *settled }
+impl From<&Swept> for SweptBody {
+    fn from(swept: &Swept) -> Self {
+        SweptBody {
+            settled: swept.settled,
+            nudged: swept.nudged,
+        }
     }
 }
 

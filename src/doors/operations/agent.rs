@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::domain::ask::{AskRequest, Asked, Expiry, OnExpire, OptionSpec, QuestionSpec};
+use crate::domain::deadline::Swept;
 use crate::domain::delivery::wait::Waiter;
 use crate::domain::engine::waiters::Wake;
 use crate::domain::engine::Engine;
@@ -30,6 +31,7 @@ use crate::rules::limits::{
     not_blank_pattern, MAX_CONTEXT_RUNES, MAX_DESCRIPTION_RUNES, MAX_FREE_TEXT_RUNES,
     MAX_LABEL_RUNES, MAX_PROMPT_RUNES, MAX_TITLE_RUNES, WIRE_WAIT,
 };
+use crate::rules::nudges::{EscalateRequest, RemindersRequest};
 use crate::rules::quorum::QuorumRequest;
 use crate::rules::vocabulary::{BundleKind, ExpiryAction};
 use crate::store::Timestamp;
@@ -155,6 +157,63 @@ pub(crate) struct AskArgs {
     /// QUO-1: several people must agree, `null` for one answer. A quorum
     /// bundle is for people only and never approved by default.
     quorum: Option<QuorumArgs>,
+    /// NUDGE-1: remind the people who see the bundle while it waits,
+    /// `null` for no reminders.
+    reminders: Option<RemindersArgs>,
+    /// NUDGE-1, PPL-6: more people see the bundle this long after the ask,
+    /// `null` for no escalation.
+    escalate: Option<EscalateArgs>,
+}
+
+/// `ask`'s `reminders` (NUDGE-1).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RemindersArgs {
+    /// The first reminder, this many milliseconds after the ask: 60,000
+    /// to 2,592,000,000 (1 minute to 30 days).
+    #[schemars(range(min = 60_000_u64, max = 2_592_000_000_u64))]
+    first_after_ms: Millis,
+    /// Milliseconds between reminders, in the same range; default
+    /// `first_after_ms`.
+    #[schemars(range(min = 60_000_u64, max = 2_592_000_000_u64))]
+    every_ms: Option<Millis>,
+    /// How many reminders at most: 1 to 20, default 3. None falls at or
+    /// after the deadline.
+    #[schemars(range(min = 1, max = 20))]
+    max: Option<u32>,
+}
+
+impl RemindersArgs {
+    fn request(self) -> RemindersRequest {
+        RemindersRequest {
+            first_after: self.first_after_ms.0,
+            every: self.every_ms.map(|every| every.0),
+            max: self.max,
+        }
+    }
+}
+
+/// `ask`'s `escalate` (NUDGE-1, PPL-6).
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EscalateArgs {
+    /// When they see it, this many milliseconds after the ask: 60,000 to
+    /// 2,592,000,000 (1 minute to 30 days); never if that is at or after
+    /// the deadline.
+    #[schemars(range(min = 60_000_u64, max = 2_592_000_000_u64))]
+    after_ms: Millis,
+    /// Who sees it then: 1 to 20 distinct user ids.
+    #[schemars(length(min = 1, max = 20), extend("uniqueItems" = true))]
+    to: Vec<Id>,
+}
+
+impl EscalateArgs {
+    fn request(self) -> EscalateRequest {
+        EscalateRequest {
+            after: self.after_ms.0,
+            to: self.to.into_iter().map(|id| id.0).collect(),
+        }
+    }
 }
 
 /// `ask`'s `quorum` (QUO-1).
@@ -376,6 +435,8 @@ impl AskArgs {
                 .transpose()?
                 .unwrap_or_default(),
             quorum: self.quorum.map(QuorumArgs::request),
+            reminders: self.reminders.map(RemindersArgs::request),
+            escalate: self.escalate.map(EscalateArgs::request),
         })
     }
 }
@@ -527,8 +588,8 @@ impl Declared for AckDelivery {
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ExpireDueArgs {
-    /// How many due bundles to settle at most: default 100, clamped to
-    /// 1..1,000.
+    /// How many due bundles to settle, and how many bundles to take steps
+    /// of, at most: default 100, clamped to 1..1,000.
     limit: Option<i64>,
 }
 
@@ -539,17 +600,18 @@ impl Declared for ExpireDue {
     const NAME: &'static str = "expire_due";
     // EXP-4.
     const SUMMARY: &'static str = "Settles up to `limit` due bundles in deadline order, each \
-        with its deadline's outcome; returns how many it settled.";
+        with its deadline's outcome, then takes the due reminders and escalations of up to \
+        `limit` bundles; returns how many it settled and how many steps it took.";
     const ACCESS: Access = HOST;
     type Args = ExpireDueArgs;
-    type Reply = u64;
+    type Reply = Swept;
     type Body<'a> = SweptBody;
     const CLI: &'static [CliCommand] = &[CliCommand::new(
         "expire-due",
         "Settle due bundles now, in deadline order (what the sweeper does).",
     )];
 
-    fn perform(engine: &Engine, _: &Admitted<'_>, args: ExpireDueArgs) -> Result<u64> {
+    fn perform(engine: &Engine, _: &Admitted<'_>, args: ExpireDueArgs) -> Result<Swept> {
         engine.expire_due(args.limit)
     }
 }
