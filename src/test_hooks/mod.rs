@@ -16,6 +16,7 @@ pub use crate::domain::listing::{
     owner_summary_query, page_query, pending_actions_query, visible_tasks_query,
     workspace_page_query, ListFilter,
 };
+pub use crate::domain::steps::{next_step_query, steps_due_query};
 pub use crate::rules::activeness::{active_bundle_ids, due_bundle_ids};
 pub use crate::rules::visibility::Scope;
 pub use crate::store::failpoints::{points, FailAction, Gate};

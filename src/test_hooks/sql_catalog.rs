@@ -379,6 +379,20 @@ macro_rules! catalog {
                 ),
             },
             Rendered {
+                name: "steps_due",
+                sql: layout(
+                    debug_query::<$backend, _>(&crate::domain::steps::steps_due_query(NOW, 100))
+                        .to_string(),
+                ),
+            },
+            Rendered {
+                name: "next_step",
+                sql: layout(
+                    debug_query::<$backend, _>(&crate::domain::steps::next_step_query(NOW))
+                        .to_string(),
+                ),
+            },
+            Rendered {
                 name: "asking_session",
                 sql: layout(
                     debug_query::<$backend, _>(&crate::domain::ask::asking_session_query(SESSION))

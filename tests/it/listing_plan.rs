@@ -410,7 +410,24 @@ fn ops_3a_summary_and_pending_actions_use_their_indexes(db: &TestDb) {
     }
 }
 
-dual_backend!(exp_4_the_sweep_walks_the_deadline_index);
+dual_backend!(
+    exp_4_the_sweep_walks_the_deadline_index,
+    nudge_2_the_sweep_walks_the_step_index
+);
+
+/// NUDGE-2: a sweep's steps examine O(limit) bundles: the due steps and
+/// the next step walk `bundles_next_step`, never the whole bundle table,
+/// with 20,000 active bundles around.
+fn nudge_2_the_sweep_walks_the_step_index(db: &TestDb) {
+    use clarion::test_hooks::{next_step_query, steps_due_query};
+    populate(db, &WorldSpec::new(20_000, 200)).unwrap();
+    let backend = db.backend();
+    let batch = db.raw(|conn| plan_of(conn, || steps_due_query(NOW, 100)));
+    let next = db.raw(|conn| plan_of(conn, || next_step_query(NOW)));
+    for (name, plan) in [("due steps", batch), ("next step", next)] {
+        assert_walks(backend, name, &plan, "bundles_next_step");
+    }
+}
 
 /// EXP-4: a sweep examines O(limit) bundles: the due batch and the next
 /// deadline walk `bundles_due`, never the whole bundle table, with

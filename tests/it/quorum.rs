@@ -149,8 +149,9 @@ fn quo_6_votes_go_with_their_bundle_and_the_ledger_stays(db: &TestDb) {
     assert_eq!(outcomes(db, &id), vec!["voted"]);
 }
 
-/// DM-1 (EVT-1 as Part III amends it): event data frozen before `quorum`
-/// and `voters` existed reads with them, empty, in their place.
+/// DM-1 (EVT-1 as Part III amends it): event data frozen before `quorum`,
+/// `nudges` (NUDGE-5) and `voters` existed reads with them, empty, in
+/// their place.
 fn dm_1_event_data_frozen_before_quorum_reads_in_the_current_shape(db: &TestDb) {
     let id = ask(db, &team(db), 1);
     db.resolve_bundle(&user("alice"), &id, &approve(1, ""))
@@ -165,9 +166,9 @@ fn dm_1_event_data_frozen_before_quorum_reads_in_the_current_shape(db: &TestDb) 
             .collect()
     };
     let current = read();
-    assert!(current[0].contains(r#""on_expire":"","quorum":null,"context""#));
+    assert!(current[0].contains(r#""on_expire":"","quorum":null,"nudges":null,"context""#));
     assert!(current[1].contains(r#""decided_by":"user","voters":[]}"#));
-    let old_shape = r#"UPDATE events SET data = REPLACE(REPLACE(data, '"quorum":null,', ''), ',"voters":[]', '')"#;
+    let old_shape = r#"UPDATE events SET data = REPLACE(REPLACE(REPLACE(data, '"quorum":null,', ''), '"nudges":null,', ''), ',"voters":[]', '')"#;
     db.raw(|conn| diesel::sql_query(old_shape).execute(conn).unwrap());
     let stored: Vec<String> = db.raw(|conn| {
         clarion::test_hooks::schema::events::table
@@ -175,9 +176,9 @@ fn dm_1_event_data_frozen_before_quorum_reads_in_the_current_shape(db: &TestDb) 
             .load(conn)
             .unwrap()
     });
-    assert!(stored
-        .iter()
-        .all(|data| !data.contains("quorum") && !data.contains("voters")));
+    assert!(stored.iter().all(|data| !data.contains("quorum")
+        && !data.contains("nudges")
+        && !data.contains("voters")));
     assert_eq!(read(), current);
 }
 

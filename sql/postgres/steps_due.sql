@@ -1,0 +1,7 @@
+SELECT "bundles"."pending_id", "bundles"."session_id"
+FROM "bundles"
+WHERE (("bundles"."next_step_at" IS NOT NULL)
+AND ("bundles"."next_step_at" <= $1))
+ORDER BY "bundles"."next_step_at" ASC, "bundles"."pending_id" ASC
+LIMIT $2;
+-- binds: [1000000, 100]
