@@ -126,6 +126,8 @@ def test_version_and_open_errors():
         (b"{}", "config.database_url: required"),
         (json.dumps({"database_url": URL, "pool_size": 0}).encode(), "config.pool_size"),
         (json.dumps({"database_url": URL, "colour": "red"}).encode(), "config.colour: unknown setting"),
+        (json.dumps({"database_url": URL, "sweep_ms": 5}).encode(), "config.sweep_ms"),
+        (json.dumps({"database_url": URL, "sweep_ms": "fast"}).encode(), "config.sweep_ms"),
         (b'{"database_url": "mysql://db/x"}', "invalid database URL"),
         (b'{"database_url": "postgres://nobody@127.0.0.1:1/none"}', ""),
     ]
@@ -189,7 +191,7 @@ def test_every_operation(db):
     assert len(mine) == 1 and mine[0]["task_id"] == task, page
     assert list(mine[0]) == ["pending_id", "task_id", "task_title", "workspace_id", "workspace_name",
                              "session_id", "kind", "created_at", "age_seconds", "expires_at",
-                             "on_expire", "quorum", "context", "questions"], mine[0]
+                             "on_expire", "quorum", "nudges", "context", "questions"], mine[0]
     assert mine[0]["expires_at"] == "" and mine[0]["on_expire"] == "", mine[0]
     assert (mine[0]["task_title"], mine[0]["workspace_name"]) == (f"Task {task}", f"Workspace {task}"), mine[0]
     assert list(mine[0]["questions"][0]) == ["question_id", "title", "prompt", "status", "multi_select",
@@ -295,7 +297,7 @@ def test_a_deadline_through_the_c_abi(db):
                  {"session_id": session, "questions": QUESTIONS, "on_expire": {"action": "answer", "answers": []}})
     expect_error(db, 400, "expires_at", "ask", SYSTEM,
                  {"session_id": session, "questions": QUESTIONS, "expires_at": "2026-01-01T00:00:00.1234567Z"})
-    assert ok(db, "expire_due", SYSTEM, {"limit": 10}) == {"settled": 0}
+    assert ok(db, "expire_due", SYSTEM, {"limit": 10}) == {"settled": 0, "nudged": 0}
     expect_error(db, 403, "capability not authorized", "expire_due", user("alice"), {})
 
 

@@ -33,6 +33,7 @@ dual_backend!(
     nudge_2_a_step_racing_an_answer_precedes_it_or_never_happens,
     nudge_2_a_restart_between_steps_resumes_without_repeating,
     nudge_2_the_sweeper_takes_a_step_by_itself,
+    nudge_2_a_c_abi_handle_opened_with_sweep_ms_takes_steps,
     nudge_3_escalated_users_see_the_bundle_from_its_time_on,
     nudge_3_an_escalated_user_votes_on_a_quorum_without_eligible,
     nudge_1_refusals_name_their_field_before_any_write,
@@ -410,6 +411,24 @@ fn nudge_2_the_sweeper_takes_a_step_by_itself(db: &TestDb) {
         steps(db, &id).len() == 1
     });
     sweeping.close();
+}
+
+/// NUDGE-2: `clarion_open`'s `sweep_ms` runs a sweeper on a C ABI handle
+/// (it keeps the system clock, days after the test clock: the reminder
+/// asked through the test handle is due for it).
+fn nudge_2_a_c_abi_handle_opened_with_sweep_ms_takes_steps(db: &TestDb) {
+    use clarion::ffi::{clarion_close, clarion_open, Handle};
+    let id = ask_nudged(db, &team(db), Some(reminders(60, 60, 1)), None, None);
+    let config = json!({"database_url": db.url, "sweep_ms": 20}).to_string();
+    let config = std::ffi::CString::new(config).unwrap();
+    let handle: *mut Handle = unsafe { clarion_open(config.as_ptr()) };
+    assert!(!handle.is_null());
+    eventually(
+        Duration::from_secs(30),
+        "the C ABI handle's sweeper reminds",
+        || steps(db, &id).len() == 1,
+    );
+    clarion_close(handle);
 }
 
 /// PPL-6, NUDGE-3: an escalated user sees nothing of the bundle until
