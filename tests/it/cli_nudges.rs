@@ -181,7 +181,10 @@ fn nudge_1_cli_flags_build_reminders_and_escalate(db: &TestDb) {
     at(db, 48 * HOUR - 1);
     assert_eq!(swept(db), 0);
     for user in ["gina", "hal"] {
-        assert!(db.get_bundle(&Principal::user(user), &id).is_err(), "{user}");
+        assert!(
+            db.get_bundle(&Principal::user(user), &id).is_err(),
+            "{user}"
+        );
     }
     at(db, 48 * HOUR);
     assert_eq!(swept(db), 1, "the escalation");

@@ -69,9 +69,8 @@ fn target_args(command: Command) -> Command {
 fn asking_args(command: Command) -> Command {
     // The flattened flags' structs would otherwise lend `ask` a doc line.
     let about = command.get_about().cloned();
-    let command = NudgeFlags::augment_args(QuorumFlags::augment_args(MirrorArgs::augment_args(
-        command,
-    )));
+    let command =
+        NudgeFlags::augment_args(QuorumFlags::augment_args(MirrorArgs::augment_args(command)));
     let command = match about {
         Some(about) => command.about(about),
         None => command,
