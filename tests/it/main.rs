@@ -94,6 +94,7 @@ mod retention;
 // line, and what the README promises.
 mod cli;
 mod cli_asking;
+mod cli_nudges;
 mod cli_quorum;
 mod cli_text;
 mod contract_schemathesis;

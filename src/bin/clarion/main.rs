@@ -13,6 +13,7 @@ mod database;
 mod demo;
 mod mcp;
 mod mirroring;
+mod nudges;
 mod operations;
 mod quorum;
 mod readable;

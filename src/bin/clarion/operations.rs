@@ -20,6 +20,7 @@ use clarion::{
 use serde_json::{json, Map, Value};
 
 use crate::mirroring::MirrorArgs;
+use crate::nudges::NudgeFlags;
 use crate::quorum::QuorumFlags;
 use crate::readable::{self, answers_in_words, clean, Seen};
 use crate::{exit_code, parse_age};
@@ -63,12 +64,13 @@ fn target_args(command: Command) -> Command {
 }
 
 /// `clarion ask`'s own flags (OPS-1b): what to mirror first, as `clarion
-/// mcp --ask-in` does, the quorum as flat flags (QUO-1), and how long to
-/// wait as the asking agent.
+/// mcp --ask-in` does, the quorum (QUO-1), reminders and escalation
+/// (NUDGE-1) as flat flags, and how long to wait as the asking agent.
 fn asking_args(command: Command) -> Command {
     // The flattened flags' structs would otherwise lend `ask` a doc line.
     let about = command.get_about().cloned();
-    let command = QuorumFlags::augment_args(MirrorArgs::augment_args(command));
+    let command =
+        NudgeFlags::augment_args(QuorumFlags::augment_args(MirrorArgs::augment_args(command)));
     let command = match about {
         Some(about) => command.about(about),
         None => command,
@@ -388,6 +390,13 @@ pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> 
         if let Some(quorum) = flags.argument() {
             args["quorum"] = quorum;
         }
+        let nudges = NudgeFlags::from_arg_matches(matches).unwrap_or_else(|error| error.exit());
+        if let Some(reminders) = nudges.reminders() {
+            args["reminders"] = reminders;
+        }
+        if let Some(escalate) = nudges.escalate() {
+            args["escalate"] = escalate;
+        }
     }
     let database_url = matches
         .get_one::<String>("database_url")
@@ -553,7 +562,8 @@ fn ask(
 
 /// `clarion ask --text`: the id, then each question's id with its option
 /// ids and labels, one per line (the ids an answer names), and the
-/// deadline with what it does, if there is one, and what a quorum needs.
+/// deadline with what it does, if there is one, what a quorum needs, and
+/// when the first reminder comes.
 fn print_asked(clarion: &Clarion, pending_id: &str, body: &Value, now: Timestamp) {
     let created = if body["created"] == Value::Bool(true) {
         "asked"
@@ -571,6 +581,9 @@ fn print_asked(clarion: &Clarion, pending_id: &str, body: &Value, now: Timestamp
         println!("  {line}");
     }
     if let Some(line) = readable::quorum_needs(&detail.body) {
+        println!("  {line}");
+    }
+    if let Some(line) = readable::nudges_line(&detail.body, now) {
         println!("  {line}");
     }
     let Ok(detail) = clarion.get_bundle(&Principal::System, pending_id) else {

@@ -334,6 +334,36 @@ pub(crate) fn quorum_needs(detail: &Value) -> Option<String> {
     Some(line)
 }
 
+/// A bundle's reminders and escalation (NUDGE-5), in words: `Reminded
+/// twice; next reminder 2026-11-29 20:10:00 UTC (in 10 min); escalated at
+/// 2026-11-29 20:05:00 UTC`; the next reminder only while the bundle
+/// waits. `None` without nudges, or before anything is sent or due (an
+/// escalation to come is not in the listing, so it is not said).
+pub(crate) fn nudges_line(detail: &Value, now: Timestamp) -> Option<String> {
+    let nudges = detail["nudges"].as_object()?;
+    let waiting = matches!(s(&detail["status"]).as_str(), "" | "pending");
+    let mut parts = Vec::new();
+    match nudges["reminders_sent"].as_u64().unwrap_or_default() {
+        0 => {}
+        1 => parts.push("reminded once".to_owned()),
+        2 => parts.push("reminded twice".to_owned()),
+        n => parts.push(format!("reminded {n} times")),
+    }
+    let next = &nudges["next_reminder_at"];
+    if waiting && !s(next).is_empty() {
+        let how_far = relative_of(next, now).unwrap_or_default();
+        let which = if parts.is_empty() { "first" } else { "next" };
+        parts.push(format!("{which} reminder {} ({how_far})", when(next)));
+    }
+    if !s(&nudges["escalated_at"]).is_empty() {
+        parts.push(format!("escalated at {}", when(&nudges["escalated_at"])));
+    }
+    let line = parts.join("; ");
+    let mut letters = line.chars();
+    let first = letters.next()?;
+    Some(first.to_uppercase().chain(letters).collect())
+}
+
 /// A quorum bundle's votes (QUO-5), one line each in vote order: who, when,
 /// what, and whether it counts (while pending) or decided (once settled).
 fn votes(out: &mut Vec<String>, bundle: &Value, seen: &Seen, waiting: bool) {
@@ -426,6 +456,9 @@ fn bundle(out: &mut Vec<String>, bundle: &Value, seen: &Seen) {
     if let Some(line) = quorum_needs(bundle) {
         out.push(format!("  {line}"));
         votes(out, bundle, seen, waiting);
+    }
+    if let Some(line) = nudges_line(bundle, seen.now) {
+        out.push(format!("  {line}"));
     }
     if !s(&bundle["context"]).is_empty() {
         out.push(format!("  Context: {}", s(&bundle["context"])));
@@ -779,6 +812,16 @@ pub fn render(operation: Operation, body: &Value, seen: &Seen) -> String {
                 }
             }
         }
+        // EXP-4, NUDGE-2: what one sweep did.
+        "Swept" => out.push(format!(
+            "{} settled, {} sent",
+            count_of(&body["settled"], "bundle", "bundles"),
+            count_of(
+                &body["nudged"],
+                "reminder or escalation",
+                "reminders or escalations"
+            )
+        )),
         "Pruned" => out.push(format!(
             "{} pruned",
             count_of(&body["pruned"], "bundle", "bundles")

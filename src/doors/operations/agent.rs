@@ -470,9 +470,11 @@ impl Declared for Ask {
             flag("expires_at", "expires-at"),
             flag("on_expire", "on-expire"),
         ],
-        // QUO-1: the binary spells `quorum` as flat flags (`--quorum N
-        // --eligible U,U`) that build this same argument.
-        skip: &["quorum"],
+        // QUO-1, NUDGE-1: the binary spells `quorum`, `reminders` and
+        // `escalate` as flat flags (`--quorum N --eligible U,U`,
+        // `--remind-after AGE`, `--escalate-to U,U`) that build these
+        // same arguments.
+        skip: &["quorum", "reminders", "escalate"],
         ..CliCommand::new("ask", "Ask a bundle on a session (a host operation).")
     }];
 
