@@ -135,6 +135,7 @@ mod web_inbox_keyboard;
 mod web_inbox_links;
 mod web_inbox_listing;
 mod web_inbox_notice;
+mod web_inbox_nudges;
 mod web_inbox_people;
 mod web_inbox_quorum;
 mod web_inbox_security;

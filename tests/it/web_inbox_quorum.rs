@@ -67,23 +67,6 @@ fn ask_quorum(db: &TestDb, name: &str, quorum: QuorumRequest) -> String {
     .pending_id
 }
 
-/// Screenshots of the view at 1280 and 360 px; at 360 nothing scrolls
-/// sideways (UI-9).
-fn screenshots(browser: &Browser, name: &str) {
-    browser.screenshot(&format!("{name}-desktop"));
-    browser.set_window_size(360, 740);
-    browser.screenshot(&format!("{name}-360"));
-    assert_eq!(
-        browser.js(
-            "return document.documentElement.scrollWidth <= 360;",
-            vec![]
-        ),
-        json!(true),
-        "UI-9: {name} scrolls sideways at 360 px"
-    );
-    browser.set_window_size(1280, 900);
-}
-
 /// QUO-8: alice's workspace with bob as a member; an agent asks where to
 /// deploy with a quorum of two approvals. Alice votes "Staging" with a
 /// note: the announcement says one more is needed, her form locks (also

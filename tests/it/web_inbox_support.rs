@@ -72,6 +72,23 @@ pub fn get_at(served: &Served, token: &str, path: &str) -> Reply {
     send(client().get(served.url(path)).bearer_auth(token))
 }
 
+/// Screenshots of the view at 1280 and 360 px; at 360 nothing scrolls
+/// sideways (UI-9).
+pub fn screenshots(browser: &Browser, name: &str) {
+    browser.screenshot(&format!("{name}-desktop"));
+    browser.set_window_size(360, 740);
+    browser.screenshot(&format!("{name}-360"));
+    assert_eq!(
+        browser.js(
+            "return document.documentElement.scrollWidth <= 360;",
+            vec![]
+        ),
+        json!(true),
+        "UI-9: {name} scrolls sideways at 360 px"
+    );
+    browser.set_window_size(1280, 900);
+}
+
 /// Opens the page and signs in with `token`; the inbox is showing.
 pub fn sign_in(browser: &Browser, base: &str, token: &str) {
     browser.goto(&format!("{base}/"));

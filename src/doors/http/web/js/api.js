@@ -57,8 +57,17 @@ import { state } from './state.js';
  * @property {string} expires_at RFC 3339, or `""` without a deadline (EXP-5).
  * @property {'expire' | 'answer' | 'reject' | ''} on_expire
  * @property {Quorum | null} quorum QUO-5: `null` without a quorum.
+ * @property {Nudges | null} [nudges] NUDGE-5: `null` without reminders or an escalation.
  * @property {string} context
  * @property {Question[]} questions
+ */
+
+/**
+ * NUDGE-5: where a bundle's reminders and escalation stand.
+ * @typedef {object} Nudges
+ * @property {number} reminders_sent
+ * @property {string} next_reminder_at RFC 3339, or `""` when none remains.
+ * @property {string} escalated_at RFC 3339 once escalated, else `""`.
  */
 
 /**
@@ -172,8 +181,11 @@ import { state } from './state.js';
  * The `data` of a stream event (EVT-2): the asked bundle's element
  * (`bundle.asked`), `{status, response}` (`bundle.resolved`) or
  * `{reason}` (`bundle.closed`) or `{user_id, rejected, votes}`
- * (`bundle.voted`, QUO-7); read only as far as each needs.
+ * (`bundle.voted`, QUO-7), `{n, next_at}` (`bundle.reminded`) or `{to}`
+ * (`bundle.escalated`, NUDGE-2); read only as far as each needs.
  * @typedef {object} EventData
+ * @property {number} [n]
+ * @property {string[]} [to]
  * @property {string} [created_at]
  * @property {string} [user_id]
  * @property {string} [status]

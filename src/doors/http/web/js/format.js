@@ -170,6 +170,19 @@ export function countOf(n, noun) {
 }
 
 /**
+ * NUDGE-5: how often a bundle was reminded, in words ("reminded once",
+ * "reminded twice", "reminded 3 times"); `""` for never.
+ * @param {number} n
+ * @returns {string}
+ */
+export function remindedText(n) {
+  if (!(n >= 1)) return '';
+  if (n === 1) return 'reminded once';
+  if (n === 2) return 'reminded twice';
+  return 'reminded ' + Math.floor(n) + ' times';
+}
+
+/**
  * "A", "A and B", "A, B and C".
  * @param {string[]} names
  * @returns {string}

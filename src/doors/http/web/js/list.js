@@ -1,11 +1,12 @@
 // @ts-check
 // The inbox (UI-3): its pages, the catch-up after asked events, and one
-// card per bundle (a quorum bundle's marked once the person voted, QUO-8).
+// card per bundle (a quorum bundle's marked once the person voted, QUO-8;
+// a reminded one says how often, NUDGE-5).
 
 import { listPath, request } from './api.js';
 import { refreshCount } from './count.js';
 import { $, announce, el, setTimeText, textNodes, timeEl, toast } from './dom.js';
-import { ageChangesIn, ageText, countOf, countdownChangesIn, countdownText, placeText, secondsLeft, titleOf, trimmed } from './format.js';
+import { ageChangesIn, ageText, countOf, countdownChangesIn, countdownText, placeText, remindedText, secondsLeft, titleOf, trimmed } from './format.js';
 import { plainInline, renderInline } from './markdown.js';
 import { openBundle } from './nav.js';
 import { notifyArrival } from './notify.js';
@@ -15,6 +16,7 @@ import { state } from './state.js';
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
 /** @typedef {import('./api.js').Bundle} Bundle */
 /** @typedef {import('./api.js').ListPage} ListPage */
+/** @typedef {import('./api.js').Nudges} Nudges */
 /** @typedef {import('./state.js').ListedBundle} ListedBundle */
 
 const PAGE_SIZE = 50;
@@ -146,6 +148,22 @@ function addBundles(bundles) {
   return added;
 }
 
+/**
+ * NUDGE-5: a listed bundle's reminders and escalation read again (a
+ * `bundle.reminded` event); its card says how often it was reminded. A
+ * reply read before another never takes the count back.
+ * @param {string} id
+ * @param {Nudges | null | undefined} nudges
+ */
+export function learnNudges(id, nudges) {
+  const listed = state.bundles.find((bundle) => bundle.pending_id === id);
+  if (!listed || !nudges) return;
+  const known = listed.nudges ? listed.nudges.reminders_sent : 0;
+  if (nudges.reminders_sent < known) return;
+  listed.nudges = nudges;
+  renderList();
+}
+
 /** @param {string} id */
 export function removeBundle(id) {
   const index = state.bundles.findIndex((bundle) => bundle.pending_id === id);
@@ -203,6 +221,10 @@ function card(bundle) {
     voted.hidden = true;
     line.append(voted);
   }
+  // NUDGE-5: how often it was reminded, in words (renderList).
+  const reminded = el('span', 'chip reminded', '');
+  reminded.hidden = true;
+  line.append(reminded);
   if (bundle.expires_at) {
     line.append(el('span', 'chip deadline', ''));
     line.append(el('span', 'then', 'then ' + (bundle.on_expire || 'expire')));
@@ -254,6 +276,13 @@ export function renderList() {
     setTimeText(button.querySelector('.age'), ageText(ageOf(state.bundles[index])));
     const voted = button.querySelector('.you-voted');
     if (voted instanceof HTMLElement) voted.hidden = !hasVoted(state.bundles[index]);
+    const reminded = button.querySelector('.reminded');
+    const nudges = state.bundles[index].nudges;
+    const words = remindedText(nudges ? nudges.reminders_sent : 0);
+    if (reminded instanceof HTMLElement && reminded.textContent !== words) {
+      reminded.textContent = words;
+      reminded.hidden = !words;
+    }
     const deadline = button.querySelector('.deadline');
     const left = untilDeadline(state.bundles[index]);
     if (deadline && left !== null) deadline.textContent = countdownText(left);

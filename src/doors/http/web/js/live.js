@@ -2,15 +2,18 @@
 // Live updates (UI-3, UI-6, UI-20, UI-21): the event stream, its
 // reconnects with backoff, the connection's state in words, and what each
 // event changes and says; a workspace's new members (PPL-2) list again;
-// a vote on a quorum bundle shown is read again (QUO-8).
+// a vote on a quorum bundle shown is read again (QUO-8); a reminder or an
+// escalation marks the card and notifies, an escalation lists again
+// (NUDGE-5).
 
 import { showNewVotes } from './answer.js';
-import { apiUrl, forgetNames, request } from './api.js';
+import { apiUrl, bundlePath, forgetNames, request } from './api.js';
 import { refreshCount } from './count.js';
 import { $, announce } from './dom.js';
 import { titleOf } from './format.js';
 import { historyLearns, reloadHistory } from './history.js';
-import { catchUp, reloadList, removeBundle, renderList } from './list.js';
+import { catchUp, learnNudges, reloadList, removeBundle, renderList } from './list.js';
+import { notifyStep } from './notify.js';
 import { showReach } from './reach.js';
 import { showSettledBy } from './settled.js';
 import { state } from './state.js';
@@ -44,6 +47,7 @@ function notConnected(seconds, why) {
 /** @typedef {import('./api.js').SessionReply} SessionReply */
 /** @typedef {import('./api.js').StreamEvent} StreamEvent */
 /** @typedef {import('./api.js').EventData} EventData */
+/** @typedef {import('./api.js').BundleDetail} BundleDetail */
 
 export function closeStream() {
   if (state.stream) state.stream.close();
@@ -81,6 +85,9 @@ export function openStream() {
     stream.addEventListener(type, /** @param {MessageEvent<string>} message */ (message) => onEvent(type, message.data));
   }
   stream.addEventListener('bundle.voted', /** @param {MessageEvent<string>} message */ (message) => onVoted(message.data));
+  for (const type of ['bundle.reminded', 'bundle.escalated']) {
+    stream.addEventListener(type, /** @param {MessageEvent<string>} message */ (message) => onStep(type, message.data));
+  }
   stream.addEventListener('reset', () => reloadList());
   stream.addEventListener('workspace.members', onMembers);
   // PROD-2: the server's database is away and the stream ends; the
@@ -161,21 +168,71 @@ function onMembers() {
 }
 
 /**
- * QUO-8: someone voted (QUO-7): the open bundle's votes are read again,
- * so the vote shows; a vote of this user marks its card ("You voted").
- * @param {string} text the event: a {@link StreamEvent} as JSON.
+ * A stream message's event, `null` when it is not one.
+ * @param {string} text a {@link StreamEvent} as JSON.
+ * @returns {StreamEvent | null}
  */
-function onVoted(text) {
+function parsed(text) {
   /** @type {StreamEvent | null} */
   let event;
   try {
     event = JSON.parse(text);
   } catch (error) {
-    return;
+    return null;
   }
-  if (!event || typeof event.pending_id !== 'string') return;
-  const data = event.data && typeof event.data === 'object' ? event.data : {};
-  const me = state.principal && state.principal.kind === 'user' ? state.principal.user_id : '';
+  return event && typeof event.pending_id === 'string' ? event : null;
+}
+
+/**
+ * @param {StreamEvent} event
+ * @returns {EventData}
+ */
+const dataOf = (event) => (event.data && typeof event.data === 'object' ? event.data : {});
+
+/** The signed-in user's id, `""` for any other principal. */
+const myId = () => (state.principal && state.principal.kind === 'user' && state.principal.user_id) || '';
+
+/**
+ * NUDGE-5: a reminder or an escalation of a bundle this page may see.
+ * An escalation lists again, so the bundle appears for the people it
+ * reaches from its time on (PPL-6). The bundle is read again: its card
+ * says how often it was reminded, and while the page is hidden a
+ * notification says what happened, if the person may still act on it
+ * (UI-20).
+ * @param {string} type `bundle.reminded` or `bundle.escalated`.
+ * @param {string} text the event: a {@link StreamEvent} as JSON.
+ */
+async function onStep(type, text) {
+  const event = parsed(text);
+  if (!event || state.settled.has(event.pending_id)) return;
+  const id = event.pending_id;
+  const data = dataOf(event);
+  const escalated = type === 'bundle.escalated';
+  if (escalated) reloadList();
+  /** @type {Reply<BundleDetail>} */
+  const reply = await request('GET', bundlePath(id));
+  if (reply.status !== 200 || reply.body.status !== 'pending' || state.settled.has(id)) return;
+  const bundle = reply.body;
+  learnNudges(id, bundle.nudges);
+  const title = titleOf(bundle);
+  const me = myId();
+  const toMe = escalated && Boolean(me) && Array.isArray(data.to) && data.to.includes(me);
+  // UI-21: a bundle escalated to this person arrives for them.
+  if (toMe) announce('Escalated to you: ' + title);
+  const words = !escalated ? 'Reminder: ' + title : (toMe ? 'Escalated to you: ' : 'Escalated: ') + title;
+  notifyStep(bundle, escalated ? 'escalated' : 'reminded ' + (Number(data.n) || 0), words);
+}
+
+/**
+ * QUO-8: someone voted (QUO-7): the open bundle's votes are read again,
+ * so the vote shows; a vote of this user marks its card ("You voted").
+ * @param {string} text the event: a {@link StreamEvent} as JSON.
+ */
+function onVoted(text) {
+  const event = parsed(text);
+  if (!event) return;
+  const data = dataOf(event);
+  const me = myId();
   if (me && data.user_id === me) {
     state.voted.add(event.pending_id);
     renderList();
@@ -188,17 +245,10 @@ function onVoted(text) {
  * @param {string} text its data: a {@link StreamEvent} as JSON.
  */
 function onEvent(type, text) {
-  /** @type {StreamEvent | null} */
-  let event;
-  try {
-    event = JSON.parse(text);
-  } catch (error) {
-    return;
-  }
-  if (!event || typeof event.pending_id !== 'string') return;
+  const event = parsed(text);
+  if (!event) return;
   const id = event.pending_id;
-  /** @type {EventData} */
-  const data = event.data && typeof event.data === 'object' ? event.data : {};
+  const data = dataOf(event);
   if (type === 'bundle.asked') {
     if (state.settled.has(id)) return;
     if (typeof data.created_at === 'string' && (!state.askedSince || data.created_at < state.askedSince)) {

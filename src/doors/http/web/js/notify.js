@@ -1,17 +1,23 @@
 // @ts-check
 // Noticing new requests (UI-20): desktop notifications, asked for only
 // when the person clicks "Notify me", one per bundle that joins the
-// waiting list while the page is hidden. (The waiting count in the
-// favicon is count.js's.)
+// waiting list while the page is hidden, and one per reminder and
+// escalation of a bundle the person may still act on (NUDGE-5). (The
+// waiting count in the favicon is count.js's.)
 
 import { $ } from './dom.js';
 import { shown } from './format.js';
-import { hasVoted } from './quorum.js';
+import { hasVoted, votingLocked } from './quorum.js';
+import { state } from './state.js';
 
 /** @typedef {import('./api.js').Bundle} Bundle */
+/** @typedef {import('./api.js').BundleDetail} BundleDetail */
 
 /** Bundles already notified, so each raises one notification at most. */
 const notified = new Set();
+
+/** Steps already notified (`<pending_id> <step>`), so each raises one. */
+const stepped = new Set();
 
 /** What opens a bundle when its notification is clicked. @type {(id: string) => void} */
 let opener = () => {};
@@ -78,5 +84,37 @@ export function notifyArrival(bundle) {
     window.focus();
     notification.close();
     opener(bundle.pending_id);
+  };
+}
+
+/**
+ * NUDGE-5, UI-20: one notification for a step of a bundle while the page
+ * is hidden — "Reminder: <title>" or "Escalated to you: <title>" (to
+ * anyone else who sees it, "Escalated: <title>") — only while the person
+ * may still act on it: pending, not sent from this page, and on a quorum
+ * bundle not voted on nor closed to their vote. Each step its own tag,
+ * so a later one alerts again; a click opens the bundle.
+ * @param {BundleDetail} bundle as `get_bundle` read it after the step.
+ * @param {string} step `reminded <n>`, or `escalated`.
+ * @param {string} title the notification's words.
+ */
+export function notifyStep(bundle, step, title) {
+  if (!supported() || Notification.permission !== 'granted' || !document.hidden) return;
+  const id = bundle.pending_id;
+  if (bundle.status !== 'pending' || state.settled.has(id) || state.inFlight.has(id) || state.mine.has(id)) return;
+  if (votingLocked(bundle)) return;
+  const key = id + ' ' + step;
+  if (stepped.has(key)) return;
+  stepped.add(key);
+  const task = bundle.task_title || bundle.task_id;
+  // PROD-7: the markers as text.
+  const notification = new Notification(shown(title), {
+    body: task ? shown('Task: ' + task) : '',
+    tag: id + ' ' + step,
+  });
+  notification.onclick = () => {
+    window.focus();
+    notification.close();
+    opener(id);
   };
 }
