@@ -664,32 +664,3 @@ impl Engine {
         ))
     }
 }
-
-/// QUO-3, NUDGE-2: votes and steps on one bundle are serialized with its
-/// claims. PostgreSQL locks the bundle's question rows in id order (claims
-/// and settlements write them too, so they queue behind a vote or a step
-/// and it behind them), and the lock's
-/// statement returns them as they are once locked (in DM-4 order); SQLite's
-/// write lock is already held, and its rows are read with the bundle.
-pub(crate) fn lock_question_rows(
-    conn: &mut AnyConnection,
-    pending_id: &str,
-) -> Result<Option<Vec<QuestionRecord>>> {
-    match conn {
-        AnyConnection::Sqlite(_) => {
-            let _ = pending_id;
-            Ok(None)
-        }
-        #[cfg(feature = "postgres")]
-        AnyConnection::Postgres(pg) => {
-            let mut rows: Vec<QuestionRecord> = bundle_questions::table
-                .filter(bundle_questions::pending_id.eq(pending_id))
-                .order(bundle_questions::id)
-                .select(question_record_columns())
-                .for_update()
-                .load(pg)?;
-            sort_dm4(&mut rows);
-            Ok(Some(rows))
-        }
-    }
-}

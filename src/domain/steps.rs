@@ -4,11 +4,19 @@
 //! step (`next_step_at`), in a transaction serialized with the bundle's
 //! claims. Only the sweep takes steps (`expire_due` and the sweeper);
 //! readers never write. When steps fall is `rules::nudges`'s.
+//!
+//! A step locks its bundle's session row exclusively, as an ask does,
+//! where every claim, vote and settlement begins by sharing that lock
+//! (CLAIM-4). On PostgreSQL that lock also orders the event log: a
+//! transaction's id, its events' position (EVT-1a), is taken with its
+//! first row lock, so a claim that began first holds a smaller id and the
+//! step waits for its commit (then sees it settled and steps no more),
+//! while a claim that begins after the step takes a larger id than the
+//! step's: a step's event never follows the resolution in the log.
 
 use diesel::dsl::min;
 use diesel::prelude::*;
 
-use crate::domain::bundle;
 use crate::domain::change::Changes;
 use crate::domain::engine::Engine;
 use crate::domain::nudges::{self, StoredNudges};
@@ -84,10 +92,9 @@ impl Engine {
         })?;
         let mut taken = 0;
         for (pending_id, session_id) in batch {
-            let steps = self.change_claiming(&session_id, &pending_id, true, |conn, changes| {
+            taken += self.change_session(&session_id, |conn, changes| {
                 step_in(conn, changes, &pending_id, self.now())
             })?;
-            taken += steps.unwrap_or(0);
         }
         Ok(taken)
     }
@@ -111,21 +118,18 @@ fn step_in(
     pending_id: &str,
     now: Timestamp,
 ) -> Result<u64> {
-    // Serialized with the bundle's claims: a claim either committed first
-    // (then no step follows it) or waits for this step's commit (then the
-    // step's event precedes the resolution).
-    bundle::lock_question_rows(conn, pending_id)?;
     let Some(read) = step_read_query(pending_id, now.as_micros())
         .load::<StepRead>(conn)?
         .pop()
     else {
         return Ok(0);
     };
-    let Some(old) = read.next_step_at else {
+    let now_us = now.as_micros();
+    // Another sweep took this step first (or there is none).
+    let Some(old) = read.next_step_at.filter(|at| *at <= now_us) else {
         return Ok(0);
     };
     let schedule = read.nudges.schedule(read.created_at, read.expires_at);
-    let now_us = now.as_micros();
     let due = schedule.due(schedule.progress(read.nudges.stepped_at), now_us);
     let over = read.finished != Some(false) || read.expires_at.is_some_and(|at| at <= now_us);
     let next = if over {

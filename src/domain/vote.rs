@@ -25,9 +25,9 @@ use crate::rules::visibility::{self, Scope};
 use crate::rules::vocabulary::EventType;
 use crate::rules::vocabulary::{DecidedBy, QuestionStatus};
 use crate::store::failpoints::Failpoints;
-#[cfg(feature = "postgres")]
-use crate::store::schema;
 use crate::store::schema::votes;
+#[cfg(feature = "postgres")]
+use crate::store::schema::{self, bundle_questions};
 #[cfg(feature = "postgres")]
 use crate::store::Together;
 use crate::store::{AnyConnection, Timestamp};
@@ -64,7 +64,7 @@ pub(crate) fn vote(
     failpoints: &Failpoints,
 ) -> Result<Voted> {
     let pending_id = opened.record.pending_id.as_str();
-    let locked = bundle::lock_question_rows(conn, pending_id)?;
+    let locked = serialize_votes(conn, pending_id)?;
     let (record, rows, active) = read_under_lock(conn, scope, pending_id, locked, now.as_micros())?
         .ok_or(Error::NotFound(Entity::Bundle))?;
     if !rows
@@ -145,6 +145,34 @@ fn unreadable() -> Error {
         "quorum",
         "this bundle's quorum cannot be read; only system may resolve or cancel it",
     ))
+}
+
+/// QUO-3: votes on one bundle are serialized. PostgreSQL locks the
+/// bundle's question rows in id order (claims and settlements write them
+/// too, so they queue behind a vote and a vote behind them), and the lock's
+/// statement returns them as they are once locked (in DM-4 order); SQLite's
+/// write lock is already held, and its rows are read with the bundle.
+fn serialize_votes(
+    conn: &mut AnyConnection,
+    pending_id: &str,
+) -> Result<Option<Vec<QuestionRecord>>> {
+    match conn {
+        AnyConnection::Sqlite(_) => {
+            let _ = pending_id;
+            Ok(None)
+        }
+        #[cfg(feature = "postgres")]
+        AnyConnection::Postgres(pg) => {
+            let mut rows: Vec<QuestionRecord> = bundle_questions::table
+                .filter(bundle_questions::pending_id.eq(pending_id))
+                .order(bundle_questions::id)
+                .select(bundle::question_record_columns())
+                .for_update()
+                .load(pg)?;
+            bundle::sort_dm4(&mut rows);
+            Ok(Some(rows))
+        }
+    }
 }
 
 /// The bundle as the vote's transaction sees it under its lock: if the

@@ -118,7 +118,7 @@ pub fn checked_escalation(
 /// A delay in range, as whole milliseconds.
 fn delay(field: &str, delay: Duration) -> Result<i64, ValidationError> {
     let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
-    if !DELAY_MS.contains(&ms) || delay.subsec_nanos() % 1_000_000 != 0 {
+    if !DELAY_MS.contains(&ms) || !delay.subsec_nanos().is_multiple_of(1_000_000) {
         return Err(ValidationError::new(
             field,
             format!(

@@ -5,53 +5,24 @@
 //! come back as they are, `clarion expire-due` says how many steps it
 //! took, and `--text` says where the reminders and the escalation stand.
 
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
-use clarion::{
-    envelope, Clock, EscalateRequest, ListRequest, Principal, RemindersRequest, Timestamp,
-    WorkspaceUpsert,
-};
+use clarion::{envelope, Clock, ListRequest, Principal, Timestamp, WorkspaceUpsert};
 use serde_json::{json, Value};
 
+use crate::cli_quorum::{code, reply, stdout, SINGLE};
+use crate::cli_text::clarion_at;
+use crate::nudges::{ask_nudged, at, nudged, reminders, stamp};
 use crate::support::*;
 
-const SINGLE: &str = r#"[{"question_id":"target","title":"Target","prompt":"Where first?","multi_select":false,"options":[{"option_id":"staging","label":"Staging","description":"try it"},{"option_id":"production","label":"Production","description":"ship it"}]}]"#;
 const SECOND: i64 = 1_000_000;
 const MINUTE: i64 = 60 * SECOND;
 const HOUR: i64 = 60 * MINUTE;
 
-/// The binary on `db`; with `now`, its clock stands there (the test hook),
-/// else it keeps the system clock, days after the test clock's.
-fn run_at(db: &TestDb, now: Option<Timestamp>, args: &[&str]) -> Output {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_clarion"));
-    command
-        .args(args)
-        .args(["--database-url", &db.url])
-        .env_remove("CLARION_DATABASE_URL");
-    if let Some(now) = now {
-        command.env("CLARION_TEST_NOW", now.to_rfc3339());
-    }
-    command.output().unwrap()
-}
-
 /// The binary with its clock at the test clock's time.
 fn run(db: &TestDb, args: &[&str]) -> Output {
-    run_at(db, Some(db.clock.now()), args)
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn code(output: &Output) -> i32 {
-    output.status.code().unwrap_or(-1)
-}
-
-/// The JSON reply on stdout.
-fn reply(output: &Output) -> Value {
-    serde_json::from_str(stdout(output).trim())
-        .unwrap_or_else(|error| panic!("not JSON ({error}): {output:?}"))
+    clarion_at(db, Some(db.clock.now()), args)
 }
 
 /// `clarion ask` on `s-rel`, mirroring olga's workspace, with `flags`
@@ -81,18 +52,7 @@ fn asked_id(output: &Output) -> String {
         .to_owned()
 }
 
-/// Moves the test clock to `offset` after the epoch.
-fn at(db: &TestDb, offset: i64) {
-    let now = db.clock.now().as_micros() - EPOCH.as_micros();
-    assert!(offset >= now, "the clock only moves forward");
-    db.clock.advance_micros(offset - now);
-}
-
-fn stamp(offset: i64) -> String {
-    Timestamp::from_micros(EPOCH.as_micros() + offset).to_rfc3339()
-}
-
-/// An instant as the text views show it: `2026-11-30 20:01:30 UTC`.
+/// The text views' form of the instant `offset` after the epoch.
 fn shown_at(offset: i64) -> String {
     let text = stamp(offset);
     format!("{} {} UTC", &text[..10], &text[11..19])
@@ -105,27 +65,11 @@ fn nudges(db: &TestDb, pending_id: &str) -> Value {
     reply(&got)["body"]["nudges"].clone()
 }
 
-fn swept(db: &TestDb) -> u64 {
-    db.expire_due(None).unwrap().nudged
-}
-
 /// A session in olga's workspace, asked on through the library.
 fn team(db: &TestDb) -> String {
     db.upsert_workspace(WorkspaceUpsert::new("w-team").owner("olga"))
         .unwrap();
     session_in(db, "team", "w-team", Some(true))
-}
-
-fn ask_nudged(
-    db: &TestDb,
-    session: &str,
-    reminders: Option<RemindersRequest>,
-    escalate: Option<EscalateRequest>,
-) -> String {
-    let mut request = ask_request(session, 1);
-    request.reminders = reminders;
-    request.escalate = escalate;
-    db.ask(&request).unwrap().pending_id
 }
 
 dual_backend!(
@@ -167,19 +111,19 @@ fn nudge_1_cli_flags_build_reminders_and_escalate(db: &TestDb) {
     assert_eq!(created, EPOCH, "asked at the test clock's time");
 
     at(db, 90 * MINUTE);
-    assert_eq!(swept(db), 1, "the first reminder");
+    assert_eq!(nudged(db), 1, "the first reminder");
     assert_eq!(
         nudges(db, &id),
         json!({"reminders_sent": 1, "next_reminder_at": stamp(90 * MINUTE + 3 * HOUR), "escalated_at": ""})
     );
     at(db, 90 * MINUTE + 3 * HOUR);
-    assert_eq!(swept(db), 1, "the second reminder, the last");
+    assert_eq!(nudged(db), 1, "the second reminder, the last");
     assert_eq!(
         nudges(db, &id),
         json!({"reminders_sent": 2, "next_reminder_at": "", "escalated_at": ""})
     );
     at(db, 48 * HOUR - 1);
-    assert_eq!(swept(db), 0);
+    assert_eq!(nudged(db), 0);
     for user in ["gina", "hal"] {
         assert!(
             db.get_bundle(&Principal::user(user), &id).is_err(),
@@ -187,7 +131,7 @@ fn nudge_1_cli_flags_build_reminders_and_escalate(db: &TestDb) {
         );
     }
     at(db, 48 * HOUR);
-    assert_eq!(swept(db), 1, "the escalation");
+    assert_eq!(nudged(db), 1, "the escalation");
     assert_eq!(nudges(db, &id)["escalated_at"], json!(stamp(48 * HOUR)));
     for user in ["gina", "hal"] {
         assert!(db.get_bundle(&Principal::user(user), &id).is_ok(), "{user}");
@@ -207,14 +151,14 @@ fn nudge_1_cli_reminders_take_the_defaults(db: &TestDb) {
         json!({"reminders_sent": 0, "next_reminder_at": stamp(2 * HOUR), "escalated_at": ""})
     );
     at(db, 2 * HOUR);
-    assert_eq!(swept(db), 1);
+    assert_eq!(nudged(db), 1);
     assert_eq!(
         nudges(db, &id)["next_reminder_at"],
         json!(stamp(4 * HOUR)),
         "every = first"
     );
     at(db, 100 * HOUR);
-    assert_eq!(swept(db), 1, "only the latest due reminder");
+    assert_eq!(nudged(db), 1, "only the latest due reminder");
     assert_eq!(
         nudges(db, &id),
         json!({"reminders_sent": 3, "next_reminder_at": "", "escalated_at": ""}),
@@ -285,13 +229,8 @@ fn nudge_1_cli_refusals_are_the_operations(db: &TestDb) {
 /// it, one with a one-minute deadline due to settle.
 fn nudge_2_cli_expire_due_says_what_it_nudged(db: &TestDb) {
     let session = team(db);
-    let minute = || RemindersRequest {
-        first_after: Duration::from_secs(60),
-        every: None,
-        max: None,
-    };
-    let reminded = ask_nudged(db, &session, Some(minute()), None);
-    let output = run_at(db, None, &["expire-due"]);
+    let reminded = ask_nudged(db, &session, Some(reminders(60, 60, 3)), None, None);
+    let output = clarion_at(db, None, &["expire-due"]);
     assert_eq!(code(&output), 0, "{output:?}");
     assert_eq!(
         reply(&output)["body"],
@@ -305,17 +244,17 @@ fn nudge_2_cli_expire_due_says_what_it_nudged(db: &TestDb) {
         "the latest due reminder, the third"
     );
 
-    ask_nudged(db, &session, Some(minute()), None);
+    ask_nudged(db, &session, Some(reminders(60, 60, 3)), None, None);
     let mut due = ask_request(&session, 1);
     due.expires = Some(clarion::Expiry::In(Duration::from_secs(60)));
     db.ask(&due).unwrap();
-    let output = run_at(db, None, &["expire-due", "--text"]);
+    let output = clarion_at(db, None, &["expire-due", "--text"]);
     assert_eq!(code(&output), 0, "{output:?}");
     assert_eq!(
         stdout(&output),
         "1 bundle settled, 1 reminder or escalation sent\n"
     );
-    let output = run_at(db, None, &["expire-due", "--text"]);
+    let output = clarion_at(db, None, &["expire-due", "--text"]);
     assert_eq!(
         stdout(&output),
         "0 bundles settled, 0 reminders or escalations sent\n"
@@ -350,7 +289,7 @@ fn nudge_5_cli_text_says_where_the_nudges_stand(db: &TestDb) {
     let id = lines[0].split(' ').next().unwrap().to_owned();
 
     at(db, 2 * MINUTE + 30 * SECOND);
-    assert_eq!(swept(db), 2, "the second reminder and the escalation");
+    assert_eq!(nudged(db), 2, "the second reminder and the escalation");
     let line = |shown: &str| -> Option<String> {
         shown
             .lines()

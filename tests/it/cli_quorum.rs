@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::support::*;
 
-const SINGLE: &str = r#"[{"question_id":"target","title":"Target","prompt":"Where first?","multi_select":false,"options":[{"option_id":"staging","label":"Staging","description":"try it"},{"option_id":"production","label":"Production","description":"ship it"}]}]"#;
+pub const SINGLE: &str = r#"[{"question_id":"target","title":"Target","prompt":"Where first?","multi_select":false,"options":[{"option_id":"staging","label":"Staging","description":"try it"},{"option_id":"production","label":"Production","description":"ship it"}]}]"#;
 const STAGING: &str = r#"[{"question_id":"target","selected_options":["staging"]}]"#;
 
 fn run(db: &TestDb, args: &[&str]) -> Output {
@@ -22,16 +22,16 @@ fn run(db: &TestDb, args: &[&str]) -> Output {
         .unwrap()
 }
 
-fn stdout(output: &Output) -> String {
+pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
-fn code(output: &Output) -> i32 {
+pub fn code(output: &Output) -> i32 {
     output.status.code().unwrap_or(-1)
 }
 
 /// The JSON reply on stdout.
-fn reply(output: &Output) -> Value {
+pub fn reply(output: &Output) -> Value {
     serde_json::from_str(stdout(output).trim())
         .unwrap_or_else(|error| panic!("not JSON ({error}): {output:?}"))
 }

@@ -11,7 +11,9 @@ use serde_json::{json, Value};
 
 use crate::support::*;
 
-fn clarion_at(db: &TestDb, now: Option<Timestamp>, args: &[&str]) -> Output {
+/// The binary on `db`; with `now`, its clock stands there (the test hook),
+/// else it keeps the system clock.
+pub fn clarion_at(db: &TestDb, now: Option<Timestamp>, args: &[&str]) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_clarion"));
     command
         .args(args)

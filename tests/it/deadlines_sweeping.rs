@@ -33,22 +33,9 @@ fn exp_4_sweepers_in_two_processes_settle_each_bundle_once(db: &TestDb) {
     // The test clock is days behind the system clock: a minute after it
     // is long past for the processes.
     let ids: Vec<String> = (0..DUE).map(|_| ask_due_in(db, &session, 60)).collect();
-    let sweep = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_clarion"))
-            .args(["expire-due", "--limit", "1000", "--database-url", &db.url])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let sweepers = [sweep(), sweep()];
-    let settled: u64 = sweepers
-        .into_iter()
-        .map(|child| {
-            let output = child.wait_with_output().unwrap();
-            assert!(output.status.success(), "{output:?}");
-            let body: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-            body["body"]["settled"].as_u64().unwrap()
-        })
+    let settled: u64 = two_sweep_processes(db)
+        .iter()
+        .map(|body| body["settled"].as_u64().unwrap())
         .sum();
     assert_eq!(settled, DUE as u64, "each settled by exactly one process");
     assert!(ids.iter().all(|id| expired(db, id)));
@@ -62,6 +49,28 @@ fn exp_4_sweepers_in_two_processes_settle_each_bundle_once(db: &TestDb) {
             ("deadline", "expired")
         );
     }
+}
+
+/// The replies of two `clarion expire-due --limit 1000` processes started
+/// together on `db` (they keep the system clock).
+pub fn two_sweep_processes(db: &TestDb) -> Vec<serde_json::Value> {
+    let sweep = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_clarion"))
+            .args(["expire-due", "--limit", "1000", "--database-url", &db.url])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let sweepers = [sweep(), sweep()];
+    sweepers
+        .into_iter()
+        .map(|child| {
+            let output = child.wait_with_output().unwrap();
+            assert!(output.status.success(), "{output:?}");
+            let reply: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+            reply["body"].clone()
+        })
+        .collect()
 }
 
 /// A one-question bundle on `session` that expires `seconds` after the

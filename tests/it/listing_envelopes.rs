@@ -118,7 +118,7 @@ fn list_6_envelope_text_and_key_order(db: &TestDb) {
     let expected = concat!(
         r#"{"bundles":[{"pending_id":"pending-000001","task_id":"t-a","task_title":"Add login","#,
         r#""workspace_id":"w-a","workspace_name":"Alpha","session_id":"s-a","kind":"question","#,
-        r#""created_at":"2026-11-29T20:00:05.000123Z","age_seconds":7,"expires_at":"","on_expire":"","quorum":null,"context":"pick one","questions":["#,
+        r#""created_at":"2026-11-29T20:00:05.000123Z","age_seconds":7,"expires_at":"","on_expire":"","quorum":null,"nudges":null,"context":"pick one","questions":["#,
         r#"{"question_id":"color","title":"Colour","prompt":"Which colour?","status":"pending","multi_select":true,"options":["#,
         r#"{"option_id":"red","label":"Red","description":"Warm"},"#,
         r#"{"option_id":"color_opt2","label":"Blue","description":"Cool"}]},"#,
@@ -128,8 +128,11 @@ fn list_6_envelope_text_and_key_order(db: &TestDb) {
         r#""count":1,"next_cursor":""}"#,
     );
     assert_eq!(text, expected);
-    // LIST-7: nothing is null but what QUO-5 says is: no quorum.
-    assert!(!text.replace(r#""quorum":null"#, "").contains("null"));
+    // LIST-7: nothing is null but what QUO-5 and NUDGE-5 say is: no quorum, no nudges.
+    assert!(!text
+        .replace(r#""quorum":null"#, "")
+        .replace(r#""nudges":null"#, "")
+        .contains("null"));
 }
 
 /// LIST-6: a permission bundle shows its kind; age is floored at 0 when
@@ -204,7 +207,7 @@ fn list_7_degraded_rows_are_never_null(db: &TestDb) {
     let expected = concat!(
         r#"{"bundles":[{"pending_id":"degraded","task_id":"t-a","task_title":"","workspace_id":"w-a","workspace_name":"","#,
         r#""session_id":"s-a","kind":"question","#,
-        r#""created_at":"2026-11-29T20:00:00.000000Z","age_seconds":3,"expires_at":"","on_expire":"","quorum":null,"context":"","questions":["#,
+        r#""created_at":"2026-11-29T20:00:00.000000Z","age_seconds":3,"expires_at":"","on_expire":"","quorum":null,"nudges":null,"context":"","questions":["#,
         r#"{"question_id":"q-absent","title":"T","prompt":"P?","status":"pending","multi_select":true,"options":OPTIONS},"#,
         r#"{"question_id":"q-empty","title":"T","prompt":"P?","status":"pending","multi_select":true,"options":OPTIONS},"#,
         r#"{"question_id":"q-weird","title":"T","prompt":"P?","status":"on_hold","multi_select":true,"options":OPTIONS},"#,
@@ -217,7 +220,10 @@ fn list_7_degraded_rows_are_never_null(db: &TestDb) {
     .replace("OPTIONS", options);
     assert_eq!(text, expected);
     assert!(
-        !text.replace(r#""quorum":null"#, "").contains("null"),
+        !text
+            .replace(r#""quorum":null"#, "")
+            .replace(r#""nudges":null"#, "")
+            .contains("null"),
         "{text}"
     );
 }

@@ -13,6 +13,7 @@ use clarion::{
 };
 use serde_json::{json, Value};
 
+use crate::deadlines_sweeping::two_sweep_processes;
 use crate::doors_json_support::{refused, SYSTEM};
 use crate::events::wait_until_readable;
 use crate::quorum::approve;
@@ -49,7 +50,7 @@ fn team(db: &TestDb) -> String {
     session_in(db, "nudged", TEAM, Some(true))
 }
 
-fn reminders(first_s: u64, every_s: u64, max: u32) -> RemindersRequest {
+pub fn reminders(first_s: u64, every_s: u64, max: u32) -> RemindersRequest {
     RemindersRequest {
         first_after: Duration::from_secs(first_s),
         every: Some(Duration::from_secs(every_s)),
@@ -66,7 +67,7 @@ fn escalate(after_s: u64, to: &[&str]) -> EscalateRequest {
 
 /// Asks a one-question bundle with `reminders`, `escalate` and a deadline
 /// `deadline_s` after the ask (none with `None`).
-fn ask_nudged(
+pub fn ask_nudged(
     db: &clarion::Clarion,
     session: &str,
     remind: Option<RemindersRequest>,
@@ -81,14 +82,14 @@ fn ask_nudged(
 }
 
 /// Moves the test clock to `offset` after the epoch (the ask's time).
-fn at(db: &TestDb, offset: i64) {
+pub fn at(db: &TestDb, offset: i64) {
     use clarion::Clock;
     let now = db.clock.now().as_micros() - EPOCH.as_micros();
     assert!(offset >= now, "the clock only moves forward");
     db.clock.advance_micros(offset - now);
 }
 
-fn nudged(db: &TestDb) -> u64 {
+pub fn nudged(db: &TestDb) -> u64 {
     db.expire_due(None).unwrap().nudged
 }
 
@@ -112,7 +113,7 @@ fn log(db: &TestDb) -> Vec<clarion::Event> {
         .events
 }
 
-fn stamp(offset: i64) -> String {
+pub fn stamp(offset: i64) -> String {
     Timestamp::from_micros(EPOCH.as_micros() + offset).to_rfc3339()
 }
 
@@ -296,22 +297,9 @@ fn nudge_2_sweepers_in_two_processes_take_each_step_once(db: &TestDb) {
             )
         })
         .collect();
-    let sweep = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_clarion"))
-            .args(["expire-due", "--limit", "1000", "--database-url", &db.url])
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let sweepers = [sweep(), sweep()];
-    let nudged: u64 = sweepers
-        .into_iter()
-        .map(|child| {
-            let output = child.wait_with_output().unwrap();
-            assert!(output.status.success(), "{output:?}");
-            let body: Value = serde_json::from_slice(&output.stdout).unwrap();
-            body["body"]["nudged"].as_u64().unwrap()
-        })
+    let nudged: u64 = two_sweep_processes(db)
+        .iter()
+        .map(|body| body["nudged"].as_u64().unwrap())
         .sum();
     assert_eq!(
         nudged,
