@@ -5,6 +5,9 @@
 
 #![allow(dead_code)]
 
+#[cfg(feature = "test-hooks")]
+pub mod floors;
+
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Barrier, Mutex};

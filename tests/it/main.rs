@@ -143,4 +143,5 @@ mod web_inbox_support;
 mod webhooks_delivery;
 mod webhooks_endpoints;
 mod webhooks_isolation;
+mod webhooks_nudges;
 mod webhooks_targets;
