@@ -65,21 +65,7 @@ fn ui_20_notification_when_hidden_one_per_bundle(db: &TestDb) {
         json!("granted")
     );
     assert_eq!(browser.text("#notify"), "Notifications on");
-    // Every notification the page raises, written where the other tab
-    // (same origin) can read it.
-    browser.js(
-        "localStorage.setItem('notified', '[]');
-         const Original = window.Notification;
-         window.Notification = class extends Original {
-           constructor(title, options) {
-             super(title, options);
-             const seen = JSON.parse(localStorage.getItem('notified'));
-             seen.push({title, body: options.body, tag: options.tag, hidden: document.hidden});
-             localStorage.setItem('notified', JSON.stringify(seen));
-           }
-         };",
-        vec![],
-    );
+    record_notifications(&browser);
     let shown = ask(db, &session, 1);
     wait_listed(&browser, "the bundle asked while the page shows", 1);
     let page = browser.hide_in_new_tab(&served.url("/icon.svg"));

@@ -75,24 +75,6 @@ fn wait_reminded(browser: &Browser, pending_id: &str, words: &str) {
     );
 }
 
-/// Records every notification the page raises where another tab of the
-/// same origin can read it (as `web_inbox_notice` does).
-fn record_notifications(browser: &Browser) {
-    browser.js(
-        "localStorage.setItem('notified', '[]');
-         const Original = window.Notification;
-         window.Notification = class extends Original {
-           constructor(title, options) {
-             super(title, options);
-             const seen = JSON.parse(localStorage.getItem('notified'));
-             seen.push({title, body: options.body, tag: options.tag, hidden: document.hidden});
-             localStorage.setItem('notified', JSON.stringify(seen));
-           }
-         };",
-        vec![],
-    );
-}
-
 /// NUDGE-5: alice's bundle asked with reminders every minute. Her card
 /// says nothing of reminders at first; after each sweep past a reminder's
 /// time it says "reminded once", then "reminded twice", live (the page

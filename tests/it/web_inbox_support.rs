@@ -223,3 +223,21 @@ pub fn page_waits(metrics_url: &str, system_token: &str) {
         crate::http_routes::waits_in_flight(metrics_url, system_token) >= 1
     });
 }
+
+/// Records every notification the page raises where another tab of the
+/// same origin can read it.
+pub fn record_notifications(browser: &Browser) {
+    browser.js(
+        "localStorage.setItem('notified', '[]');
+         const Original = window.Notification;
+         window.Notification = class extends Original {
+           constructor(title, options) {
+             super(title, options);
+             const seen = JSON.parse(localStorage.getItem('notified'));
+             seen.push({title, body: options.body, tag: options.tag, hidden: document.hidden});
+             localStorage.setItem('notified', JSON.stringify(seen));
+           }
+         };",
+        vec![],
+    );
+}
