@@ -94,6 +94,9 @@ pub enum Error {
     /// QUO-3: the caller already voted on this quorum bundle, otherwise.
     #[error("already voted")]
     AlreadyVoted,
+    /// LINK-3: the answer link already answered or voted once.
+    #[error("link already used")]
+    LinkUsed,
     /// WIRE-3 `wait_bundle`: the timeout passed first.
     #[error("timed out waiting for a response")]
     TimedOut,
@@ -141,6 +144,8 @@ pub enum ErrorCode {
     NotEligible,
     /// `already_voted`: voted otherwise on this quorum bundle (QUO-3).
     AlreadyVoted,
+    /// `link_used`: the answer link was used already (LINK-3).
+    LinkUsed,
     /// `validation`
     Validation,
     /// `capability_denied`
@@ -156,11 +161,12 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, in the order documents list them.
-    pub const ALL: [ErrorCode; 9] = [
+    pub const ALL: [ErrorCode; 10] = [
         ErrorCode::NotFound,
         ErrorCode::NoLongerActive,
         ErrorCode::NotEligible,
         ErrorCode::AlreadyVoted,
+        ErrorCode::LinkUsed,
         ErrorCode::Validation,
         ErrorCode::CapabilityDenied,
         ErrorCode::SessionEnded,
@@ -175,6 +181,7 @@ impl ErrorCode {
             ErrorCode::NoLongerActive => "no_longer_active",
             ErrorCode::NotEligible => "not_eligible",
             ErrorCode::AlreadyVoted => "already_voted",
+            ErrorCode::LinkUsed => "link_used",
             ErrorCode::Validation => "validation",
             ErrorCode::CapabilityDenied => "capability_denied",
             ErrorCode::SessionEnded => "session_ended",
@@ -192,6 +199,7 @@ impl Error {
             Error::Validation(_) => 400,
             Error::CapabilityDenied | Error::NotEligible => 403,
             Error::NoLongerActive | Error::SessionEnded | Error::AlreadyVoted => 409,
+            Error::LinkUsed => 410,
             Error::TimedOut => 504,
             Error::HandleClosed => 503,
             Error::Unavailable { outage, .. } => outage_status(*outage),
@@ -215,6 +223,7 @@ impl Error {
             Error::NoLongerActive => ErrorCode::NoLongerActive,
             Error::NotEligible => ErrorCode::NotEligible,
             Error::AlreadyVoted => ErrorCode::AlreadyVoted,
+            Error::LinkUsed => ErrorCode::LinkUsed,
             Error::Validation(_) => ErrorCode::Validation,
             Error::CapabilityDenied => ErrorCode::CapabilityDenied,
             Error::SessionEnded => ErrorCode::SessionEnded,

@@ -60,6 +60,7 @@ pub use domain::engine::signal::EventSubscription;
 pub use domain::events::{Event, EventPage};
 pub use domain::history::{SettledCursor, SettledPage, SettledRequest};
 pub use domain::lifecycle::{SessionUpsert, TaskUpsert, WorkspaceUpsert};
+pub use domain::links::AnswerLink;
 pub use domain::listing::{
     Cursor, ListPage, ListRequest, PendingAction, Summary, TaskPendingActions,
 };

@@ -42,6 +42,8 @@ pub(crate) struct EngineOptions {
     pub(crate) watch_interval: Duration,
     /// EXP-4: the deadline sweeper's longest sleep, when it runs.
     pub(crate) sweep_interval: Option<Duration>,
+    /// LINK-1: the base of answer links' URLs.
+    pub(crate) public_url: Option<String>,
     #[cfg(feature = "test-hooks")]
     pub(crate) statements: Option<crate::store::StatementCounter>,
 }
@@ -64,6 +66,7 @@ impl EngineOptions {
             attachment_lease: Duration::from_secs(30),
             watch_interval: Duration::from_millis(10),
             sweep_interval: None,
+            public_url: None,
             #[cfg(feature = "test-hooks")]
             statements: None,
         }
@@ -75,9 +78,32 @@ fn could_not_start(what: &str) -> impl FnOnce(std::io::Error) -> OpenError + '_ 
     move |error| OpenError::Config(format!("could not start the {what}: {error}"))
 }
 
+/// LINK-1: a public URL is an absolute `http` or `https` URL without
+/// spaces, control characters, a query or a fragment; links are put under
+/// it without its trailing slash.
+pub(crate) fn checked_public_url(url: &str) -> Result<String, OpenError> {
+    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+    let host = url.split_once("://").map_or("", |(_, rest)| rest);
+    let clean = !url
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control() || c == '?' || c == '#');
+    if !scheme_ok || host.is_empty() || host.starts_with('/') || !clean || url.len() > 2000 {
+        return Err(OpenError::Config(format!(
+            "public_url must be an absolute http or https URL without a query or fragment, \
+             not {url:?}"
+        )));
+    }
+    Ok(url.trim_end_matches('/').to_owned())
+}
+
 impl Engine {
     /// Connects, migrates, and starts the threads the options ask for.
     pub(crate) fn open(options: EngineOptions) -> Result<Arc<Engine>, OpenError> {
+        let public_url = options
+            .public_url
+            .as_deref()
+            .map(checked_public_url)
+            .transpose()?;
         let target = DbTarget::parse(&options.database_url)?
             .with_direct_url(options.direct_url.as_deref())?;
         let backend = target.backend();
@@ -151,6 +177,7 @@ impl Engine {
             event_signal,
             deadline_sweeper: Default::default(),
             ledger,
+            public_url,
             #[cfg(feature = "webhooks")]
             webhook_worker: Default::default(),
         });

@@ -174,6 +174,18 @@ pub struct Person {
     pub name: String,
 }
 
+/// PPL-8: a person a bundle reaches who is in the directory and may act
+/// on it now: whom mail (MAIL-1) and relay links (LINK-4) go to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Recipient {
+    /// The host's id of the person.
+    pub user_id: String,
+    /// Their name in the directory (`""` if none).
+    pub name: String,
+    /// Their email address (`""` if none).
+    pub email: String,
+}
+
 /// Who is calling (PPL-1a): the principal's kind and ids, and the user's
 /// name in the directory (`""` if none).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
@@ -458,6 +470,72 @@ impl Engine {
                 .map(|user_id| Person {
                     name: names.remove(&user_id).unwrap_or_default(),
                     user_id,
+                })
+                .collect())
+        })
+    }
+
+    /// PPL-8: whom mail and relay links about the bundle go to now: the
+    /// people it reaches (only those of `only`, when given: an
+    /// escalation's `to`) who are in the directory and may still act — the
+    /// bundle active, and for a quorum bundle, they may vote and have not
+    /// (QUO-3b). Nobody for a bundle no longer active or gone. Read when
+    /// the mail or payload is built.
+    pub(crate) fn recipients(
+        &self,
+        pending_id: &str,
+        only: Option<&[String]>,
+    ) -> Result<Vec<Recipient>> {
+        let now = self.now().as_micros();
+        self.read(|conn| {
+            let active: bool = diesel::select(diesel::dsl::exists(
+                crate::rules::activeness::active_bundle_ids(now)
+                    .filter(bundles::pending_id.eq(pending_id)),
+            ))
+            .get_result(conn)?;
+            let Some((bundle, _)) = (if active {
+                crate::domain::bundle::load_stored(conn, pending_id)?
+            } else {
+                None
+            }) else {
+                return Ok(Vec::new());
+            };
+            let mut reach = reach_of_task(conn, bundle.task_id.as_deref())?;
+            let escalated: Vec<String> = escalation_grants::table
+                .filter(escalation_grants::pending_id.eq(pending_id))
+                .filter(escalation_grants::visible_from.le(now))
+                .select(escalation_grants::user_id)
+                .order(escalation_grants::user_id)
+                .load(conn)?;
+            for user_id in escalated {
+                if !reach.contains(&user_id) {
+                    reach.push(user_id);
+                }
+            }
+            if let Some(only) = only {
+                reach.retain(|user_id| only.contains(user_id));
+            }
+            let quorum = crate::domain::bundle::shown_quorum(conn, &bundle, true, now)?;
+            if let Some(shown) = &quorum {
+                reach.retain(|user| shown.policy.may_vote(user) && !shown.has_voted(user));
+            }
+            let rows: Vec<(String, String, String)> = users::table
+                .filter(users::user_id.eq_any(&reach))
+                .select((users::user_id, users::name, users::email))
+                .load(conn)?;
+            let mut known: HashMap<String, (String, String)> = rows
+                .into_iter()
+                .map(|(user_id, name, email)| (user_id, (name, email)))
+                .collect();
+            Ok(reach
+                .into_iter()
+                .filter_map(|user_id| {
+                    let (name, email) = known.remove(&user_id)?;
+                    Some(Recipient {
+                        user_id,
+                        name,
+                        email,
+                    })
                 })
                 .collect())
         })

@@ -20,6 +20,7 @@ use crate::domain::claim::{self, Claimed, Decision, FirstRead, Opened, Resolver}
 use crate::domain::deadline;
 use crate::domain::engine::ledger::NewAttempt;
 use crate::domain::engine::Engine;
+use crate::domain::links;
 use crate::domain::views::{QuorumView, Resolved, Response};
 use crate::domain::vote::{self, Voted};
 use crate::error::{Entity, Error, Result, ValidationError};
@@ -162,6 +163,20 @@ fn attempt(
     }
 }
 
+/// LINK-3: the link a win or a vote came through is used up in its
+/// transaction.
+fn use_link(
+    conn: &mut AnyConnection,
+    caller: &Admitted<'_>,
+    pending_id: &str,
+    now: Timestamp,
+) -> Result<()> {
+    match caller.link() {
+        Some(link) => links::use_up(conn, link, pending_id, now),
+        None => Ok(()),
+    }
+}
+
 /// How one try at the claim's write transaction ended.
 enum Attempt {
     /// This caller's claim committed.
@@ -226,7 +241,12 @@ impl Engine {
             decided.replace(Some(decision.digest()));
             Ok(decision)
         };
-        let result = self.claim_or_replay(caller, pending_id, &decided, decide);
+        // LINK-3: a used link is told so before any loser branch.
+        let result = match caller.link() {
+            Some(link) => self.read(|conn| links::check_unused(conn, link)),
+            None => Ok(()),
+        }
+        .and_then(|()| self.claim_or_replay(caller, pending_id, &decided, decide));
         let outcome = match &result {
             // The winner's and a vote's entries are in their transaction.
             Ok(resolved) if resolved.claimed || resolved.winner().is_none() => None,
@@ -234,6 +254,7 @@ impl Engine {
             Err(Error::NoLongerActive) => Some(Outcome::NoLongerActive),
             Err(Error::NotEligible) => Some(Outcome::NotEligible),
             Err(Error::AlreadyVoted) => Some(Outcome::AlreadyVoted),
+            Err(Error::LinkUsed) => Some(Outcome::LinkUsed),
             Err(Error::Validation(_)) => Some(Outcome::Invalid),
             Err(error) => {
                 tracing::info!(
@@ -333,6 +354,10 @@ impl Engine {
             // The clock is read under the transaction's lock: a claim that
             // reads `now < expires_at` here wins as usual (EXP-3).
             let now = self.now();
+            // LINK-3: under the lock, before any loser branch.
+            if let Some(link) = caller.link() {
+                links::check_unused(conn, link)?;
+            }
             // EXP-3: whoever meets a due bundle settles it first, in this
             // transaction; this caller then replays the deadline's outcome.
             let due = opened
@@ -375,6 +400,7 @@ impl Engine {
                         }
                         Voted::Settled => return Ok(Attempt::Lost),
                         Voted::Recorded(quorum) => {
+                            use_link(conn, caller, pending_id, now)?;
                             return Ok(Attempt::Voted(Resolved {
                                 claimed: false,
                                 status: BundleStatus::Pending,
@@ -405,6 +431,7 @@ impl Engine {
             let Claimed::Won { record, rows } = claimed else {
                 return Ok(Attempt::Lost);
             };
+            use_link(conn, caller, pending_id, now)?;
             // The winner's response is rebuilt from exactly what is
             // committed, by the same function a loser's replay uses (NORM-4).
             let (status, response) = bundle::stored_response(&record, &rows).ok_or_else(|| {

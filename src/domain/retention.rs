@@ -52,6 +52,11 @@ impl Engine {
         // or not their bundle is still there.
         while self.write(|conn| crate::domain::attempts::prune_attempts(conn, cutoff, BATCH))? > 0 {
         }
+        // REL-8, LINK-3: link uses whose POSTs have ended (whatever the
+        // cutoff: a use matters only while its link could be used), and
+        // keys retired more than 7 days ago.
+        let now = self.now().as_micros();
+        self.write(|conn| crate::domain::links::prune(conn, now))?;
         // Heartbeats that lapsed before the cutoff: their attachments
         // count as lapsed whether the row is there or not.
         self.change(|conn, _| {

@@ -11,6 +11,7 @@ pub mod envelope;
 #[cfg(feature = "http")]
 pub(crate) mod http;
 pub(crate) mod json;
+pub(crate) mod link;
 pub mod mcp;
 pub(crate) mod mcp_asking;
 pub(crate) mod operations;

@@ -141,6 +141,15 @@ impl Builder {
         self
     }
 
+    /// LINK-1: where this service is reached from outside, such as
+    /// `https://inbox.example.com`: answer links are `<url>/a/<token>`.
+    /// Without it a link's `url` is the relative `/a/<token>`. An URL that
+    /// is not absolute `http`/`https` fails the open.
+    pub fn public_url(mut self, url: &str) -> Self {
+        self.options.public_url = Some(url.to_owned());
+        self
+    }
+
     /// Test hook: counts the statements this handle's pool connections
     /// start, into `counter` (LIST-11).
     #[cfg(feature = "test-hooks")]

@@ -52,8 +52,14 @@ impl Clarion {
 
     /// AUD-4: a clone of this handle whose resolves and cancels record
     /// `channel` in the attempt ledger (the C ABI's handle records
-    /// `c_abi`, the command line's `cli`).
+    /// `c_abi`, the command line's `cli`). [`Channel::Link`] is recorded
+    /// only by the answer links' routes (LINK-5): asked for it, the clone
+    /// keeps this handle's channel.
     pub fn via(&self, channel: Channel) -> Clarion {
+        let channel = match channel {
+            Channel::Link => self.channel,
+            other => other,
+        };
         Clarion {
             engine: self.engine.clone(),
             channel,

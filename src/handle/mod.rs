@@ -13,6 +13,7 @@ mod doors;
 mod events;
 #[cfg(feature = "http")]
 mod http;
+mod links;
 mod mirror;
 mod people;
 mod upkeep;

@@ -7,6 +7,7 @@
 //! sees which bundle — is `visibility`'s.
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::rules::links::LinkUse;
 use crate::rules::principal::{Grant, Principal};
 use crate::rules::visibility::Scope;
 use crate::rules::vocabulary::Channel;
@@ -101,6 +102,9 @@ pub(crate) struct Admitted<'p> {
     scope: Option<Scope>,
     /// The door it came through (AUD-4), recorded in the attempt ledger.
     channel: Channel,
+    /// LINK-3: the answer link the call came with, which the win or the
+    /// vote it makes uses up; `None` for every other credential.
+    link: Option<LinkUse>,
 }
 
 impl<'p> Admitted<'p> {
@@ -118,6 +122,11 @@ impl<'p> Admitted<'p> {
     /// denied any operation that reads.
     pub(crate) fn scope(&self) -> Result<&Scope> {
         self.scope.as_ref().ok_or(Error::CapabilityDenied)
+    }
+
+    /// LINK-3: the answer link this call came with.
+    pub(crate) fn link(&self) -> Option<&LinkUse> {
+        self.link.as_ref()
     }
 }
 
@@ -144,7 +153,21 @@ pub(crate) fn admit(
         principal,
         scope: Scope::of(principal),
         channel,
+        link: None,
     })
+}
+
+/// LINK-3: a call through an answer link's routes, as the user the link
+/// names, recording channel `link`, carrying the link its win or vote
+/// uses up. Admitted like that user's own call (AUTH-2).
+pub(crate) fn admit_link(
+    principal: &Principal,
+    access: Access,
+    link: LinkUse,
+) -> Result<Admitted<'_>> {
+    let mut admitted = admit(principal, access, Channel::Link)?;
+    admitted.link = Some(link);
+    Ok(admitted)
 }
 
 /// What `authorize` is asked about.

@@ -8,6 +8,7 @@ pub(crate) mod activeness;
 pub(crate) mod capability;
 pub(crate) mod digest;
 pub mod limits;
+pub(crate) mod links;
 pub(crate) mod nudges;
 pub(crate) mod outbox;
 pub(crate) mod principal;

@@ -462,6 +462,9 @@ pub enum Channel {
     Http,
     /// The command line's commands.
     Cli,
+    /// An answer link's routes (LINK-3). Only they record it: a handle
+    /// cannot be made for it ([`crate::Clarion::via`] keeps its own).
+    Link,
 }
 
 impl Channel {
@@ -476,6 +479,7 @@ impl Channel {
             Channel::Mcp => "mcp",
             Channel::Http => "http",
             Channel::Cli => "cli",
+            Channel::Link => "link",
         }
     }
 }
@@ -500,6 +504,8 @@ pub enum Outcome {
     NotEligible,
     /// The caller already voted otherwise on this quorum bundle (QUO-3).
     AlreadyVoted,
+    /// The answer link was used already (LINK-3).
+    LinkUsed,
 }
 
 impl Outcome {
@@ -514,6 +520,7 @@ impl Outcome {
             Outcome::Voted => "voted",
             Outcome::NotEligible => "not_eligible",
             Outcome::AlreadyVoted => "already_voted",
+            Outcome::LinkUsed => "link_used",
         }
     }
 }

@@ -126,6 +126,24 @@ diesel::table! {
 }
 
 diesel::table! {
+    link_keys (id) {
+        id -> Text,
+        secret -> Text,
+        created_at -> BigInt,
+        retired_at -> Nullable<BigInt>,
+    }
+}
+
+diesel::table! {
+    link_uses (link_id) {
+        link_id -> Text,
+        pending_id -> Text,
+        used_at -> BigInt,
+        expires_at -> BigInt,
+    }
+}
+
+diesel::table! {
     quorum_eligible (pending_id, position) {
         pending_id -> Text,
         position -> BigInt,
@@ -213,6 +231,7 @@ diesel::table! {
         delivered -> BigInt,
         failed -> BigInt,
         allow_private -> Bool,
+        links -> Bool,
     }
 }
 
@@ -252,6 +271,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     event_horizon,
     events,
     handles,
+    link_keys,
+    link_uses,
     quorum_eligible,
     sessions,
     tasks,

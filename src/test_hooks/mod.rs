@@ -284,3 +284,54 @@ impl Clarion {
         Ok(body(&mut conn))
     }
 }
+
+/// LINK-3: what `POST /api/v1/link/respond` does with `token`; `None`
+/// when the token does not verify.
+pub fn link_respond(
+    clarion: &Clarion,
+    token: &str,
+    request: &crate::domain::resolve::ResolveRequest,
+) -> Result<Option<Result<crate::domain::views::Resolved>>> {
+    crate::doors::link::respond(&clarion.engine, token, request)
+}
+
+/// LINK-3: what `POST /api/v1/link/cancel` does with `token`.
+pub fn link_cancel(clarion: &Clarion, token: &str) -> Result<Option<Result<crate::domain::views::Resolved>>> {
+    crate::doors::link::cancel(&clarion.engine, token)
+}
+
+/// LINK-3: `GET /api/v1/link/bundle`'s body for `token`, as JSON.
+pub fn link_bundle(clarion: &Clarion, token: &str) -> Result<Option<Result<serde_json::Value>>> {
+    Ok(crate::doors::link::bundle(&clarion.engine, token)?
+        .map(|found| found.map(|body| crate::doors::envelope::to_json(&body))))
+}
+
+/// LINK-2: whether `/a/<token>` opens the page.
+pub fn link_page_opens(clarion: &Clarion, token: &str) -> Result<bool> {
+    crate::doors::link::page_opens(&clarion.engine, token)
+}
+
+/// LINK-1, LINK-4: the link derived for (event position, recipient).
+pub fn derived_link(
+    clarion: &Clarion,
+    pending_id: &str,
+    position: &str,
+    at: crate::store::Timestamp,
+    user_id: &str,
+) -> Result<crate::domain::links::AnswerLink> {
+    let engine = &clarion.engine;
+    let (bundle, _) = engine
+        .read(|conn| crate::domain::bundle::load_stored(conn, pending_id))?
+        .ok_or(crate::error::Error::NotFound(crate::error::Entity::Bundle))?;
+    engine.derived_link(&bundle, position, at, user_id)
+}
+
+/// PPL-8: whom mail and relay links about the bundle go to now.
+pub fn recipients(clarion: &Clarion, pending_id: &str) -> Result<Vec<String>> {
+    Ok(clarion
+        .engine
+        .recipients(pending_id, None)?
+        .into_iter()
+        .map(|recipient| recipient.user_id)
+        .collect())
+}

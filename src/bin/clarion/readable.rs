@@ -612,6 +612,7 @@ fn door(channel: &str) -> String {
         "mcp" => "MCP".to_owned(),
         "http" => "the web page or HTTP".to_owned(),
         "cli" => "the command line".to_owned(),
+        "link" => "an answer link".to_owned(),
         other => clean(other),
     }
 }

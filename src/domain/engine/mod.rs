@@ -60,6 +60,8 @@ pub(crate) struct Engine {
     pub(crate) deadline_sweeper: std::sync::OnceLock<rounds::RoundThread>,
     /// The attempt ledger's appender (AUD-2).
     pub(crate) ledger: ledger::Ledger,
+    /// LINK-1: the base of answer links' URLs, if the host gave one.
+    pub(crate) public_url: Option<String>,
     /// The webhook worker, when the host started one (HOOK-4).
     #[cfg(feature = "webhooks")]
     pub(crate) webhook_worker: std::sync::OnceLock<rounds::EventRoundThread>,

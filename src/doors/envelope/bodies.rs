@@ -12,6 +12,7 @@ use serde::Serialize;
 use crate::domain::deadline::Swept;
 use crate::domain::events::{Event, EventPage};
 use crate::domain::history::{SettledCursor, SettledPage};
+use crate::domain::links::AnswerLink;
 use crate::domain::listing::{Cursor, ListPage, TaskPendingActions};
 use crate::domain::people::{Caller, Person, User, UserCursor, UserPage};
 use crate::domain::resume::Delivery;
@@ -20,6 +21,7 @@ use crate::domain::webhooks::{WebhookSecret, WebhookView};
 use crate::error::ErrorCode;
 use crate::rules::capability::Authorization;
 use crate::rules::vocabulary::{BundleStatus, Resolution};
+use crate::store::Timestamp;
 
 /// LIST-5: one page; `count` always equals the length of `bundles`, and
 /// `next_cursor` is `""` when no more bundles exist.
@@ -609,5 +611,27 @@ pub(crate) struct MembersBody<'a> {
 impl<'a> From<&'a Vec<String>> for MembersBody<'a> {
     fn from(members: &'a Vec<String>) -> Self {
         MembersBody { members }
+    }
+}
+
+/// LINK-1: `answer_link`'s body.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "AnswerLink")]
+pub(crate) struct AnswerLinkBody<'a> {
+    /// Where the person opens it: `<public_url>/a/<token>`, or the
+    /// relative `/a/<token>` without a public URL. A credential: send it
+    /// to that person only.
+    url: &'a str,
+    /// Until when it answers: the earlier of its end and the bundle's
+    /// deadline (its page opens until its end).
+    expires_at: Timestamp,
+}
+
+impl<'a> From<&'a AnswerLink> for AnswerLinkBody<'a> {
+    fn from(link: &'a AnswerLink) -> Self {
+        AnswerLinkBody {
+            url: &link.url,
+            expires_at: link.expires_at,
+        }
     }
 }

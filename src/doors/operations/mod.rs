@@ -24,6 +24,7 @@ mod agent;
 mod answering;
 mod asking;
 pub(crate) mod declare;
+mod links;
 mod mirror;
 mod people;
 mod webhooks;
@@ -617,6 +618,10 @@ registry! {
     People => people::People,
     /// `whoami` (PPL-1a).
     Whoami => people::Whoami,
+    /// `answer_link` (LINK-1).
+    AnswerLink => links::AnswerLinkOp,
+    /// `rotate_link_key` (LINK-1).
+    RotateLinkKey => links::RotateLinkKeyOp,
     }
     capability_only {
     /// Reading the operational metrics (HTTP-7, `/metrics`). Not a WIRE-5
