@@ -66,6 +66,7 @@ mod ledger_read;
 mod ledger_written;
 mod lifecycle;
 mod lifecycle_names;
+mod links;
 mod listing_envelopes;
 mod listing_exclusions;
 mod listing_pagination;
