@@ -447,19 +447,7 @@ impl Engine {
             let bundle: Option<BundleRecord> =
                 at_most_one(visible_bundle_query(scope, pending_id, now), conn)?;
             let bundle = bundle.ok_or(Error::NotFound(Entity::Bundle))?;
-            let mut reach = reach_of_task(conn, bundle.task_id.as_deref())?;
-            // PPL-8: its escalated users, from their time on.
-            let escalated: Vec<String> = escalation_grants::table
-                .filter(escalation_grants::pending_id.eq(pending_id))
-                .filter(escalation_grants::visible_from.le(now))
-                .select(escalation_grants::user_id)
-                .order(escalation_grants::user_id)
-                .load(conn)?;
-            for user_id in escalated {
-                if !reach.contains(&user_id) {
-                    reach.push(user_id);
-                }
-            }
+            let reach = reach_of_bundle(conn, &bundle, now)?;
             let rows: Vec<(String, String)> = users::table
                 .filter(users::user_id.eq_any(&reach))
                 .select((users::user_id, users::name))
@@ -500,18 +488,7 @@ impl Engine {
             }) else {
                 return Ok(Vec::new());
             };
-            let mut reach = reach_of_task(conn, bundle.task_id.as_deref())?;
-            let escalated: Vec<String> = escalation_grants::table
-                .filter(escalation_grants::pending_id.eq(pending_id))
-                .filter(escalation_grants::visible_from.le(now))
-                .select(escalation_grants::user_id)
-                .order(escalation_grants::user_id)
-                .load(conn)?;
-            for user_id in escalated {
-                if !reach.contains(&user_id) {
-                    reach.push(user_id);
-                }
-            }
+            let mut reach = reach_of_bundle(conn, &bundle, now)?;
             if let Some(only) = only {
                 reach.retain(|user_id| only.contains(user_id));
             }
@@ -594,6 +571,28 @@ impl Engine {
                 .load(conn)?)
         })
     }
+}
+
+/// PPL-8, who a bundle reaches at `now`: through its task (see
+/// [`reach_of_task`]), then its escalated users from their time on.
+fn reach_of_bundle(
+    conn: &mut AnyConnection,
+    bundle: &BundleRecord,
+    now: i64,
+) -> Result<Vec<String>> {
+    let mut reach = reach_of_task(conn, bundle.task_id.as_deref())?;
+    let escalated: Vec<String> = escalation_grants::table
+        .filter(escalation_grants::pending_id.eq(&bundle.pending_id))
+        .filter(escalation_grants::visible_from.le(now))
+        .select(escalation_grants::user_id)
+        .order(escalation_grants::user_id)
+        .load(conn)?;
+    for user_id in escalated {
+        if !reach.contains(&user_id) {
+            reach.push(user_id);
+        }
+    }
+    Ok(reach)
 }
 
 /// PPL-1a, who a bundle reaches: for a bundle of the task `task_id`,
