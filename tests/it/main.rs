@@ -123,6 +123,7 @@ mod http_revocation;
 mod http_routes;
 mod http_serve;
 mod http_slow_clients;
+mod links_http;
 mod prod_outage;
 mod prod_pooler;
 mod readme_examples;

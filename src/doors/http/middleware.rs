@@ -46,6 +46,16 @@ pub(super) async fn mark_route(request: Request, next: Next) -> Response {
     response
 }
 
+/// A request's path as logs show it: an answer link's token is a
+/// credential, so `/a/<token>` is `/a/…` (LINK-2, LINK-5).
+pub(super) fn logged_path(path: &str) -> &str {
+    if path.starts_with(crate::rules::links::LINK_PATH) {
+        "/a/…"
+    } else {
+        path
+    }
+}
+
 /// HTTP-11: under [`HttpOptions::loopback_hosts_only`], a request not
 /// addressed to a loopback name is refused before anything else.
 pub(super) async fn loopback_hosts(request: Request, next: Next) -> Response {
