@@ -30,8 +30,7 @@ dual_backend!(
     link_5_the_token_is_in_no_log_line
 );
 
-const ANSWER: &str =
-    r#"{"answers": [{"question_id": "q1", "selected_options": ["q1_opt1"], "custom_text": "yes"}]}"#;
+const ANSWER: &str = r#"{"answers": [{"question_id": "q1", "selected_options": ["q1_opt1"], "custom_text": "yes"}]}"#;
 
 /// A bundle in `w-a` (owned by alice; bob a member), and its pending id.
 fn world(db: &TestDb) -> String {
@@ -78,7 +77,11 @@ fn link_post(server: &Server, token: &str, action: &str, body: &str) -> Reply {
 
 /// LINK-2: what every link page carries.
 fn assert_link_headers(reply: &Reply, what: &str) {
-    assert_eq!(reply.header("referrer-policy"), Some("no-referrer"), "{what}");
+    assert_eq!(
+        reply.header("referrer-policy"),
+        Some("no-referrer"),
+        "{what}"
+    );
     assert_eq!(reply.header("cache-control"), Some("no-store"), "{what}");
     assert!(reply.header("set-cookie").is_none(), "{what}");
     let policy = reply.header("content-security-policy").unwrap_or_default();
@@ -120,9 +123,14 @@ fn link_2_opening_changes_nothing(db: &TestDb) {
     for round in 0..5 {
         let opened = page(&server, &format!("/a/{token}"));
         assert_eq!(opened.status, 200, "round {round}");
-        assert!(opened.body.contains(r#"<meta name="clarion-mode" content="link">"#));
+        assert!(opened
+            .body
+            .contains(r#"<meta name="clarion-mode" content="link">"#));
         assert!(opened.body.contains(r#"src="../inbox.js""#));
-        assert!(!opened.body.contains(&token), "the page does not echo the token");
+        assert!(
+            !opened.body.contains(&token),
+            "the page does not echo the token"
+        );
         assert_link_headers(&opened, "GET");
         let headed = head(&server, &format!("/a/{token}?utm_source=mail&x=%00"));
         assert_eq!(headed.status, 200);
@@ -132,7 +140,10 @@ fn link_2_opening_changes_nothing(db: &TestDb) {
     // The page's files resolve from `/a/`.
     assert_eq!(page(&server, "/inbox.js").status, 200);
     assert_eq!(observed(db, &pending), before);
-    assert!(db.attempts(&Principal::System, &pending).unwrap().is_empty());
+    assert!(db
+        .attempts(&Principal::System, &pending)
+        .unwrap()
+        .is_empty());
     // The link still answers: opening used nothing.
     let answered = link_post(&server, &token, "respond", ANSWER);
     assert_eq!(answered.status, 200, "{}", answered.body);
@@ -150,7 +161,11 @@ fn link_2_every_refusal_is_the_same_404(db: &TestDb) {
     let good = token(db, &pending, "alice");
     let gone = page(&server, "/a/not-a-token");
     assert_eq!(gone.status, 404);
-    assert!(gone.body.contains("This link no longer works"), "{}", gone.body);
+    assert!(
+        gone.body.contains("This link no longer works"),
+        "{}",
+        gone.body
+    );
     assert_link_headers(&gone, "404");
     let check = |path: &str, what: &str| {
         let reply = page(&server, path);
@@ -197,7 +212,10 @@ fn link_2_every_refusal_is_the_same_404(db: &TestDb) {
     // A deleted key.
     db.rotate_link_key(true).unwrap();
     check(&format!("/a/{good}"), "a deleted key");
-    assert!(db.attempts(&Principal::System, &pending).unwrap().is_empty());
+    assert!(db
+        .attempts(&Principal::System, &pending)
+        .unwrap()
+        .is_empty());
 }
 
 /// LINK-3: a link wins once (channel `link`); a second POST is 410
@@ -342,7 +360,11 @@ fn link_3_the_link_routes_check_in_http_3_order(db: &TestDb) {
     );
     let not_json = raw(&good, "application/json", "{");
     assert_eq!(not_json.status, 400);
-    assert!(not_json.body.contains("not valid JSON"), "{}", not_json.body);
+    assert!(
+        not_json.body.contains("not valid JSON"),
+        "{}",
+        not_json.body
+    );
     let unknown = raw(&good, "application/json", r#"{"pending_id": "x"}"#);
     assert_eq!(unknown.status, 400, "{}", unknown.body);
     assert!(unknown.body.contains("pending_id"), "{}", unknown.body);
@@ -354,7 +376,10 @@ fn link_3_the_link_routes_check_in_http_3_order(db: &TestDb) {
             .header("authorization", format!("Link {good}")),
     );
     assert_eq!(query.status, 400);
-    assert!(db.attempts(&Principal::System, &pending).unwrap().is_empty());
+    assert!(db
+        .attempts(&Principal::System, &pending)
+        .unwrap()
+        .is_empty());
 
     // Bob no longer sees it: the one not-found, as his own GET gets it.
     db.set_members("w-a", &[]).unwrap();
@@ -362,7 +387,10 @@ fn link_3_the_link_routes_check_in_http_3_order(db: &TestDb) {
     let own = get(&server, &bob, &format!("/api/v1/clarification/{pending}"));
     assert_eq!(own.status, 404);
     assert_eq!(link_get(&server, &good).text(), own.text());
-    assert_eq!(link_post(&server, &good, "respond", ANSWER).text(), own.text());
+    assert_eq!(
+        link_post(&server, &good, "respond", ANSWER).text(),
+        own.text()
+    );
     assert_eq!(link_post(&server, &good, "cancel", "").text(), own.text());
 }
 
@@ -392,7 +420,13 @@ fn link_3_the_link_credential_opens_no_other_route(db: &TestDb) {
     let token = token(db, &pending, "alice");
     let mut routes = documented_routes(&server, &pending);
     assert!(routes.len() > 20, "{routes:?}");
-    for path in ["/", "/inbox.js", "/metrics", "/healthz", "/api/v1/openapi.json"] {
+    for path in [
+        "/",
+        "/inbox.js",
+        "/metrics",
+        "/healthz",
+        "/api/v1/openapi.json",
+    ] {
         routes.push(("get".to_owned(), path.to_owned()));
     }
     for (method, path) in routes {
@@ -409,7 +443,10 @@ fn link_3_the_link_credential_opens_no_other_route(db: &TestDb) {
         );
         assert_eq!(reply.status, 401, "{method} {path}: {}", reply.body);
     }
-    assert!(db.attempts(&Principal::System, &pending).unwrap().is_empty());
+    assert!(db
+        .attempts(&Principal::System, &pending)
+        .unwrap()
+        .is_empty());
     // And the link still works where it belongs.
     assert_eq!(link_get(&server, &token).status, 200);
 }
@@ -428,9 +465,13 @@ fn link_3_no_other_credential_opens_the_link_routes(db: &TestDb) {
     ] {
         let request = |builder: reqwest::blocking::RequestBuilder| {
             let builder = if post {
-                builder
-                    .header("content-type", "application/json")
-                    .body(if path.ends_with("respond") { ANSWER } else { "{}" })
+                builder.header("content-type", "application/json").body(
+                    if path.ends_with("respond") {
+                        ANSWER
+                    } else {
+                        "{}"
+                    },
+                )
             } else {
                 builder
             };
@@ -468,7 +509,10 @@ fn link_3_no_other_credential_opens_the_link_routes(db: &TestDb) {
             .body(ANSWER),
     );
     assert_eq!(reply.status, 401, "--open-as");
-    assert!(db.attempts(&Principal::System, &pending).unwrap().is_empty());
+    assert!(db
+        .attempts(&Principal::System, &pending)
+        .unwrap()
+        .is_empty());
     // A link works under `--open-as` too.
     let token = token(db, &pending, "bob");
     assert_eq!(link_get(&open, &token).status, 200);
@@ -491,7 +535,10 @@ fn link_5_rotation_without_now_keeps_links_with_now_ends_them(db: &TestDb) {
         assert_eq!(link_get(&server, token).status, 401);
         assert_eq!(link_post(&server, token, "respond", ANSWER).status, 401);
     }
-    assert!(db.attempts(&Principal::System, &pending).unwrap().is_empty());
+    assert!(db
+        .attempts(&Principal::System, &pending)
+        .unwrap()
+        .is_empty());
 }
 
 /// LINK-2, LINK-5: a whole run of `clarion serve` at `trace`, every link
@@ -511,7 +558,13 @@ fn link_5_the_token_is_in_no_log_line(db: &TestDb) {
     db.add_token(&Principal::user("alice"), "t").unwrap();
     let log = tempfile::NamedTempFile::new().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_clarion"))
-        .args(["serve", "--database-url", &db.url, "--listen", "127.0.0.1:0"])
+        .args([
+            "serve",
+            "--database-url",
+            &db.url,
+            "--listen",
+            "127.0.0.1:0",
+        ])
         .env_remove("CLARION_DATABASE_URL")
         .env("RUST_LOG", "trace")
         .env("NO_COLOR", "1")
@@ -538,10 +591,16 @@ fn link_5_the_token_is_in_no_log_line(db: &TestDb) {
     let with = |builder: reqwest::blocking::RequestBuilder| {
         builder.header("authorization", format!("Link {token}"))
     };
-    assert_eq!(send(client().get(url(&format!("/a/{token}?q=1")))).status, 200);
+    assert_eq!(
+        send(client().get(url(&format!("/a/{token}?q=1")))).status,
+        200
+    );
     assert_eq!(send(client().head(url(&format!("/a/{token}")))).status, 200);
     assert_eq!(send(client().get(url(&format!("/a/{token}x")))).status, 404);
-    assert_eq!(send(with(client().get(url("/api/v1/link/bundle")))).status, 200);
+    assert_eq!(
+        send(with(client().get(url("/api/v1/link/bundle")))).status,
+        200
+    );
     let respond = |body: &str| {
         send(
             with(client().post(url("/api/v1/link/respond")))

@@ -128,6 +128,7 @@ mod prod_outage;
 mod prod_pooler;
 mod readme_examples;
 mod readme_run;
+mod web_inbox_answer_links;
 mod web_inbox_answering;
 mod web_inbox_decisions;
 mod web_inbox_history;

@@ -187,7 +187,10 @@ async fn respond(
         Ok(args) => args.request(),
         Err(error) => return envelope::error(&error).into_response(),
     };
-    settled(&state, move |engine| link::respond(engine, &token, &request)).await
+    settled(&state, move |engine| {
+        link::respond(engine, &token, &request)
+    })
+    .await
 }
 
 /// `POST /api/v1/link/cancel` (LINK-3): cancels through the same claim.
@@ -206,7 +209,9 @@ async fn cancel(
 /// routes give it, counted as theirs are (HTTP-7).
 async fn settled(
     state: &AppState,
-    body: impl FnOnce(&crate::domain::engine::Engine) -> Result<Option<Result<crate::domain::views::Resolved>>>
+    body: impl FnOnce(
+            &crate::domain::engine::Engine,
+        ) -> Result<Option<Result<crate::domain::views::Resolved>>>
         + Send
         + 'static,
 ) -> Response {

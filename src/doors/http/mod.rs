@@ -57,7 +57,8 @@ pub use serve::{
 
 use metrics::Metrics;
 use middleware::{
-    cors, logged_path, loopback_hosts, mark_route, method_not_allowed, observe, route_not_found, NewRequestId,
+    cors, logged_path, loopback_hosts, mark_route, method_not_allowed, observe, route_not_found,
+    NewRequestId,
 };
 use places::Fanout;
 use state::{AppState, Inner};

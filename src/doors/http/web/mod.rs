@@ -24,7 +24,7 @@ const PAGE: &str = include_str!("inbox.html");
 /// are relative (`./js/api.js`, `./state.js`), so they resolve against
 /// the page's URL under whatever prefix the router is nested at. The
 /// modules' JSDoc types are checked by `tsc` (`tools/web/`).
-const MODULES: [(&str, &str); 22] = [
+const MODULES: [(&str, &str); 23] = [
     ("/inbox.js", include_str!("inbox.js")),
     ("/js/answer.js", include_str!("js/answer.js")),
     ("/js/api.js", include_str!("js/api.js")),
@@ -37,6 +37,7 @@ const MODULES: [(&str, &str); 22] = [
     ("/js/keys.js", include_str!("js/keys.js")),
     ("/js/limit.js", include_str!("js/limit.js")),
     ("/js/list.js", include_str!("js/list.js")),
+    ("/js/link.js", include_str!("js/link.js")),
     ("/js/live.js", include_str!("js/live.js")),
     ("/js/markdown.js", include_str!("js/markdown.js")),
     ("/js/nav.js", include_str!("js/nav.js")),
@@ -165,7 +166,10 @@ pub(crate) fn link_page(options: &HttpOptions, opens: bool) -> Response {
     let (status, body) = if opens {
         (StatusCode::OK, page_in(api, "link", "../"))
     } else {
-        (StatusCode::NOT_FOUND, Bytes::from_static(LINK_GONE.as_bytes()))
+        (
+            StatusCode::NOT_FOUND,
+            Bytes::from_static(LINK_GONE.as_bytes()),
+        )
     };
     let mut response = Asset {
         body,

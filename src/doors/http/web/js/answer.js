@@ -64,9 +64,22 @@ export async function openBundle(id, origin = 'list') {
     if (reply.status !== 401) toast('Could not open it: ' + (reply.body.error || 'status ' + reply.status));
     return;
   }
+  presentBundle(bundle, receivedAt, origin);
+}
+
+/**
+ * Shows a bundle just read: its form while pending, else its settled
+ * panel. Also the one-bundle page's view of its link's bundle (LINK-2).
+ * @param {BundleDetail} bundle
+ * @param {number} receivedAt `performance.now()` when it was read.
+ * @param {'list' | 'history'} origin
+ */
+export function presentBundle(bundle, receivedAt, origin) {
+  const id = bundle.pending_id;
   state.open = { bundle, done: false, sending: false, question: 0, from: origin };
-  // UI-18: the bundle's own address, for a link, a reload and "Back".
-  setRoute('#/b/' + encodeURIComponent(id));
+  // UI-18: the bundle's own address, for a link, a reload and "Back"
+  // (a link's page has its own address already).
+  if (!state.link) setRoute('#/b/' + encodeURIComponent(id));
   renderAnswer(bundle);
   tickCountdown(state.open, receivedAt);
   resetAttempts(id);
@@ -79,10 +92,13 @@ export async function openBundle(id, origin = 'list') {
     showSettledBy(settledBy.type, settledBy.data, 'It was settled elsewhere just as you opened it.');
   } else if (bundle.status !== 'pending') {
     if (bundle.response) {
-      const note = origin === 'history' || bundle.response.decided_by === 'deadline'
+      // LINK-2: a link's page reloaded after its own answer shows it as
+      // the "Answered" view would, not as someone else's.
+      const told = origin === 'history' || (Boolean(state.link) && bundle.decided_by_caller === true);
+      const note = told || bundle.response.decided_by === 'deadline'
         ? defaultNote(bundle.response)
         : 'It was settled before you opened it.';
-      showSettled(bundle.status, bundle.response, origin === 'history' ? 'history' : 'elsewhere',
+      showSettled(bundle.status, bundle.response, told ? 'history' : 'elsewhere',
         bundle.decided_by_caller === true, note);
     } else {
       showClosed('It is no longer active (' + bundle.status + ').');
@@ -406,6 +422,17 @@ async function settle(action, body) {
     } else {
       toast(note);
     }
+  } else if (reply.status === 410) {
+    // LINK-3: a link answers once; what was decided is shown.
+    finish(id);
+    const note = 'This link was already used: it answers only once. Nothing more was sent.';
+    announce(note);
+    /** @type {Reply<BundleDetail>} */
+    const read = await request('GET', bundlePath(id));
+    const now = read.status === 200 ? read.body : null;
+    if (state.open !== open) toast(note);
+    else if (now && now.response) showSettled(now.status, now.response, 'elsewhere', now.decided_by_caller === true, note);
+    else showClosed(note);
   } else if (reply.status === 409 || reply.status === 404) {
     finish(id);
     const note = reply.status === 409
@@ -453,6 +480,8 @@ export function openNext() {
  */
 export function closeAnswer(routed = false) {
   saveDraft();
+  // LINK-2: the one-bundle page has nothing to go back to.
+  if (state.link) return;
   resetCancel();
   clearTimeout(countdownTimer);
   const from = state.open ? state.open.from : 'list';

@@ -100,7 +100,8 @@ async function learnWho(id, response) {
   /** @type {Promise<Reply<BundleDetail>>} */
   const readBundle = request('GET', bundlePath(id));
   /** @type {Promise<Reply<{attempts: Attempt[]}>> | null} */
-  const readLedger = byPerson ? request('GET', bundlePath(id, 'attempts')) : null;
+  // LINK-3: a link reads no ledger.
+  const readLedger = byPerson && !state.link ? request('GET', bundlePath(id, 'attempts')) : null;
   const reply = await readBundle;
   if (id !== showing) return;
   if (reply.status === 200 && reply.body.decided_by_caller === true) {
@@ -223,6 +224,8 @@ export function showClosed(note) {
 function showPanel(open) {
   const next = state.bundles.find((bundle) => bundle.pending_id !== open.bundle.pending_id);
   $('settled-next').hidden = !next;
+  // LINK-2: one bundle: nothing to go on to, no inbox to go back to.
+  $('settled-close').hidden = Boolean(state.link);
   $('settled-close').textContent = open.from === 'history' ? 'Back to Answered' : 'Back to inbox';
   const countdown = document.getElementById('answer-countdown');
   if (countdown) countdown.hidden = true;
