@@ -170,7 +170,15 @@ pub(super) fn cors(options: &HttpOptions) -> Option<CorsLayer> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_loopback_host;
+    use super::{is_loopback_host, logged_path};
+
+    #[test]
+    fn link_2_request_logs_show_a_link_as_a_dots() {
+        assert_eq!(logged_path("/a/v1.payload.mac"), "/a/…");
+        assert_eq!(logged_path("/a/"), "/a/…");
+        assert_eq!(logged_path("/api/v1/link/bundle"), "/api/v1/link/bundle");
+        assert_eq!(logged_path("/a"), "/a");
+    }
 
     #[test]
     fn http_11_loopback_names_in_any_case_with_any_port() {

@@ -84,8 +84,9 @@ const LIMIT_PLACEHOLDER: &str = "{{text_limit}}";
 /// Where the page's mode goes: `inbox`, or `link` for an answer link's
 /// one-bundle page (LINK-2).
 const MODE_PLACEHOLDER: &str = "{{mode}}";
-/// The page's own files, relative to where it is served: `./` at the
-/// inbox's root, `../` from `/a/<token>`, so both work under any prefix.
+/// The page's own files, relative to where it is served: nothing before
+/// them at the inbox's root, `../` from `/a/<token>`, so both work under
+/// any prefix.
 const ROOT_PLACEHOLDER: &str = "{{root}}";
 
 /// LINK-2: the one page every link that does not open gets, whatever the
@@ -144,7 +145,7 @@ fn content_security_policy(api_origin: Option<&str>) -> HeaderValue {
 /// `scheme://host[:port]`, so it needs no escaping; escaping anyway keeps
 /// the template safe from any future caller.
 fn page(api_origin: Option<&str>) -> Bytes {
-    page_in(api_origin, "inbox", "./")
+    page_in(api_origin, "inbox", "")
 }
 
 fn page_in(api_origin: Option<&str>, mode: &str, root: &str) -> Bytes {

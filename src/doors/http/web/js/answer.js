@@ -14,14 +14,14 @@ import { resetAttempts } from './attempts.js';
 import { confirmEmpty } from './confirm.js';
 import { refreshCount } from './count.js';
 import { $, announce, el, setText, show, timeEl, toast } from './dom.js';
-import { ageText, countdownChangesIn, countdownText, defaultSentence, listOf, questionName, secondsLeft } from './format.js';
+import { ageText, answerHeading, countdownChangesIn, countdownText, defaultSentence, listOf, questionName, secondsLeft } from './format.js';
 import { limitText } from './limit.js';
 import { renderMarkdown } from './markdown.js';
 import { removeFromList, setRoute, showHistory, showList } from './nav.js';
 import { collectAnswers, emptyQuestions, fieldsets, renderQuestions, toggleDigit, undecided } from './questions.js';
 import { ownVote, refreshVotes, refusal, rejectWords, showQuorum, votingLocked } from './quorum.js';
 import { showReach } from './reach.js';
-import { defaultNote, showClosed, showSettled, showSettledBy } from './settled.js';
+import { showClosed, showIfSettled, showLinkUsed, showSettled } from './settled.js';
 import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
@@ -86,24 +86,7 @@ export function presentBundle(bundle, receivedAt, origin) {
   show('answer');
   window.scrollTo(0, 0);
   $('answer').focus({ preventScroll: true });
-  // An event may have settled it while it was read (UI-6).
-  const settledBy = state.settled.get(id);
-  if (settledBy && bundle.status === 'pending') {
-    showSettledBy(settledBy.type, settledBy.data, 'It was settled elsewhere just as you opened it.');
-  } else if (bundle.status !== 'pending') {
-    if (bundle.response) {
-      // LINK-2: a link's page reloaded after its own answer shows it as
-      // the "Answered" view would, not as someone else's.
-      const told = origin === 'history' || (Boolean(state.link) && bundle.decided_by_caller === true);
-      const note = told || bundle.response.decided_by === 'deadline'
-        ? defaultNote(bundle.response)
-        : 'It was settled before you opened it.';
-      showSettled(bundle.status, bundle.response, told ? 'history' : 'elsewhere',
-        bundle.decided_by_caller === true, note);
-    } else {
-      showClosed('It is no longer active (' + bundle.status + ').');
-    }
-  }
+  showIfSettled(bundle, origin);
 }
 
 /**
@@ -133,21 +116,9 @@ function tickCountdown(open, receivedAt) {
   if (change !== null && !open.done) countdownTimer = setTimeout(() => tickCountdown(open, receivedAt), change * 1000 + 20);
 }
 
-/**
- * The heading: a permission request says it is one (UI-15).
- * @param {BundleDetail} bundle
- * @returns {string}
- */
-function headingOf(bundle) {
-  const first = bundle.questions[0];
-  const single = bundle.questions.length === 1 && first ? first.title || '' : '';
-  if (isPermission(bundle)) return 'Permission requested' + (single ? ': ' + single : '');
-  return single || (bundle.questions.length === 1 ? 'Answer' : 'Answer ' + bundle.questions.length + ' questions');
-}
-
 /** @param {BundleDetail} bundle */
 function renderAnswer(bundle) {
-  setText($('answer-heading'), headingOf(bundle));
+  setText($('answer-heading'), answerHeading(bundle));
   const meta = $('answer-meta');
   const task = bundle.task_title || bundle.task_id;
   const workspace = bundle.workspace_name || bundle.workspace_id;
@@ -423,16 +394,9 @@ async function settle(action, body) {
       toast(note);
     }
   } else if (reply.status === 410) {
-    // LINK-3: a link answers once; what was decided is shown.
+    // LINK-3: a link answers once.
     finish(id);
-    const note = 'This link was already used: it answers only once. Nothing more was sent.';
-    announce(note);
-    /** @type {Reply<BundleDetail>} */
-    const read = await request('GET', bundlePath(id));
-    const now = read.status === 200 ? read.body : null;
-    if (state.open !== open) toast(note);
-    else if (now && now.response) showSettled(now.status, now.response, 'elsewhere', now.decided_by_caller === true, note);
-    else showClosed(note);
+    await showLinkUsed(open);
   } else if (reply.status === 409 || reply.status === 404) {
     finish(id);
     const note = reply.status === 409
