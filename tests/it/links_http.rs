@@ -189,6 +189,21 @@ fn link_2_every_refusal_is_the_same_404(db: &TestDb) {
     check("/a/v1..", "malformed");
     check(&format!("/a/{good}/more"), "a longer path");
     check("/a/not-a-token?with=query", "with a query");
+    // Raw bytes the client did not percent-encode: a NUL-free control
+    // byte and non-ASCII, as sent on the wire.
+    for raw in ["/a/v1.\u{e9}.x", "/a/v1.%ZZ.x", "/a/v1\\x"] {
+        use std::io::Write;
+        let mut stream = std::net::TcpStream::connect(server.authority()).unwrap();
+        let request = format!(
+            "GET {raw} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n",
+            server.authority()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let (status, reply) = read_reply(stream);
+        let reply = raw_reply(&reply);
+        assert_eq!(status, 404, "{raw:?}");
+        assert_eq!(reply.body, gone.body, "{raw:?}: the same bytes");
+    }
 
     // A removed member's link (the bundle no longer seen).
     let bobs = token(db, &pending, "bob");

@@ -19,7 +19,8 @@ use crate::web_inbox_support::*;
 dual_backend!(
     link_2_a_link_answers_at_360_then_reloads_settled,
     link_3_a_link_answers_from_the_keyboard,
-    link_3_a_used_link_says_so
+    link_3_a_used_link_says_so,
+    link_3_the_page_polls_and_shows_a_decision_made_elsewhere
 );
 
 /// `clarion serve` runs on the real clock: the test's clock is set to it
@@ -225,5 +226,38 @@ fn link_3_a_used_link_says_so(db: &TestDb) {
         } else {
             "won"
         }
+    );
+}
+
+/// LINK-3: the open page reads its bundle every 5 s (no event stream):
+/// a decision made elsewhere shows on its own, and the page sends nothing.
+fn link_3_the_page_polls_and_shows_a_decision_made_elsewhere(db: &TestDb) {
+    let Some(browser) = browser() else { return };
+    let (pending, url) = linked(db, "lkpoll", 1, "bob");
+    let (served, tokens) = served(db);
+    browser.goto(&served.url(&url));
+    browser.wait_visible("#answer-form");
+    record_requests(&browser);
+    let answered = send(
+        client()
+            .post(served.url(&format!("/api/v1/clarification/{pending}/respond")))
+            .bearer_auth(&tokens.alice)
+            .json(&json!({"answers": [{"question_id": "q1", "selected_options": ["q1_opt1"]}]})),
+    );
+    assert_eq!(answered.status, 200, "{}", answered.body);
+    browser.wait_visible("#settled");
+    assert_eq!(browser.text("#settled-heading"), "Already answered");
+    let sent: Vec<String> =
+        serde_json::from_value(browser.js("return window.__sent;", vec![])).unwrap();
+    assert!(!sent.is_empty(), "the page polled");
+    assert!(
+        sent.iter()
+            .all(|request| request.starts_with("GET ") && request.ends_with("/api/v1/link/bundle")),
+        "{sent:?}"
+    );
+    assert!(writes(&browser).is_empty());
+    assert_eq!(
+        last_attempt(db, &pending),
+        ("http".into(), "won".into(), "alice".into())
     );
 }
