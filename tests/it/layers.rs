@@ -367,7 +367,7 @@ const PAGE_LAYERS: &PageLayers = &[
     (
         "controllers",
         false,
-        &["js/keys.js", "js/live.js", "js/session.js"],
+        &["js/keys.js", "js/link.js", "js/live.js", "js/session.js"],
     ),
     ("entry", false, &["inbox.js"]),
 ];

@@ -46,6 +46,16 @@ pub(super) async fn mark_route(request: Request, next: Next) -> Response {
     response
 }
 
+/// A request's path as logs show it: an answer link's token is a
+/// credential, so `/a/<token>` is `/a/…` (LINK-2, LINK-5).
+pub(super) fn logged_path(path: &str) -> &str {
+    if path.starts_with(crate::rules::links::LINK_PATH) {
+        "/a/…"
+    } else {
+        path
+    }
+}
+
 /// HTTP-11: under [`HttpOptions::loopback_hosts_only`], a request not
 /// addressed to a loopback name is refused before anything else.
 pub(super) async fn loopback_hosts(request: Request, next: Next) -> Response {
@@ -160,7 +170,15 @@ pub(super) fn cors(options: &HttpOptions) -> Option<CorsLayer> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_loopback_host;
+    use super::{is_loopback_host, logged_path};
+
+    #[test]
+    fn link_2_request_logs_show_a_link_as_a_dots() {
+        assert_eq!(logged_path("/a/v1.payload.mac"), "/a/…");
+        assert_eq!(logged_path("/a/"), "/a/…");
+        assert_eq!(logged_path("/api/v1/link/bundle"), "/api/v1/link/bundle");
+        assert_eq!(logged_path("/a"), "/a");
+    }
 
     #[test]
     fn http_11_loopback_names_in_any_case_with_any_port() {

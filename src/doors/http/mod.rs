@@ -20,6 +20,7 @@ mod events;
 mod fanout;
 mod gate;
 mod input;
+mod link;
 mod metrics;
 mod middleware;
 mod openapi;
@@ -56,7 +57,8 @@ pub use serve::{
 
 use metrics::Metrics;
 use middleware::{
-    cors, loopback_hosts, mark_route, method_not_allowed, observe, route_not_found, NewRequestId,
+    cors, logged_path, loopback_hosts, mark_route, method_not_allowed, observe, route_not_found,
+    NewRequestId,
 };
 use places::Fanout;
 use state::{AppState, Inner};
@@ -98,6 +100,9 @@ pub(crate) fn router(
     // UI-1: the web inbox, beside the API (not part of its document).
     let routes = routes
         .merge(web::routes(&options))
+        // LINK-2, LINK-3: the answer links' page and API.
+        .merge(link::routes())
+        .route_layer(from_fn(link::refuse_elsewhere))
         .route_layer(from_fn(mark_route))
         // No panic crosses into the server: a handler that panics answers
         // a 500 with a logged reference (REL-6), like any internal error.
@@ -141,7 +146,8 @@ pub(crate) fn router(
                     tracing::info_span!(
                         "http",
                         method = %request.method(),
-                        path = %request.uri().path(),
+                        // LINK-2: a link's token never reaches a log line.
+                        path = %logged_path(request.uri().path()),
                         request_id = %id,
                     )
                 })

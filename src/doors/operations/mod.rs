@@ -29,6 +29,9 @@ mod mirror;
 mod people;
 mod webhooks;
 
+/// LINK-3: the link door's respond reads an answer as `resolve_bundle` does.
+pub(crate) use answering::AnswerArgs;
+
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -13,6 +13,7 @@ import { $ } from './js/dom.js';
 import { forgetHistory, loadMoreHistory, refreshHistoryAges, reloadHistory } from './js/history.js';
 import { closeHelp, onKey, openHelp } from './js/keys.js';
 import { limitText } from './js/limit.js';
+import { linkToken, showGone, startLink } from './js/link.js';
 import { focusInbox, loadMore, reloadList, removeBundle, renderList } from './js/list.js';
 import { setRoute, wireWays } from './js/nav.js';
 import { wireNotify } from './js/notify.js';
@@ -46,6 +47,8 @@ function showTab(tab, focus) {
  * keeps its draft, as closing it does.
  */
 function route() {
+  // LINK-2: the one-bundle page has one view.
+  if (state.link) return;
   if (!state.principal || $('inbox').hidden && $('answer').hidden) return;
   const hash = location.hash;
   const bundle = /^#\/b\/([^/]+)$/.exec(hash);
@@ -163,6 +166,13 @@ function wire() {
   $('help-close').addEventListener('click', closeHelp);
   limitText(/** @type {HTMLTextAreaElement} */ ($('reject-reason')), $('reject-reason-count'), $('reject-reason-limit'));
   wireConfirm();
+  if (state.link) {
+    trackBar();
+    document.addEventListener('focusin', clearOfTheBar);
+    document.addEventListener('keydown', onKey);
+    wireWaysOut();
+    return;
+  }
   wireNotify((id) => {
     if (state.open) closeAnswer();
     showTab('waiting');
@@ -180,6 +190,15 @@ function wire() {
   wireWaysOut();
 }
 
-wireViews();
-wire();
-start();
+// LINK-2: the page served at `/a/<token>` shows that link's one bundle.
+const mode = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="clarion-mode"]'));
+if (mode && mode.content === 'link') {
+  state.link = linkToken() || '-';
+  onSignedOut(() => showGone());
+  wire();
+  startLink();
+} else {
+  wireViews();
+  wire();
+  start();
+}

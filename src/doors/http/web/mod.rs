@@ -10,7 +10,7 @@ use axum::body::Bytes;
 use axum::http::header::{
     CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE, REFERRER_POLICY, X_CONTENT_TYPE_OPTIONS,
 };
-use axum::http::HeaderValue;
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
@@ -24,7 +24,7 @@ const PAGE: &str = include_str!("inbox.html");
 /// are relative (`./js/api.js`, `./state.js`), so they resolve against
 /// the page's URL under whatever prefix the router is nested at. The
 /// modules' JSDoc types are checked by `tsc` (`tools/web/`).
-const MODULES: [(&str, &str); 22] = [
+const MODULES: [(&str, &str); 23] = [
     ("/inbox.js", include_str!("inbox.js")),
     ("/js/answer.js", include_str!("js/answer.js")),
     ("/js/api.js", include_str!("js/api.js")),
@@ -37,6 +37,7 @@ const MODULES: [(&str, &str); 22] = [
     ("/js/keys.js", include_str!("js/keys.js")),
     ("/js/limit.js", include_str!("js/limit.js")),
     ("/js/list.js", include_str!("js/list.js")),
+    ("/js/link.js", include_str!("js/link.js")),
     ("/js/live.js", include_str!("js/live.js")),
     ("/js/markdown.js", include_str!("js/markdown.js")),
     ("/js/nav.js", include_str!("js/nav.js")),
@@ -80,6 +81,22 @@ const API_PLACEHOLDER: &str = "{{api}}";
 /// Where VAL-5's limit goes, so the page's UI-7 check reads the one
 /// constant the server enforces.
 const LIMIT_PLACEHOLDER: &str = "{{text_limit}}";
+/// Where the page's mode goes: `inbox`, or `link` for an answer link's
+/// one-bundle page (LINK-2).
+const MODE_PLACEHOLDER: &str = "{{mode}}";
+/// The page's own files, relative to where it is served: nothing before
+/// them at the inbox's root, `../` from `/a/<token>`, so both work under
+/// any prefix.
+const ROOT_PLACEHOLDER: &str = "{{root}}";
+
+/// LINK-2: the one page every link that does not open gets, whatever the
+/// reason: the same bytes, no script, nothing about the token.
+const LINK_GONE: &str = "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
+<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+<title>This link no longer works</title>\n</head>\n<body>\n\
+<h1>This link no longer works</h1>\n\
+<p>It may have expired or been withdrawn. Ask whoever sent it for a new one.</p>\n\
+</body>\n</html>\n";
 
 /// One asset, with the headers every response of the page carries.
 #[derive(Clone)]
@@ -128,11 +145,44 @@ fn content_security_policy(api_origin: Option<&str>) -> HeaderValue {
 /// `scheme://host[:port]`, so it needs no escaping; escaping anyway keeps
 /// the template safe from any future caller.
 fn page(api_origin: Option<&str>) -> Bytes {
+    page_in(api_origin, "inbox", "")
+}
+
+fn page_in(api_origin: Option<&str>, mode: &str, root: &str) -> Bytes {
     let api = api_origin.map(escape_attribute).unwrap_or_default();
     Bytes::from(
         PAGE.replace(API_PLACEHOLDER, &api)
-            .replace(LIMIT_PLACEHOLDER, &MAX_FREE_TEXT_RUNES.to_string()),
+            .replace(LIMIT_PLACEHOLDER, &MAX_FREE_TEXT_RUNES.to_string())
+            .replace(MODE_PLACEHOLDER, mode)
+            .replace(ROOT_PLACEHOLDER, root),
     )
+}
+
+/// LINK-2: `/a/<token>`'s reply: the page in one-bundle mode when the
+/// link opens, else the one `404` page. Both with the page's policy,
+/// `Referrer-Policy: no-referrer` and `Cache-Control: no-store` (the
+/// token is in the address), and never a cookie.
+pub(crate) fn link_page(options: &HttpOptions, opens: bool) -> Response {
+    let api = options.inbox_api.as_deref();
+    let (status, body) = if opens {
+        (StatusCode::OK, page_in(api, "link", "../"))
+    } else {
+        (
+            StatusCode::NOT_FOUND,
+            Bytes::from_static(LINK_GONE.as_bytes()),
+        )
+    };
+    let mut response = Asset {
+        body,
+        content_type: "text/html; charset=utf-8",
+        policy: content_security_policy(api),
+    }
+    .into_response();
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    response
 }
 
 fn escape_attribute(text: &str) -> String {

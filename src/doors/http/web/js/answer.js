@@ -14,14 +14,14 @@ import { resetAttempts } from './attempts.js';
 import { confirmEmpty } from './confirm.js';
 import { refreshCount } from './count.js';
 import { $, announce, el, setText, show, timeEl, toast } from './dom.js';
-import { ageText, countdownChangesIn, countdownText, defaultSentence, listOf, questionName, secondsLeft } from './format.js';
+import { ageText, answerHeading, countdownChangesIn, countdownText, defaultSentence, listOf, questionName, secondsLeft } from './format.js';
 import { limitText } from './limit.js';
 import { renderMarkdown } from './markdown.js';
 import { removeFromList, setRoute, showHistory, showList } from './nav.js';
 import { collectAnswers, emptyQuestions, fieldsets, renderQuestions, toggleDigit, undecided } from './questions.js';
 import { ownVote, refreshVotes, refusal, rejectWords, showQuorum, votingLocked } from './quorum.js';
 import { showReach } from './reach.js';
-import { defaultNote, showClosed, showSettled, showSettledBy } from './settled.js';
+import { showClosed, showIfSettled, showLinkUsed, showSettled } from './settled.js';
 import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
@@ -64,30 +64,29 @@ export async function openBundle(id, origin = 'list') {
     if (reply.status !== 401) toast('Could not open it: ' + (reply.body.error || 'status ' + reply.status));
     return;
   }
+  presentBundle(bundle, receivedAt, origin);
+}
+
+/**
+ * Shows a bundle just read: its form while pending, else its settled
+ * panel. Also the one-bundle page's view of its link's bundle (LINK-2).
+ * @param {BundleDetail} bundle
+ * @param {number} receivedAt `performance.now()` when it was read.
+ * @param {'list' | 'history'} origin
+ */
+export function presentBundle(bundle, receivedAt, origin) {
+  const id = bundle.pending_id;
   state.open = { bundle, done: false, sending: false, question: 0, from: origin };
-  // UI-18: the bundle's own address, for a link, a reload and "Back".
-  setRoute('#/b/' + encodeURIComponent(id));
+  // UI-18: the bundle's own address, for a link, a reload and "Back"
+  // (a link's page has its own address already).
+  if (!state.link) setRoute('#/b/' + encodeURIComponent(id));
   renderAnswer(bundle);
   tickCountdown(state.open, receivedAt);
   resetAttempts(id);
   show('answer');
   window.scrollTo(0, 0);
   $('answer').focus({ preventScroll: true });
-  // An event may have settled it while it was read (UI-6).
-  const settledBy = state.settled.get(id);
-  if (settledBy && bundle.status === 'pending') {
-    showSettledBy(settledBy.type, settledBy.data, 'It was settled elsewhere just as you opened it.');
-  } else if (bundle.status !== 'pending') {
-    if (bundle.response) {
-      const note = origin === 'history' || bundle.response.decided_by === 'deadline'
-        ? defaultNote(bundle.response)
-        : 'It was settled before you opened it.';
-      showSettled(bundle.status, bundle.response, origin === 'history' ? 'history' : 'elsewhere',
-        bundle.decided_by_caller === true, note);
-    } else {
-      showClosed('It is no longer active (' + bundle.status + ').');
-    }
-  }
+  showIfSettled(bundle, origin);
 }
 
 /**
@@ -117,21 +116,9 @@ function tickCountdown(open, receivedAt) {
   if (change !== null && !open.done) countdownTimer = setTimeout(() => tickCountdown(open, receivedAt), change * 1000 + 20);
 }
 
-/**
- * The heading: a permission request says it is one (UI-15).
- * @param {BundleDetail} bundle
- * @returns {string}
- */
-function headingOf(bundle) {
-  const first = bundle.questions[0];
-  const single = bundle.questions.length === 1 && first ? first.title || '' : '';
-  if (isPermission(bundle)) return 'Permission requested' + (single ? ': ' + single : '');
-  return single || (bundle.questions.length === 1 ? 'Answer' : 'Answer ' + bundle.questions.length + ' questions');
-}
-
 /** @param {BundleDetail} bundle */
 function renderAnswer(bundle) {
-  setText($('answer-heading'), headingOf(bundle));
+  setText($('answer-heading'), answerHeading(bundle));
   const meta = $('answer-meta');
   const task = bundle.task_title || bundle.task_id;
   const workspace = bundle.workspace_name || bundle.workspace_id;
@@ -406,6 +393,10 @@ async function settle(action, body) {
     } else {
       toast(note);
     }
+  } else if (reply.status === 410) {
+    // LINK-3: a link answers once.
+    finish(id);
+    await showLinkUsed(open);
   } else if (reply.status === 409 || reply.status === 404) {
     finish(id);
     const note = reply.status === 409
@@ -453,6 +444,8 @@ export function openNext() {
  */
 export function closeAnswer(routed = false) {
   saveDraft();
+  // LINK-2: the one-bundle page has nothing to go back to.
+  if (state.link) return;
   resetCancel();
   clearTimeout(countdownTimer);
   const from = state.open ? state.open.from : 'list';

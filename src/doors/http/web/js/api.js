@@ -228,6 +228,15 @@ import { state } from './state.js';
  */
 
 /**
+ * `GET /api/v1/link/bundle`'s reply (LINK-3): the bundle as the link's
+ * user sees it, whose link it is, and the names the bundle names.
+ * @typedef {object} LinkBundle
+ * @property {BundleDetail} bundle
+ * @property {Person} as
+ * @property {Person[]} people
+ */
+
+/**
  * What an error carries (WIRE-1); other keys only on success.
  * @typedef {object} ErrorBody
  * @property {string} [error]
@@ -245,7 +254,11 @@ import { state } from './state.js';
 
 const meta = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="clarion-api"]'));
 // UI-5: the API may live on another origin of the same site.
-const apiBase = meta && meta.content ? meta.content.replace(/\/$/, '') + '/' : document.baseURI;
+const linkMode = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="clarion-mode"]'));
+// LINK-2: the one-bundle page is one level down (`/a/<token>`): the API
+// is beside the inbox's root, as its own files are.
+const pageBase = linkMode && linkMode.content === 'link' ? new URL('../', document.baseURI).toString() : document.baseURI;
+const apiBase = meta && meta.content ? meta.content.replace(/\/$/, '') + '/' : pageBase;
 
 /** What a 401 does; inbox.js sets it before the first request. @type {(message: string) => void} */
 let signedOut = () => {};
@@ -276,6 +289,11 @@ export const apiUrl = (path) => new URL(path, apiBase).toString();
 export async function request(method, path, body) {
   /** @type {RequestInit & { headers: Record<string, string> }} */
   const init = { method, credentials: 'include', cache: 'no-store', headers: {} };
+  if (state.link) {
+    // LINK-3: the link is the one credential; no cookie goes with it.
+    init.credentials = 'omit';
+    init.headers['Authorization'] = 'Link ' + state.link;
+  }
   if (body !== undefined) {
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
@@ -292,7 +310,13 @@ export async function request(method, path, body) {
   } catch (error) {
     data = {};
   }
-  if (response.status === 401 && !(method === 'POST' && path === 'api/v1/session')) {
+  if (state.link && response.status === 200 && method === 'GET' && path === LINK_BUNDLE) {
+    data = linkBundle(data);
+  }
+  if (state.link && response.status === 401) {
+    // LINK-3: the link no longer verifies (expired, its key rotated).
+    signedOut('');
+  } else if (response.status === 401 && !(method === 'POST' && path === 'api/v1/session')) {
     // The first refusal after a sign-in says why; the others in flight
     // with it leave the sign-in, and its message, as they are.
     if (state.principal) signedOut('Your session has ended. Sign in again.');
@@ -301,13 +325,38 @@ export async function request(method, path, body) {
   return { status: response.status, body: /** @type {T & ErrorBody} */ (data || {}) };
 }
 
+/** LINK-3: the link API's read of its one bundle. */
+const LINK_BUNDLE = 'api/v1/link/bundle';
+
 /**
+ * LINK-3: the link API's reply read as the bundle's own (`GET
+ * /api/v1/clarification/{id}`), so every view reads a bundle one way;
+ * whose link it is and the names it carries are kept.
+ * @param {object} data
+ * @returns {object}
+ */
+function linkBundle(data) {
+  const reply = /** @type {Partial<LinkBundle> | null} */ (data);
+  if (!reply || typeof reply !== 'object' || !reply.bundle || !reply.as) return data;
+  state.linkAs = reply.as;
+  for (const person of [reply.as, ...(Array.isArray(reply.people) ? reply.people : [])]) {
+    if (person && typeof person.user_id === 'string' && typeof person.name === 'string') {
+      names.set(person.user_id, person.name);
+    }
+  }
+  return reply.bundle;
+}
+
+/**
+ * A bundle's path; in one-bundle mode (LINK-3) the link API's, which
+ * names its bundle itself.
  * @param {string} id a bundle's `pending_id`.
  * @param {string} [tail] `respond` or `cancel`.
  * @returns {string}
  */
-export const bundlePath = (id, tail) =>
-  'api/v1/clarification/' + encodeURIComponent(id) + (tail ? '/' + tail : '');
+export const bundlePath = (id, tail) => state.link
+  ? 'api/v1/link/' + (tail || 'bundle')
+  : 'api/v1/clarification/' + encodeURIComponent(id) + (tail ? '/' + tail : '');
 
 /**
  * A listing's path (the inbox, or the history of UI-18), with the
@@ -355,6 +404,14 @@ async function sendBatch() {
   queued = new Set();
   batch = null;
   const generation = namesGeneration;
+  if (state.link) {
+    // LINK-3: a link reads no directory; its bundle's names came with it.
+    for (const id of ids) {
+      if (!names.has(id)) names.set(id, '');
+      asking.delete(id);
+    }
+    return;
+  }
   for (let at = 0; at < ids.length; at += PEOPLE_IDS) {
     const chunk = ids.slice(at, at + PEOPLE_IDS);
     /** @type {Reply<PeopleReply>} */

@@ -6,6 +6,7 @@
 
 import { request } from './api.js';
 import { $ } from './dom.js';
+import { state } from './state.js';
 
 /** @template T @typedef {import('./api.js').Reply<T>} Reply */
 /** @typedef {import('./api.js').Summary} Summary */
@@ -15,6 +16,8 @@ export let countTimer = 0;
 /** The waiting count, in the heading and the title, a moment after a
  *  change (one request for a burst of them). */
 export function refreshCount() {
+  // LINK-3: one bundle, no inbox to count.
+  if (state.link) return;
   clearTimeout(countTimer);
   countTimer = setTimeout(async () => {
     /** @type {Reply<Summary>} */

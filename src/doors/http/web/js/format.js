@@ -452,3 +452,15 @@ export function shown(text) {
 export function withoutHidden(text) {
   return text.replace(HIDDEN, '');
 }
+
+/**
+ * The answer view's heading: a permission request says it is one (UI-15).
+ * @param {import('./api.js').BundleDetail} bundle
+ * @returns {string}
+ */
+export function answerHeading(bundle) {
+  const first = bundle.questions[0];
+  const single = bundle.questions.length === 1 && first ? first.title || '' : '';
+  if (bundle.kind === 'permission') return 'Permission requested' + (single ? ': ' + single : '');
+  return single || (bundle.questions.length === 1 ? 'Answer' : 'Answer ' + bundle.questions.length + ' questions');
+}

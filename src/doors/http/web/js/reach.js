@@ -20,7 +20,8 @@ import { state } from './state.js';
 export async function showReach() {
   const open = state.open;
   const line = $('answer-reach');
-  if (!open || open.done) {
+  // LINK-3: a link reads no directory: who else can answer is not shown.
+  if (!open || open.done || state.link) {
     line.hidden = true;
     delete line.dataset.read;
     return;

@@ -10,7 +10,7 @@
 
 import { bundlePath, learnNames, nameOf, request } from './api.js';
 import { refreshAttempts } from './attempts.js';
-import { $, el, timeEl } from './dom.js';
+import { $, announce, el, timeEl, toast } from './dom.js';
 import { absoluteTime, answerText, deciderText, questionName } from './format.js';
 import { votersText } from './quorum.js';
 import { state } from './state.js';
@@ -100,7 +100,8 @@ async function learnWho(id, response) {
   /** @type {Promise<Reply<BundleDetail>>} */
   const readBundle = request('GET', bundlePath(id));
   /** @type {Promise<Reply<{attempts: Attempt[]}>> | null} */
-  const readLedger = byPerson ? request('GET', bundlePath(id, 'attempts')) : null;
+  // LINK-3: a link reads no ledger.
+  const readLedger = byPerson && !state.link ? request('GET', bundlePath(id, 'attempts')) : null;
   const reply = await readBundle;
   if (id !== showing) return;
   if (reply.status === 200 && reply.body.decided_by_caller === true) {
@@ -205,6 +206,50 @@ export function showSettled(status, response, how, mine, note) {
   showPanel(open);
 }
 
+/**
+ * A bundle just opened that is settled shows its panel at once: settled
+ * by an event while it was read (UI-6), or before (UI-18).
+ * @param {BundleDetail} bundle
+ * @param {'list' | 'history'} origin
+ */
+export function showIfSettled(bundle, origin) {
+  const id = bundle.pending_id;
+  // An event may have settled it while it was read (UI-6).
+  const settledBy = state.settled.get(id);
+  if (settledBy && bundle.status === 'pending') {
+    showSettledBy(settledBy.type, settledBy.data, 'It was settled elsewhere just as you opened it.');
+  } else if (bundle.status !== 'pending') {
+    if (bundle.response) {
+      // LINK-2: a link's page reloaded after its own answer shows it as
+      // the "Answered" view would, not as someone else's.
+      const told = origin === 'history' || (Boolean(state.link) && bundle.decided_by_caller === true);
+      const note = told || bundle.response.decided_by === 'deadline'
+        ? defaultNote(bundle.response)
+        : 'It was settled before you opened it.';
+      showSettled(bundle.status, bundle.response, told ? 'history' : 'elsewhere',
+        bundle.decided_by_caller === true, note);
+    } else {
+      showClosed('It is no longer active (' + bundle.status + ').');
+    }
+  }
+}
+
+/**
+ * LINK-3: the link was used already (a 410): said plainly, with what was
+ * decided, read again.
+ * @param {OpenBundle} open the bundle the send was for.
+ */
+export async function showLinkUsed(open) {
+  const note = 'This link was already used: it answers only once. Nothing more was sent.';
+  announce(note);
+  /** @type {Reply<BundleDetail>} */
+  const read = await request('GET', bundlePath(open.bundle.pending_id));
+  const now = read.status === 200 ? read.body : null;
+  if (state.open !== open) toast(note);
+  else if (now && now.response) showSettled(now.status, now.response, 'elsewhere', now.decided_by_caller === true, note);
+  else showClosed(note);
+}
+
 /** @param {string} note */
 export function showClosed(note) {
   const open = state.open;
@@ -223,6 +268,8 @@ export function showClosed(note) {
 function showPanel(open) {
   const next = state.bundles.find((bundle) => bundle.pending_id !== open.bundle.pending_id);
   $('settled-next').hidden = !next;
+  // LINK-2: one bundle: nothing to go on to, no inbox to go back to.
+  $('settled-close').hidden = Boolean(state.link);
   $('settled-close').textContent = open.from === 'history' ? 'Back to Answered' : 'Back to inbox';
   const countdown = document.getElementById('answer-countdown');
   if (countdown) countdown.hidden = true;

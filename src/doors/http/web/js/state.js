@@ -36,6 +36,12 @@
  */
 
 export const state = {
+  /** LINK-2, LINK-3: the answer link's token in one-bundle mode (the
+   *  page at `/a/<token>`), else `''`. */
+  link: '',
+  /** LINK-3: whose link it is, as the link API says.
+   *  @type {import('./api.js').Person | null} */
+  linkAs: null,
   /** @type {Principal | null} */
   principal: null,
   /** @type {string | null} */
