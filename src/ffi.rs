@@ -158,7 +158,10 @@ fn open_from_config(config: &str) -> Result<Clarion, String> {
                     crate::OpenError::Config(why) => why,
                     other => other.to_string(),
                 };
-                format!("config.public_url: {}", why.trim_start_matches("public_url "))
+                format!(
+                    "config.public_url: {}",
+                    why.trim_start_matches("public_url ")
+                )
             })?;
             builder = builder.public_url(url);
         }

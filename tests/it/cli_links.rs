@@ -89,12 +89,22 @@ fn link_4_cli_link_prints_the_url_alone(db: &TestDb) {
     assert!(url.starts_with("/a/v1.") && !url.contains('\n'), "{text}");
     assert_eq!(text, format!("{url}\n"));
     let answered = link_respond(db, token(url), &one_answer("by link")).unwrap();
-    assert!(matches!(answered, Some(Ok(ref resolved)) if resolved.claimed), "{answered:?}");
+    assert!(
+        matches!(answered, Some(Ok(ref resolved)) if resolved.claimed),
+        "{answered:?}"
+    );
 
     let id = world(db);
     let based = run(
         db,
-        &["link", &id, "--for", "bob", "--public-url", "https://inbox.example.com/"],
+        &[
+            "link",
+            &id,
+            "--for",
+            "bob",
+            "--public-url",
+            "https://inbox.example.com/",
+        ],
     );
     assert_eq!(code(&based), 0, "{based:?}");
     assert!(
@@ -135,7 +145,10 @@ fn link_4_cli_link_prints_the_url_alone(db: &TestDb) {
     assert!(lines[1].starts_with("/a/v1."), "{lines:?}");
     // Each link is its own: bob's answers as bob.
     let answered = link_respond(db, token(&lines[1]), &one_answer("bob's")).unwrap();
-    assert!(matches!(answered, Some(Ok(ref resolved)) if resolved.claimed), "{answered:?}");
+    assert!(
+        matches!(answered, Some(Ok(ref resolved)) if resolved.claimed),
+        "{answered:?}"
+    );
 
     // A person who does not see the bundle: the one not-found, exit 3,
     // on stderr (stdout stays empty).
@@ -154,20 +167,38 @@ fn link_4_cli_qr_draws_the_url(db: &TestDb) {
     let id = world(db);
     let drawn = run(
         db,
-        &["link", &id, "--for", "alice", "--qr", "--public-url", "https://inbox.example.com"],
+        &[
+            "link",
+            &id,
+            "--for",
+            "alice",
+            "--qr",
+            "--public-url",
+            "https://inbox.example.com",
+        ],
     );
     assert_eq!(code(&drawn), 0, "{drawn:?}");
     let text = stdout(&drawn);
     let first = text.lines().next().unwrap();
-    assert!(first.starts_with("https://inbox.example.com/a/v1."), "{text}");
+    assert!(
+        first.starts_with("https://inbox.example.com/a/v1."),
+        "{text}"
+    );
     let rows = qr_block(&text);
-    assert_eq!(rows.len() + 1, text.lines().count(), "the URL, then the code");
+    assert_eq!(
+        rows.len() + 1,
+        text.lines().count(),
+        "the URL, then the code"
+    );
     // Its quiet zone: the first row is light all along.
     assert!(rows[0].chars().all(|c| c == '█'), "{text}");
 
     let json = run(db, &["link", &id, "--for", "alice", "--qr", "--json"]);
     assert_eq!(code(&json), 0, "{json:?}");
-    assert!(reply(&json)["body"]["url"].as_str().unwrap().starts_with("/a/"));
+    assert!(reply(&json)["body"]["url"]
+        .as_str()
+        .unwrap()
+        .starts_with("/a/"));
     qr_block(&stderr(&json));
 }
 
@@ -196,8 +227,12 @@ fn link_4_cli_ask_link_for_prints_it_after_the_ids(db: &TestDb) {
     assert_eq!(lines[1]["status"], json!(200));
     let url = lines[1]["body"]["url"].as_str().unwrap();
     assert!(url.starts_with("/a/v1."), "{text}");
-    let bundle = link_respond(db, token(url), &answering(vec![answer("target", &["staging"], "")]))
-        .unwrap();
+    let bundle = link_respond(
+        db,
+        token(url),
+        &answering(vec![answer("target", &["staging"], "")]),
+    )
+    .unwrap();
     match bundle {
         Some(Ok(resolved)) => {
             assert!(resolved.claimed);
@@ -215,7 +250,10 @@ fn link_4_cli_ask_link_for_prints_it_after_the_ids(db: &TestDb) {
         .iter()
         .position(|line| line.starts_with("Answer link for alice, answers until "))
         .unwrap_or_else(|| panic!("{text}"));
-    assert!(lines[..at].iter().any(|line| line.contains("staging")), "the ids first: {text}");
+    assert!(
+        lines[..at].iter().any(|line| line.contains("staging")),
+        "the ids first: {text}"
+    );
     assert!(lines[at + 1].starts_with("/a/v1."), "{text}");
     qr_block(&text);
 
@@ -240,15 +278,24 @@ fn link_1_cli_rotate_link_key_ends_links_with_now(db: &TestDb) {
 
     let rotated = run(db, &["rotate-link-key"]);
     assert_eq!(code(&rotated), 0, "{rotated:?}");
-    assert_eq!(reply(&rotated), json!({"status": 200, "body": {"ok": true}}));
-    assert!(link_page_opens(db, token(&url)).unwrap(), "retired keys verify");
+    assert_eq!(
+        reply(&rotated),
+        json!({"status": 200, "body": {"ok": true}})
+    );
+    assert!(
+        link_page_opens(db, token(&url)).unwrap(),
+        "retired keys verify"
+    );
     let after = stdout(&run(db, &["link", &id, "--for", "alice"]));
     assert!(link_page_opens(db, token(after.trim_end())).unwrap());
 
     let now = run(db, &["rotate-link-key", "--now", "--text"]);
     assert_eq!(code(&now), 0, "{now:?}");
     assert_eq!(stdout(&now), "ok\n");
-    assert!(!link_page_opens(db, token(&url)).unwrap(), "every older key is gone");
+    assert!(
+        !link_page_opens(db, token(&url)).unwrap(),
+        "every older key is gone"
+    );
     assert!(!link_page_opens(db, token(after.trim_end())).unwrap());
 }
 
@@ -267,7 +314,10 @@ fn link_1_cli_an_out_of_range_ttl_is_refused(db: &TestDb) {
         );
         let json = run(db, &["link", &id, "--for", "alice", "--ttl", ttl, "--json"]);
         assert_eq!(code(&json), 5, "{json:?}");
-        assert!(reply(&json)["body"]["error"].as_str().unwrap().starts_with("ttl_ms: "));
+        assert!(reply(&json)["body"]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("ttl_ms: "));
     }
     for ttl in ["1m", "7d"] {
         let made = run(db, &["link", &id, "--for", "alice", "--ttl", ttl]);
@@ -301,7 +351,10 @@ fn link_3_cli_serve_open_as_takes_only_a_loopback_public_url(db: &TestDb) {
         assert_eq!(code(&refused), 2, "{url}: {refused:?}");
         assert!(refused.stdout.is_empty(), "{refused:?}");
         let said = stderr(&refused);
-        assert!(said.contains("--public-url") && said.contains(why), "{url}: {said}");
+        assert!(
+            said.contains("--public-url") && said.contains(why),
+            "{url}: {said}"
+        );
     }
 }
 
@@ -321,17 +374,34 @@ fn link_1_clarion_open_takes_public_url(db: &TestDb) {
         unsafe { clarion_open(config.as_ptr()) }
     };
     for (bad, why) in [
-        (json!("inbox.example.com"), "must be an absolute http or https URL"),
-        (json!("https://inbox.example.com/?a=b"), "must be an absolute http or https URL"),
-        (json!("https://inbox example.com"), "must be an absolute http or https URL"),
+        (
+            json!("inbox.example.com"),
+            "must be an absolute http or https URL",
+        ),
+        (
+            json!("https://inbox.example.com/?a=b"),
+            "must be an absolute http or https URL",
+        ),
+        (
+            json!("https://inbox example.com"),
+            "must be an absolute http or https URL",
+        ),
         (json!(["https://inbox.example.com"]), "expected a string"),
     ] {
         assert!(open(bad.clone()).is_null(), "{bad}");
-        let error = unsafe { CStr::from_ptr(clarion_last_error()) }.to_str().unwrap();
-        assert!(error.starts_with(&format!("config.public_url: {why}")), "{bad}: {error}");
+        let error = unsafe { CStr::from_ptr(clarion_last_error()) }
+            .to_str()
+            .unwrap();
+        assert!(
+            error.starts_with(&format!("config.public_url: {why}")),
+            "{bad}: {error}"
+        );
     }
     for (base, expected) in [
-        (json!("https://inbox.example.com/"), "https://inbox.example.com/a/v1."),
+        (
+            json!("https://inbox.example.com/"),
+            "https://inbox.example.com/a/v1.",
+        ),
         (json!(null), "/a/v1."),
     ] {
         let handle = open(base.clone());

@@ -141,10 +141,22 @@ fn link_4_a_links_endpoint_gets_each_persons_link_and_a_plain_one_none(db: &Test
     let body = &asked[1]["body"];
     assert_eq!(
         body["data"].as_object().unwrap().keys().collect::<Vec<_>>(),
-        ["position", "pending_id", "task_id", "workspace_id", "kind", "event", "links"],
+        [
+            "position",
+            "pending_id",
+            "task_id",
+            "workspace_id",
+            "kind",
+            "event",
+            "links"
+        ],
         "links after event"
     );
-    assert_eq!(linked(body), users(&["alice", "bob"]), "the directory's, who may act");
+    assert_eq!(
+        linked(body),
+        users(&["alice", "bob"]),
+        "the directory's, who may act"
+    );
     for link in body["data"]["links"].as_array().unwrap() {
         assert_eq!(
             link.as_object().unwrap().keys().collect::<Vec<_>>(),
@@ -169,7 +181,10 @@ fn link_4_a_links_endpoint_gets_each_persons_link_and_a_plain_one_none(db: &Test
     all_verified(&plain);
     let plain_asked = of(&plain, "bundle.asked", &first);
     assert_eq!(plain_asked.len(), 1, "{plain:?}");
-    assert!(plain_asked[0]["body"]["data"].get("links").is_none(), "{plain:?}");
+    assert!(
+        plain_asked[0]["body"]["data"].get("links").is_none(),
+        "{plain:?}"
+    );
 
     // A link from the payload answers as its person, once.
     let alice = link_of(body, "alice")["url"].as_str().unwrap();
@@ -201,14 +216,26 @@ fn link_4_a_links_endpoint_gets_each_persons_link_and_a_plain_one_none(db: &Test
     all_verified(&relayed);
     let reminded = of(&relayed, "bundle.reminded", &second);
     assert_eq!(reminded.len(), 1, "{relayed:?}");
-    assert_eq!(linked(&reminded[0]["body"]), users(&["alice", "bob", "gina"]));
+    assert_eq!(
+        linked(&reminded[0]["body"]),
+        users(&["alice", "bob", "gina"])
+    );
     let escalated = of(&relayed, "bundle.escalated", &second);
-    assert_eq!(escalated[0]["body"]["data"]["event"], json!({"to": ["gina", "hal"]}));
-    assert_eq!(linked(&escalated[0]["body"]), users(&["gina"]), "its `to` only");
+    assert_eq!(
+        escalated[0]["body"]["data"]["event"],
+        json!({"to": ["gina", "hal"]})
+    );
+    assert_eq!(
+        linked(&escalated[0]["body"]),
+        users(&["gina"]),
+        "its `to` only"
+    );
     // The escalated person's link answers as them, once they see the
     // bundle by the test clock too.
     crate::nudges::at(db, 2 * 60 * 1_000_000);
-    let gina = link_of(&escalated[0]["body"], "gina")["url"].as_str().unwrap();
+    let gina = link_of(&escalated[0]["body"], "gina")["url"]
+        .as_str()
+        .unwrap();
     match link_respond(db, token(gina), &one_answer("gina")).unwrap() {
         Some(Ok(resolved)) => assert!(resolved.claimed),
         other => panic!("{other:?}"),
@@ -232,5 +259,8 @@ fn link_4_a_links_endpoint_gets_each_persons_link_and_a_plain_one_none(db: &Test
         of(&relayed, "bundle.resolved", &second).len() == 1
     });
     let resolved = of(&relayed, "bundle.resolved", &second);
-    assert!(resolved[0]["body"]["data"].get("links").is_none(), "{relayed:?}");
+    assert!(
+        resolved[0]["body"]["data"].get("links").is_none(),
+        "{relayed:?}"
+    );
 }

@@ -32,13 +32,10 @@ pub fn public_url_arg() -> Arg {
 }
 
 fn qr_arg() -> Arg {
-    Arg::new("qr")
-        .long("qr")
-        .action(ArgAction::SetTrue)
-        .help(
-            "Also draw the link as a QR code in the terminal, after the URL (on stderr when \
+    Arg::new("qr").long("qr").action(ArgAction::SetTrue).help(
+        "Also draw the link as a QR code in the terminal, after the URL (on stderr when \
              the output is JSON, so stdout stays JSON).",
-        )
+    )
 }
 
 /// `clarion link`'s own flags: `--qr` and `--public-url`; by default it
@@ -174,7 +171,9 @@ pub fn check_public_url(url: &str, open_as: bool) -> Result<(), String> {
         .or_else(|| url.strip_prefix("https://"))
         .ok_or_else(|| format!("--public-url {url:?} is not an absolute http or https URL"))?;
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host_port = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let host_port = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
     let host = match host_port.strip_prefix('[') {
         Some(v6) => v6.split(']').next().unwrap_or_default(),
         None => host_port.split(':').next().unwrap_or_default(),

@@ -105,6 +105,11 @@ const AGE_HELP: &[(&str, &str)] = &[
          unit (30d, 12h; ms, s, m, h or d).",
     ),
     (
+        "ttl_ms",
+        "How long the link lasts, 1m to 7d (a day by default): an age with its unit (90m, \
+         2h, 7d). Its answers end at the bundle's deadline if that comes first.",
+    ),
+    (
         "overlap_ms",
         "How long the old secret signs beside the new one: an age with its unit (24h, the \
          default; ms, s, m, h or d).",
@@ -567,7 +572,14 @@ fn ask(
             true => crate::links::Output::Text,
             false => crate::links::Output::Json,
         };
-        crate::links::print("ask", &link, output, user_id, crate::links::qr(matches), now);
+        crate::links::print(
+            "ask",
+            &link,
+            output,
+            user_id,
+            crate::links::qr(matches),
+            now,
+        );
         if link.status != 200 {
             return exit_code(link.status);
         }

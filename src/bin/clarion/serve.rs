@@ -290,7 +290,11 @@ pub fn serve(args: ServeArgs) -> Result<(), Refused> {
     // EXP-4: outcomes of deadlines reach waiters, the outbox and the
     // event log within about a second, whoever else is connected.
     let sweep = (!args.no_sweep).then_some(SWEEP_INTERVAL);
-    let inbox = ClosedOnReturn(open_sweeping(&args.database_url, sweep, args.public_url.as_deref())?);
+    let inbox = ClosedOnReturn(open_sweeping(
+        &args.database_url,
+        sweep,
+        args.public_url.as_deref(),
+    )?);
     // HTTP-4: a server nobody can sign in to is a mistake, unless it is
     // told whom to serve, and then only to this machine: as given, the
     // command cannot run (a usage error).
