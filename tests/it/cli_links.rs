@@ -76,6 +76,39 @@ fn qr_block(text: &str) -> Vec<String> {
     rows
 }
 
+/// What a QR code drawn by `--qr` says, read by an independent decoder
+/// from its rows as a picture: a block is light (drawn for a dark
+/// terminal), a space dark, `▀` light above dark, `▄` below; four pixels a
+/// module.
+fn decoded(rows: &[String]) -> String {
+    const SCALE: usize = 4;
+    let mut light: Vec<Vec<bool>> = Vec::new();
+    for row in rows {
+        let (top, bottom): (Vec<bool>, Vec<bool>) = row
+            .chars()
+            .map(|c| match c {
+                '█' => (true, true),
+                '▀' => (true, false),
+                '▄' => (false, true),
+                _ => (false, false),
+            })
+            .unzip();
+        light.push(top);
+        light.push(bottom);
+    }
+    let (width, height) = (light[0].len() * SCALE, light.len() * SCALE);
+    let mut picture = rqrr::PreparedImage::prepare_from_greyscale(width, height, |x, y| {
+        if light[y / SCALE][x / SCALE] {
+            255
+        } else {
+            0
+        }
+    });
+    let grids = picture.detect_grids();
+    assert_eq!(grids.len(), 1, "one QR code");
+    grids[0].decode().expect("the QR code decodes").1
+}
+
 /// LINK-4, LINK-1: `clarion link` prints the URL alone on its line: the
 /// relative `/a/<token>` without a public URL, under `--public-url` (or
 /// `CLARION_PUBLIC_URL`) absolute; `--json` prints the reply, `--text`
@@ -192,14 +225,13 @@ fn link_4_cli_qr_draws_the_url(db: &TestDb) {
     );
     // Its quiet zone: the first row is light all along.
     assert!(rows[0].chars().all(|c| c == '█'), "{text}");
+    assert_eq!(decoded(&rows), first, "the code says the URL");
 
     let json = run(db, &["link", &id, "--for", "alice", "--qr", "--json"]);
     assert_eq!(code(&json), 0, "{json:?}");
-    assert!(reply(&json)["body"]["url"]
-        .as_str()
-        .unwrap()
-        .starts_with("/a/"));
-    qr_block(&stderr(&json));
+    let url = reply(&json)["body"]["url"].as_str().unwrap().to_owned();
+    assert!(url.starts_with("/a/"), "{url}");
+    assert_eq!(decoded(&qr_block(&stderr(&json))), url);
 }
 
 /// LINK-4: `clarion ask … --link-for USER` asks, prints the ids, then
@@ -255,7 +287,7 @@ fn link_4_cli_ask_link_for_prints_it_after_the_ids(db: &TestDb) {
         "the ids first: {text}"
     );
     assert!(lines[at + 1].starts_with("/a/v1."), "{text}");
-    qr_block(&text);
+    assert_eq!(decoded(&qr_block(&text)), lines[at + 1]);
 
     let usage = ask(&["--qr"]);
     assert_eq!(code(&usage), 2, "{usage:?}");
