@@ -155,7 +155,7 @@ fn open_from_config(config: &str) -> Result<Clarion, String> {
         Some(Value::String(url)) => {
             crate::domain::open::checked_public_url(url).map_err(|error| {
                 let why = match error {
-                    crate::OpenError::Config(why) => why,
+                    crate::error::OpenError::Config(why) => why,
                     other => other.to_string(),
                 };
                 format!(
