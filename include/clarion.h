@@ -36,9 +36,12 @@ const char *clarion_abi_version(void);
 /**
  * Opens (and migrates) a database. `config_json` is
  * `{"database_url": "...", "pool_size": 8, "direct_database_url": "...",
- * "sweep_ms": 250}` (`pool_size`; `direct_database_url`, PostgreSQL beside
- * a pooled URL; `sweep_ms`, a deadline and reminder sweeper every that
- * many milliseconds, 10 to 60,000, none without it: all optional).
+ * "sweep_ms": 250, "public_url": "https://..."}` (`pool_size`;
+ * `direct_database_url`, PostgreSQL beside a pooled URL; `sweep_ms`, a
+ * deadline and reminder sweeper every that many milliseconds, 10 to
+ * 60,000, none without it; `public_url`, where answer links open,
+ * `<public_url>/a/<token>`, relative `/a/<token>` without it: all
+ * optional).
  * Returns NULL on error; `clarion_last_error` then says why.
  *
  * # Safety

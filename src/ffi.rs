@@ -90,15 +90,16 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 }
 
 /// The settings `clarion_open` takes.
-const OPEN_SETTINGS: [&str; 4] = [
+const OPEN_SETTINGS: [&str; 5] = [
     "database_url",
     "direct_database_url",
     "pool_size",
     "sweep_ms",
+    "public_url",
 ];
 
 /// `clarion_open`'s configuration: `{"database_url": ..., "pool_size": 8,
-/// "direct_database_url": ..., "sweep_ms": 250}`.
+/// "direct_database_url": ..., "sweep_ms": 250, "public_url": ...}`.
 fn open_from_config(config: &str) -> Result<Clarion, String> {
     let value: Value =
         serde_json::from_str(config).map_err(|e| format!("config: not valid JSON: {e}"))?;
@@ -147,6 +148,25 @@ fn open_from_config(config: &str) -> Result<Clarion, String> {
             builder = builder.sweep_deadlines(std::time::Duration::from_millis(ms));
         }
     }
+    // LINK-1: the base of the answer links `answer_link` and the relay
+    // payloads make; checked here so the refusal names the setting.
+    match fields.get("public_url") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(url)) => {
+            crate::domain::open::checked_public_url(url).map_err(|error| {
+                let why = match error {
+                    crate::error::OpenError::Config(why) => why,
+                    other => other.to_string(),
+                };
+                format!(
+                    "config.public_url: {}",
+                    why.trim_start_matches("public_url ")
+                )
+            })?;
+            builder = builder.public_url(url);
+        }
+        Some(_) => return Err("config.public_url: expected a string".to_owned()),
+    }
     // AUD-4: this handle's attempts record the C ABI.
     builder
         .open()
@@ -162,9 +182,12 @@ pub extern "C" fn clarion_abi_version() -> *const c_char {
 
 /// Opens (and migrates) a database. `config_json` is
 /// `{"database_url": "...", "pool_size": 8, "direct_database_url": "...",
-/// "sweep_ms": 250}` (`pool_size`; `direct_database_url`, PostgreSQL beside
-/// a pooled URL; `sweep_ms`, a deadline and reminder sweeper every that
-/// many milliseconds, 10 to 60,000, none without it: all optional).
+/// "sweep_ms": 250, "public_url": "https://..."}` (`pool_size`;
+/// `direct_database_url`, PostgreSQL beside a pooled URL; `sweep_ms`, a
+/// deadline and reminder sweeper every that many milliseconds, 10 to
+/// 60,000, none without it; `public_url`, where answer links open,
+/// `<public_url>/a/<token>`, relative `/a/<token>` without it: all
+/// optional).
 /// Returns NULL on error; `clarion_last_error` then says why.
 ///
 /// # Safety

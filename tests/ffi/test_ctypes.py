@@ -128,6 +128,11 @@ def test_version_and_open_errors():
         (json.dumps({"database_url": URL, "colour": "red"}).encode(), "config.colour: unknown setting"),
         (json.dumps({"database_url": URL, "sweep_ms": 5}).encode(), "config.sweep_ms"),
         (json.dumps({"database_url": URL, "sweep_ms": "fast"}).encode(), "config.sweep_ms"),
+        (json.dumps({"database_url": URL, "public_url": "ftp://inbox.example.com"}).encode(),
+         "config.public_url: must be an absolute http or https URL"),
+        (json.dumps({"database_url": URL, "public_url": "https://inbox.example.com/?q"}).encode(),
+         "config.public_url: must be an absolute http or https URL"),
+        (json.dumps({"database_url": URL, "public_url": 7}).encode(), "config.public_url: expected a string"),
         (b'{"database_url": "mysql://db/x"}', "invalid database URL"),
         (b'{"database_url": "postgres://nobody@127.0.0.1:1/none"}', ""),
     ]
@@ -433,8 +438,8 @@ def test_webhooks_through_the_c_abi(db):
     assert len(mine) == 1, listed
     assert list(mine[0]) == ["id", "url", "events", "workspace_id", "state", "cursor", "backlog",
                              "last_error", "last_attempt_at", "next_attempt_at", "skipped_after",
-                             "skipped_through", "allow_private"], mine
-    assert mine[0]["allow_private"] is True, mine
+                             "skipped_through", "allow_private", "links"], mine
+    assert mine[0]["allow_private"] is True and mine[0]["links"] is False, mine
     assert (mine[0]["url"], mine[0]["events"], mine[0]["state"]) == (url, ["bundle.resolved"], "enabled"), mine
     assert "whsec_" not in json.dumps(listed), listed
     assert ok(db, "webhook_disable", SYSTEM, {"id": added["id"]}) == {"ok": True}
@@ -442,6 +447,11 @@ def test_webhooks_through_the_c_abi(db):
     rotated = ok(db, "webhook_rotate", SYSTEM, {"id": added["id"], "overlap_ms": 1000})
     assert list(rotated) == ["id", "secret"] and rotated["secret"] != secret, rotated
     assert ok(db, "webhook_remove", SYSTEM, {"id": added["id"]}) == {"ok": True}
+    # LINK-4: an endpoint for a relay, whose payloads carry answer links.
+    relay = ok(db, "webhook_add", SYSTEM, {"url": url, "allow_private": True, "links": True})
+    listed = ok(db, "webhook_list", SYSTEM)["webhooks"]
+    assert [w["links"] for w in listed if w["id"] == relay["id"]] == [True], listed
+    assert ok(db, "webhook_remove", SYSTEM, {"id": relay["id"]}) == {"ok": True}
     for op in ("webhook_enable", "webhook_disable", "webhook_remove", "webhook_rotate"):
         expect_error(db, 404, "webhook not found", op, SYSTEM, {"id": added["id"]})
     expect_error(db, 400, "url: must be an absolute http or https URL", "webhook_add", SYSTEM, {"url": "ftp://x"})
@@ -451,6 +461,26 @@ def test_webhooks_through_the_c_abi(db):
                  {"url": url, "events": ["bundle.asked", "bundle.answered"], "allow_private": True})
     expect_error(db, 403, "capability not authorized", "webhook_add", user("alice"), {"url": url})
     expect_error(db, 403, "capability not authorized", "webhook_list", user("alice"))
+
+
+def test_answer_links_through_the_c_abi(db):
+    """LINK-1: `clarion_open`'s `public_url` is the base of the links
+    `answer_link` makes; without it they are the relative `/a/<token>`."""
+    _, session = mirror(db, "links", "alice")
+    pending_id = ask(db, session)
+    relative = ok(db, "answer_link", SYSTEM, {"pending_id": pending_id, "user_id": "alice"})
+    assert list(relative) == ["url", "expires_at"] and relative["url"].startswith("/a/v1."), relative
+    based = open_db(public_url="https://inbox.example.com/")
+    try:
+        link = ok(based, "answer_link", SYSTEM, {"pending_id": pending_id, "user_id": "alice", "ttl_ms": 60000})
+        assert link["url"].startswith("https://inbox.example.com/a/v1."), link
+    finally:
+        LIB.clarion_close(based)
+    expect_error(db, 400, "ttl_ms: must be from 60000", "answer_link", SYSTEM,
+                 {"pending_id": pending_id, "user_id": "alice", "ttl_ms": 59999})
+    expect_error(db, 404, "clarification request not found", "answer_link", SYSTEM,
+                 {"pending_id": pending_id, "user_id": f"nobody-{RUN}"})
+    assert ok(db, "rotate_link_key", SYSTEM, {"now": True}) == {"ok": True}
 
 
 def test_people_through_the_c_abi(db):
@@ -541,6 +571,7 @@ def main():
         ("history through the C ABI", lambda: test_history_through_the_c_abi(db)),
         ("webhooks through the C ABI", lambda: test_webhooks_through_the_c_abi(db)),
         ("people through the C ABI", lambda: test_people_through_the_c_abi(db)),
+        ("answer links through the C ABI", lambda: test_answer_links_through_the_c_abi(db)),
         ("internal error is 500", test_internal_error_is_500),
         ("32 threads race one bundle", lambda: test_thirty_two_threads_race_one_bundle(db)),
     ]

@@ -95,6 +95,7 @@ mod retention;
 // line, and what the README promises.
 mod cli;
 mod cli_asking;
+mod cli_links;
 mod cli_nudges;
 mod cli_quorum;
 mod cli_text;
@@ -146,5 +147,6 @@ mod web_inbox_support;
 mod webhooks_delivery;
 mod webhooks_endpoints;
 mod webhooks_isolation;
+mod webhooks_links;
 mod webhooks_nudges;
 mod webhooks_targets;

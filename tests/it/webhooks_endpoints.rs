@@ -80,7 +80,8 @@ fn hook_1_an_endpoint_is_added_with_a_secret_shown_once(db: &TestDb) {
             "next_attempt_at",
             "skipped_after",
             "skipped_through",
-            "allow_private"
+            "allow_private",
+            "links"
         ]
     );
     assert_eq!(first["id"], added["id"]);

@@ -11,6 +11,7 @@
 
 mod database;
 mod demo;
+mod links;
 mod mcp;
 mod mirroring;
 mod nudges;

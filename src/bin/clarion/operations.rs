@@ -71,6 +71,8 @@ fn asking_args(command: Command) -> Command {
     let about = command.get_about().cloned();
     let command =
         NudgeFlags::augment_args(QuorumFlags::augment_args(MirrorArgs::augment_args(command)));
+    // LINK-4: `--link-for USER [--qr]`.
+    let command = crate::links::ask_args(command);
     let command = match about {
         Some(about) => command.about(about),
         None => command,
@@ -101,6 +103,11 @@ const AGE_HELP: &[(&str, &str)] = &[
         "older_than_ms",
         "How long ago a bundle must have stopped being active to be deleted: an age with its \
          unit (30d, 12h; ms, s, m, h or d).",
+    ),
+    (
+        "ttl_ms",
+        "How long the link lasts, 1m to 7d (a day by default): an age with its unit (90m, \
+         2h, 7d). Its answers end at the bundle's deadline if that comes first.",
     ),
     (
         "overlap_ms",
@@ -241,7 +248,12 @@ fn subcommand(operation: Operation, command: &CliCommand) -> Command {
     if operation == Operation::Ask {
         built = asking_args(built);
     }
-    target_args(built)
+    let built = target_args(built);
+    match operation {
+        // LINK-4: `--qr`, `--public-url`; the URL alone by default.
+        Operation::AnswerLink => crate::links::link_args(built),
+        _ => built,
+    }
 }
 
 /// Every operation's subcommands; those of a group (`webhook`) under a
@@ -406,7 +418,8 @@ pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> 
         .get_one::<Principal>("as")
         .cloned()
         .unwrap_or(Principal::System);
-    let (clarion, now) = match open(&database_url) {
+    let public_url = crate::links::public_url(matches);
+    let (clarion, now) = match open(&database_url, public_url) {
         // AUD-4: the command line's attempts record `cli`.
         Ok((clarion, now)) => (clarion.via(Channel::Cli), now),
         Err(error) => {
@@ -417,6 +430,19 @@ pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> 
     let text = matches.get_flag("text");
     let code = if operation == Operation::Ask && principal == Principal::System {
         ask(&clarion, &args, matches, text, now)
+    } else if operation == Operation::AnswerLink {
+        // LINK-4: the URL is what `clarion link` is for: alone on its line
+        // by default, the JSON reply under `--json`.
+        let reply = call(&clarion, operation, &principal, &args);
+        let output = match (text, matches.get_flag("json")) {
+            (true, _) => crate::links::Output::Text,
+            (_, true) => crate::links::Output::Json,
+            _ => crate::links::Output::Url,
+        };
+        let user_id = args["user_id"].as_str().unwrap_or_default();
+        let qr = crate::links::qr(matches);
+        crate::links::print(name, &reply, output, user_id, qr, now);
+        exit_code(reply.status)
     } else {
         let reply = call(&clarion, operation, &principal, &args);
         if text && reply.status == 200 {
@@ -462,9 +488,11 @@ pub fn run(operation: Operation, command: &CliCommand, matches: &ArgMatches) -> 
 /// `test-hooks` feature only, `CLARION_TEST_NOW` (RFC 3339) stops this
 /// process's clock at that instant, so the tests' text views and the times
 /// they write are the same on every run and backend.
-fn open(database_url: &str) -> Result<(Clarion, Timestamp), OpenError> {
-    #[allow(unused_mut)]
+fn open(database_url: &str, public_url: Option<&str>) -> Result<(Clarion, Timestamp), OpenError> {
     let mut builder = crate::database::builder(database_url);
+    if let Some(url) = public_url {
+        builder = builder.public_url(url);
+    }
     #[cfg(feature = "test-hooks")]
     if let Some(at) = std::env::var("CLARION_TEST_NOW")
         .ok()
@@ -530,6 +558,31 @@ fn ask(
     }
     if reply.status != 200 {
         return exit_code(reply.status);
+    }
+    // LINK-4: the bundle is asked either way; a link that cannot be made
+    // (the person does not see it) exits with its refusal, before any wait.
+    if let Some(user_id) = matches.get_one::<String>("link_for") {
+        let link = call(
+            clarion,
+            Operation::AnswerLink,
+            &Principal::System,
+            &json!({"pending_id": pending_id, "user_id": user_id}),
+        );
+        let output = match text {
+            true => crate::links::Output::Text,
+            false => crate::links::Output::Json,
+        };
+        crate::links::print(
+            "ask",
+            &link,
+            output,
+            user_id,
+            crate::links::qr(matches),
+            now,
+        );
+        if link.status != 200 {
+            return exit_code(link.status);
+        }
     }
     let Some(wait_ms) = matches.get_one::<u64>("wait") else {
         return ExitCode::SUCCESS;

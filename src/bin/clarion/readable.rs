@@ -578,6 +578,9 @@ fn webhook_lines(out: &mut Vec<String>, webhook: &Value) {
     if webhook["allow_private"] == true {
         out.push("  may deliver to private and loopback addresses".to_owned());
     }
+    if webhook["links"] == true {
+        out.push("  receives answer links (for a relay to each person)".to_owned());
+    }
     out.push(format!(
         "  cursor {:?}, {} after it; last attempt {}, next {}",
         s(&webhook["cursor"]),

@@ -72,6 +72,10 @@ pub struct ServeArgs {
     /// `--open-as` user, so the web inbox has something to show.
     #[arg(long, requires = "open_as")]
     demo: bool,
+    /// Where this server is reached from outside (https://inbox.example.com): answer links
+    /// are <URL>/a/<token>. Under --open-as, a loopback address only.
+    #[arg(long = "public-url", env = "CLARION_PUBLIC_URL", value_name = "URL")]
+    public_url: Option<String>,
 }
 
 /// `clarion token …`.
@@ -147,8 +151,12 @@ const SWEEP_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250
 fn open_sweeping(
     database_url: &str,
     sweep: Option<std::time::Duration>,
+    public_url: Option<&str>,
 ) -> Result<Clarion, String> {
     let mut builder = crate::database::builder(database_url);
+    if let Some(url) = public_url {
+        builder = builder.public_url(url);
+    }
     if let Some(interval) = sweep {
         builder = builder.sweep_deadlines(interval);
     }
@@ -263,6 +271,11 @@ pub fn serve(args: ServeArgs) -> Result<(), Refused> {
              tokens with `clarion token add`"
         )));
     }
+    // LINK-3: a link must not lead outsiders to a server without
+    // authentication.
+    if let Some(url) = &args.public_url {
+        crate::links::check_public_url(url, args.open_as.is_some()).map_err(Refused::Usage)?;
+    }
     if args.demo && !matches!(args.open_as, Some(Principal::User { .. })) {
         return Err(Refused::Usage(
             "--demo asks sample bundles for a user: give --open-as user:<id>".into(),
@@ -277,7 +290,11 @@ pub fn serve(args: ServeArgs) -> Result<(), Refused> {
     // EXP-4: outcomes of deadlines reach waiters, the outbox and the
     // event log within about a second, whoever else is connected.
     let sweep = (!args.no_sweep).then_some(SWEEP_INTERVAL);
-    let inbox = ClosedOnReturn(open_sweeping(&args.database_url, sweep)?);
+    let inbox = ClosedOnReturn(open_sweeping(
+        &args.database_url,
+        sweep,
+        args.public_url.as_deref(),
+    )?);
     // HTTP-4: a server nobody can sign in to is a mistake, unless it is
     // told whom to serve, and then only to this machine: as given, the
     // command cannot run (a usage error).

@@ -65,7 +65,12 @@ pub fn commands() -> Vec<(&'static str, Command)> {
                 .help("How long to wait for the answer: an age with its unit (10s, 500ms)."),
         )
         .arg(database_arg());
-    let run = WebhookFlags::augment_args(Command::new("run").arg(database_arg()))
+    // LINK-4: the base of the links in the payloads of endpoints added
+    // with `--links`.
+    let run = Command::new("run")
+        .arg(database_arg())
+        .arg(crate::links::public_url_arg());
+    let run = WebhookFlags::augment_args(run)
         .about("Deliver the webhooks until SIGINT or SIGTERM (clarion serve does too).");
     vec![("webhook", test), ("webhook", run)]
 }
@@ -76,7 +81,11 @@ pub fn run(name: &str, matches: &ArgMatches) -> Option<ExitCode> {
         .get_one::<String>("database_url")
         .cloned()
         .unwrap_or_default();
-    let clarion = match crate::database::builder(&database_url).open() {
+    let mut builder = crate::database::builder(&database_url);
+    if let Some(url) = crate::links::public_url(matches) {
+        builder = builder.public_url(url);
+    }
+    let clarion = match builder.open() {
         Ok(clarion) => clarion.via(Channel::Cli),
         Err(error) => {
             eprintln!("clarion webhook {name}: {error}");

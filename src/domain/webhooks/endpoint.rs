@@ -49,6 +49,10 @@ pub struct WebhookView {
     /// (a loopback, private, link-local or metadata address) and carry
     /// userinfo.
     pub allow_private: bool,
+    /// LINK-4: whether its `bundle.asked`, `bundle.reminded` and
+    /// `bundle.escalated` payloads carry each recipient's answer link (a
+    /// relay that messages each person privately).
+    pub links: bool,
 }
 
 /// One endpoint's row. (Without the `webhooks` feature nothing delivers,
@@ -73,6 +77,7 @@ pub(crate) struct Endpoint {
     pub delivered: i64,
     pub failed: i64,
     pub allow_private: bool,
+    pub links: bool,
 }
 
 /// The columns of an [`Endpoint`].
@@ -96,6 +101,7 @@ pub(crate) fn endpoint_columns() -> _ {
         webhooks::delivered,
         webhooks::failed,
         webhooks::allow_private,
+        webhooks::links,
     )
 }
 
@@ -120,6 +126,7 @@ impl Endpoint {
             skipped_after: self.skipped_after,
             skipped_through: self.skipped_through,
             allow_private: self.allow_private,
+            links: self.links,
         }
     }
 }

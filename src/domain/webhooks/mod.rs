@@ -41,6 +41,11 @@ pub struct WebhookAdd {
     /// cloud-metadata address, or carry userinfo (a local relay); false
     /// refuses such a URL and fails a delivery that would reach one.
     pub allow_private: bool,
+    /// LINK-4: whether its `bundle.asked`, `bundle.reminded` and
+    /// `bundle.escalated` payloads carry the answer links of the people
+    /// the bundle reaches (credentials: for a relay that messages each
+    /// person privately).
+    pub links: bool,
 }
 
 /// An endpoint's id and its secret, shown once (`webhook_add`,
@@ -165,6 +170,7 @@ impl Engine {
                     webhooks::cursor.eq(head.map(|head| head.to_string()).unwrap_or_default()),
                     webhooks::created_at.eq(now),
                     webhooks::allow_private.eq(add.allow_private),
+                    webhooks::links.eq(add.links),
                 ))
                 .execute(conn)?;
             Ok(())

@@ -6,6 +6,7 @@
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 use hmac::{Hmac, KeyInit, Mac};
+use serde_json::Value;
 use sha2::Sha256;
 
 use crate::domain::events::Logged;
@@ -14,9 +15,10 @@ use crate::store::Timestamp;
 
 /// HOOK-3: the compact body of an event's delivery: `{"type",
 /// "timestamp", "data": {"position", "pending_id", "task_id",
-/// "workspace_id", "kind", "event"}}`, `event` its EVT-2 `data`.
-pub(crate) fn event_body(event: &Logged) -> String {
-    serde_json::json!({
+/// "workspace_id", "kind", "event"}}`, `event` its EVT-2 `data`; and,
+/// for an endpoint that takes them, `links` after `event` (LINK-4).
+pub(crate) fn event_body(event: &Logged, links: Option<Value>) -> String {
+    let mut body = serde_json::json!({
         "type": event.event_type,
         "timestamp": event.at,
         "data": {
@@ -27,8 +29,12 @@ pub(crate) fn event_body(event: &Logged) -> String {
             "kind": event.kind,
             "event": event.data_value(),
         },
-    })
-    .to_string()
+    });
+    // The map keeps its keys' order (`preserve_order`): `links` is last.
+    if let (Some(links), Some(data)) = (links, body["data"].as_object_mut()) {
+        data.insert("links".to_owned(), links);
+    }
+    body.to_string()
 }
 
 /// HOOK-3: `webhook test`'s body: a `webhook.test` event with empty data.

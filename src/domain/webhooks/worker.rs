@@ -16,7 +16,9 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use diesel::prelude::*;
+use serde_json::Value;
 
+use crate::domain::bundle::load_stored;
 use crate::domain::engine::signal::Wake;
 use crate::domain::engine::Engine;
 use crate::domain::events::{Logged, Position};
@@ -30,7 +32,7 @@ use crate::rules::limits::{
 };
 use crate::rules::principal::Principal;
 use crate::rules::visibility::Scope;
-use crate::rules::vocabulary::WebhookState;
+use crate::rules::vocabulary::{EventType, WebhookState};
 use crate::store::schema::webhooks;
 use crate::store::{IdKind, IdSource, UuidV7Ids};
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
@@ -652,7 +654,12 @@ impl Worker {
                     return Ok(Served::Cancelled);
                 }
                 let now = live(engine)?.now().as_micros();
-                let body = event_body(event);
+                // LINK-4: links only to an endpoint added with them.
+                let links = match endpoint.links {
+                    true => payload_links(&*live(engine)?, event)?,
+                    false => None,
+                };
+                let body = event_body(event, links);
                 let message = event_id(event);
                 let agent = if endpoint.allow_private {
                     &self.open
@@ -848,6 +855,47 @@ impl Drop for Stopper {
     fn drop(&mut self) {
         self.0.cancel();
     }
+}
+
+/// LINK-4: the `links` of `event`'s payload for an endpoint added with
+/// `links`: for `bundle.asked` and `bundle.reminded` one per person the
+/// bundle reaches now (PPL-8), for `bundle.escalated` its `to` only; each
+/// derived from (the event's position, the person), so a resend carries
+/// the same link. `None` for the other event types.
+fn payload_links(engine: &Engine, event: &Logged) -> Result<Option<Value>> {
+    let only: Option<Vec<String>> = match EventType::from_word(&event.event_type) {
+        Some(EventType::Asked | EventType::Reminded) => None,
+        Some(EventType::Escalated) => Some(
+            event.data_value()["to"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|user| user.as_str().map(str::to_owned))
+                .collect(),
+        ),
+        _ => return Ok(None),
+    };
+    let recipients = engine.recipients(&event.pending_id, only.as_deref())?;
+    let stored = match recipients.is_empty() {
+        true => None,
+        false => engine.read(|conn| load_stored(conn, &event.pending_id))?,
+    };
+    let Some((bundle, _)) = stored else {
+        return Ok(Some(Value::Array(Vec::new())));
+    };
+    let position = event.position.to_string();
+    let links = recipients
+        .into_iter()
+        .map(|recipient| {
+            let link = engine.derived_link(&bundle, &position, event.at, &recipient.user_id)?;
+            Ok(serde_json::json!({
+                "user_id": recipient.user_id,
+                "url": link.url,
+                "expires_at": link.expires_at,
+            }))
+        })
+        .collect::<Result<Vec<Value>>>()?;
+    Ok(Some(Value::Array(links)))
 }
 
 /// The handle, while it is open anywhere.

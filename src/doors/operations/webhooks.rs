@@ -39,6 +39,11 @@ pub(crate) struct WebhookAddArgs {
     /// address, and allow a user name and password in the URL (a relay on
     /// this machine or network); default false: such a URL is refused.
     allow_private: Option<bool>,
+    /// Put in each `bundle.asked`, `bundle.reminded` and `bundle.escalated`
+    /// payload, as `links`, an answer link for each person the bundle
+    /// reaches (an escalation: its `to` only). Links are credentials: for
+    /// a relay that messages each person privately. Default false.
+    links: Option<bool>,
 }
 
 /// HOOK-1: an absolute http or https URL of at most 2,000 characters.
@@ -99,6 +104,7 @@ impl Declared for WebhookAddOp {
             events: args.events.unwrap_or_default(),
             workspace_id: given(args.workspace_id).unwrap_or_default(),
             allow_private: args.allow_private.unwrap_or(false),
+            links: args.links.unwrap_or(false),
         })
     }
 }

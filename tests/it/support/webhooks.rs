@@ -152,6 +152,7 @@ pub fn endpoint(db: &Clarion, url: &str, events: &[&str], workspace_id: &str) ->
             events: events.iter().map(|event| (*event).to_owned()).collect(),
             workspace_id: workspace_id.to_owned(),
             allow_private: true,
+            links: false,
         })
         .expect("add the endpoint");
     (added.id, added.secret)
