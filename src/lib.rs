@@ -61,6 +61,9 @@ pub use domain::events::{Event, EventPage};
 pub use domain::history::{SettledCursor, SettledPage, SettledRequest};
 pub use domain::lifecycle::{SessionUpsert, TaskUpsert, WorkspaceUpsert};
 pub use domain::links::AnswerLink;
+#[cfg(feature = "mail")]
+pub use domain::mail::worker::MailOptions;
+pub use domain::mail::MailStatus;
 pub use domain::listing::{
     Cursor, ListPage, ListRequest, PendingAction, Summary, TaskPendingActions,
 };

@@ -25,6 +25,7 @@ pub(crate) mod health;
 pub(crate) mod history;
 pub(crate) mod lifecycle;
 pub(crate) mod links;
+pub(crate) mod mail;
 pub(crate) mod listing;
 pub(crate) mod names;
 pub(crate) mod nudges;

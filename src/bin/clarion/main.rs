@@ -11,6 +11,7 @@
 
 mod database;
 mod demo;
+mod mail;
 mod mcp;
 mod mirroring;
 mod nudges;

@@ -21,6 +21,13 @@ pub struct ServeArgs {
     // The webhook worker's timings (HOOK-4).
     #[command(flatten)]
     webhooks: crate::webhook::WebhookFlags,
+    // MAIL-1: the mail worker's server and sender.
+    #[command(flatten)]
+    mail: crate::mail::MailFlags,
+    /// Where this server is reached from outside (`https://inbox.example.com`):
+    /// answer links are `<URL>/a/<token>`. Mail needs it.
+    #[arg(long = "public-url", value_name = "URL")]
+    public_url: Option<String>,
     /// Address to listen on; port 0 picks a free one (printed).
     #[arg(long, env = "CLARION_LISTEN", default_value = "127.0.0.1:7878")]
     listen: String,
@@ -147,10 +154,18 @@ const SWEEP_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250
 fn open_sweeping(
     database_url: &str,
     sweep: Option<std::time::Duration>,
+    public_url: Option<&str>,
+    mail: Option<clarion::MailOptions>,
 ) -> Result<Clarion, String> {
     let mut builder = crate::database::builder(database_url);
     if let Some(interval) = sweep {
         builder = builder.sweep_deadlines(interval);
+    }
+    if let Some(url) = public_url {
+        builder = builder.public_url(url);
+    }
+    if let Some(mail) = mail {
+        builder = builder.mail(mail);
     }
     builder.open().map_err(|error| error.to_string())
 }
@@ -273,11 +288,24 @@ pub fn serve(args: ServeArgs) -> Result<(), Refused> {
             .inbox_api(api)
             .map_err(|error| Refused::Usage(format!("--inbox-api: {error}")))?;
     }
+    // MAIL-1: a mail's answer link must reach this server from outside.
+    if args.mail.options().is_some() && args.public_url.is_none() {
+        return Err(Refused::Usage(
+            "--smtp sends answer links, which need --public-url URL (where people reach \
+             this server)"
+                .into(),
+        ));
+    }
     let max_connections = connection_cap(args.max_connections).map_err(Refused::Usage)?;
     // EXP-4: outcomes of deadlines reach waiters, the outbox and the
     // event log within about a second, whoever else is connected.
     let sweep = (!args.no_sweep).then_some(SWEEP_INTERVAL);
-    let inbox = ClosedOnReturn(open_sweeping(&args.database_url, sweep)?);
+    let inbox = ClosedOnReturn(open_sweeping(
+        &args.database_url,
+        sweep,
+        args.public_url.as_deref(),
+        args.mail.options(),
+    )?);
     // HTTP-4: a server nobody can sign in to is a mistake, unless it is
     // told whom to serve, and then only to this machine: as given, the
     // command cannot run (a usage error).
