@@ -42,6 +42,8 @@ dual_backend!(
     mail_1a_a_refused_address_is_dropped_and_the_others_get_theirs,
     mail_1a_the_server_down_then_up_resends_with_the_same_message_id,
     mail_1a_status_on_the_command_line,
+    mail_1a_counts_on_metrics,
+    mail_1a_prune_keeps_the_events_after_the_mail_cursor_within_the_give_up_time,
 );
 
 /// The interpreter with aiosmtpd; `None` (skip) outside CI.
@@ -519,4 +521,66 @@ fn mail_1a_status_on_the_command_line(db: &TestDb) {
         .unwrap();
     assert_eq!(output.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&output.stderr).contains("--public-url"));
+}
+
+/// MAIL-1a, HTTP-7: `/metrics` carries the sent and failed counts.
+fn mail_1a_counts_on_metrics(db: &TestDb) {
+    use crate::support::server::{get, start, tokens};
+    let Some(python) = smtp_python() else { return };
+    let smtp = Smtp::start(&python);
+    let session = team(db);
+    db.upsert_user(UserUpsert::new("bob").email("refuse-bob@example.com"))
+        .unwrap();
+    let mailer = mailing(db, &smtp.url());
+    ask_nudged(db, &session, None, None, None);
+    eventually(ARRIVES, "one sent, one dropped", || {
+        let last = status(&mailer);
+        last.sent == 1 && last.failed == 1 && last.backlog == 0
+    });
+    let server = start(db);
+    let t = tokens(db);
+    let metrics = get(&server, &t.system, "/metrics");
+    assert_eq!(metrics.status, 200);
+    let text = metrics.text();
+    for line in [
+        "clarion_mail_sent_total 1",
+        "clarion_mail_failed_total 1",
+        "clarion_mail_backlog 0",
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+    }
+    mailer.close();
+}
+
+/// MAIL-1a, REL-8: prune keeps the events after the mail cursor while
+/// mail ran within its give-up time (3 days), and no longer after.
+fn mail_1a_prune_keeps_the_events_after_the_mail_cursor_within_the_give_up_time(db: &TestDb) {
+    let session = team(db);
+    let before = ask_nudged(db, &session, None, None, None);
+    crate::events::wait_until_readable(db);
+    // Configured (its cursor at the head, after `before`), then stopped.
+    mailing(db, "smtp://127.0.0.1:1").close();
+    let kept = [
+        ask_nudged(db, &session, None, None, None),
+        ask_nudged(db, &session, None, None, None),
+    ];
+    let asked = |db: &TestDb| -> Vec<String> {
+        crate::events::wait_until_readable(db);
+        db.events_after(&Principal::System, "", Some(1000))
+            .unwrap()
+            .events
+            .into_iter()
+            .filter(|event| event.event_type == "bundle.asked")
+            .map(|event| event.pending_id)
+            .collect()
+    };
+    at(db, 2 * 24 * 60 * MINUTE);
+    db.prune(Duration::from_secs(24 * 3600)).unwrap();
+    assert_eq!(asked(db), kept, "the event before the cursor went");
+    assert!(!asked(db).contains(&before));
+    assert_eq!(status(db).backlog, 2);
+    // Mail has not run for longer than its give-up time: nothing is kept.
+    at(db, 4 * 24 * 60 * MINUTE);
+    db.prune(Duration::from_secs(24 * 3600)).unwrap();
+    assert!(asked(db).is_empty());
 }
