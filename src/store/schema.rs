@@ -145,7 +145,7 @@ diesel::table! {
 
 diesel::table! {
     mail_state (id) {
-        id -> Integer,
+        id -> BigInt,
         cursor -> Text,
         done_at -> Text,
         done -> Text,

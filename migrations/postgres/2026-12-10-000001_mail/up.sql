@@ -10,7 +10,7 @@
 -- ran_at is within give_up_us (REL-8). The lease (owner and end) lets one
 -- worker at a time send; a crashed one's lapses. Times are µs (DM-2).
 CREATE TABLE mail_state (
-    id INTEGER NOT NULL PRIMARY KEY,
+    id BIGINT NOT NULL PRIMARY KEY CHECK (id = 1),
     cursor TEXT NOT NULL,
     done_at TEXT NOT NULL DEFAULT '',
     done TEXT NOT NULL DEFAULT '[]',

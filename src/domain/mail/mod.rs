@@ -20,7 +20,7 @@ use crate::store::clock::or_empty;
 use crate::store::Timestamp;
 
 /// The one row's id.
-pub(crate) const ROW: i32 = 1;
+pub(crate) const ROW: i64 = 1;
 
 /// MAIL-1a: how mail stands (`mail_status`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]

@@ -614,7 +614,7 @@ fn system_scope() -> Result<Scope> {
 #[diesel::dsl::auto_type]
 fn held_row<'a>(worker: &'a str) -> _ {
     mail_state::table
-        .filter(mail_state::id.eq(1_i32))
+        .filter(mail_state::id.eq(1_i64))
         .filter(mail_state::lease_owner.eq(worker))
 }
 
