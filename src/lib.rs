@@ -61,12 +61,12 @@ pub use domain::events::{Event, EventPage};
 pub use domain::history::{SettledCursor, SettledPage, SettledRequest};
 pub use domain::lifecycle::{SessionUpsert, TaskUpsert, WorkspaceUpsert};
 pub use domain::links::AnswerLink;
-#[cfg(feature = "mail")]
-pub use domain::mail::worker::MailOptions;
-pub use domain::mail::MailStatus;
 pub use domain::listing::{
     Cursor, ListPage, ListRequest, PendingAction, Summary, TaskPendingActions,
 };
+#[cfg(feature = "mail")]
+pub use domain::mail::worker::MailOptions;
+pub use domain::mail::MailStatus;
 pub use domain::people::{Caller, Person, User, UserCursor, UserField, UserPage, UserUpsert};
 pub use domain::resolve::{AnswerInput, ResolveRequest};
 pub use domain::resume::{Delivery, DeliveryReport, DispatchError, ResumeDispatcher};

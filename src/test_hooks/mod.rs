@@ -296,7 +296,10 @@ pub fn link_respond(
 }
 
 /// LINK-3: what `POST /api/v1/link/cancel` does with `token`.
-pub fn link_cancel(clarion: &Clarion, token: &str) -> Result<Option<Result<crate::domain::views::Resolved>>> {
+pub fn link_cancel(
+    clarion: &Clarion,
+    token: &str,
+) -> Result<Option<Result<crate::domain::views::Resolved>>> {
     crate::doors::link::cancel(&clarion.engine, token)
 }
 

@@ -202,11 +202,7 @@ fn token(message: &Value) -> String {
         .unwrap_or_else(|| panic!("no link in {text}"))
         + PUBLIC_URL.len()
         + 3;
-    text[start..]
-        .split_whitespace()
-        .next()
-        .unwrap()
-        .to_owned()
+    text[start..].split_whitespace().next().unwrap().to_owned()
 }
 
 /// The position of the newest event of `event_type` about `pending_id`.
@@ -216,8 +212,8 @@ fn position_of(db: &TestDb, pending_id: &str, event_type: &str) -> String {
         .unwrap()
         .events
         .into_iter()
-        .filter(|event| event.pending_id == pending_id && event.event_type == event_type)
-        .last()
+        .rev()
+        .find(|event| event.pending_id == pending_id && event.event_type == event_type)
         .expect("the event")
         .position
 }
@@ -271,7 +267,10 @@ fn mail_1_one_mail_per_person_at_the_ask_with_a_working_link(db: &TestDb) {
         let html = message["html"].as_str().unwrap();
         assert!(html.contains("Mailed Team") && html.contains("question 1?"));
         assert_eq!(html.matches("<a ").count(), 1, "one link only: {html}");
-        assert!(!html.contains("<script") && !html.contains("src="), "{html}");
+        assert!(
+            !html.contains("<script") && !html.contains("src="),
+            "{html}"
+        );
     }
     // Each person's own link: bob's answers as bob.
     let bob = messages
@@ -316,7 +315,10 @@ fn mail_1_a_mail_per_reminder(db: &TestDb) {
         .map(|message| header(message, "subject"))
         .collect();
     assert_eq!(
-        subjects.iter().filter(|s| s.starts_with("Reminder: ")).count(),
+        subjects
+            .iter()
+            .filter(|s| s.starts_with("Reminder: "))
+            .count(),
         4,
         "{subjects:?}"
     );
@@ -375,8 +377,14 @@ fn mail_1_the_html_escapes_what_an_agent_wrote(db: &TestDb) {
             html.contains("&lt;script&gt;alert(1)&lt;/script&gt; &amp; &lt;img src=x&gt;"),
             "{html}"
         );
-        assert!(html.contains("&quot;quoted&quot; &#39;single&#39;"), "{html}");
-        assert!(!html.contains("<script") && !html.contains("<img"), "{html}");
+        assert!(
+            html.contains("&quot;quoted&quot; &#39;single&#39;"),
+            "{html}"
+        );
+        assert!(
+            !html.contains("<script") && !html.contains("<img"),
+            "{html}"
+        );
         assert_eq!(
             header(message, "subject"),
             "Question: <script>alert(1)</script> & <img src=x>"

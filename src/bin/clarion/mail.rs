@@ -10,7 +10,12 @@ pub struct MailFlags {
     /// Send mail through this SMTP server: `smtp://[user:password@]host[:port]`
     /// (`?tls=required` for STARTTLS) or `smtps://…`; user and password
     /// percent-encoded. Needs --mail-from and --public-url.
-    #[arg(long, value_name = "URL", env = "CLARION_SMTP_URL", requires = "mail_from")]
+    #[arg(
+        long,
+        value_name = "URL",
+        env = "CLARION_SMTP_URL",
+        requires = "mail_from"
+    )]
     smtp: Option<String>,
     /// The mails' From address, such as `Clarion <inbox@example.com>`.
     #[arg(long = "mail-from", value_name = "ADDRESS", requires = "smtp")]

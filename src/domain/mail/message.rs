@@ -240,9 +240,13 @@ pub(crate) fn plain_text(content: &Content<'_>) -> String {
 pub(crate) fn html(content: &Content<'_>) -> String {
     let detail = content.detail;
     let (workspace, task) = place(detail);
-    let mut html = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"></head><body>\n");
+    let mut html =
+        String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"></head><body>\n");
     if !content.name.is_empty() {
-        html.push_str(&format!("<p>Hello {},</p>\n", escape(&one_line(content.name, 200))));
+        html.push_str(&format!(
+            "<p>Hello {},</p>\n",
+            escape(&one_line(content.name, 200))
+        ));
     }
     html.push_str(&format!("<p>{}</p>\n", escape(content.occasion.intro())));
     html.push_str(&format!(
@@ -312,9 +316,6 @@ mod tests {
 
     #[test]
     fn escapes_markup() {
-        assert_eq!(
-            escape("<script>\"'&"),
-            "&lt;script&gt;&quot;&#39;&amp;"
-        );
+        assert_eq!(escape("<script>\"'&"), "&lt;script&gt;&quot;&#39;&amp;");
     }
 }

@@ -15,8 +15,8 @@ use sha2::{Digest, Sha256};
 use crate::domain::engine::Engine;
 use crate::domain::events::{self, Position};
 use crate::error::Result;
-use crate::store::schema::mail_state;
 use crate::store::clock::or_empty;
+use crate::store::schema::mail_state;
 use crate::store::Timestamp;
 
 /// The one row's id.
@@ -71,7 +71,11 @@ pub(crate) fn retained_from(engine: &Engine) -> Result<Option<Position>> {
     let row: Option<(String, i64, i64)> = engine.read(|conn| {
         Ok(mail_state::table
             .find(ROW)
-            .select((mail_state::cursor, mail_state::ran_at, mail_state::give_up_us))
+            .select((
+                mail_state::cursor,
+                mail_state::ran_at,
+                mail_state::give_up_us,
+            ))
             .first(conn)
             .optional()?)
     })?;

@@ -172,10 +172,12 @@ impl Worker {
             })?
             .timeout(Some(options.timeout))
             .build();
-        let from: Mailbox = options
-            .from
-            .parse()
-            .map_err(|error| format!("the mail sender {:?} is not an address: {error}", options.from))?;
+        let from: Mailbox = options.from.parse().map_err(|error| {
+            format!(
+                "the mail sender {:?} is not an address: {error}",
+                options.from
+            )
+        })?;
         Ok(Worker {
             id: UuidV7Ids.new_id(IdKind::Webhook),
             transport,
@@ -341,12 +343,12 @@ impl Worker {
             return Ok(Sent::All);
         }
         let system = Principal::System;
-        let detail = match engine.get_bundle(&admit(&system, HOST, Channel::Rust)?, &event.pending_id)
-        {
-            Ok(detail) => detail,
-            Err(Error::NotFound(_)) => return Ok(Sent::All),
-            Err(error) => return Err(error),
-        };
+        let detail =
+            match engine.get_bundle(&admit(&system, HOST, Channel::Rust)?, &event.pending_id) {
+                Ok(detail) => detail,
+                Err(Error::NotFound(_)) => return Ok(Sent::All),
+                Err(error) => return Err(error),
+            };
         let Some((record, _)) =
             engine.read(|conn| crate::domain::bundle::load_stored(conn, &event.pending_id))?
         else {
@@ -485,7 +487,13 @@ impl Worker {
 
     /// MAIL-1a: one recipient of the event at `position` done — sent or
     /// dropped — counted; false when the lease was lost.
-    fn record(&self, engine: &Engine, position: &str, done: &[String], ended: &Ended) -> Result<bool> {
+    fn record(
+        &self,
+        engine: &Engine,
+        position: &str,
+        done: &[String],
+        ended: &Ended,
+    ) -> Result<bool> {
         let until = self.lease_end(engine);
         let done = serde_json::to_string(done)
             .map_err(|error| Error::Internal(format!("mail progress: {error}")))?;
@@ -555,7 +563,10 @@ impl Engine {
     /// another process. Its row is made the first time, its cursor at the
     /// head of the log. A handle runs one: starting it again leaves the
     /// first running.
-    pub(crate) fn start_mail(self: &Arc<Self>, options: &MailOptions) -> std::result::Result<(), String> {
+    pub(crate) fn start_mail(
+        self: &Arc<Self>,
+        options: &MailOptions,
+    ) -> std::result::Result<(), String> {
         use crate::domain::engine::rounds::EventRoundThread;
         if self.mail_worker.get().is_some() {
             return Ok(());
@@ -583,7 +594,8 @@ impl Engine {
         })
         .map_err(|error| format!("could not start the mail worker: {error}"))?;
         let rounds = worker.clone();
-        let round = crate::domain::open::while_open(self, move |engine| rounds.round_or_idle(engine));
+        let round =
+            crate::domain::open::while_open(self, move |engine| rounds.round_or_idle(engine));
         let thread = EventRoundThread::start(
             "clarion-mail",
             round,
