@@ -64,6 +64,9 @@ pub use domain::links::AnswerLink;
 pub use domain::listing::{
     Cursor, ListPage, ListRequest, PendingAction, Summary, TaskPendingActions,
 };
+#[cfg(feature = "mail")]
+pub use domain::mail::worker::MailOptions;
+pub use domain::mail::MailStatus;
 pub use domain::people::{Caller, Person, User, UserCursor, UserField, UserPage, UserUpsert};
 pub use domain::resolve::{AnswerInput, ResolveRequest};
 pub use domain::resume::{Delivery, DeliveryReport, DispatchError, ResumeDispatcher};

@@ -26,6 +26,7 @@ pub(crate) mod history;
 pub(crate) mod lifecycle;
 pub(crate) mod links;
 pub(crate) mod listing;
+pub(crate) mod mail;
 pub(crate) mod names;
 pub(crate) mod nudges;
 pub(crate) mod open;

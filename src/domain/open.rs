@@ -180,6 +180,8 @@ impl Engine {
             public_url,
             #[cfg(feature = "webhooks")]
             webhook_worker: Default::default(),
+            #[cfg(feature = "mail")]
+            mail_worker: Default::default(),
         });
         if let Some(interval) = options.sweep_interval {
             engine
@@ -251,6 +253,10 @@ impl Engine {
         if let Some(worker) = self.webhook_worker.get() {
             worker.stop();
         }
+        #[cfg(feature = "mail")]
+        if let Some(worker) = self.mail_worker.get() {
+            worker.stop();
+        }
         self.ledger.close();
         self.pool.settle_connects(CONNECTS_SETTLE);
     }
@@ -263,7 +269,7 @@ const CONNECTS_SETTLE: Duration = Duration::from_secs(2);
 /// A round thread's body: `round` on the engine while it is open. The
 /// thread holds the engine only during a round, so it never keeps a
 /// dropped handle alive, and ends once the handle is closed or gone.
-fn while_open(
+pub(crate) fn while_open(
     engine: &Arc<Engine>,
     mut round: impl FnMut(&Arc<Engine>) -> Duration + Send + 'static,
 ) -> impl FnMut() -> Option<Duration> + Send + 'static {

@@ -44,9 +44,15 @@ impl Engine {
                 break;
             }
         }
-        // EVT-3, HOOK-5: events appended before the cutoff, but none an
-        // enabled or failing webhook has yet to deliver.
-        let keep_after = crate::domain::webhooks::retained_from(self)?;
+        // EVT-3, HOOK-5, MAIL-1a: events appended before the cutoff, but
+        // none an enabled or failing webhook has yet to deliver, nor any
+        // after the mail cursor while mail ran within its give-up time.
+        let hooks = crate::domain::webhooks::retained_from(self)?;
+        let mail = crate::domain::mail::retained_from(self)?;
+        let keep_after = match (hooks, mail) {
+            (Some(hooks), Some(mail)) => Some(hooks.min(mail)),
+            (hooks, mail) => hooks.or(mail),
+        };
         self.prune_events(cutoff, keep_after, BATCH)?;
         // REL-8, AUD-2: ledger entries recorded before the cutoff, whether
         // or not their bundle is still there.

@@ -26,6 +26,9 @@ use crate::store::{Clock, IdSource, Synchronous};
 /// ```
 pub struct Builder {
     options: EngineOptions,
+    /// MAIL-1: the mail worker to start once open.
+    #[cfg(feature = "mail")]
+    mail: Option<crate::domain::mail::worker::MailOptions>,
 }
 
 impl Builder {
@@ -150,6 +153,18 @@ impl Builder {
         self
     }
 
+    /// MAIL-1 (feature `mail`): emails the people each bundle reaches
+    /// (PPL-8) who have an email — at the ask, at each reminder, and when
+    /// it is escalated to them — with their own answer link, from a
+    /// thread of this handle (see `docs/mail.md`). Needs
+    /// [`public_url`](Self::public_url): without one, or with an SMTP URL
+    /// or sender that is not usable, the open fails.
+    #[cfg(feature = "mail")]
+    pub fn mail(mut self, options: crate::domain::mail::worker::MailOptions) -> Self {
+        self.mail = Some(options);
+        self
+    }
+
     /// Test hook: counts the statements this handle's pool connections
     /// start, into `counter` (LIST-11).
     #[cfg(feature = "test-hooks")]
@@ -162,8 +177,22 @@ impl Builder {
     /// Connects, migrates, starts the threads asked for and returns the
     /// handle.
     pub fn open(self) -> Result<Clarion, OpenError> {
+        #[cfg(feature = "mail")]
+        if self.mail.is_some() && self.options.public_url.is_none() {
+            return Err(OpenError::Config(
+                "mail needs a public URL (Builder::public_url) for its answer links".into(),
+            ));
+        }
+        let engine = Engine::open(self.options)?;
+        #[cfg(feature = "mail")]
+        if let Some(mail) = &self.mail {
+            if let Err(why) = engine.start_mail(mail) {
+                engine.close();
+                return Err(OpenError::Config(why));
+            }
+        }
         Ok(Clarion {
-            engine: Engine::open(self.options)?,
+            engine,
             channel: Channel::Rust,
         })
     }
@@ -182,6 +211,8 @@ impl Clarion {
     pub fn builder(database_url: &str) -> Builder {
         Builder {
             options: EngineOptions::new(database_url),
+            #[cfg(feature = "mail")]
+            mail: None,
         }
     }
 }

@@ -14,6 +14,7 @@ mod events;
 #[cfg(feature = "http")]
 mod http;
 mod links;
+mod mail;
 mod mirror;
 mod people;
 mod upkeep;

@@ -144,6 +144,25 @@ diesel::table! {
 }
 
 diesel::table! {
+    mail_state (id) {
+        id -> BigInt,
+        cursor -> Text,
+        done_at -> Text,
+        done -> Text,
+        failures -> Integer,
+        failing_since -> Nullable<BigInt>,
+        next_attempt_at -> Nullable<BigInt>,
+        last_error -> Text,
+        lease_owner -> Nullable<Text>,
+        lease_until -> Nullable<BigInt>,
+        ran_at -> BigInt,
+        give_up_us -> BigInt,
+        sent -> BigInt,
+        failed -> BigInt,
+    }
+}
+
+diesel::table! {
     quorum_eligible (pending_id, position) {
         pending_id -> Text,
         position -> BigInt,
@@ -273,6 +292,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     handles,
     link_keys,
     link_uses,
+    mail_state,
     quorum_eligible,
     sessions,
     tasks,

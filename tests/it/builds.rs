@@ -69,3 +69,15 @@ fn builds_the_runtime_comes_with_the_doors_that_need_it() {
     assert_eq!(runtime_in(&http), ["tokio", "axum", "hyper"]);
     assert_eq!(runtime_in(&graph(&[])), RUNTIME);
 }
+
+/// MAIL-1: mail is a blocking SMTP client over rustls: no async runtime,
+/// no native-tls or OpenSSL.
+#[test]
+fn builds_mail_brings_no_runtime_and_no_system_tls() {
+    let mail = graph(&["--no-default-features", "--features", "mail"]);
+    assert!(mail.contains("lettre"), "{mail:?}");
+    assert_eq!(runtime_in(&mail), Vec::<&str>::new());
+    for system in ["native-tls", "openssl", "openssl-sys"] {
+        assert!(!mail.contains(system), "{system} in {mail:?}");
+    }
+}

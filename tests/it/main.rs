@@ -74,6 +74,7 @@ mod listing_pending_actions;
 mod listing_summary;
 mod listing_support;
 mod listing_visibility_order;
+mod mail;
 mod mcp_asking;
 mod mcp_tasks;
 mod nudges;

@@ -12,6 +12,7 @@
 mod database;
 mod demo;
 mod links;
+mod mail;
 mod mcp;
 mod mirroring;
 mod nudges;

@@ -21,6 +21,9 @@ pub struct ServeArgs {
     // The webhook worker's timings (HOOK-4).
     #[command(flatten)]
     webhooks: crate::webhook::WebhookFlags,
+    // MAIL-1: the mail worker's server and sender.
+    #[command(flatten)]
+    mail: crate::mail::MailFlags,
     /// Address to listen on; port 0 picks a free one (printed).
     #[arg(long, env = "CLARION_LISTEN", default_value = "127.0.0.1:7878")]
     listen: String,
@@ -73,7 +76,7 @@ pub struct ServeArgs {
     #[arg(long, requires = "open_as")]
     demo: bool,
     /// Where this server is reached from outside (https://inbox.example.com): answer links
-    /// are <URL>/a/<token>. Under --open-as, a loopback address only.
+    /// are <URL>/a/<token>. Under --open-as, a loopback address only. Mail needs it.
     #[arg(long = "public-url", env = "CLARION_PUBLIC_URL", value_name = "URL")]
     public_url: Option<String>,
 }
@@ -152,6 +155,7 @@ fn open_sweeping(
     database_url: &str,
     sweep: Option<std::time::Duration>,
     public_url: Option<&str>,
+    mail: Option<clarion::MailOptions>,
 ) -> Result<Clarion, String> {
     let mut builder = crate::database::builder(database_url);
     if let Some(url) = public_url {
@@ -159,6 +163,9 @@ fn open_sweeping(
     }
     if let Some(interval) = sweep {
         builder = builder.sweep_deadlines(interval);
+    }
+    if let Some(mail) = mail {
+        builder = builder.mail(mail);
     }
     builder.open().map_err(|error| error.to_string())
 }
@@ -286,6 +293,14 @@ pub fn serve(args: ServeArgs) -> Result<(), Refused> {
             .inbox_api(api)
             .map_err(|error| Refused::Usage(format!("--inbox-api: {error}")))?;
     }
+    // MAIL-1: a mail's answer link must reach this server from outside.
+    if args.mail.options().is_some() && args.public_url.is_none() {
+        return Err(Refused::Usage(
+            "--smtp sends answer links, which need --public-url URL (where people reach \
+             this server)"
+                .into(),
+        ));
+    }
     let max_connections = connection_cap(args.max_connections).map_err(Refused::Usage)?;
     // EXP-4: outcomes of deadlines reach waiters, the outbox and the
     // event log within about a second, whoever else is connected.
@@ -294,6 +309,7 @@ pub fn serve(args: ServeArgs) -> Result<(), Refused> {
         &args.database_url,
         sweep,
         args.public_url.as_deref(),
+        args.mail.options(),
     )?);
     // HTTP-4: a server nobody can sign in to is a mistake, unless it is
     // told whom to serve, and then only to this machine: as given, the

@@ -65,6 +65,9 @@ pub(crate) struct Engine {
     /// The webhook worker, when the host started one (HOOK-4).
     #[cfg(feature = "webhooks")]
     pub(crate) webhook_worker: std::sync::OnceLock<rounds::EventRoundThread>,
+    /// The mail worker, when the host configured mail (MAIL-1a).
+    #[cfg(feature = "mail")]
+    pub(crate) mail_worker: std::sync::OnceLock<rounds::EventRoundThread>,
 }
 
 impl Engine {

@@ -8,7 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-#[cfg(feature = "webhooks")]
+#[cfg(any(feature = "webhooks", feature = "mail"))]
 use crate::domain::engine::signal::{EventSubscription, Wake};
 
 #[derive(Default)]
@@ -102,14 +102,14 @@ impl RoundThread {
 /// worker): the thread, the subscription that wakes it, and what stops
 /// the work its rounds handed to threads of their own (PROD-4), dropped
 /// with it.
-#[cfg(feature = "webhooks")]
+#[cfg(any(feature = "webhooks", feature = "mail"))]
 pub(crate) struct EventRoundThread {
     thread: Arc<RoundThread>,
     _subscription: EventSubscription,
     stopping: Box<dyn Fn() + Send + Sync>,
 }
 
-#[cfg(feature = "webhooks")]
+#[cfg(any(feature = "webhooks", feature = "mail"))]
 impl EventRoundThread {
     /// Starts the thread `name` as [`RoundThread::start`] does; `subscribe`
     /// is given the nudge to call whenever events may have been appended

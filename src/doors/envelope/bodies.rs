@@ -14,6 +14,7 @@ use crate::domain::events::{Event, EventPage};
 use crate::domain::history::{SettledCursor, SettledPage};
 use crate::domain::links::AnswerLink;
 use crate::domain::listing::{Cursor, ListPage, TaskPendingActions};
+use crate::domain::mail::MailStatus;
 use crate::domain::people::{Caller, Person, User, UserCursor, UserPage};
 use crate::domain::resume::Delivery;
 use crate::domain::views::{AttemptView, QuorumView, Resolved, Response, WaitOutcome};
@@ -633,5 +634,19 @@ impl<'a> From<&'a AnswerLink> for AnswerLinkBody<'a> {
             url: &link.url,
             expires_at: link.expires_at,
         }
+    }
+}
+
+/// MAIL-1a: `mail_status`'s body.
+#[derive(Serialize, JsonSchema)]
+#[schemars(rename = "MailStatusBody")]
+pub(crate) struct MailStatusBody<'a> {
+    /// How mail stands.
+    mail: &'a MailStatus,
+}
+
+impl<'a> From<&'a MailStatus> for MailStatusBody<'a> {
+    fn from(mail: &'a MailStatus) -> Self {
+        MailStatusBody { mail }
     }
 }

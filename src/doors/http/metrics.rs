@@ -1,8 +1,8 @@
 //! HTTP-7 metrics, Prometheus text: request counts and latencies by route,
 //! resolves by outcome and losers (as answered through this router),
 //! waits in flight, and the pending bundles and the webhooks' figures
-//! (read from the database at each scrape, so they count every process's
-//! deliveries, HOOK-6).
+//! and the mail worker's (read from the database at each scrape, so they
+//! count every process's deliveries, HOOK-6, MAIL-1a).
 
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use crate::domain::mail::MailStatus;
 use crate::domain::webhooks::WebhookFigures;
 use crate::doors::envelope::Envelope;
 
@@ -59,6 +60,9 @@ pub(crate) struct Metrics {
     webhook_backlog: Family<EndpointLabels, Gauge>,
     webhook_failing: Gauge,
     webhook_scrape: std::sync::Mutex<()>,
+    mail_sent: Counter,
+    mail_failed: Counter,
+    mail_backlog: Gauge,
 }
 
 /// Decrements a gauge of things in flight (waits, event streams) when one
@@ -88,6 +92,25 @@ impl Metrics {
         let webhook_failed = Family::<EndpointLabels, Counter>::default();
         let webhook_backlog = Family::<EndpointLabels, Gauge>::default();
         let webhook_failing = Gauge::default();
+        let mail_sent = Counter::default();
+        let mail_failed = Counter::default();
+        let mail_backlog = Gauge::default();
+        // MAIL-1a.
+        registry.register(
+            "mail_sent",
+            "Mails the SMTP server accepted",
+            mail_sent.clone(),
+        );
+        registry.register(
+            "mail_failed",
+            "Mails dropped: refused, failing for the give-up time, or unaddressable",
+            mail_failed.clone(),
+        );
+        registry.register(
+            "mail_backlog",
+            "Events after the mail worker's cursor",
+            mail_backlog.clone(),
+        );
         registry.register(
             "webhook_delivered",
             // HOOK-6.
@@ -159,6 +182,9 @@ impl Metrics {
             webhook_backlog,
             webhook_failing,
             webhook_scrape: std::sync::Mutex::new(()),
+            mail_sent,
+            mail_failed,
+            mail_backlog,
         }
     }
 
@@ -225,11 +251,17 @@ impl Metrics {
         InFlight(self.streams.clone())
     }
 
-    /// The Prometheus text of every metric, with `pending` and the
-    /// webhooks' figures as just read.
-    pub(crate) fn render(&self, pending: i64, webhooks: &[WebhookFigures]) -> String {
+    /// The Prometheus text of every metric, with `pending`, the
+    /// webhooks' figures and the mail worker's as just read.
+    pub(crate) fn render(
+        &self,
+        pending: i64,
+        webhooks: &[WebhookFigures],
+        mail: &MailStatus,
+    ) -> String {
         self.pending.set(pending);
         self.webhooks(webhooks);
+        self.mail(mail);
         let mut text = String::new();
         if prometheus_client::encoding::text::encode(&mut text, &self.registry).is_err() {
             text.clear();
@@ -267,5 +299,24 @@ impl Metrics {
         }
         self.webhook_failing
             .set(figures.iter().filter(|f| f.failing).count() as i64);
+    }
+
+    /// MAIL-1a: the counters follow the database's counts, which only
+    /// grow; one scrape at a time.
+    fn mail(&self, status: &MailStatus) {
+        let _one = self
+            .webhook_scrape
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        let follow = |counter: &Counter, count: i64| {
+            let count = u64::try_from(count).unwrap_or(0);
+            let shown = counter.get();
+            if count > shown {
+                counter.inc_by(count - shown);
+            }
+        };
+        follow(&self.mail_sent, status.sent);
+        follow(&self.mail_failed, status.failed);
+        self.mail_backlog.set(status.backlog);
     }
 }

@@ -54,16 +54,20 @@ pub(crate) async fn metrics(
     if !Operation::Metrics.access().admits(&caller.principal) {
         return Err(Error::CapabilityDenied.into());
     }
-    let (pending, webhooks) = state
+    let (pending, webhooks, mail) = state
         .blocking(|engine| {
             let summary =
                 engine.summary(&Operation::Summary.admit(&Principal::System, Channel::Http)?)?;
-            Ok::<_, Error>((summary.pending_bundles, engine.webhook_figures()?))
+            Ok::<_, Error>((
+                summary.pending_bundles,
+                engine.webhook_figures()?,
+                engine.mail_status()?,
+            ))
         })
         .await??;
     Ok(text(
         "application/openmetrics-text; version=1.0.0; charset=utf-8",
-        state.metrics.render(pending, &webhooks),
+        state.metrics.render(pending, &webhooks, &mail),
     ))
 }
 

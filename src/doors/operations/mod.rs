@@ -25,6 +25,7 @@ mod answering;
 mod asking;
 pub(crate) mod declare;
 mod links;
+mod mail;
 mod mirror;
 mod people;
 mod webhooks;
@@ -625,6 +626,8 @@ registry! {
     AnswerLink => links::AnswerLinkOp,
     /// `rotate_link_key` (LINK-1).
     RotateLinkKey => links::RotateLinkKeyOp,
+    /// `mail_status` (MAIL-1a).
+    MailStatus => mail::MailStatusOp,
     }
     capability_only {
     /// Reading the operational metrics (HTTP-7, `/metrics`). Not a WIRE-5

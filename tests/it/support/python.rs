@@ -51,6 +51,16 @@ pub const WEBHOOK_VERIFIER: PythonTool = PythonTool {
     module: "standardwebhooks",
 };
 
+/// aiosmtpd, the SMTP server of the mail tests
+/// (`tests/mail/smtp_server.py`, MAIL-1).
+pub const SMTP_SERVER: PythonTool = PythonTool {
+    name: "aiosmtpd",
+    env_var: "CLARION_MAIL_PYTHON",
+    venv: "target/mail-venv",
+    requirements: "tests/mail/requirements.txt",
+    module: "aiosmtpd",
+};
+
 impl PythonTool {
     /// The interpreter that has the tool; `None` (skip) only outside CI.
     pub fn python(&'static self, cell: &'static OnceLock<Option<PathBuf>>) -> Option<PathBuf> {
