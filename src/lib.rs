@@ -126,3 +126,8 @@ pub mod drive {
 #[doc = include_str!("../README.md")]
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
+
+/// The webhook guide's Rust example, compiled as a doctest.
+#[doc = include_str!("../docs/webhooks.md")]
+#[cfg(doctest)]
+pub struct WebhooksDocDoctests;

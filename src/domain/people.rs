@@ -177,6 +177,7 @@ pub struct Person {
 /// PPL-8: a person a bundle reaches who is in the directory and may act
 /// on it now: whom mail (MAIL-1) and relay links (LINK-4) go to.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(not(any(feature = "webhooks", feature = "mail")), allow(dead_code))] // for the workers
 pub(crate) struct Recipient {
     /// The host's id of the person.
     pub user_id: String,
@@ -469,6 +470,7 @@ impl Engine {
     /// bundle active, and for a quorum bundle, they may vote and have not
     /// (QUO-3b). Nobody for a bundle no longer active or gone. Read when
     /// the mail or payload is built.
+    #[cfg_attr(not(any(feature = "webhooks", feature = "mail")), allow(dead_code))] // for the workers
     pub(crate) fn recipients(
         &self,
         pending_id: &str,

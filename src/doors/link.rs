@@ -5,6 +5,8 @@
 //! operations and the same visibility as that user's own call, recording
 //! channel `link`.
 
+#![cfg_attr(not(feature = "http"), allow(dead_code))] // for the HTTP door only
+
 use schemars::JsonSchema;
 use serde::Serialize;
 

@@ -160,6 +160,7 @@ pub(crate) fn admit(
 /// LINK-3: a call through an answer link's routes, as the user the link
 /// names, recording channel `link`, carrying the link its win or vote
 /// uses up. Admitted like that user's own call (AUTH-2).
+#[cfg_attr(not(feature = "http"), allow(dead_code))] // for the HTTP door only
 pub(crate) fn admit_link(
     principal: &Principal,
     access: Access,

@@ -21,7 +21,7 @@ use lettre::{SmtpTransport, Transport};
 use crate::domain::engine::Engine;
 use crate::domain::events::{self, Logged, Position};
 use crate::domain::mail::message::{compose, Content, Occasion};
-use crate::domain::mail::{message_id, ROW};
+use crate::domain::mail::status::{message_id, ROW};
 use crate::error::{Error, Result};
 use crate::rules::capability::{admit, HOST};
 use crate::rules::limits::{

@@ -31,6 +31,7 @@ mod people;
 mod webhooks;
 
 /// LINK-3: the link door's respond reads an answer as `resolve_bundle` does.
+#[cfg(feature = "http")]
 pub(crate) use answering::AnswerArgs;
 
 use std::sync::Arc;
