@@ -303,7 +303,7 @@ pub fn commands(extra: Vec<(&'static str, Command)>) -> Vec<Command> {
 fn group_about(group: &str) -> String {
     match group {
         "webhook" => "Manage the webhook endpoints, test them, and deliver to them.".to_owned(),
-        "mail" => "How the mail worker stands: what it sent, what it dropped, what waits.".to_owned(),
+        "mail" => "How the mail worker stands: what it sent and dropped.".to_owned(),
         "user" => "Manage the directory of people (names and email addresses).".to_owned(),
         _ => format!("The {group} subcommands."),
     }
