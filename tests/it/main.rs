@@ -129,6 +129,8 @@ mod http_slow_clients;
 mod links_http;
 mod prod_outage;
 mod prod_pooler;
+mod python_example;
+mod python_package;
 mod readme_examples;
 mod readme_run;
 mod web_inbox_answer_links;

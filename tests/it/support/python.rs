@@ -61,6 +61,16 @@ pub const SMTP_SERVER: PythonTool = PythonTool {
     module: "aiosmtpd",
 };
 
+/// pytest and mypy for the clarion Python package (`python/`, PY-5), on
+/// the lowest CPython it supports.
+pub const PY_PACKAGE: PythonTool = PythonTool {
+    name: "pytest and mypy for the Python package",
+    env_var: "CLARION_PY_PYTHON",
+    venv: "target/py-venv",
+    requirements: "python/requirements-dev.txt",
+    module: "pytest, mypy",
+};
+
 impl PythonTool {
     /// The interpreter that has the tool; `None` (skip) only outside CI.
     pub fn python(&'static self, cell: &'static OnceLock<Option<PathBuf>>) -> Option<PathBuf> {
