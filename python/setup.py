@@ -10,7 +10,9 @@ The rest of the metadata is in pyproject.toml.
 release (CI uses it to save time); users get release.
 """
 
+import glob
 import os
+import shutil
 import sys
 
 from setuptools import setup
@@ -43,8 +45,12 @@ class PlatformWheel(bdist_wheel):
         return "py3", "none", platform
 
 
-# setuptools' scratch directories go beside cargo's, out of the checkout.
+# setuptools' scratch directories go beside cargo's, out of the checkout;
+# its copies of the package are made afresh, so that a module deleted from
+# the sources is not shipped from an earlier build.
 SCRATCH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "target", "py-build")
+for stale in glob.glob(os.path.join(SCRATCH, "lib*")):
+    shutil.rmtree(stale)
 os.makedirs(SCRATCH, exist_ok=True)
 
 setup(
