@@ -51,10 +51,12 @@ struct clarion_t *clarion_open(const char *config_json);
 
 /**
  * Performs one request, `{"op", "principal", "args"}`, and returns the
- * reply `{"status": <int>, "body": <json>}`, which the caller frees with
- * `clarion_string_free`. Returns NULL only if memory runs out. `wait` and
- * `wait_bundle` block the calling thread for at most their `timeout_ms`.
- * On a closed handle the reply is `503 {"error": "handle closed"}`.
+ * reply `{"status": <int>, "body": <json>, "code": "...", "field": "..."}`
+ * (`code` the error's word, `""` on success; `field` a 400's field path,
+ * else `""`), which the caller frees with `clarion_string_free`. Returns
+ * NULL only if memory runs out. `wait` and `wait_bundle` block the calling
+ * thread for at most their `timeout_ms`. On a closed handle the reply is
+ * `503 {"error": "handle closed"}`, code `handle_closed`.
  *
  * # Safety
  * `request_json` is NULL or a NUL-terminated string valid for the call.

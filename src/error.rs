@@ -155,13 +155,17 @@ pub enum ErrorCode {
     /// `unavailable`: the database is unreachable, full or read-only
     /// (PROD-2); worth retrying later.
     Unavailable,
+    /// `timed_out`: `wait_bundle`'s timeout passed first (WIRE-3).
+    TimedOut,
+    /// `handle_closed`: the handle was closed (REL-7).
+    HandleClosed,
     /// `internal`: everything unexpected.
     Internal,
 }
 
 impl ErrorCode {
     /// Every code, in the order documents list them.
-    pub const ALL: [ErrorCode; 10] = [
+    pub const ALL: [ErrorCode; 12] = [
         ErrorCode::NotFound,
         ErrorCode::NoLongerActive,
         ErrorCode::NotEligible,
@@ -171,6 +175,8 @@ impl ErrorCode {
         ErrorCode::CapabilityDenied,
         ErrorCode::SessionEnded,
         ErrorCode::Unavailable,
+        ErrorCode::TimedOut,
+        ErrorCode::HandleClosed,
         ErrorCode::Internal,
     ];
 
@@ -186,6 +192,8 @@ impl ErrorCode {
             ErrorCode::CapabilityDenied => "capability_denied",
             ErrorCode::SessionEnded => "session_ended",
             ErrorCode::Unavailable => "unavailable",
+            ErrorCode::TimedOut => "timed_out",
+            ErrorCode::HandleClosed => "handle_closed",
             ErrorCode::Internal => "internal",
         }
     }
@@ -209,6 +217,15 @@ impl Error {
         }
     }
 
+    /// WIRE-5: the path of the field a validation error is about; `""`
+    /// for every other error.
+    pub fn field(&self) -> &str {
+        match self {
+            Error::Validation(error) => &error.field,
+            _ => "",
+        }
+    }
+
     /// PROD-2: whether this is the database's outage (unreachable, full,
     /// read-only), which the pool logs once rather than each caller.
     pub fn is_outage(&self) -> bool {
@@ -228,6 +245,8 @@ impl Error {
             Error::CapabilityDenied => ErrorCode::CapabilityDenied,
             Error::SessionEnded => ErrorCode::SessionEnded,
             Error::Unavailable { .. } => ErrorCode::Unavailable,
+            Error::TimedOut => ErrorCode::TimedOut,
+            Error::HandleClosed => ErrorCode::HandleClosed,
             _ => ErrorCode::Internal,
         }
     }

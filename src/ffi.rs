@@ -14,7 +14,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::doors::envelope::{self, Envelope};
 use crate::error::Error;
@@ -220,10 +220,12 @@ pub unsafe extern "C" fn clarion_open(config_json: *const c_char) -> *mut Handle
 }
 
 /// Performs one request, `{"op", "principal", "args"}`, and returns the
-/// reply `{"status": <int>, "body": <json>}`, which the caller frees with
-/// `clarion_string_free`. Returns NULL only if memory runs out. `wait` and
-/// `wait_bundle` block the calling thread for at most their `timeout_ms`.
-/// On a closed handle the reply is `503 {"error": "handle closed"}`.
+/// reply `{"status": <int>, "body": <json>, "code": "...", "field": "..."}`
+/// (`code` the error's word, `""` on success; `field` a 400's field path,
+/// else `""`), which the caller frees with `clarion_string_free`. Returns
+/// NULL only if memory runs out. `wait` and `wait_bundle` block the calling
+/// thread for at most their `timeout_ms`. On a closed handle the reply is
+/// `503 {"error": "handle closed"}`, code `handle_closed`.
 ///
 /// # Safety
 /// `request_json` is NULL or a NUL-terminated string valid for the call.
@@ -235,10 +237,10 @@ pub unsafe extern "C" fn clarion_call(
 ) -> *mut c_char {
     let replied = catch_unwind(AssertUnwindSafe(|| {
         if handle.is_null() {
-            return envelope::bad_request("handle: NULL pointer");
+            return envelope::bad_request("handle", "NULL pointer");
         }
         if request_json.is_null() {
-            return envelope::bad_request("request: NULL pointer");
+            return envelope::bad_request("request", "NULL pointer");
         }
         let Some(clarion) = lookup(handle) else {
             return envelope::error(&Error::HandleClosed);
@@ -249,10 +251,7 @@ pub unsafe extern "C" fn clarion_call(
     }));
     let envelope = replied.unwrap_or_else(|payload| {
         let cause = format!("panic inside clarion_call: {}", panic_message(&*payload));
-        Envelope {
-            status: 500,
-            body: json!({"error": envelope::internal_error(&cause)}),
-        }
+        envelope::error(&Error::Internal(cause))
     });
     into_owned_reply(&envelope)
 }

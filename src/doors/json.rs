@@ -76,11 +76,11 @@ fn envelope_parts(request: &Value) -> Checked<(&'static Entry, Principal, &Value
 /// 400 naming the problem.
 pub(crate) fn call(engine: &Engine, channel: Channel, request: &str) -> Envelope {
     if request.len() > MAX_REQUEST_BYTES {
-        return envelope::bad_request(format!("request: larger than {MAX_REQUEST_BYTES} bytes"));
+        return envelope::bad_request("request", format!("larger than {MAX_REQUEST_BYTES} bytes"));
     }
     match serde_json::from_str::<Value>(request) {
         Ok(value) => call_value(engine, channel, &value),
-        Err(error) => envelope::bad_request(format!("request: not valid JSON: {error}")),
+        Err(error) => envelope::bad_request("request", format!("not valid JSON: {error}")),
     }
 }
 
@@ -88,7 +88,7 @@ pub(crate) fn call(engine: &Engine, channel: Channel, request: &str) -> Envelope
 pub(crate) fn call_bytes(engine: &Engine, channel: Channel, request: &[u8]) -> Envelope {
     match std::str::from_utf8(request) {
         Ok(text) => call(engine, channel, text),
-        Err(_) => envelope::bad_request("request: not valid UTF-8"),
+        Err(_) => envelope::bad_request("request", "not valid UTF-8"),
     }
 }
 

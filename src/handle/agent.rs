@@ -30,7 +30,15 @@ impl Clarion {
     /// resolution is acknowledged (WAIT-2); on `TimedOut`, with no other
     /// waiter of this handle left, the bundle is detached (LIFE-5).
     pub fn wait(&self, pending_id: &str, timeout: Duration) -> Result<WaitOutcome> {
-        self.engine.wait(pending_id, timeout)
+        self.engine.wait(pending_id, timeout, true)
+    }
+
+    /// [`Clarion::wait`] whose `TimedOut` leaves the bundle attached
+    /// (WIRE-5's `detach_on_timeout: false`): for a caller that waits in
+    /// slices and detaches only when its own timeout ends, with a last
+    /// [`Clarion::wait`] of zero (WAIT-1b, PY-3).
+    pub fn wait_attached(&self, pending_id: &str, timeout: Duration) -> Result<WaitOutcome> {
+        self.engine.wait(pending_id, timeout, false)
     }
 
     /// [`Clarion::wait`] without a thread (HTTP-5): starts the agent-side

@@ -68,7 +68,7 @@ static void *waiter(void *unused) {
              "{\"op\":\"wait\",\"principal\":" SYSTEM ",\"args\":{\"pending_id\":\"%s\",\"timeout_ms\":30000}}",
              pending_id);
     char *reply = call(request);
-    int closed = starts_with(reply, "{\"status\":503,\"body\":{\"error\":\"handle closed\"}}");
+    int closed = starts_with(reply, "{\"status\":503,\"body\":{\"error\":\"handle closed\"},\"code\":\"handle_closed\",\"field\":\"\"}");
     if (!closed) {
         fprintf(stderr, "FAIL wait ended with %s\n", reply);
     }

@@ -54,8 +54,14 @@ def raw_call(handle, request_bytes):
         reply = json.loads(ctypes.string_at(pointer).decode("utf-8"))
     finally:
         LIB.clarion_string_free(pointer)
-    assert list(reply) == ["status", "body"], reply
-    return reply["status"], reply["body"]
+    # WIRE-5: the code and field words beside every body.
+    assert list(reply) == ["status", "body", "code", "field"], reply
+    status, body, code, field = reply["status"], reply["body"], reply["code"], reply["field"]
+    assert (code == "") == (status < 300), reply
+    assert field == "" or (status == 400 and code == "validation"), reply
+    if code == "validation":
+        assert body["error"].startswith(field + ": " if field else ""), reply
+    return status, body
 
 
 def call(handle, op, principal, args=None):

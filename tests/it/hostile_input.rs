@@ -160,7 +160,7 @@ dual_backend!(
 );
 
 /// Raw bytes through the real C entry point: never a crash, always a
-/// `{"status", "body"}` reply, and 400 for anything that is not a
+/// `{"status", "body", "code", "field"}` reply, and 400 for anything that is not a
 /// well-formed request.
 fn rel_3_random_bytes_through_clarion_call(db: &TestDb) {
     let config = CString::new(json!({"database_url": db.url}).to_string()).unwrap();
@@ -182,6 +182,9 @@ fn rel_3_random_bytes_through_clarion_call(db: &TestDb) {
             let value: Value =
                 serde_json::from_str(&text).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(value["status"].as_u64(), Some(400), "{}", text);
+            // WIRE-5: the words beside the body.
+            prop_assert_eq!(value["code"].as_str(), Some("validation"), "{}", text);
+            prop_assert!(value["field"].is_string(), "{}", text);
             Ok(())
         })
         .unwrap();

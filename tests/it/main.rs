@@ -107,6 +107,7 @@ mod doors_envelopes;
 mod doors_ffi_consumers;
 mod doors_ffi_header;
 mod doors_json_checks;
+mod doors_json_codes;
 mod doors_json_hygiene;
 mod doors_json_operations;
 mod doors_json_support;

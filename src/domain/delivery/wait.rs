@@ -207,12 +207,19 @@ impl Engine {
     /// WAIT-1..4, the agent side (a host operation): blocks until the bundle
     /// is resolved or stops being active, or `timeout` passes (capped at
     /// ten minutes). A resolution is acknowledged as it is received (WAIT-2).
-    /// On `TimedOut`, when no other waiter of this handle remains, the
-    /// bundle is detached (LIFE-5) and its later answer goes to the outbox.
-    pub(crate) fn wait(&self, pending_id: &str, timeout: Duration) -> Result<WaitOutcome> {
+    /// On `TimedOut`, when no other waiter of this handle remains and
+    /// `detach_on_timeout` holds, the bundle is detached (LIFE-5) and its
+    /// later answer goes to the outbox; otherwise it stays attached
+    /// (WAIT-1b: a caller waiting in slices).
+    pub(crate) fn wait(
+        &self,
+        pending_id: &str,
+        timeout: Duration,
+        detach_on_timeout: bool,
+    ) -> Result<WaitOutcome> {
         let deadline = Instant::now() + wait_time(timeout);
         let waiter = self.begin_wait(pending_id, None)?;
-        self.block_on(waiter, deadline)
+        self.block_on(waiter, deadline, detach_on_timeout)
     }
 
     /// WIRE-3 `wait_bundle`, the external side: authorized first (an
@@ -227,7 +234,8 @@ impl Engine {
     ) -> Result<Resolved> {
         let deadline = Instant::now() + wait_time(timeout);
         let waiter = self.begin_wait_bundle(caller, pending_id, None)?;
-        self.block_on(waiter, deadline)
+        // An external waiter detaches nothing either way.
+        self.block_on(waiter, deadline, false)
     }
 
     /// Starts an agent-side wait: counted for WAIT-1, attached to this
@@ -312,14 +320,18 @@ impl Engine {
     /// one check per tick for all waiters, not a poll per waiter; only if
     /// the watcher could not start does the waiter poll on its own, every
     /// poll interval.
-    fn block_on<T>(&self, mut waiter: Waiter<T>, deadline: Instant) -> Result<T> {
+    fn block_on<T>(&self, mut waiter: Waiter<T>, deadline: Instant, detach: bool) -> Result<T> {
         loop {
             if let Some(outcome) = waiter.check(self)? {
                 return Ok(outcome);
             }
             let now = Instant::now();
             if now >= deadline {
-                return waiter.expire(self);
+                return if detach {
+                    waiter.expire(self)
+                } else {
+                    waiter.cut_short()
+                };
             }
             let mut sleep = deadline - now;
             if !waiter.watched {

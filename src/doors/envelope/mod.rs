@@ -16,7 +16,7 @@ use crate::domain::history::SettledPage;
 use crate::domain::listing::{ListPage, Summary, TaskPendingActions};
 use crate::domain::resume::Delivery;
 use crate::domain::views::{BundleDetail, BundleView, Resolved, Response, WaitOutcome};
-use crate::error::{Error, ErrorCode};
+use crate::error::{Error, ErrorCode, ValidationError};
 use crate::rules::capability::Authorization;
 
 use bodies::{
@@ -25,19 +25,31 @@ use bodies::{
     TurnBody, WaitedBody,
 };
 
-/// An operation's result as an HTTP-shaped pair (WIRE-1).
+/// An operation's result: the HTTP-shaped pair of WIRE-1 and, for an
+/// error, what WIRE-5's reply says of it beside the body.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Envelope {
     /// The HTTP status (WIRE-1).
     pub status: u16,
     /// The JSON body.
     pub body: Value,
+    /// The error's code word (WIRE-4); `None` on a success and on a
+    /// door's own refusal (the HTTP door's 401, 413, …), which no reply
+    /// carries.
+    pub code: Option<ErrorCode>,
+    /// A validation error's field path; `""` otherwise.
+    pub field: String,
 }
 
 impl Envelope {
     /// A `200` with `body`.
     pub fn ok(body: Value) -> Envelope {
-        Envelope { status: 200, body }
+        Envelope {
+            status: 200,
+            body,
+            code: None,
+            field: String::new(),
+        }
     }
 
     /// The body as compact JSON text.
@@ -45,9 +57,14 @@ impl Envelope {
         self.body.to_string()
     }
 
-    /// `{"status": <int>, "body": <json>}` (WIRE-5).
+    /// `{"status": <int>, "body": <json>, "code": "...", "field": "..."}`
+    /// (WIRE-5): the code `""` on a success, the field `""` but on a
+    /// validation error, so a caller branches on words, never on message
+    /// text.
     pub fn to_reply(&self) -> String {
-        json!({"status": self.status, "body": self.body}).to_string()
+        let code = self.code.map_or("", ErrorCode::as_str);
+        json!({"status": self.status, "body": self.body, "code": code, "field": self.field})
+            .to_string()
     }
 }
 
@@ -81,6 +98,8 @@ pub fn error(error: &Error) -> Envelope {
     Envelope {
         status: error.http_status(),
         body,
+        code: Some(error.code()),
+        field: error.field().to_owned(),
     }
 }
 
@@ -198,10 +217,10 @@ pub fn has_pending(has_pending: bool) -> Envelope {
     ok_with(&HasPendingBody::from(&has_pending))
 }
 
-/// A request refused before it reached an operation (WIRE-5): 400 naming
-/// the problem.
-pub fn bad_request(message: impl Into<String>) -> Envelope {
-    refused(400, message)
+/// A request refused before it reached an operation (WIRE-5): a 400
+/// about `field` (`request`, `handle`), its message naming it.
+pub fn bad_request(field: &str, message: impl Into<String>) -> Envelope {
+    error(&Error::Validation(ValidationError::new(field, message)))
 }
 
 /// A request a door refused before any operation (HTTP-3: unknown route,
@@ -213,6 +232,8 @@ pub fn refused(status: u16, message: impl Into<String>) -> Envelope {
         body: to_json(&ErrorBody {
             error: message.into(),
         }),
+        code: None,
+        field: String::new(),
     }
 }
 

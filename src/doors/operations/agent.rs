@@ -20,7 +20,7 @@ use crate::doors::args::{given, optional_word, word, Id, Millis};
 use crate::doors::envelope::bodies::{
     DeliveriesBody, HasPendingBody, OkBody, PrunedBody, SweptBody, WaitedBody,
 };
-use crate::doors::operations::answering::{timestamp_or_empty, AnswerArgs, WaitArgs};
+use crate::doors::operations::answering::{timestamp_or_empty, AnswerArgs};
 use crate::doors::operations::declare::{
     flag, positional, CliArg, CliCommand, CliValue, Declared, Method, Refusal, Route, Waits,
 };
@@ -483,6 +483,31 @@ impl Declared for Ask {
     }
 }
 
+/// The agent's wait's arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct AgentWaitArgs {
+    /// The bundle.
+    pending_id: Id,
+    /// How long to wait, in milliseconds: default 30000 (25000 over
+    /// HTTP); longer waits are cut at 600000 (55000 over HTTP).
+    timeout_ms: Option<Millis>,
+    /// Whether the timeout's end detaches the bundle (WAIT-1), default
+    /// `true`; `false` leaves it attached, for a caller that waits in
+    /// slices and detaches only when its own timeout ends (WAIT-1b).
+    detach_on_timeout: Option<bool>,
+}
+
+impl AgentWaitArgs {
+    fn asked(&self) -> Option<Duration> {
+        self.timeout_ms.map(|ms| ms.0)
+    }
+
+    fn detaches(&self) -> bool {
+        self.detach_on_timeout.unwrap_or(true)
+    }
+}
+
 /// `wait` (WAIT-1..4): the agent side.
 pub(crate) struct Wait;
 
@@ -492,28 +517,32 @@ impl Declared for Wait {
     const SUMMARY: &'static str = "The asking agent's wait: always 200 with how the wait ended; \
         the caller's own timeout may detach the bundle.";
     const ACCESS: Access = HOST;
-    type Args = WaitArgs;
+    type Args = AgentWaitArgs;
     type Reply = WaitOutcome;
     type Body<'a> = WaitedBody<'a>;
     const REFUSALS: &'static [Refusal] = &[Refusal::NotFound];
 
-    fn perform(engine: &Engine, _: &Admitted<'_>, args: WaitArgs) -> Result<WaitOutcome> {
+    fn perform(engine: &Engine, _: &Admitted<'_>, args: AgentWaitArgs) -> Result<WaitOutcome> {
         let timeout = WIRE_WAIT.serve(args.asked());
-        engine.wait(&args.pending_id, timeout)
+        engine.wait(&args.pending_id, timeout, args.detaches())
     }
 }
 
 impl Waits for Wait {
     type Outcome = WaitOutcome;
 
-    fn asked(args: &WaitArgs) -> Option<Duration> {
+    fn asked(args: &AgentWaitArgs) -> Option<Duration> {
         args.asked()
+    }
+
+    fn detaches(args: &AgentWaitArgs) -> bool {
+        args.detaches()
     }
 
     fn begin(
         engine: &Engine,
         _: &Admitted<'_>,
-        args: WaitArgs,
+        args: AgentWaitArgs,
         wake: Arc<Wake>,
     ) -> Result<Waiter<WaitOutcome>> {
         engine.begin_wait(&args.pending_id, Some(wake))

@@ -215,6 +215,11 @@ pub(crate) trait Waits: Declared {
     type Outcome: Send + 'static;
     /// The timeout the caller asked for, if any.
     fn asked(args: &Self::Args) -> Option<Duration>;
+    /// Whether the caller's own timeout detaches what it waits on
+    /// (WAIT-1); a wait that says not ends as a door's cap ends it.
+    fn detaches(_args: &Self::Args) -> bool {
+        true
+    }
     /// Registers the wait (authorized, on the blocking pool).
     fn begin(
         engine: &Engine,

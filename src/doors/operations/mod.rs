@@ -205,16 +205,17 @@ fn begin_wait<D: Waits>(
         let caller = D::admit(principal, channel)?;
         let args = read_args::<D::Args>(args)?;
         let asked = D::asked(&args);
+        let detaches = D::detaches(&args);
         let waiter = D::begin(engine, &caller, args, wake)?;
-        Ok::<_, Error>((waiter, asked))
+        Ok::<_, Error>((waiter, asked, detaches))
     })();
-    let (waiter, asked) = started.map_err(|error| envelope::error(&error))?;
+    let (waiter, asked, detaches) = started.map_err(|error| envelope::error(&error))?;
     Ok(DoorWait {
         pending: Box::new(Typed::<D> {
             pending: PendingWait::new(engine.clone(), waiter),
         }),
         timeout: bounds.serve(asked),
-        cut: bounds.cuts(asked),
+        cut: bounds.cuts(asked) || !detaches,
     })
 }
 

@@ -16,7 +16,7 @@ pub fn abi_open(url: &str) -> usize {
 }
 
 /// One request through `clarion_call` on `handle` (from [`abi_open`]):
-/// the `{"status", "body"}` reply.
+/// the `{"status", "body", "code", "field"}` reply.
 pub fn abi_call(handle: usize, request: &Value) -> Value {
     let request = CString::new(request.to_string()).unwrap();
     let reply = unsafe { clarion_call(handle as *mut Handle, request.as_ptr()) };
