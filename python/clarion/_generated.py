@@ -131,6 +131,8 @@ ErrorCode = Literal[
     "capability_denied",
     "session_ended",
     "unavailable",
+    "timed_out",
+    "handle_closed",
     "internal",
 ]
 
@@ -1374,6 +1376,7 @@ class _Operations:
         *,
         pending_id: str,
         timeout_ms: int | None = None,
+        detach_on_timeout: bool | None = None,
     ) -> Waited:
         """The asking agent's wait: always 200 with how the wait ended; the caller's own
         timeout may detach the bundle.
@@ -1382,6 +1385,9 @@ class _Operations:
             pending_id: The bundle.
             timeout_ms: How long to wait, in milliseconds: default 30000 (25000 over
                 HTTP); longer waits are cut at 600000 (55000 over HTTP).
+            detach_on_timeout: Whether the timeout's end detaches the bundle,
+                default `true`; `false` leaves it attached, for a caller that waits
+                in slices and detaches only when its own timeout ends.
 
         Returns:
             Waited: `wait`: always `200`, how the wait ended and, for a resolution,
@@ -1390,6 +1396,7 @@ class _Operations:
         args: dict[str, Any] = {"pending_id": pending_id}
         args.update(_given({
             "timeout_ms": timeout_ms,
+            "detach_on_timeout": detach_on_timeout,
         }))
         return cast(Waited, self._call("wait", args))
 
@@ -2303,6 +2310,7 @@ class _AsyncOperations:
         *,
         pending_id: str,
         timeout_ms: int | None = None,
+        detach_on_timeout: bool | None = None,
     ) -> Waited:
         """The asking agent's wait: always 200 with how the wait ended; the caller's own
         timeout may detach the bundle.
@@ -2311,6 +2319,9 @@ class _AsyncOperations:
             pending_id: The bundle.
             timeout_ms: How long to wait, in milliseconds: default 30000 (25000 over
                 HTTP); longer waits are cut at 600000 (55000 over HTTP).
+            detach_on_timeout: Whether the timeout's end detaches the bundle,
+                default `true`; `false` leaves it attached, for a caller that waits
+                in slices and detaches only when its own timeout ends.
 
         Returns:
             Waited: `wait`: always `200`, how the wait ended and, for a resolution,
@@ -2319,6 +2330,7 @@ class _AsyncOperations:
         args: dict[str, Any] = {"pending_id": pending_id}
         args.update(_given({
             "timeout_ms": timeout_ms,
+            "detach_on_timeout": detach_on_timeout,
         }))
         return cast(Waited, await self._acall("wait", args))
 

@@ -112,4 +112,4 @@ class CallCounter:
                 with self._lock:
                     self.in_flight -= 1
 
-        client._call = counting  # type: ignore[method-assign]
+        client._call = counting  # type: ignore[method-assign,assignment]

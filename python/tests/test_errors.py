@@ -53,7 +53,8 @@ def test_py_2_each_code_maps_to_one_class() -> None:
     assert BY_CODE == CLASSES
     assert set(typing.get_args(ErrorCode)) <= set(BY_CODE), "a code the library declares has no class"
     assert len(set(BY_CODE.values())) == len(BY_CODE)
-    for cls in (NoLongerActive, AlreadyVoted, SessionEnded, LinkUsed):
+    conflicts: tuple[type[ClarionError], ...] = (NoLongerActive, AlreadyVoted, SessionEnded, LinkUsed)
+    for cls in conflicts:
         assert issubclass(cls, Conflict)
     for code, cls in CLASSES.items():
         error = from_reply({"status": 418, "body": {"error": "some text"}, "code": code, "field": ""})
@@ -114,8 +115,10 @@ def test_py_2_quorum_errors(c: Clarion, m: Mirror) -> None:
     assert (not_eligible.value.status, not_eligible.value.code) == (403, "not_eligible")
     vote = c.acting_as(User(m.owner)).resolve_bundle(pending_id=pending_id, answers=answers())
     assert (vote["claimed"], vote["status"], vote["response"]) == (False, "pending", None)
+    repeat = c.acting_as(User(m.owner)).resolve_bundle(pending_id=pending_id, answers=answers())
+    assert repeat["status"] == "pending", "the same vote again records nothing new"
     with pytest.raises(AlreadyVoted) as again:
-        c.acting_as(User(m.owner)).resolve_bundle(pending_id=pending_id, answers=answers())
+        c.acting_as(User(m.owner)).resolve_bundle(pending_id=pending_id, answers=answers("changed my mind"))
     assert (again.value.status, again.value.code) == (409, "already_voted")
     decided = c.acting_as(User(bob)).resolve_bundle(pending_id=pending_id, answers=answers())
     assert decided["claimed"] is True and decided["response"] is not None

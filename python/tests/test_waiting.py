@@ -175,3 +175,28 @@ def test_py_3_close_during_waits_raises_handle_closed(database_url: str, m: Mirr
     assert all(isinstance(error, HandleClosed) for error in raised), raised
     with pytest.raises(HandleClosed):
         views[2].get_bundle(pending_id=pending_id)
+
+
+def test_py_3_ctrl_c_ends_a_wait_within_a_slice(c: Clarion, m: Mirror) -> None:
+    """SIGINT reaches the main thread between slices: the wait ends within
+    one and the bundle stays attached."""
+    import _thread
+
+    pending_id = c.ask(session_id=m.session_id, questions=QUESTIONS)["pending_id"]
+    counter = CallCounter(c, "wait")
+    interrupted: list[float] = []
+
+    def interrupt() -> None:
+        wait_until(lambda: counter.in_flight == 1, what="the wait to block")
+        interrupted.append(time.monotonic())
+        _thread.interrupt_main()
+
+    helper = threading.Thread(target=interrupt)
+    helper.start()
+    with pytest.raises(KeyboardInterrupt):
+        c.wait(pending_id=pending_id, timeout_ms=60_000)
+    took = time.monotonic() - interrupted[0]
+    helper.join()
+    assert took < 1.5, took
+    c.acting_as(User(m.owner)).resolve_bundle(pending_id=pending_id, answers=answers())
+    assert not in_outbox(c, pending_id), "an interrupted wait detached the bundle"
