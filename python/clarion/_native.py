@@ -33,6 +33,8 @@ def lib() -> ctypes.CDLL:
     """The loaded library, loaded on first use (so that importing the
     package, for its types, needs no library)."""
     global _lib
+    if _lib is not None:
+        return _lib
     with _lock:
         if _lib is None:
             loaded = ctypes.CDLL(library_path())
