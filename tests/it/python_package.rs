@@ -2,7 +2,7 @@
 //! pytest suite runs on both backends against the source tree, loading the
 //! cdylib this same cargo invocation built (`support::library`), so the
 //! PostgreSQL pass has PostgreSQL support; and, once each, `mypy --strict`
-//! over the package, its generator and the examples (PY-2), and the
+//! over the package, its generator, its tests and the examples (PY-2), and the
 //! generator's drift check (the checked-in types are what the operations'
 //! declarations say). `.ci/run` also installs the package from the
 //! checkout and from its wheel and runs the same suite against those.
@@ -55,8 +55,8 @@ fn py_5_the_package_suite_passes(db: &TestDb) {
     succeeded(output, "the package's pytest suite");
 }
 
-/// PY-2: the package, its generator and the examples pass `mypy --strict`
-/// (python/mypy.ini).
+/// PY-2: the package, its generator, its tests and the examples pass
+/// `mypy --strict` (python/mypy.ini).
 #[test]
 fn py_2_mypy_strict_passes() {
     let Some(python) = package_python() else {
@@ -67,7 +67,12 @@ fn py_2_mypy_strict_passes() {
         // Its cache with the build's, out of the working tree.
         .arg("--cache-dir")
         .arg(root().join("target/py-mypy-cache"))
-        .args(["python/clarion", "python/tools", "examples/python"])
+        .args([
+            "python/clarion",
+            "python/tools",
+            "python/tests",
+            "examples/python",
+        ])
         .output()
         .expect("mypy runs");
     succeeded(output, "mypy --strict");
