@@ -646,7 +646,7 @@ class EscalateArgs(TypedDict):
 
 
 class Asked(TypedDict):
-    """The result of [`crate::Clarion::ask`]."""
+    """The result of an ask: the bundle, and whether this call created it."""
     #: The bundle's id.
     pending_id: str
     #: False when an earlier ask with the same idempotency key is returned.
@@ -1355,7 +1355,8 @@ class _Operations:
                 no escalation.
 
         Returns:
-            Asked: The result of [`crate::Clarion::ask`].
+            Asked: The result of an ask: the bundle, and whether this call created
+                it.
         """
         args: dict[str, Any] = {"session_id": session_id, "questions": questions}
         args.update(_given({
@@ -2289,7 +2290,8 @@ class _AsyncOperations:
                 no escalation.
 
         Returns:
-            Asked: The result of [`crate::Clarion::ask`].
+            Asked: The result of an ask: the bundle, and whether this call created
+                it.
         """
         args: dict[str, Any] = {"session_id": session_id, "questions": questions}
         args.update(_given({

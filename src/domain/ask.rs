@@ -114,7 +114,8 @@ pub struct AskRequest {
     pub escalate: Option<EscalateRequest>,
 }
 
-/// The result of [`crate::Clarion::ask`].
+/// The result of an ask (ASK-4): the bundle, and whether this call
+/// created it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Asked {
     /// The bundle's id.

@@ -301,7 +301,7 @@ fn ops_1_errors_and_exit_codes(db: &TestDb) {
         (code, body),
         (
             3,
-            json!({"status": 404, "body": {"error": "clarification request not found"}})
+            json!({"status": 404, "body": {"error": "clarification request not found"}, "code": "not_found", "field": ""})
         )
     );
     let (code, body) = cli(

@@ -234,7 +234,7 @@ fn ops_1b_ask_mirrors_task_workspace_owner(db: &TestDb) {
     let reply: Value = serde_json::from_str(stdout(&unknown).trim()).unwrap();
     assert_eq!(
         reply,
-        json!({"status": 404, "body": {"error": "session not found"}})
+        json!({"status": 404, "body": {"error": "session not found"}, "code": "not_found", "field": ""})
     );
 }
 
@@ -347,7 +347,7 @@ fn ops_1b_ask_wait_exit_codes_0_4_7(db: &TestDb) {
     let id = lines[0]["body"]["pending_id"].as_str().unwrap().to_owned();
     assert_eq!(
         lines[1],
-        json!({"status": 200, "body": {"outcome": "timed_out", "response": null}})
+        json!({"status": 200, "body": {"outcome": "timed_out", "response": null}, "code": "", "field": ""})
     );
     // The caller's own timeout detached it: a later answer is delivered
     // through the outbox.

@@ -312,7 +312,7 @@ fn link_1_cli_rotate_link_key_ends_links_with_now(db: &TestDb) {
     assert_eq!(code(&rotated), 0, "{rotated:?}");
     assert_eq!(
         reply(&rotated),
-        json!({"status": 200, "body": {"ok": true}})
+        json!({"status": 200, "body": {"ok": true}, "code": "", "field": ""})
     );
     assert!(
         link_page_opens(db, token(&url)).unwrap(),

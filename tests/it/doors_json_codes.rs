@@ -24,7 +24,12 @@ dual_backend!(
 fn reply(db: &TestDb, op: &str, principal: &str, args: Value) -> Value {
     let text = db.call(&request(op, principal, args)).to_reply();
     let value: Value = serde_json::from_str(&text).unwrap();
-    let keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
+    let keys: Vec<&str> = value
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
     assert_eq!(keys, ["status", "body", "code", "field"], "{text}");
     value
 }
@@ -49,10 +54,20 @@ fn wire_5_every_reply_carries_code_and_field(db: &TestDb) {
     let pending_id = ask(db, &session, 1);
     let ok = reply(db, "summary", SYSTEM, json!({}));
     assert_eq!(words(&ok), (200, "", ""));
-    let won = reply(db, "cancel_bundle", SYSTEM, json!({"pending_id": pending_id}));
+    let won = reply(
+        db,
+        "cancel_bundle",
+        SYSTEM,
+        json!({"pending_id": pending_id}),
+    );
     assert_eq!(words(&won), (200, "", ""));
     assert_eq!(won["body"]["claimed"], json!(true));
-    let lost = reply(db, "cancel_bundle", SYSTEM, json!({"pending_id": pending_id}));
+    let lost = reply(
+        db,
+        "cancel_bundle",
+        SYSTEM,
+        json!({"pending_id": pending_id}),
+    );
     assert_eq!(words(&lost), (200, "", ""));
     assert_eq!(lost["body"]["claimed"], json!(false));
 }
@@ -65,7 +80,10 @@ fn wire_5_each_error_says_its_code(db: &TestDb) {
 
     let missing = reply(db, "get_bundle", ALICE, json!({"pending_id": "nope"}));
     assert_eq!(words(&missing), (404, "not_found", ""));
-    assert_eq!(missing["body"], json!({"error": "clarification request not found"}));
+    assert_eq!(
+        missing["body"],
+        json!({"error": "clarification request not found"})
+    );
 
     let denied = reply(db, "prune", ALICE, json!({}));
     assert_eq!(words(&denied), (403, "capability_denied", ""));
@@ -77,11 +95,19 @@ fn wire_5_each_error_says_its_code(db: &TestDb) {
         json!({"pending_id": pending_id, "timeout_ms": 0}),
     );
     assert_eq!(words(&timed_out), (504, "timed_out", ""));
-    assert_eq!(timed_out["body"], json!({"error": "timed out waiting for a response"}));
+    assert_eq!(
+        timed_out["body"],
+        json!({"error": "timed out waiting for a response"})
+    );
 
     // The session ends: asking on it is `session_ended`, answering its
     // bundle `no_longer_active`.
-    reply(db, "set_session_state", SYSTEM, json!({"session_id": session, "state": "completed"}));
+    reply(
+        db,
+        "set_session_state",
+        SYSTEM,
+        json!({"session_id": session, "state": "completed"}),
+    );
     let ended = reply(
         db,
         "ask",
@@ -119,7 +145,12 @@ fn wire_5_each_error_says_its_code(db: &TestDb) {
 
     // Every word the door can say is a word of the one list.
     let all: Vec<&str> = ErrorCode::ALL.iter().map(|code| code.as_str()).collect();
-    for seen in ["not_found", "capability_denied", "timed_out", "session_ended"] {
+    for seen in [
+        "not_found",
+        "capability_denied",
+        "timed_out",
+        "session_ended",
+    ] {
         assert!(all.contains(&seen), "{seen}");
     }
     assert!(all.contains(&"handle_closed") && all.contains(&"link_used"));
@@ -136,7 +167,11 @@ fn wire_5_a_validation_error_says_its_field_path(db: &TestDb) {
             json!({"session_id": session, "questions": [{"title": "T", "prompt": "P?", "options": [{"label": "A"}]}]}),
             "questions[0].options",
         ),
-        ("wait", json!({"pending_id": pending_id, "timeout_ms": -1}), "timeout_ms"),
+        (
+            "wait",
+            json!({"pending_id": pending_id, "timeout_ms": -1}),
+            "timeout_ms",
+        ),
         (
             "wait",
             json!({"pending_id": pending_id, "detach_on_timeout": "no"}),
@@ -149,7 +184,11 @@ fn wire_5_a_validation_error_says_its_field_path(db: &TestDb) {
         ),
     ];
     for (op, args, field) in cases {
-        let principal = if op == "resolve_bundle" { ALICE } else { SYSTEM };
+        let principal = if op == "resolve_bundle" {
+            ALICE
+        } else {
+            SYSTEM
+        };
         let refused = reply(db, op, principal, args);
         assert_eq!(words(&refused), (400, "validation", field), "{refused}");
         let message = refused["body"]["error"].as_str().unwrap();
@@ -158,7 +197,10 @@ fn wire_5_a_validation_error_says_its_field_path(db: &TestDb) {
     for (text, field) in [
         ("not json", "request"),
         (r#"{"principal":{"kind":"system"}}"#, "op"),
-        (r#"{"op":"summary","principal":{"kind":"user"}}"#, "principal.user_id"),
+        (
+            r#"{"op":"summary","principal":{"kind":"user"}}"#,
+            "principal.user_id",
+        ),
     ] {
         let value: Value = serde_json::from_str(&db.call(text).to_reply()).unwrap();
         assert_eq!(words(&value), (400, "validation", field), "{value}");
@@ -172,9 +214,12 @@ fn wire_5_a_validation_error_says_its_field_path(db: &TestDb) {
 fn wire_5_a_closed_handle_says_handle_closed(db: &TestDb) {
     let other = clarion::Clarion::open(&db.url).unwrap();
     other.close();
-    let value: Value =
-        serde_json::from_str(&other.call(&request("summary", SYSTEM, json!({}))).to_reply())
-            .unwrap();
+    let value: Value = serde_json::from_str(
+        &other
+            .call(&request("summary", SYSTEM, json!({})))
+            .to_reply(),
+    )
+    .unwrap();
     assert_eq!(words(&value), (503, "handle_closed", ""));
     assert_eq!(value["body"], json!({"error": "handle closed"}));
 }
@@ -191,15 +236,24 @@ fn wire_5_wait_detach_on_timeout_false_leaves_the_bundle_attached(db: &TestDb) {
         json!({"pending_id": pending_id, "timeout_ms": 0, "detach_on_timeout": false}),
     );
     assert_eq!(kept["body"]["outcome"], json!("timed_out"));
-    assert!(!rows::detached(db, &pending_id), "a slice detached the bundle");
-    let last = reply(db, "wait", SYSTEM, json!({"pending_id": pending_id, "timeout_ms": 0}));
+    assert!(
+        !rows::detached(db, &pending_id),
+        "a slice detached the bundle"
+    );
+    let last = reply(
+        db,
+        "wait",
+        SYSTEM,
+        json!({"pending_id": pending_id, "timeout_ms": 0}),
+    );
     assert_eq!(last["body"]["outcome"], json!("timed_out"));
-    assert!(rows::detached(db, &pending_id), "the caller's own timeout detaches");
+    assert!(
+        rows::detached(db, &pending_id),
+        "the caller's own timeout detaches"
+    );
     // The Rust API's slice says the same.
     let other = ask(db, &session, 1);
-    let outcome = db
-        .wait_attached(&other, std::time::Duration::ZERO)
-        .unwrap();
+    let outcome = db.wait_attached(&other, std::time::Duration::ZERO).unwrap();
     assert!(matches!(outcome, WaitOutcome::TimedOut), "{outcome:?}");
     assert!(!rows::detached(db, &other));
 }

@@ -441,7 +441,10 @@ fn val_8_every_door_refuses_too_few_answers_on_a_settled_bundle(db: &TestDb) {
     assert_eq!(json_door.body, refusal);
 
     let abi = abi_call(abi_open(&db.url), &request);
-    assert_eq!(abi, json!({"status": 400, "body": refusal}));
+    assert_eq!(
+        abi,
+        json!({"status": 400, "body": refusal, "code": "validation", "field": "answers"})
+    );
 
     let server = start(db);
     let reply = send(

@@ -318,7 +318,7 @@ fn evt_4_a_position_past_the_head_resets_to_the_head(db: &TestDb) {
             "principal": {"kind": "user", "user_id": "alice"},
             "args": {"after": beyond},
         });
-        let expected = json!({"status": 200, "body": {"events": [], "next": head, "reset": true}});
+        let expected = json!({"status": 200, "body": {"events": [], "next": head, "reset": true}, "code": "", "field": ""});
         let reply = db.call(&request.to_string());
         assert_eq!(reply.status, 200);
         let body: Value = serde_json::from_str(&reply.body_text()).unwrap();

@@ -53,7 +53,7 @@ fn block(readme: &str, name: &str) -> String {
 pub fn fenced(readme: &str, name: &str, language: &str) -> String {
     let marker = format!("<!-- run: {name} -->");
     let found: Vec<_> = readme.match_indices(&marker).collect();
-    assert_eq!(found.len(), 1, "README.md has {marker} once");
+    assert_eq!(found.len(), 1, "the document has {marker} once");
     let mut lines = readme[found[0].0 + marker.len()..]
         .lines()
         .skip(1)

@@ -719,8 +719,8 @@ fn hook_6_the_list_and_metrics_show_each_endpoint(db: &TestDb) {
     worker.close();
 }
 
-/// OPS-6 for the README's webhook section: its `webhook add` line and its
-/// Python relay, run as written (the one change: the relay's address,
+/// OPS-6 for the README's webhook section: its `webhook add` line and the
+/// Python relay it links to (docs/webhooks.md), run as written (the one change: the relay's address,
 /// `127.0.0.1:8000`, becomes a free port, given to it as `PORT`). The chat
 /// tool it relays to is the receiver, on `/hook/chat`.
 fn hook_3_the_readme_relay_verifies_and_relays(db: &TestDb) {
@@ -728,6 +728,8 @@ fn hook_3_the_readme_relay_verifies_and_relays(db: &TestDb) {
         return;
     };
     let readme = crate::readme_run::readme();
+    // The relay the README links to lives in docs/webhooks.md.
+    let relay_doc = std::fs::read_to_string(root().join("docs/webhooks.md")).unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -763,7 +765,7 @@ fn hook_3_the_readme_relay_verifies_and_relays(db: &TestDb) {
     let relay_source = dir.path().join("relay.py");
     std::fs::write(
         &relay_source,
-        crate::readme_run::fenced(&readme, "webhook-relay", "python"),
+        crate::readme_run::fenced(&relay_doc, "webhook-relay", "python"),
     )
     .unwrap();
     let mut relay = Command::new(&python)
