@@ -140,8 +140,9 @@ fn installed() -> bool {
     installed
 }
 
-/// The port chromedriver printed (`--port=0` picks a free one).
-fn driver_port(driver: &mut Child) -> u16 {
+/// The port chromedriver printed (`--port=0` picks a free one), or `None`
+/// if it exited first.
+fn driver_port(driver: &mut Child) -> Option<u16> {
     let mut out = BufReader::new(driver.stdout.take().expect("chromedriver's stdout"));
     let mut line = String::new();
     loop {
@@ -149,19 +150,24 @@ fn driver_port(driver: &mut Child) -> u16 {
         let read = out
             .read_line(&mut line)
             .expect("read chromedriver's output");
-        assert!(read > 0, "chromedriver exited before it listened");
+        if read == 0 {
+            return None;
+        }
         if let Some(rest) = line.split("started successfully on port ").nth(1) {
             let port = rest.trim().trim_end_matches('.').parse().expect("a port");
             // Keep draining its output so it never blocks on a full pipe.
             std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-            return port;
+            return Some(port);
         }
     }
 }
 
-impl Browser {
-    fn start(extra: &[&str], options: Value, slot: Slot) -> Browser {
-        let profile = tempfile::tempdir().expect("a browser profile");
+/// A chromedriver listening on loopback, and its port. On a loaded
+/// machine one has been seen to exit before it listened; another is
+/// started then (three tries, its exit status said on the last).
+fn start_driver() -> (Child, u16) {
+    let mut attempt = 1;
+    loop {
         let mut driver = Command::new(CHROMEDRIVER)
             .arg("--port=0")
             .stdout(Stdio::piped())
@@ -169,7 +175,23 @@ impl Browser {
             .spawn()
             .expect("start chromedriver");
         kill_after(driver.id(), Duration::from_secs(300));
-        let port = driver_port(&mut driver);
+        if let Some(port) = driver_port(&mut driver) {
+            return (driver, port);
+        }
+        let status = driver.wait().expect("chromedriver's exit status");
+        assert!(
+            attempt < 3,
+            "chromedriver exited before it listened, three times: {status}"
+        );
+        eprintln!("chromedriver exited before it listened ({status}); starting another");
+        attempt += 1;
+    }
+}
+
+impl Browser {
+    fn start(extra: &[&str], options: Value, slot: Slot) -> Browser {
+        let profile = tempfile::tempdir().expect("a browser profile");
+        let (driver, port) = start_driver();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
