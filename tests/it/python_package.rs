@@ -55,7 +55,8 @@ fn py_5_the_package_suite_passes(db: &TestDb) {
     succeeded(output, "the package's pytest suite");
 }
 
-/// PY-2: the package, its generator, its tests and the examples pass
+/// PY-2: the package, its generator, its tests, its benchmark and the
+/// examples pass
 /// `mypy --strict` (python/mypy.ini).
 #[test]
 fn py_2_mypy_strict_passes() {
@@ -71,6 +72,7 @@ fn py_2_mypy_strict_passes() {
             "python/clarion",
             "python/tools",
             "python/tests",
+            "python/bench",
             "examples/python",
         ])
         .output()
