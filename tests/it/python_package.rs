@@ -56,8 +56,7 @@ fn py_5_the_package_suite_passes(db: &TestDb) {
 }
 
 /// PY-2: the package, its generator, its tests, its benchmark and the
-/// examples pass
-/// `mypy --strict` (python/mypy.ini).
+/// examples pass `mypy --strict` (python/mypy.ini).
 #[test]
 fn py_2_mypy_strict_passes() {
     let Some(python) = package_python() else {
