@@ -386,9 +386,10 @@ fn http_5_waits_over_http(db: &TestDb) {
 }
 
 /// HTTP-5, WAIT-1b: a wait the door cuts short answers `timed_out`
-/// (or 504) at the cap and leaves the bundle attached; one that ends at
-/// the caller's own timeout detaches it (WAIT-1), so only its answer
-/// goes to the outbox.
+/// (or 504) at the cap and leaves the bundle attached, as does one asked
+/// with `detach_on_timeout: false` (WIRE-5); one that ends at the
+/// caller's own timeout detaches it (WAIT-1), so only its answer goes to
+/// the outbox.
 fn wait_1b_a_wait_cut_by_the_door_does_not_detach(db: &TestDb) {
     let session = mirror(db, "a", "alice");
     let server = start_with(
@@ -436,9 +437,25 @@ fn wait_1b_a_wait_cut_by_the_door_does_not_detach(db: &TestDb) {
         envelope_text(envelope::error(&Error::TimedOut))
     );
 
+    // WIRE-5: a caller waiting in slices says so; its own timeout then
+    // detaches nothing either.
+    let sliced = ask(db, &session, 1);
+    let reply = post(
+        &server,
+        &t.system,
+        "/api/v1/rpc/wait",
+        &format!(r#"{{"pending_id": "{sliced}", "timeout_ms": 100, "detach_on_timeout": false}}"#),
+    );
+    assert_eq!(
+        reply.text(),
+        r#"200 {"outcome":"timed_out","response":null}"#
+    );
+
     db.resolve_bundle(&alice(), &cut, &one_answer("cut"))
         .unwrap();
     db.resolve_bundle(&alice(), &own, &one_answer("own"))
+        .unwrap();
+    db.resolve_bundle(&alice(), &sliced, &one_answer("sliced"))
         .unwrap();
     assert_eq!(outbox(db), vec![own]);
 }
