@@ -263,8 +263,11 @@ impl Engine {
 }
 
 /// How long closing a handle waits for connections being opened for it: a
-/// server that does not answer holds an opening until its own timeout.
-const CONNECTS_SETTLE: Duration = Duration::from_secs(2);
+/// server that does not answer holds an opening until its own timeout. As
+/// long as the announcer's flush ([`crate::store`]'s `Announcer`): a TLS
+/// connection on a loaded machine can take over 2 s, and exiting during
+/// one crashes in libpq's TLS teardown.
+const CONNECTS_SETTLE: Duration = Duration::from_secs(10);
 
 /// A round thread's body: `round` on the engine while it is open. The
 /// thread holds the engine only during a round, so it never keeps a

@@ -57,8 +57,12 @@ pub(crate) struct Announcer {
 }
 
 impl Announcer {
-    /// How long dropping the handle waits for queued announcements.
-    const FLUSH: Duration = Duration::from_secs(2);
+    /// How long dropping the handle waits for queued announcements. On a
+    /// loaded machine a first TLS connection has taken longer than 2 s, and
+    /// a process that exits while this thread still connects crashes in
+    /// libpq's TLS teardown (seen once with `clarion answer` under the
+    /// PostgreSQL suite); a refused connection ends the wait at once.
+    const FLUSH: Duration = Duration::from_secs(10);
 
     /// Starts the announcing thread for the PostgreSQL database at `url`
     /// (`pooled`: behind a transaction pooler, PROD-1).
